@@ -1,0 +1,45 @@
+import { z } from "zod";
+
+/** Free-form JSON object: the spec leaves these dicts' inner structure open. */
+export const JsonObject = z.record(z.string(), z.unknown());
+export type JsonObject = z.infer<typeof JsonObject>;
+
+/** ISO 8601 UTC timestamp string. */
+export const Timestamp = z.string();
+
+export const JobStatus = z.enum(["pending", "running", "completed", "failed"]);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+export const ProjectContext = z.object({
+  description: z.string().max(20_000).default(""),
+  research_questions: z.array(z.string().max(2_000)).max(50).default([]),
+});
+export type ProjectContext = z.infer<typeof ProjectContext>;
+
+/** Query of both job listings. */
+export const ListJobsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(50),
+});
+export type ListJobsQuery = z.infer<typeof ListJobsQuery>;
+
+export const ActiveJobQuery = z.object({
+  project_id: z.coerce.number().int(),
+});
+export type ActiveJobQuery = z.infer<typeof ActiveJobQuery>;
+
+export const JobIdParams = z.object({ job_id: z.string().min(1).max(100) });
+export type JobIdParams = z.infer<typeof JobIdParams>;
+
+/** Token usage and cost, as the indexer reports it. */
+export const Usage = z.object({
+  input_tokens: z.number().int().nonnegative(),
+  output_tokens: z.number().int().nonnegative(),
+  total_tokens: z.number().int().nonnegative(),
+  cached_input_tokens: z.number().int().nonnegative().optional(),
+  estimated_cost_usd: z.number(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+export const EstimateConfidence = z.literal("approximate");
+export const ESTIMATE_DISCLAIMER =
+  "Approximate estimate: actual token usage and cost typically vary by about ±30% from this figure.";

@@ -1,0 +1,19 @@
+import { z } from "zod";
+
+export const HealthResponse = z.object({ status: z.literal("ok") });
+
+/** `checks` holds the spec's `database` and `openai_key`, plus `nats` and one entry per service. */
+export const ReadyResponse = z.object({
+  status: z.enum(["ready", "degraded"]),
+  checks: z.record(z.string(), z.string()),
+});
+export type ReadyResponse = z.infer<typeof ReadyResponse>;
+
+/** A service instance's answer to the health broadcast. */
+export const ServiceHealth = z.object({
+  service: z.string(),
+  instance: z.string(),
+  /** `ok`, `error: <message>`, or `not_used` for a service without storage. */
+  database: z.string(),
+});
+export type ServiceHealth = z.infer<typeof ServiceHealth>;

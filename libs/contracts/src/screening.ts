@@ -1,0 +1,144 @@
+import { z } from "zod";
+import { EstimateConfidence, JobStatus, JsonObject, Timestamp } from "./common";
+import { DEFAULT_MODEL } from "./models";
+
+/** Documented ceiling of one screening job (docs/limits.md). */
+export const MAX_SCREENING_PAPERS = 20_000;
+
+const PaperId = z.union([z.string().min(1).max(200), z.number().int()]);
+
+export const ScreeningPaper = z.object({
+  id: PaperId,
+  title: z.string().max(5_000).default(""),
+  abstract: z
+    .string()
+    .max(50_000)
+    .nullish()
+    .transform((v) => v ?? ""),
+});
+export type ScreeningPaper = z.infer<typeof ScreeningPaper>;
+
+export const ScreeningCriterion = z.looseObject({
+  name: z.string().max(1_000).default(""),
+  type: z.enum(["include", "exclude"]),
+  value: z.string().max(5_000),
+});
+export type ScreeningCriterion = z.infer<typeof ScreeningCriterion>;
+
+export const ClustersType = z.enum(["include", "exclude"]);
+
+export const CreateScreeningJobRequest = z.object({
+  papers: z.array(ScreeningPaper).min(1).max(MAX_SCREENING_PAPERS),
+  criteria: z.array(ScreeningCriterion).max(200).nullish().transform((v) => v ?? []),
+  questions: z.array(z.string().max(2_000)).max(50).nullish().transform((v) => v ?? []),
+  model: z.string().min(1).max(200).default(DEFAULT_MODEL.screening),
+  repetitions: z.number().int().min(1).max(20).default(5),
+  threshold: z.number().min(0).default(1.0),
+  clusters_type: z.enum(["include", "exclude"]).nullish(),
+  project_id: z.number().int().nullish(),
+  mock: z.boolean().default(false),
+  max_estimated_cost_usd: z.number().min(0).nullish(),
+});
+export type CreateScreeningJobRequest = z.infer<typeof CreateScreeningJobRequest>;
+
+export const CreateScreeningJobResponse = z.object({
+  job_id: z.string(),
+  status: z.literal("pending"),
+  progress: z.number(),
+  stage: z.string(),
+});
+export type CreateScreeningJobResponse = z.infer<typeof CreateScreeningJobResponse>;
+
+export const ScreeningStage = z.enum(["labelling", "reasoning", "clustering", "assignment"]);
+export type ScreeningStage = z.infer<typeof ScreeningStage>;
+export const SCREENING_STAGE_COMPLETE = "Complete";
+
+export const ScreeningResultItem = z.looseObject({
+  id: PaperId,
+  final_score: z.number().nullable(),
+  cluster_id: z.number().int(),
+  reasoning: z.string(),
+});
+export type ScreeningResultItem = z.infer<typeof ScreeningResultItem>;
+
+export const ScreeningCluster = z.looseObject({
+  cluster_id: z.number().int(),
+  label: z.string(),
+  count: z.number().int(),
+});
+export type ScreeningCluster = z.infer<typeof ScreeningCluster>;
+
+export const ScreeningJobConfig = z.looseObject({
+  model: z.string(),
+  repetitions: z.number().int(),
+  threshold: z.number().nullable(),
+  clusters_type: z.string().nullable(),
+  mock: z.boolean(),
+  papers_count: z.number().int(),
+  criteria_count: z.number().int(),
+});
+
+export const ScreeningJob = z.object({
+  job_id: z.string(),
+  status: JobStatus,
+  progress: z.number(),
+  stage: z.string(),
+  results: z.array(ScreeningResultItem).nullable(),
+  clusters: z.array(ScreeningCluster).nullable(),
+  error: z.string().nullable(),
+  error_category: z.string().nullable(),
+  error_retryable: z.boolean().nullable(),
+  model_version: z.string(),
+  config: JsonObject,
+  stage_timings: z.record(z.string(), z.number().nullable()),
+  duration_ms: z.number().int().nullable(),
+  estimated_cost_usd: z.number().nullable(),
+  created_at: Timestamp,
+  completed_at: Timestamp.nullable(),
+});
+export type ScreeningJob = z.infer<typeof ScreeningJob>;
+
+export const ScreeningJobListItem = z.object({
+  job_id: z.string(),
+  status: JobStatus,
+  progress: z.number(),
+  stage: z.string(),
+  papers_count: z.number().int(),
+  model: z.string(),
+  project_id: z.number().int().nullable(),
+  project_name: z.null(),
+  duration_ms: z.number().int().nullable(),
+  estimated_cost_usd: z.number().nullable(),
+  created_at: Timestamp,
+  completed_at: Timestamp.nullable(),
+});
+export type ScreeningJobListItem = z.infer<typeof ScreeningJobListItem>;
+
+export const ScreeningEstimateRequest = z.object({
+  papers_count: z.number().int().min(0).max(10_000_000),
+  model: z.string().min(1).max(200).default(DEFAULT_MODEL.screening),
+  repetitions: z.number().int().min(1).max(20).default(5),
+  criteria_count: z.number().int().min(0).max(10_000).default(0),
+});
+export type ScreeningEstimateRequest = z.infer<typeof ScreeningEstimateRequest>;
+
+export const ScreeningEstimateResponse = z.object({
+  estimated_input_tokens: z.number().int(),
+  estimated_output_tokens: z.number().int(),
+  estimated_cost_usd: z.number(),
+  model: z.string(),
+  papers_count: z.number().int(),
+  repetitions: z.number().int(),
+  confidence: EstimateConfidence,
+  disclaimer: z.string(),
+});
+export type ScreeningEstimateResponse = z.infer<typeof ScreeningEstimateResponse>;
+
+/** The spec's estimate formula, in tokens. */
+export function screeningEstimateTokens(papers: number, repetitions: number, criteria: number) {
+  const scoringInput = (200 + 30 * criteria) * papers * repetitions;
+  const scoringOutput = 10 * papers * repetitions;
+  const reasoningInput = 300 * papers;
+  const reasoningOutput = 100 * papers;
+  return { input: scoringInput + reasoningInput, output: scoringOutput + reasoningOutput };
+}

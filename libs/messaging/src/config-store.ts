@@ -1,0 +1,114 @@
+import { Kvm, type KV } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import {
+  CONFIG_BUCKET,
+  ServiceConfigPatch,
+  ServiceDefaults,
+  applyConfigPatch,
+  configKeys,
+  defaultServiceConfig,
+  type PromptMetadata,
+  type ServiceConfigResponse,
+} from "@litrev/contracts";
+
+/**
+ * Service configuration in one JetStream KV bucket: each service announces its defaults (and
+ * prompt list) at start-up under `defaults.<id>`; client patches accumulate under
+ * `overrides.<id>`. Every replica watches its own keys, so a PUT applies everywhere at once.
+ */
+export class ConfigStore {
+  private constructor(private readonly kv: KV) {}
+
+  static async open(nc: NatsConnection): Promise<ConfigStore> {
+    const kv = await new Kvm(nc).create(CONFIG_BUCKET, { history: 5 });
+    return new ConfigStore(kv);
+  }
+
+  async announce(serviceId: string, defaults: ServiceDefaults): Promise<void> {
+    await this.kv.put(configKeys.defaults(serviceId), JSON.stringify(ServiceDefaults.parse(defaults)));
+  }
+
+  async effective(serviceId: string): Promise<ServiceConfigResponse> {
+    const [defaults, overrides] = await Promise.all([this.#defaults(serviceId), this.#overrides(serviceId)]);
+    return merge(serviceId, defaults, overrides.patch);
+  }
+
+  /** Applies a patch with compare-and-set, so concurrent PUTs from many gateways all land. */
+  async patch(serviceId: string, patch: ServiceConfigPatch): Promise<ServiceConfigResponse> {
+    const key = configKeys.overrides(serviceId);
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.#overrides(serviceId);
+      const next = mergePatches(current.patch, patch);
+      try {
+        if (current.revision === 0) await this.kv.create(key, JSON.stringify(next));
+        else await this.kv.update(key, JSON.stringify(next), current.revision);
+        return merge(serviceId, await this.#defaults(serviceId), next);
+      } catch (error) {
+        if (attempt >= 10) throw error;
+      }
+    }
+  }
+
+  /** Prompt metadata of every service that has announced itself. */
+  async prompts(): Promise<PromptMetadata[]> {
+    const keys = await this.kv.keys(configKeys.allDefaults());
+    const prompts: PromptMetadata[] = [];
+    for await (const key of keys) {
+      const entry = await this.kv.get(key);
+      const parsed = entry?.operation === "PUT" ? ServiceDefaults.safeParse(entry.json()) : undefined;
+      if (parsed?.success) prompts.push(...parsed.data.prompts);
+    }
+    return prompts.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** Ids that have announced defaults or been patched. */
+  async serviceIds(): Promise<string[]> {
+    const ids = new Set<string>();
+    for await (const key of await this.kv.keys()) ids.add(key.slice(key.indexOf(".") + 1));
+    return [...ids].sort();
+  }
+
+  /**
+   * Calls `onChange` with the effective config now and after every change to the service's
+   * defaults or overrides, until the returned stop function is called.
+   */
+  async watch(serviceId: string, onChange: (config: ServiceConfigResponse) => void): Promise<() => void> {
+    // One filter subject: several (a key list) need nats-server 2.10.
+    const watcher = await this.kv.watch({ key: configKeys.anyKind(serviceId) });
+    let defaults: ServiceConfigResponse | undefined;
+    let overrides: ServiceConfigPatch = {};
+    void (async () => {
+      for await (const entry of watcher) {
+        const value = entry.operation === "PUT" ? entry.json<unknown>() : undefined;
+        if (entry.key === configKeys.defaults(serviceId)) {
+          defaults = value === undefined ? undefined : ServiceDefaults.safeParse(value).data?.config;
+        } else {
+          overrides = value === undefined ? {} : (ServiceConfigPatch.safeParse(value).data ?? {});
+        }
+        onChange(merge(serviceId, defaults, overrides));
+      }
+    })();
+    return () => watcher.stop();
+  }
+
+  async #defaults(serviceId: string): Promise<ServiceConfigResponse | undefined> {
+    const entry = await this.kv.get(configKeys.defaults(serviceId));
+    if (!entry || entry.operation !== "PUT") return undefined;
+    return ServiceDefaults.safeParse(entry.json()).data?.config;
+  }
+
+  async #overrides(serviceId: string): Promise<{ patch: ServiceConfigPatch; revision: number }> {
+    const entry = await this.kv.get(configKeys.overrides(serviceId));
+    if (!entry || entry.operation !== "PUT") return { patch: {}, revision: entry?.revision ?? 0 };
+    return { patch: ServiceConfigPatch.safeParse(entry.json()).data ?? {}, revision: entry.revision };
+  }
+}
+
+function merge(serviceId: string, defaults: ServiceConfigResponse | undefined, patch: ServiceConfigPatch) {
+  return applyConfigPatch(defaults ?? defaultServiceConfig(serviceId), patch);
+}
+
+function mergePatches(a: ServiceConfigPatch, b: ServiceConfigPatch): ServiceConfigPatch {
+  const defined = Object.fromEntries(Object.entries(b).filter(([k, v]) => v !== undefined && k !== "extra"));
+  return { ...a, ...defined, ...(a.extra || b.extra ? { extra: { ...a.extra, ...b.extra } } : {}) };
+}

@@ -1,0 +1,28 @@
+import { z } from "zod";
+
+/** Settings every process reads; each process extends this with its own. */
+export const BaseEnv = z.object({
+  NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, "must be a mongodb:// or mongodb+srv:// URL").optional(),
+  OPENAI_API_KEY: z.string().min(1).optional(),
+  OPENAI_BASE_URL: z.url().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** How long a graceful shutdown may take before the process exits anyway. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+});
+export type BaseEnv = z.infer<typeof BaseEnv>;
+
+/**
+ * Parses the environment once at start-up. An invalid value stops the process with a message
+ * naming the variable, rather than failing later in some request.
+ */
+export function parseEnv<S extends z.ZodType>(schema: S, source: NodeJS.ProcessEnv = process.env): z.output<S> {
+  // Empty variables mean "unset", as in most shells' `VAR= cmd`.
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ""));
+  const result = schema.safeParse(cleaned);
+  if (result.success) return result.data;
+  const lines = result.error.issues.map((issue) => `  ${issue.path.join(".") || "(env)"}: ${issue.message}`);
+  process.stderr.write(`Invalid configuration in the environment:\n${lines.join("\n")}\n`);
+  process.exit(78); // EX_CONFIG
+}

@@ -1,0 +1,3 @@
+export * from "./env";
+export * from "./service";
+export * from "./shutdown";

@@ -1,0 +1,2 @@
+export * from "./logger";
+export { stopTelemetry } from "./sdk";

@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { once } from "node:events";
+import { mkdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Starting the stack's processes, shared by `npm start` and the end-to-end suites. */
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const SERVICES = ["gateway", "criteria", "screening", "indexer"] as const;
+export type ServiceProcess = (typeof SERVICES)[number];
+
+/** Node arguments that run a service's TypeScript entry with telemetry loaded first. */
+export function serviceArgs(service: ServiceProcess): string[] {
+  return [
+    "--enable-source-maps",
+    "--import",
+    "tsx",
+    "--import",
+    join(ROOT, "libs/telemetry/src/register.ts"),
+    join(ROOT, `services/${service}/src/main.ts`),
+  ];
+}
+
+export function spawnService(service: ServiceProcess, env: NodeJS.ProcessEnv, options: SpawnOptions = {}): ChildProcess {
+  return spawn(process.execPath, serviceArgs(service), {
+    cwd: ROOT,
+    env: { ...process.env, OTEL_SERVICE_NAME: `litrev-${service}`, ...env },
+    stdio: "inherit",
+    ...options,
+  });
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+export interface NatsServerHandle {
+  url: string;
+  port: number;
+  process: ChildProcess;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts Debian's nats-server with JetStream and file storage in `storeDir`; resolves once it accepts connections. */
+export async function startNatsServer(options: { port?: number; storeDir: string; stdio?: SpawnOptions["stdio"] }): Promise<NatsServerHandle> {
+  const port = options.port ?? (await freePort());
+  mkdirSync(options.storeDir, { recursive: true });
+  const child = spawn("nats-server", ["-js", "-sd", options.storeDir, "-a", "127.0.0.1", "-p", String(port)], {
+    stdio: options.stdio ?? "ignore",
+  });
+  child.once("error", () => undefined);
+  await waitForPort(port, 10_000, child);
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    process: child,
+    stop: (signal = "SIGTERM") => stopProcess(child, signal),
+  };
+}
+
+export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM", graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function waitForPort(port: number, timeoutMs: number, child?: ChildProcess): Promise<void> {
+  const { connect } = await import("node:net");
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`process exited with code ${child.exitCode} before listening on ${port}`);
+    const ok = await new Promise<boolean>((done) => {
+      const socket = connect(port, "127.0.0.1");
+      socket.once("connect", () => (socket.destroy(), done(true)));
+      socket.once("error", () => done(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
+}

@@ -1,0 +1,63 @@
+/**
+ * `npm start`: the whole stack on one machine. Starts nats-server (JetStream, data in .data/nats)
+ * unless NATS_URL is set, then the gateway and every service as separate processes. Ctrl-C stops
+ * them in order: services first, NATS last.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { ChildProcess } from "node:child_process";
+import { ROOT, SERVICES, spawnService, startNatsServer, stopProcess, waitForPort, type NatsServerHandle } from "./lib/launch";
+
+const dataDir = join(ROOT, ".data");
+mkdirSync(dataDir, { recursive: true });
+
+let nats: NatsServerHandle | undefined;
+const env: NodeJS.ProcessEnv = {};
+if (!process.env.NATS_URL) {
+  nats = await startNatsServer({ port: Number(process.env.NATS_PORT ?? 4222), storeDir: join(dataDir, "nats") });
+  env.NATS_URL = nats.url;
+  console.log(`[stack] nats-server with JetStream at ${nats.url} (data in .data/nats)`);
+}
+
+if (!process.env.API_KEY) {
+  // A fresh machine still gets a working, non-guessable key; it is written to a file, not logged.
+  const keyFile = join(dataDir, "api-key");
+  if (!existsSync(keyFile)) writeFileSync(keyFile, randomBytes(24).toString("base64url"), { mode: 0o600 });
+  env.API_KEY = readFileSync(keyFile, "utf8").trim();
+  console.log(`[stack] API_KEY is not set: using the generated key stored in .data/api-key`);
+}
+
+const children = new Map<string, ChildProcess>();
+for (const service of SERVICES) {
+  if (!existsSync(join(ROOT, `services/${service}/src/main.ts`))) continue;
+  const child = spawnService(service, env);
+  children.set(service, child);
+  child.on("exit", (code, signal) => {
+    if (!stopping) console.error(`[stack] ${service} exited (${signal ?? code}); stopping the stack`);
+    void stop(1);
+  });
+}
+
+const port = Number(process.env.PORT ?? 8000);
+let stopping = false;
+try {
+  await waitForPort(port, 60_000);
+  console.log(`[stack] API:  http://localhost:${port}/v1  (health: http://localhost:${port}/health)`);
+  console.log(`[stack] docs: http://localhost:${port}/docs  (OpenAPI: http://localhost:${port}/openapi.json)`);
+  console.log(`[stack] press Ctrl-C to stop`);
+} catch (error) {
+  console.error(`[stack] the gateway did not start: ${(error as Error).message}`);
+  await stop(1);
+}
+
+async function stop(code: number): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  await Promise.all([...children.values()].map((child) => stopProcess(child, "SIGTERM")));
+  if (nats) await nats.stop();
+  process.exit(code);
+}
+
+process.on("SIGINT", () => void stop(0));
+process.on("SIGTERM", () => void stop(0));

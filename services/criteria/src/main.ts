@@ -1,0 +1,23 @@
+import { DEFAULT_MODEL } from "@litrev/contracts";
+import { startService } from "@litrev/runtime";
+import { loadEnv } from "./env";
+import { criteriaHandlers } from "./handlers";
+import { PREAMBLE, PROMPT_LIST } from "./prompts";
+
+const env = loadEnv();
+
+await startService({
+  service: "criteria",
+  env,
+  defaults: {
+    service_id: "criteria",
+    model: DEFAULT_MODEL.criteria,
+    system_prompt: PREAMBLE,
+    prompt_template_id: "criteria.default",
+    temperature: 0.2,
+    max_output_tokens: 4096,
+    extra: {},
+  },
+  prompts: PROMPT_LIST,
+  handlers: () => criteriaHandlers(),
+});

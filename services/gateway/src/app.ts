@@ -1,0 +1,112 @@
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
+import { randomUUID } from "node:crypto";
+import { ServiceError } from "@litrev/contracts";
+import type { ConfigStore, NatsLink } from "@litrev/messaging";
+import type { Logger } from "@litrev/telemetry";
+import { createKeyVerifier, presentedKey } from "./auth";
+import type { GatewayEnv } from "./env";
+import { toHttp } from "./http-errors";
+import { registerOpenApi } from "./openapi";
+import { configRoutes } from "./routes/config";
+import { forwardedRoutes } from "./routes/forwarded";
+import { healthRoutes } from "./routes/health";
+import { jsonSerializerCompiler, zodValidatorCompiler } from "./validation";
+
+export interface GatewayDeps {
+  env: GatewayEnv;
+  logger: Logger;
+  link: NatsLink;
+  /** The config bucket, opened once NATS is reachable. */
+  configStore: () => Promise<ConfigStore>;
+}
+
+/** Paths served without a service key. */
+const PUBLIC = [/^\/health(\/ready)?$/, /^\/docs(\/|$)/, /^\/openapi\.json$/];
+
+/**
+ * `/v1/x` and `/x` are the same route (spec, Versioning). One route table under `/v1` keeps the
+ * OpenAPI document canonical; unprefixed URLs are rewritten onto it. Health is canonical
+ * without the prefix, as the spec writes it.
+ */
+export function rewriteUrl(url: string): string {
+  if (url.startsWith("/v1/health")) return url.slice(3);
+  if (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?")) return url;
+  if (/^\/(health|docs|openapi\.json)(\/|\?|$)/.test(url)) return url;
+  return `/v1${url}`;
+}
+
+export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
+  const { env } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: env.BODY_LIMIT_MB * 1024 * 1024,
+    requestIdHeader: "x-request-id",
+    genReqId: () => randomUUID(),
+    rewriteUrl: (req) => rewriteUrl(req.url ?? "/"),
+    // Per-request log lines only when debugging: polls are frequent and cheap.
+    logController: new LogController({ disableRequestLogging: env.LOG_LEVEL !== "debug" && env.LOG_LEVEL !== "trace" }),
+  });
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(jsonSerializerCompiler);
+
+  // Clients often omit the content type (curl -d sends form encoding): parse any body as JSON.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => {
+    const text = (body as string).trim();
+    if (!text) return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch {
+      done(jsonInvalid(), undefined);
+    }
+  });
+
+  app.setErrorHandler((error: FastifyError | ServiceError, request, reply) => {
+    if ((error as FastifyError).code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      return reply.status(413).send({ detail: `Request body exceeds the ${env.BODY_LIMIT_MB} MB limit (docs/limits.md)` });
+    }
+    const serviceError = classifyFastifyError(error);
+    if (serviceError.category === "unknown") request.log.error({ err: error }, "unhandled error");
+    const { status, body } = toHttp(serviceError);
+    if (serviceError.category === "auth") reply.header("www-authenticate", "Bearer");
+    return reply.status(status).send(body);
+  });
+  app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: "Not Found" }));
+
+  const verify = createKeyVerifier(env.API_KEY);
+  app.addHook("onRequest", async (request) => {
+    const path = request.url.split("?")[0] ?? "";
+    if (PUBLIC.some((pattern) => pattern.test(path))) return;
+    if (!verify(presentedKey(request))) throw new ServiceError("auth", "Missing or invalid API key");
+  });
+
+  await registerOpenApi(app);
+  await app.register(healthRoutes(deps));
+  await app.register(configRoutes(deps), { prefix: "/v1" });
+  await app.register(forwardedRoutes(deps));
+  return app;
+}
+
+function jsonInvalid(): ServiceError {
+  return new ServiceError("validation", "JSON decode error", {
+    issues: [{ type: "json_invalid", loc: ["body"], msg: "JSON decode error" }],
+  });
+}
+
+/** Fastify's own client errors (size, media type, …) as ServiceErrors; never a 500 for a client mistake. */
+function classifyFastifyError(error: FastifyError | ServiceError): ServiceError {
+  if (error instanceof ServiceError) return error;
+  switch (error.code) {
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return jsonInvalid();
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new ServiceError("validation", "Request validation failed", {
+        issues: [{ type: "missing", loc: ["body"], msg: "Field required" }],
+      });
+    default:
+      if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+        return new ServiceError("validation", error.message, { simple: true });
+      }
+      return ServiceError.from(error);
+  }
+}

@@ -1,0 +1,23 @@
+import { z } from "zod";
+import { BaseEnv, parseEnv } from "@litrev/runtime";
+
+export const GatewayEnv = BaseEnv.extend({
+  /** One or more service keys, comma-separated. Only their digests are kept after start-up. */
+  API_KEY: z
+    .string({ error: "API_KEY is required: one or more service keys, comma-separated" })
+    .transform((v) => v.split(",").map((k) => k.trim()).filter(Boolean))
+    .pipe(z.array(z.string()).min(1, "API_KEY is required: one or more service keys, comma-separated")),
+  PORT: z.coerce.number().int().min(0).max(65_535).default(8000),
+  HOST: z.string().default("0.0.0.0"),
+  /** Largest accepted request body; sized for a 20,000-paper screening job (docs/limits.md). */
+  BODY_LIMIT_MB: z.coerce.number().int().min(1).max(1024).default(100),
+  /** Upper bound on a synchronous provider-backed call (criteria, indexer helpers). */
+  RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
+  /** Upper bound on reads (polls, listings, active job). */
+  READ_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** How long readiness waits for services to report their database status. */
+  READY_WAIT_MS: z.coerce.number().int().min(50).default(500),
+});
+export type GatewayEnv = z.infer<typeof GatewayEnv>;
+
+export const loadEnv = () => parseEnv(GatewayEnv);

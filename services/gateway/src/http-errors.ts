@@ -1,0 +1,25 @@
+import { ServiceError, type ErrorCategory } from "@litrev/contracts";
+
+/** The one table from error category to HTTP status (docs/errors.md). */
+export const HTTP_STATUS: Record<ErrorCategory, number> = {
+  validation: 400,
+  auth: 401,
+  not_found: 404,
+  conflict: 409,
+  rate_limit: 429,
+  quota: 429,
+  unknown: 500,
+  orphan_cleanup: 500,
+  not_implemented: 501,
+  provider_unavailable: 502,
+  service_unavailable: 503,
+  timeout: 504,
+};
+
+/** A ServiceError as the spec's HTTP status and body (simple, field list, or classified). */
+export function toHttp(error: ServiceError): { status: number; body: unknown } {
+  const status = HTTP_STATUS[error.category];
+  if (error.issues) return { status, body: { detail: error.issues } };
+  if (error.simple) return { status, body: { detail: error.message } };
+  return { status, body: { detail: { message: error.message, error_code: error.category, retryable: error.retryable } } };
+}

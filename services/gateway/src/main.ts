@@ -1,0 +1,30 @@
+import { ConfigStore, NatsLink } from "@litrev/messaging";
+import { Shutdown } from "@litrev/runtime";
+import { createLogger } from "@litrev/telemetry";
+import { buildApp } from "./app";
+import { loadEnv } from "./env";
+
+const env = loadEnv();
+const logger = createLogger("gateway", env.LOG_LEVEL);
+const shutdown = new Shutdown(logger, env.SHUTDOWN_TIMEOUT_MS);
+shutdown.listen();
+
+// The gateway starts even while NATS is down: it answers health, reports itself degraded and
+// returns a retryable error on routes that need a service, until the connection is made.
+const link = new NatsLink({
+  servers: env.NATS_URL,
+  name: `gateway-${process.pid}`,
+  onStatus: (event, server) => logger.info({ event, server }, "nats connection"),
+});
+shutdown.add("nats", () => link.close());
+let store: Promise<ConfigStore> | undefined;
+const configStore = () => {
+  store ??= link.ready().then((nc) => ConfigStore.open(nc));
+  store.catch(() => (store = undefined));
+  return store;
+};
+
+const app = await buildApp({ env, logger, link, configStore });
+shutdown.add("http", () => app.close());
+const address = await app.listen({ port: env.PORT, host: env.HOST });
+logger.info({ address, docs: `${address}/docs` }, "gateway listening");

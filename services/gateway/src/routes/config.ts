@@ -1,0 +1,55 @@
+import type { FastifyPluginAsync } from "fastify";
+import { z } from "zod";
+import {
+  CONFIG_SERVICE_ID,
+  PromptMetadata,
+  ServiceConfigPatch,
+  ServiceConfigResponse,
+  ServiceIdParams,
+  ServiceError,
+} from "@litrev/contracts";
+import type { GatewayDeps } from "../app";
+
+const KNOWN_IDS = Object.values(CONFIG_SERVICE_ID);
+
+/** Configuration lives in the KV bucket; services watch it, so a PUT here applies everywhere at once. */
+export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  const store = async () => {
+    deps.link.connection(); // fail fast with a retryable error while NATS is down
+    return deps.configStore();
+  };
+  return async (app) => {
+    app.get(
+      "/config/services",
+      { schema: { tags: ["config"], response: { 200: z.array(ServiceConfigResponse) } } },
+      async () => {
+        const configs = await store();
+        const ids = [...new Set([...KNOWN_IDS, ...(await configs.serviceIds())])].sort();
+        return Promise.all(ids.map((id) => configs.effective(id)));
+      },
+    );
+    app.get(
+      "/config/services/:service_id",
+      { schema: { tags: ["config"], params: ServiceIdParams, response: { 200: ServiceConfigResponse } } },
+      async (request) => (await store()).effective((request.params as { service_id: string }).service_id),
+    );
+    app.put(
+      "/config/services/:service_id",
+      { schema: { tags: ["config"], params: ServiceIdParams, body: ServiceConfigPatch, response: { 200: ServiceConfigResponse } } },
+      async (request) => {
+        const { service_id } = request.params as { service_id: string };
+        try {
+          return await (await store()).patch(service_id, request.body as ServiceConfigPatch);
+        } catch (error) {
+          if (error instanceof ServiceError) throw error;
+          throw new ServiceError("unknown", "Could not save the configuration", { cause: error });
+        }
+      },
+    );
+    app.get(
+      "/config/prompts",
+      { schema: { tags: ["config"], response: { 200: z.array(PromptMetadata) } } },
+      async () => (await store()).prompts(),
+    );
+  };
+}

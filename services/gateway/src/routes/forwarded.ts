@@ -1,0 +1,52 @@
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import { type Operation, ClassifiedErrorBody, forwardedRoutes as routes, operations, SimpleErrorBody, ValidationErrorBody, headers } from "@litrev/contracts";
+import { callOperation } from "@litrev/messaging";
+import type { GatewayDeps } from "../app";
+
+const ERROR_SCHEMAS: Record<number, unknown> = {
+  400: ValidationErrorBody.or(SimpleErrorBody).or(ClassifiedErrorBody),
+  401: ClassifiedErrorBody,
+  404: SimpleErrorBody,
+  409: SimpleErrorBody,
+  429: ClassifiedErrorBody,
+  500: ClassifiedErrorBody,
+};
+
+/** Every spec route owned by a backend service: validate here, then one NATS request to its owner. */
+export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (app) => {
+    for (const route of routes) {
+      const operation: Operation = operations[route.operation];
+      const response: Record<number, unknown> = { 200: operation.response };
+      for (const code of route.codes) if (ERROR_SCHEMAS[code]) response[code] = ERROR_SCHEMAS[code];
+      app.route({
+        method: route.method,
+        url: route.path,
+        schema: {
+          summary: route.summary,
+          tags: [operation.service],
+          ...(route.input === "body" ? { body: operation.request } : {}),
+          ...(route.params ? { params: route.params } : {}),
+          ...(route.query ? { querystring: route.query } : {}),
+          response,
+        },
+        handler: async (request: FastifyRequest) => {
+          const input =
+            route.input === "body"
+              ? request.body
+              : { ...(request.params as object), ...(request.query as object) };
+          return callOperation(deps.link, operation, input, {
+            requestId: request.id,
+            providerKey: providerKeyOf(request),
+            timeoutMs: route.method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
+          });
+        },
+      });
+    }
+  };
+}
+
+function providerKeyOf(request: FastifyRequest): string | undefined {
+  const value = request.headers[headers.providerKey];
+  return typeof value === "string" && value.trim() ? value.trim() : undefined;
+}

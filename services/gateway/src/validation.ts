@@ -1,0 +1,22 @@
+import type { FastifySchemaCompiler } from "fastify";
+import { parseOrIssues, ServiceError } from "@litrev/contracts";
+import type { z } from "zod";
+
+const ROOT: Record<string, string> = { body: "body", querystring: "query", params: "path", headers: "header" };
+
+/**
+ * Validates each request part with its zod schema and fails with the spec's field-level body.
+ * The error is a ServiceError, so the one error handler renders it like every other error.
+ */
+export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema, httpPart }) => {
+  const root = ROOT[httpPart ?? "body"] ?? "body";
+  return (data: unknown) => {
+    // A POST without a body reaches the validator as undefined or null: report the body missing.
+    const result = parseOrIssues(schema, data ?? undefined, root);
+    if (result.success) return { value: result.data };
+    return { error: new ServiceError("validation", "Request validation failed", { issues: result.issues }) };
+  };
+};
+
+/** Responses are produced by services that already validated them: plain, fast stringify. */
+export const jsonSerializerCompiler = () => (data: unknown) => JSON.stringify(data);
