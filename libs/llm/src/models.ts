@@ -1,0 +1,94 @@
+import { z } from "zod";
+import { MODEL } from "@litrev/contracts";
+
+/**
+ * The spec names models by alias (`llm-5-nano`, ...) so that a deployment can point them at
+ * any OpenAI-compatible model (a vLLM or Ollama model, a dated snapshot) without code changes.
+ */
+export const DEFAULT_MODEL_ALIASES: Readonly<Record<string, string>> = Object.freeze({
+  [MODEL.nano]: "gpt-5-nano",
+  [MODEL.mini]: "gpt-5-mini",
+  [MODEL.large]: "gpt-4.1",
+});
+
+const AliasOverrides = z.record(z.string().min(1), z.string().min(1));
+
+let cachedEnvValue: string | undefined;
+let cachedAliases: Readonly<Record<string, string>> = DEFAULT_MODEL_ALIASES;
+
+/**
+ * Built-in aliases merged with `LLM_MODEL_ALIASES` (a JSON object). A malformed value throws:
+ * silently ignoring it would send traffic to a model the operator did not choose.
+ */
+export function loadModelAliases(env: NodeJS.ProcessEnv = process.env): Readonly<Record<string, string>> {
+  const raw = env.LLM_MODEL_ALIASES?.trim();
+  if (!raw) return DEFAULT_MODEL_ALIASES;
+  if (raw === cachedEnvValue) return cachedAliases;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error("LLM_MODEL_ALIASES is not valid JSON: expected an object such as {\"llm-5-nano\":\"my-model\"}");
+  }
+  const result = AliasOverrides.safeParse(parsed);
+  if (!result.success) {
+    throw new Error("LLM_MODEL_ALIASES must be a JSON object mapping alias names to non-empty model names");
+  }
+  cachedEnvValue = raw;
+  cachedAliases = Object.freeze({ ...DEFAULT_MODEL_ALIASES, ...result.data });
+  return cachedAliases;
+}
+
+/** The provider model for an alias; any other name passes through unchanged. */
+export function resolveModel(modelOrAlias: string, aliases: Readonly<Record<string, string>> = loadModelAliases()): string {
+  return Object.hasOwn(aliases, modelOrAlias) ? (aliases[modelOrAlias] as string) : modelOrAlias;
+}
+
+/** `openai/gpt-5-nano` (LiteLLM / router style) → `gpt-5-nano`, for family and price look-ups. */
+export function baseModelName(model: string): string {
+  const slash = model.lastIndexOf("/");
+  return (slash >= 0 ? model.slice(slash + 1) : model).toLowerCase();
+}
+
+/**
+ * GPT-5 and o-series models reason before answering: they reject `temperature` other than 1
+ * and `max_tokens`, and bill reasoning tokens as output (field notes, "OpenAI-compatible providers").
+ */
+export function isReasoningModel(model: string): boolean {
+  const name = baseModelName(model);
+  return name.startsWith("gpt-5") || /^o\d/.test(name);
+}
+
+export type ReasoningEffort = "minimal" | "low" | "medium" | "high";
+
+export interface GenerationSettings {
+  temperature?: number | undefined;
+  maxOutputTokens?: number | undefined;
+  reasoningEffort?: ReasoningEffort | undefined;
+}
+
+/** The model-specific part of a Chat Completions request body. */
+export interface ModelRequestParams {
+  temperature?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  reasoning_effort?: ReasoningEffort;
+}
+
+/**
+ * Translates generation settings into the fields this model family accepts. Settings a family
+ * does not support are dropped rather than sent, because the provider answers them with a 400.
+ */
+export function modelRequestParams(model: string, settings: GenerationSettings): ModelRequestParams {
+  const params: ModelRequestParams = {};
+  if (isReasoningModel(model)) {
+    // Only the default temperature (1) is accepted, so never send one.
+    if (settings.maxOutputTokens !== undefined) params.max_completion_tokens = settings.maxOutputTokens;
+    if (settings.reasoningEffort !== undefined) params.reasoning_effort = settings.reasoningEffort;
+    return params;
+  }
+  if (settings.temperature !== undefined) params.temperature = settings.temperature;
+  // `max_tokens` is the field every OpenAI-compatible server (vLLM, Ollama, LiteLLM) understands.
+  if (settings.maxOutputTokens !== undefined) params.max_tokens = settings.maxOutputTokens;
+  return params;
+}

@@ -1,0 +1,167 @@
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  freePort,
+  spawnService,
+  startNatsServer,
+  stopProcess,
+  waitForPort,
+  type NatsServerHandle,
+  type ServiceProcess,
+} from "../../scripts/lib/launch";
+
+/**
+ * Real processes for end-to-end suites: a nats-server (local binary, or NATS_URL when set),
+ * a gateway and backend services, each its own Node process, exactly as `npm start` runs them.
+ */
+
+export const TEST_API_KEY = "test-service-key-0123456789";
+
+export interface RunningProcess {
+  name: string;
+  child: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+}
+
+export interface StackOptions {
+  /** Backend services to start, with replica counts (default: criteria ×1). */
+  services?: Partial<Record<Exclude<ServiceProcess, "gateway">, number>>;
+  /** Gateway replicas (default 1). */
+  gateways?: number;
+  /** Extra environment for every process. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Stack {
+  nats: NatsServerHandle | undefined;
+  natsUrl: string;
+  /** Base URLs of the gateway replicas, e.g. http://127.0.0.1:12345 */
+  gatewayUrls: string[];
+  baseUrl: string;
+  processes: RunningProcess[];
+  /** HTTP call to the first gateway (or `url`) with the service key unless `auth: false`. */
+  http(method: string, path: string, body?: unknown, options?: HttpOptions): Promise<HttpResult>;
+  startService(service: Exclude<ServiceProcess, "gateway">, env?: NodeJS.ProcessEnv): Promise<RunningProcess>;
+  stopProcess(process: RunningProcess, signal?: NodeJS.Signals): Promise<void>;
+  /** Restarts nats-server on the same port and store (only for a stack-owned server). */
+  restartNats(downMs?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface HttpOptions {
+  auth?: boolean;
+  headers?: Record<string, string>;
+  baseUrl?: string;
+  rawBody?: string;
+}
+
+export interface HttpResult {
+  status: number;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests inspect arbitrary JSON
+  headers: Headers;
+}
+
+export async function http(baseUrl: string, method: string, path: string, body?: unknown, options: HttpOptions = {}): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.auth !== false) headers["x-api-key"] ??= TEST_API_KEY;
+  const payload = options.rawBody ?? (body === undefined ? undefined : JSON.stringify(body));
+  if (payload !== undefined) headers["content-type"] ??= "application/json";
+  const response = await fetch(`${options.baseUrl ?? baseUrl}${path}`, { method, headers, body: payload });
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // keep the text
+  }
+  return { status: response.status, body: parsed, headers: response.headers };
+}
+
+function track(name: string, child: ChildProcess): RunningProcess {
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return { name, child, output: () => output };
+}
+
+/** Waits until `check` returns a truthy value, polling every `intervalMs`. */
+export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 15_000, intervalMs = 100): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${(last as Error).message}` : ""}`);
+}
+
+export async function startStack(options: StackOptions = {}): Promise<Stack> {
+  const storeDir = mkdtempSync(join(tmpdir(), "litrev-nats-"));
+  const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir });
+  const natsUrl = process.env.NATS_URL ?? nats!.url;
+  const processes: RunningProcess[] = [];
+  const baseEnv: NodeJS.ProcessEnv = {
+    NATS_URL: natsUrl,
+    API_KEY: TEST_API_KEY,
+    LOG_LEVEL: "info",
+    MONGO_URL: "",
+    SHUTDOWN_TIMEOUT_MS: "5000",
+    ...options.env,
+  };
+
+  const launch = (service: ServiceProcess, env: NodeJS.ProcessEnv) => {
+    const running = track(service, spawnService(service, { ...baseEnv, ...env }, { stdio: ["ignore", "pipe", "pipe"] }));
+    processes.push(running);
+    return running;
+  };
+
+  const startService = async (service: Exclude<ServiceProcess, "gateway">, env: NodeJS.ProcessEnv = {}) => {
+    const running = launch(service, env);
+    await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null, 30_000);
+    if (running.child.exitCode !== null) throw new Error(`${service} exited early:\n${running.output()}`);
+    return running;
+  };
+
+  const gatewayUrls: string[] = [];
+  for (let i = 0; i < (options.gateways ?? 1); i++) {
+    const port = await freePort();
+    const gateway = launch("gateway", { PORT: String(port), HOST: "127.0.0.1" });
+    await waitForPort(port, 30_000, gateway.child);
+    gatewayUrls.push(`http://127.0.0.1:${port}`);
+  }
+  for (const [service, count] of Object.entries(options.services ?? { criteria: 1 })) {
+    for (let i = 0; i < (count ?? 0); i++) await startService(service as Exclude<ServiceProcess, "gateway">);
+  }
+
+  const baseUrl = gatewayUrls[0]!;
+  return {
+    nats,
+    natsUrl,
+    gatewayUrls,
+    baseUrl,
+    processes,
+    http: (method, path, body, httpOptions) => http(baseUrl, method, path, body, httpOptions),
+    startService,
+    stopProcess: (running, signal = "SIGTERM") => stopProcess(running.child, signal),
+    async restartNats(downMs = 500) {
+      if (!nats) throw new Error("restartNats needs a stack-owned nats-server (NATS_URL is set)");
+      await nats.stop();
+      await new Promise((r) => setTimeout(r, downMs));
+      const restarted = await startNatsServer({ storeDir, port: nats.port });
+      Object.assign(nats, restarted);
+    },
+    async stop() {
+      await Promise.all(processes.map((p) => stopProcess(p.child, "SIGTERM", 5_000)));
+      await nats?.stop();
+      rmSync(storeDir, { recursive: true, force: true });
+    },
+  };
+}
