@@ -8,6 +8,14 @@ export const BaseEnv = z.object({
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url().optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** Provider calls in flight per key, per process (libs/llm limiter). */
+  LLM_CONCURRENCY: z.coerce.number().int().min(1).max(1024).optional(),
+  /** Fixed pace for providers that send no rate-limit headers. */
+  LLM_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).optional(),
+  /** HTTP attempts per provider call, the first included. */
+  LLM_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).optional(),
+  /** Budget for one provider call including retries and repairs. */
+  LLM_DEADLINE_MS: z.coerce.number().int().min(100).optional(),
   /** How long a graceful shutdown may take before the process exits anyway. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
 });
@@ -25,4 +33,16 @@ export function parseEnv<S extends z.ZodType>(schema: S, source: NodeJS.ProcessE
   const lines = result.error.issues.map((issue) => `  ${issue.path.join(".") || "(env)"}: ${issue.message}`);
   process.stderr.write(`Invalid configuration in the environment:\n${lines.join("\n")}\n`);
   process.exit(78); // EX_CONFIG
+}
+
+/** LlmClient options from the environment (shared by every provider-backed service). */
+export function llmOptions(env: BaseEnv) {
+  return {
+    apiKey: env.OPENAI_API_KEY,
+    baseURL: env.OPENAI_BASE_URL,
+    concurrency: env.LLM_CONCURRENCY,
+    requestsPerMinute: env.LLM_REQUESTS_PER_MINUTE,
+    maxAttempts: env.LLM_MAX_ATTEMPTS,
+    deadlineMs: env.LLM_DEADLINE_MS,
+  };
 }

@@ -1,7 +1,9 @@
 import { DEFAULT_MODEL } from "@litrev/contracts";
-import { startService } from "@litrev/runtime";
+import { LlmClient } from "@litrev/llm";
+import { llmOptions, startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
 import { criteriaHandlers } from "./handlers";
+import { liveCriteria } from "./live";
 import { PREAMBLE, PROMPT_LIST } from "./prompts";
 
 const env = loadEnv();
@@ -19,5 +21,6 @@ await startService({
     extra: {},
   },
   prompts: PROMPT_LIST,
-  handlers: () => criteriaHandlers(),
+  handlers: (runtime) =>
+    criteriaHandlers(liveCriteria(new LlmClient({ ...llmOptions(env), logger: runtime.logger }), runtime)),
 });

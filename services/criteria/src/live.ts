@@ -1,0 +1,155 @@
+import type { CriterionResponse, JsonObject } from "@litrev/contracts";
+import type { LlmClient } from "@litrev/llm";
+import type { HandlerContext } from "@litrev/messaging";
+import type { ServiceRuntime } from "@litrev/runtime";
+import type { z } from "zod";
+import { applyConsolidationRules, criterionIds } from "./consolidation";
+import type { LiveCriteria } from "./handlers";
+import { PROMPTS, type PromptDefinition } from "./prompts";
+import {
+  ConsolidationReply,
+  CriteriaReply,
+  PicosReply,
+  QuestionAnalysisReply,
+  RefineContextReply,
+  type CriterionDraft,
+} from "./replies";
+
+/** Provider-backed answers for the six endpoints, using the live service configuration. */
+export function liveCriteria(llm: LlmClient, runtime: ServiceRuntime): LiveCriteria {
+  async function ask<S extends z.ZodType>(
+    prompt: PromptDefinition,
+    schema: S,
+    model: string,
+    user: Record<string, unknown>,
+    ctx: HandlerContext,
+  ): Promise<z.output<S>> {
+    const config = runtime.config();
+    const result = await llm.structured({
+      model,
+      schema,
+      schemaName: prompt.name.replace(/\./g, "_"),
+      // Instructions first and the request last: a stable prefix the provider can cache.
+      system: `${config.system_prompt}\n\n${prompt.instructions}`,
+      user: renderSections(user),
+      temperature: config.temperature,
+      maxOutputTokens: config.max_output_tokens,
+      providerKey: ctx.providerKey,
+    });
+    runtime.logger.debug({ prompt: prompt.name, model: result.modelVersion, usage: result.usage }, "provider call");
+    return result.data;
+  }
+
+  return {
+    analyzeQuestion: (req, ctx) =>
+      ask(PROMPTS.analyzeQuestion, QuestionAnalysisReply, req.model, { "Research question": req.research_question }, ctx),
+
+    async generate(req, ctx) {
+      const reply = await ask(
+        PROMPTS.generate,
+        CriteriaReply,
+        req.model,
+        {
+          "Criterion type to draft": req.criterion_type,
+          "Project description": req.project_description,
+          "Research questions": req.research_questions,
+          "Additional notes": req.additional_notes ?? "",
+          "Existing criteria (do not repeat)": req.existing_criteria,
+        },
+        ctx,
+      );
+      const existing = req.existing_criteria.map(criterionText).filter((t): t is string => !!t);
+      const drafts = reply.criteria.map((draft) => ({ ...draft, criterion_type: req.criterion_type }));
+      return { criteria: dedupe(drafts, existing).map(toCriterion) };
+    },
+
+    picos: (req, ctx) =>
+      ask(
+        PROMPTS.picos,
+        PicosReply,
+        req.model,
+        { "Project description": req.project_description, "Research questions": req.research_questions },
+        ctx,
+      ),
+
+    refineContext: (req, ctx) =>
+      ask(
+        PROMPTS.refineContext,
+        RefineContextReply,
+        req.model,
+        { "Project description": req.description, "Research questions": req.research_questions },
+        ctx,
+      ),
+
+    async refine(req, ctx) {
+      const reply = await ask(
+        PROMPTS.refine,
+        CriteriaReply,
+        req.model,
+        {
+          "Project description": req.project_description ?? "",
+          "Current criteria": req.current_criteria,
+          "Conflicts between human reviewers and the AI": req.conflicts,
+        },
+        ctx,
+      );
+      return { criteria: dedupe(reply.criteria, []).map(toCriterion) };
+    },
+
+    async consolidate(req, ctx) {
+      const ids = criterionIds(req.criteria);
+      const numbered = req.criteria.map((criterion, index) => ({ ...criterion, id: ids[index] }));
+      const reply = await ask(
+        PROMPTS.consolidate,
+        ConsolidationReply,
+        req.model,
+        {
+          "Project description": req.project_description ?? "",
+          "Research questions": req.research_questions,
+          "Criteria (refer to them by id)": numbered,
+        },
+        ctx,
+      );
+      return applyConsolidationRules(reply, new Set(ids));
+    },
+  };
+}
+
+/** Labelled sections; JSON for structured parts so nothing is lost or ambiguous. */
+function renderSections(sections: Record<string, unknown>): string {
+  return Object.entries(sections)
+    .map(([title, value]) => `## ${title}\n${typeof value === "string" ? value : JSON.stringify(value, null, 1)}`)
+    .join("\n\n");
+}
+
+function toCriterion(draft: CriterionDraft): CriterionResponse {
+  return { ...draft, confidence: Math.min(1, Math.max(0, draft.confidence)) };
+}
+
+/** Normalised text, so rewording by case, spacing or punctuation does not escape deduplication. */
+export function normaliseCriterion(text: string): string {
+  return text
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim();
+}
+
+function criterionText(item: JsonObject): string | undefined {
+  for (const key of ["text", "name", "value", "criterion"]) {
+    const value = item[key];
+    if (typeof value === "string" && value.trim()) return value;
+  }
+  return undefined;
+}
+
+/** Drops drafts that repeat an existing criterion or an earlier draft. */
+export function dedupe<T extends { text: string }>(drafts: T[], existing: string[]): T[] {
+  const seen = new Set(existing.map(normaliseCriterion));
+  return drafts.filter((draft) => {
+    const key = normaliseCriterion(draft.text);
+    if (!key || seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
