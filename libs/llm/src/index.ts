@@ -1,1 +1,24 @@
-export {};
+export { LlmClient, keyDigest } from "./client";
+export type { LlmClientOptions, LlmLogger, StructuredRequest, StructuredResult } from "./client";
+export { LlmAbortError, classifyProviderError, invalidReplyError, isAbortError, redactSecrets } from "./errors";
+export { errorHeaders, parseResetDuration, readRateLimitHeaders, retryAfterMs } from "./headers";
+export type { HeaderReader, RateLimitSnapshot } from "./headers";
+export { DEFAULT_CONCURRENCY, RateLimiter } from "./limiter";
+export type { LimiterOptions, LimiterStats, Slot } from "./limiter";
+export {
+  DEFAULT_MODEL_ALIASES,
+  baseModelName,
+  isReasoningModel,
+  loadModelAliases,
+  modelRequestParams,
+  resolveModel,
+} from "./models";
+export type { GenerationSettings, ModelRequestParams, ReasoningEffort } from "./models";
+export { FALLBACK_PRICED_MODEL, PRICES, costUsd, estimateTokens, priceFor } from "./pricing";
+export type { ModelPrice, PriceLookup, TokenCounts } from "./pricing";
+export { DEFAULT_RETRY_POLICY, RETRIED_CATEGORIES, backoffDelayMs, deadlineError, withRetry } from "./retry";
+export type { AttemptContext, RetryClock, RetryInfo, RetryOptions, RetryPolicy } from "./retry";
+export { StrictSchemaError, responseFormat, schemaName, structuredFormat, toStrictJsonSchema } from "./schema";
+export type { DecodeResult, JsonSchema, JsonSchemaResponseFormat, StructuredFormat } from "./schema";
+export { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage } from "./usage";
+export type { LlmUsage } from "./usage";

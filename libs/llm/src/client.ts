@@ -1,0 +1,358 @@
+import { createHash } from "node:crypto";
+import OpenAI, { APIError } from "openai";
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { z } from "zod";
+import { ServiceError } from "@litrev/contracts";
+import { LlmAbortError, invalidReplyError, redactSecrets } from "./errors";
+import { RateLimiter } from "./limiter";
+import { LruCache } from "./lru";
+import { DEFAULT_MODEL_ALIASES, loadModelAliases, modelRequestParams, resolveModel, type ReasoningEffort } from "./models";
+import { costUsd, estimateTokens, priceFor } from "./pricing";
+import { DEFAULT_RETRY_POLICY, deadlineError, withRetry } from "./retry";
+import { structuredFormat, type StructuredFormat } from "./schema";
+import { accumulateUsage, type LlmUsage } from "./usage";
+
+/** The subset of a pino logger this library uses (it only reports retries and repairs). */
+export interface LlmLogger {
+  warn(details: Record<string, unknown>, message: string): void;
+}
+
+export interface LlmClientOptions {
+  /** Default provider key; falls back to OPENAI_API_KEY. */
+  apiKey?: string | undefined;
+  /** OpenAI-compatible base URL ending in /v1; falls back to OPENAI_BASE_URL, then OpenAI. */
+  baseURL?: string | undefined;
+  logger?: LlmLogger | undefined;
+  /** Requests in flight per provider key (default 16). */
+  concurrency?: number | undefined;
+  /** Fixed pace for providers that send no rate-limit headers. */
+  requestsPerMinute?: number | undefined;
+  tokensPerMinute?: number | undefined;
+  /** Timeout of one HTTP attempt (default 60 s). */
+  timeoutMs?: number | undefined;
+  /** HTTP attempts per request, the first included (default 6). */
+  maxAttempts?: number | undefined;
+  /** Budget for a whole `structured` call: retries, waits and repairs (default 120 s). */
+  deadlineMs?: number | undefined;
+  /** Extra requests when a reply does not match the schema (default 2). */
+  repairAttempts?: number | undefined;
+  /** Backoff for retries without a retry-after header (defaults 500 ms doubling, capped at 20 s). */
+  baseDelayMs?: number | undefined;
+  maxDelayMs?: number | undefined;
+  /** Alias overrides; by default read from LLM_MODEL_ALIASES. */
+  modelAliases?: Record<string, string> | undefined;
+  /** Provider keys whose SDK client and limiter are kept (default 32). */
+  maxCachedKeys?: number | undefined;
+}
+
+export interface StructuredRequest<S extends z.ZodType> {
+  /** An alias (`llm-5-nano`) or a provider model name. */
+  model: string;
+  schema: S;
+  /** Name of the response format, letters, digits, `_` and `-`. Keep it stable: it is part of the cached prefix. */
+  schemaName: string;
+  /** Fixed instructions first: the provider caches exact prompt prefixes. */
+  system: string;
+  user: string;
+  /** Ignored for GPT-5 and o-series models, which only accept the default. */
+  temperature?: number | undefined;
+  /** For reasoning models this budget includes reasoning tokens. */
+  maxOutputTokens?: number | undefined;
+  /** Reasoning models only; `minimal` suits short scoring calls. */
+  reasoningEffort?: ReasoningEffort | undefined;
+  /** Number of choices to sample (default 1). */
+  n?: number | undefined;
+  /** Use this key instead of the configured one, for this call only. */
+  providerKey?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface StructuredResult<T> {
+  /** The first valid choice. */
+  data: T;
+  /** Every choice that parsed and validated (all of them when `n` is 1 and the call succeeded). */
+  choices: T[];
+  /** Totals over every request the call made, repairs included: all of them are billed. */
+  usage: LlmUsage;
+  /** The model the provider says answered, e.g. `gpt-5-nano-2025-08-07`. */
+  modelVersion: string;
+}
+
+/** Everything kept per provider key. */
+interface Provider {
+  digest: string;
+  sdk: OpenAI;
+  limiter: RateLimiter;
+}
+
+const NO_KEY_MESSAGE = "No language-model provider key is configured: set OPENAI_API_KEY or send X-LLM-API-Key";
+/** Echoing a long invalid reply back in a repair prompt costs input tokens for little gain. */
+const MAX_REPAIR_ECHO_CHARS = 4000;
+
+/** SHA-256 of a provider key: the only form in which a key is used as a map key or logged. */
+export function keyDigest(key: string): string {
+  return createHash("sha256").update(key).digest("hex");
+}
+
+/**
+ * Structured (JSON-schema) chat completions against any OpenAI-compatible provider, with one
+ * retry policy, one limiter per provider key, reply validation and repair, and cost accounting.
+ * Create one per process: limiters only coordinate the calls of the client that owns them.
+ */
+export class LlmClient {
+  private readonly apiKey: string | undefined;
+  private readonly baseURL: string | undefined;
+  private readonly logger: LlmLogger | undefined;
+  private readonly aliases: Readonly<Record<string, string>>;
+  private readonly timeoutMs: number;
+  private readonly deadlineMs: number;
+  private readonly maxAttempts: number;
+  private readonly repairAttempts: number;
+  private readonly baseDelayMs: number;
+  private readonly maxDelayMs: number;
+  private readonly limiterOptions: { concurrency?: number | undefined; requestsPerMinute?: number | undefined; tokensPerMinute?: number | undefined };
+  private readonly providers: LruCache<string, Provider>;
+
+  constructor(options: LlmClientOptions = {}) {
+    this.apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY);
+    this.baseURL = nonEmpty(options.baseURL) ?? nonEmpty(process.env.OPENAI_BASE_URL);
+    this.logger = options.logger;
+    this.aliases = options.modelAliases ? { ...DEFAULT_MODEL_ALIASES, ...options.modelAliases } : loadModelAliases();
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.deadlineMs = options.deadlineMs ?? DEFAULT_RETRY_POLICY.deadlineMs;
+    this.maxAttempts = options.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts;
+    this.repairAttempts = Math.max(0, options.repairAttempts ?? 2);
+    this.baseDelayMs = options.baseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs;
+    this.maxDelayMs = options.maxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs;
+    this.limiterOptions = {
+      concurrency: options.concurrency,
+      requestsPerMinute: options.requestsPerMinute,
+      tokensPerMinute: options.tokensPerMinute,
+    };
+    this.providers = new LruCache(options.maxCachedKeys ?? 32, (provider) => !provider.limiter.busy);
+  }
+
+  /** Whether a default key is configured (per-call keys can still be supplied when it is not). */
+  get hasDefaultKey(): boolean {
+    return this.apiKey !== undefined;
+  }
+
+  /** The provider model an alias maps to. */
+  resolveModel(modelOrAlias: string): string {
+    return resolveModel(modelOrAlias, this.aliases);
+  }
+
+  /** One chat completion whose reply is parsed and validated against `schema`. */
+  async structured<S extends z.ZodType>(request: StructuredRequest<S>): Promise<StructuredResult<z.output<S>>> {
+    const provider = this.providerFor(request.providerKey);
+    const model = resolveModel(request.model, this.aliases);
+    const format = structuredFormat(request.schemaName, request.schema);
+    const name = format.responseFormat.json_schema.name;
+    const messages: ChatCompletionMessageParam[] = [
+      { role: "system", content: request.system },
+      { role: "user", content: request.user },
+    ];
+
+    // Time queued for a slot is not part of the deadline: a big job's calls legitimately wait.
+    const slot = await provider.limiter.acquireSlot(request.signal);
+    const deadlineAt = Date.now() + this.deadlineMs;
+    try {
+      const usages: LlmUsage[] = [];
+      let maxOutputTokens = request.maxOutputTokens;
+      let repair: ChatCompletionMessageParam[] = [];
+      let problem = "the provider returned no choices";
+      const rounds = 1 + this.repairAttempts;
+
+      for (let round = 1; round <= rounds; round++) {
+        const body: ChatCompletionCreateParamsNonStreaming = {
+          model,
+          messages: [...messages, ...repair],
+          response_format: format.responseFormat,
+          ...(request.n !== undefined && request.n !== 1 ? { n: request.n } : {}),
+          ...modelRequestParams(model, {
+            temperature: request.temperature,
+            maxOutputTokens,
+            reasoningEffort: request.reasoningEffort,
+          }),
+        };
+        const estimated = estimateTokens(request.system) + estimateTokens(request.user) + (maxOutputTokens ?? 0);
+        const completion = await this.send(provider, body, request.signal, deadlineAt, estimated);
+        const modelVersion = completion.model || model;
+        usages.push(this.usageOf(completion, model, body));
+
+        const outcome = decodeChoices(format, completion);
+        if (outcome.values.length > 0) {
+          const [data] = outcome.values as [z.output<S>, ...z.output<S>[]];
+          return { data, choices: outcome.values, usage: accumulateUsage(usages), modelVersion };
+        }
+        if (outcome.refusal !== undefined) {
+          // Asking again will not change the model's mind about this input.
+          throw new ServiceError("validation", `The language model refused the request: ${redactSecrets(outcome.refusal)}`);
+        }
+        problem = outcome.problem;
+        this.logger?.warn({ model, schema: name, round, problem, key_digest: provider.digest.slice(0, 12) }, "invalid structured reply");
+        if (outcome.truncated) {
+          // Cut off by the token limit: the same prompt with more room, no echo of the broken text.
+          if (maxOutputTokens !== undefined) maxOutputTokens *= 2;
+          repair = [];
+        } else {
+          repair = [
+            { role: "assistant", content: outcome.content.slice(0, MAX_REPAIR_ECHO_CHARS) },
+            {
+              role: "user",
+              content: `Your previous reply was rejected: ${problem}. Reply again with one JSON object that follows the ${name} schema exactly.`,
+            },
+          ];
+        }
+      }
+      throw invalidReplyError(name, rounds, problem);
+    } finally {
+      slot.release();
+    }
+  }
+
+  /**
+   * Checks a key with one cheap request (GET /models). Resolves when the provider accepts it,
+   * otherwise throws the classified ServiceError (`auth` for a rejected key).
+   */
+  async verifyKey(options: { providerKey?: string; signal?: AbortSignal } = {}): Promise<void> {
+    const provider = this.providerFor(options.providerKey);
+    await withRetry(
+      async ({ signal, remainingMs }) => {
+        await provider.sdk.models.list({ signal, timeout: Math.max(1, Math.min(this.timeoutMs, remainingMs)) });
+      },
+      { maxAttempts: 2, deadlineMs: Math.min(this.deadlineMs, 15_000), signal: options.signal, baseDelayMs: this.baseDelayMs },
+    );
+  }
+
+  /** One HTTP request under the retry policy and the key's limiter. */
+  private async send(
+    provider: Provider,
+    body: ChatCompletionCreateParamsNonStreaming,
+    signal: AbortSignal | undefined,
+    deadlineAt: number,
+    estimatedTokens: number,
+  ): Promise<ChatCompletion> {
+    if (signal?.aborted) throw new LlmAbortError(signal.reason);
+    if (deadlineAt <= Date.now()) throw deadlineError(this.deadlineMs);
+    return withRetry(
+      async ({ signal: attemptSignal, remainingMs }) => {
+        await provider.limiter.pace(attemptSignal, estimatedTokens);
+        try {
+          const { data, response } = await provider.sdk.chat.completions
+            .create(body, { signal: attemptSignal, timeout: Math.max(1, Math.min(this.timeoutMs, remainingMs)) })
+            .withResponse();
+          provider.limiter.observe(response.headers);
+          return data;
+        } catch (error) {
+          if (error instanceof APIError && error.headers) {
+            const rateLimited = error.status === 429 && error.code !== "insufficient_quota";
+            if (rateLimited) provider.limiter.onRateLimited(error.headers);
+            else provider.limiter.observe(error.headers);
+          }
+          throw error;
+        }
+      },
+      {
+        maxAttempts: this.maxAttempts,
+        deadlineMs: this.deadlineMs,
+        deadlineAt,
+        baseDelayMs: this.baseDelayMs,
+        maxDelayMs: this.maxDelayMs,
+        signal,
+        onRetry: ({ attempt, delayMs, error }) =>
+          this.logger?.warn(
+            { model: body.model, attempt, delay_ms: Math.round(delayMs), category: error.category, key_digest: provider.digest.slice(0, 12) },
+            "language-model call failed; retrying",
+          ),
+      },
+    );
+  }
+
+  private usageOf(completion: ChatCompletion, requestedModel: string, body: ChatCompletionCreateParamsNonStreaming): LlmUsage {
+    // Price by the model that answered when we know it, else by the one we asked for.
+    const pricedModel = completion.model && priceFor(completion.model, this.aliases).known ? completion.model : requestedModel;
+    const usage = completion.usage;
+    // Some self-hosted servers omit usage: estimate it rather than report a free call.
+    const inputTokens = usage?.prompt_tokens ?? body.messages.reduce((sum, m) => sum + estimateTokens(String(m.content ?? "")), 0);
+    const outputTokens = usage?.completion_tokens ?? completion.choices.reduce((sum, c) => sum + estimateTokens(c.message.content ?? ""), 0);
+    const cachedInputTokens = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+    return {
+      inputTokens,
+      cachedInputTokens,
+      outputTokens,
+      totalTokens: usage?.total_tokens ?? inputTokens + outputTokens,
+      costUsd: costUsd({ model: pricedModel, inputTokens, cachedInputTokens, outputTokens }, this.aliases),
+    };
+  }
+
+  private providerFor(providerKey: string | undefined): Provider {
+    const override = nonEmpty(providerKey);
+    const key = override ?? this.apiKey;
+    if (!key) throw new ServiceError("auth", NO_KEY_MESSAGE);
+    const digest = keyDigest(key);
+    return this.providers.getOrCreate(digest, () => ({
+      digest,
+      sdk: new OpenAI({
+        apiKey: key,
+        baseURL: this.baseURL,
+        // Our retry policy is the only one: the SDK cannot tell a rate limit from an exhausted quota.
+        maxRetries: 0,
+        timeout: this.timeoutMs,
+        // A caller's own key belongs to its own organisation: never attach ours from the environment.
+        ...(override !== undefined && override !== this.apiKey ? { organization: null, project: null } : {}),
+      }),
+      limiter: new RateLimiter(this.limiterOptions),
+    }));
+  }
+}
+
+interface DecodedChoices<T> {
+  values: T[];
+  /** Set when every choice was a refusal or filtered. */
+  refusal: string | undefined;
+  /** First problem found, and the text it was found in (for the repair prompt). */
+  problem: string;
+  content: string;
+  truncated: boolean;
+}
+
+function decodeChoices<S extends z.ZodType>(format: StructuredFormat<S>, completion: ChatCompletion): DecodedChoices<z.output<S>> {
+  const values: z.output<S>[] = [];
+  const refusals: string[] = [];
+  let problem: string | undefined;
+  let content = "";
+  let truncated = false;
+  for (const choice of completion.choices) {
+    if (choice.message.refusal) {
+      refusals.push(choice.message.refusal);
+      continue;
+    }
+    if (choice.finish_reason === "content_filter") {
+      refusals.push("the reply was withheld by the provider's content filter");
+      continue;
+    }
+    const text = choice.message.content ?? "";
+    const decoded = format.decode(text);
+    if (decoded.ok) {
+      values.push(decoded.value);
+    } else if (problem === undefined) {
+      truncated = choice.finish_reason === "length";
+      problem = truncated ? "the reply was cut off at the output-token limit (finish_reason length)" : decoded.problem;
+      content = text;
+    }
+  }
+  const allRefused = completion.choices.length > 0 && refusals.length === completion.choices.length;
+  return {
+    values,
+    refusal: allRefused ? refusals[0] : undefined,
+    problem: problem ?? "the provider returned no choices",
+    content,
+    truncated,
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const trimmed = value?.trim();
+  return trimmed ? trimmed : undefined;
+}

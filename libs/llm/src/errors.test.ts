@@ -1,0 +1,90 @@
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
+import { describe, expect, it } from "vitest";
+import { ServiceError } from "@litrev/contracts";
+import { LlmAbortError, classifyProviderError, invalidReplyError, redactSecrets } from "./errors";
+
+/** An SDK error exactly as the SDK builds it from an HTTP answer. */
+function httpError(status: number, error: Record<string, unknown>, headers: Record<string, string> = {}): APIError {
+  return APIError.generate(status, { error }, undefined, new Headers(headers));
+}
+
+function classify(error: unknown): ServiceError {
+  const classified = classifyProviderError(error);
+  expect(classified).toBeInstanceOf(ServiceError);
+  return classified as ServiceError;
+}
+
+describe("classifyProviderError", () => {
+  const key = "sk-proj-abcdefghijklmnopqrstuvwxyz0123456789";
+
+  it.each([401, 403])("maps %i to auth without echoing the provider's text or the key", (status) => {
+    const masked = `${key.slice(0, 8)}****${key.slice(-4)}`;
+    const error = classify(httpError(status, { message: `Incorrect API key provided: ${masked} (full ${key})`, code: "invalid_api_key" }));
+    expect(error.category).toBe("auth");
+    expect(error.retryable).toBe(false);
+    expect(error.message).toBe("The language-model provider rejected the API key");
+    const everything = JSON.stringify({ wire: error.toWire(), message: error.message, cause: String(error.cause) });
+    expect(everything).not.toContain(key.slice(-4));
+    expect(everything).not.toContain(key.slice(0, 8));
+  });
+
+  it("tells an exhausted quota (never retry) from a rate limit (retry)", () => {
+    const quota = classify(httpError(429, { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" }));
+    expect(quota.category).toBe("quota");
+    expect(quota.retryable).toBe(false);
+    const limited = classify(httpError(429, { message: "Rate limit reached", type: "requests", code: "rate_limit_exceeded" }, { "retry-after": "2" }));
+    expect(limited.category).toBe("rate_limit");
+    expect(limited.retryable).toBe(true);
+  });
+
+  it("maps 400 and 404 (unknown model) to validation, quoting the provider", () => {
+    const bad = classify(httpError(400, { message: "Unsupported value: 'temperature' does not support 0.2 with this model.", code: "unsupported_value" }));
+    expect(bad.category).toBe("validation");
+    expect(bad.retryable).toBe(false);
+    expect(bad.message).toBe("provider rejected the request: Unsupported value: 'temperature' does not support 0.2 with this model.");
+    const missing = classify(httpError(404, { message: "The model `gpt-9` does not exist or you do not have access to it.", code: "model_not_found" }));
+    expect(missing.category).toBe("validation");
+    expect(missing.message).toContain("gpt-9");
+  });
+
+  it.each([500, 502, 503, 529])("maps %i to a retryable provider_unavailable", (status) => {
+    const error = classify(httpError(status, { message: "boom" }));
+    expect(error.category).toBe("provider_unavailable");
+    expect(error.retryable).toBe(true);
+  });
+
+  it("maps connection failures and timeouts", () => {
+    const connection = classify(new APIConnectionError({ cause: new TypeError("fetch failed") }));
+    expect(connection.category).toBe("provider_unavailable");
+    expect(connection.retryable).toBe(true);
+    const timeout = classify(new APIConnectionTimeoutError());
+    expect(timeout.category).toBe("timeout");
+    expect(timeout.retryable).toBe(true);
+    expect(classify(new TypeError("fetch failed")).category).toBe("provider_unavailable");
+  });
+
+  it("turns a cancellation into LlmAbortError, not a ServiceError", () => {
+    expect(classifyProviderError(new APIUserAbortError())).toBeInstanceOf(LlmAbortError);
+    expect(classifyProviderError(new DOMException("aborted", "AbortError"))).toBeInstanceOf(LlmAbortError);
+  });
+
+  it("passes ServiceErrors through and hides unexpected errors behind unknown", () => {
+    const existing = new ServiceError("quota", "already classified");
+    expect(classifyProviderError(existing)).toBe(existing);
+    const unexpected = classify(new RangeError("internal detail"));
+    expect(unexpected.category).toBe("unknown");
+    expect(unexpected.message).not.toContain("internal detail");
+  });
+
+  it("redacts anything key-shaped from provider text it does quote", () => {
+    const error = classify(httpError(400, { message: `bad request for ${key}` }));
+    expect(error.message).not.toContain(key.slice(5));
+    expect(redactSecrets("Authorization: Bearer abc.def")).toBe("Authorization: Bearer [redacted]");
+  });
+
+  it("builds the invalid-reply error as unknown, naming the schema", () => {
+    const error = invalidReplyError("screening_decision", 3, "the reply is not valid JSON");
+    expect(error.category).toBe("unknown");
+    expect(error.message).toBe("The language model did not return a valid screening_decision reply after 3 attempts: the reply is not valid JSON");
+  });
+});

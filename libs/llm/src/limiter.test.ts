@@ -1,0 +1,145 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { LlmAbortError } from "./errors";
+import { RateLimiter } from "./limiter";
+
+/** Runs `count` paced sends concurrently and returns the (fake) time at which each was allowed. */
+async function sendTimes(limiter: RateLimiter, count: number, advanceMs: number): Promise<number[]> {
+  const start = Date.now();
+  const times: number[] = [];
+  const all = Promise.all(
+    Array.from({ length: count }, async () => {
+      await limiter.pace();
+      times.push(Date.now() - start);
+    }),
+  );
+  await vi.advanceTimersByTimeAsync(advanceMs);
+  await all;
+  return times.sort((a, b) => a - b);
+}
+
+describe("RateLimiter concurrency", () => {
+  it("never lets more than `concurrency` callers hold a slot, and serves waiters in order", async () => {
+    const limiter = new RateLimiter({ concurrency: 3 });
+    let inFlight = 0;
+    let peak = 0;
+    const order: number[] = [];
+    await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const slot = await limiter.acquireSlot();
+        order.push(i);
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        inFlight--;
+        slot.release();
+      }),
+    );
+    expect(peak).toBe(3);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(limiter.stats()).toMatchObject({ inFlight: 0, queued: 0 });
+  });
+
+  it("drops a queued caller that cancels, without losing the slot", async () => {
+    const limiter = new RateLimiter({ concurrency: 1 });
+    const held = await limiter.acquireSlot();
+    const controller = new AbortController();
+    const cancelled = limiter.acquireSlot(controller.signal);
+    const next = limiter.acquireSlot();
+    controller.abort();
+    await expect(cancelled).rejects.toBeInstanceOf(LlmAbortError);
+    held.release();
+    held.release(); // releasing twice is harmless
+    const slot = await next;
+    expect(limiter.stats()).toMatchObject({ inFlight: 1, queued: 0 });
+    slot.release();
+    expect(limiter.busy).toBe(false);
+  });
+});
+
+describe("RateLimiter pacing", () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: new Date("2026-11-22T00:00:00Z") });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("spaces requests evenly at a configured requestsPerMinute", async () => {
+    const limiter = new RateLimiter({ requestsPerMinute: 600 }); // one per 100 ms
+    expect(await sendTimes(limiter, 5, 1000)).toEqual([0, 100, 200, 300, 400]);
+  });
+
+  it("does not pace before it knows a limit, then learns it from x-ratelimit-limit-requests", async () => {
+    const limiter = new RateLimiter();
+    expect(await sendTimes(limiter, 3, 10)).toEqual([0, 0, 0]);
+    limiter.observe(new Headers({ "x-ratelimit-limit-requests": "1200", "x-ratelimit-remaining-requests": "900", "x-ratelimit-reset-requests": "15s" }));
+    expect(limiter.requestsPerMinute).toBe(1200);
+    expect(await sendTimes(limiter, 4, 1000)).toEqual([0, 50, 100, 150]);
+  });
+
+  it("paces by tokens when a token limit is known", async () => {
+    const limiter = new RateLimiter();
+    limiter.observe(new Headers({ "x-ratelimit-limit-tokens": "60000" })); // 1,000 tokens per second
+    const start = Date.now();
+    const times: number[] = [];
+    const all = Promise.all([500, 500, 2000, 100].map(async (tokens) => {
+      await limiter.pace(undefined, tokens);
+      times.push(Date.now() - start);
+    }));
+    await vi.advanceTimersByTimeAsync(5000);
+    await all;
+    expect(times).toEqual([0, 500, 1000, 3000]);
+  });
+
+  it("pauses every caller of the key until retry-after after a 429", async () => {
+    const limiter = new RateLimiter();
+    limiter.onRateLimited(new Headers({ "retry-after-ms": "700" }));
+    expect(await sendTimes(limiter, 3, 1000)).toEqual([700, 700, 700]);
+  });
+
+  it("re-books callers that were already waiting when a 429 arrives", async () => {
+    const limiter = new RateLimiter({ requestsPerMinute: 600 });
+    const start = Date.now();
+    const times: number[] = [];
+    const all = Promise.all(Array.from({ length: 3 }, async () => {
+      await limiter.pace();
+      times.push(Date.now() - start);
+    }));
+    await vi.advanceTimersByTimeAsync(50); // first sent at 0; others booked for 100 and 200
+    limiter.onRateLimited(new Headers({ "retry-after": "1" }));
+    await vi.advanceTimersByTimeAsync(2000);
+    await all;
+    expect(times[0]).toBe(0);
+    // Both waiters went after the pause (ends at 1050), still spaced by the pace.
+    expect(times.slice(1).every((t) => t >= 1050)).toBe(true);
+    expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(100);
+  });
+
+  it("holds sends when the provider reports nothing remaining", async () => {
+    const limiter = new RateLimiter();
+    limiter.observe(new Headers({ "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "300ms" }));
+    expect(await sendTimes(limiter, 1, 1000)).toEqual([300]);
+  });
+
+  it("treats zeroed headers (Azure) as unknown rather than as a stop", async () => {
+    const limiter = new RateLimiter();
+    limiter.observe(new Headers({ "x-ratelimit-limit-requests": "0", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "60s" }));
+    expect(limiter.requestsPerMinute).toBeUndefined();
+    expect(await sendTimes(limiter, 2, 10)).toEqual([0, 0]);
+  });
+
+  it("lets a configured rate win over what headers say", async () => {
+    const limiter = new RateLimiter({ requestsPerMinute: 60 });
+    limiter.observe(new Headers({ "x-ratelimit-limit-requests": "10000" }));
+    expect(limiter.requestsPerMinute).toBe(60);
+  });
+
+  it("stops waiting when cancelled", async () => {
+    const limiter = new RateLimiter();
+    limiter.onRateLimited(new Headers({ "retry-after": "30" }));
+    const controller = new AbortController();
+    const waiting = limiter.pace(controller.signal);
+    controller.abort();
+    await expect(waiting).rejects.toBeInstanceOf(LlmAbortError);
+  });
+});

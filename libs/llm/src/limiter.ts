@@ -1,0 +1,186 @@
+import { LlmAbortError } from "./errors";
+import { type HeaderReader, readRateLimitHeaders, retryAfterMs } from "./headers";
+import { sleep } from "./sleep";
+
+export interface LimiterOptions {
+  /** Requests in flight at once for this key. */
+  concurrency?: number | undefined;
+  /** Fixed request rate for providers that send no rate-limit headers; overrides what headers say. */
+  requestsPerMinute?: number | undefined;
+  /** Fixed token rate, same idea; only applies when callers pass token estimates. */
+  tokensPerMinute?: number | undefined;
+  now?: (() => number) | undefined;
+}
+
+export const DEFAULT_CONCURRENCY = 16;
+/** Pause after a 429 that carries no hint of how long to wait. */
+const DEFAULT_429_PAUSE_MS = 1000;
+
+export interface LimiterStats {
+  inFlight: number;
+  queued: number;
+  /** The request rate being paced to, if any (configured or learned from headers). */
+  requestsPerMinute: number | undefined;
+  tokensPerMinute: number | undefined;
+  pausedForMs: number;
+}
+
+/** Held while a call is in flight; release exactly once. */
+export interface Slot {
+  release(): void;
+}
+
+interface Waiter {
+  grant(): void;
+}
+
+/**
+ * The admission control of ONE provider key, shared by every call made with that key:
+ *
+ * - a concurrency bound (a FIFO semaphore);
+ * - pacing: requests are spaced at the key's rate, taken from `requestsPerMinute` or learned from
+ *   `x-ratelimit-limit-*`, so a job of thousands of calls runs at the limit instead of bursting
+ *   into it (providers enforce per-minute limits over short windows);
+ * - pauses: a 429, or `x-ratelimit-remaining-* = 0`, holds every caller of the key until the
+ *   provider's `retry-after` / reset time, instead of letting each caller bounce off the limit.
+ *
+ * Pacing works by reservation (each send books the next free instant), so waiters are served in
+ * order and never wake in a herd.
+ */
+export class RateLimiter {
+  readonly concurrency: number;
+  private readonly now: () => number;
+  private readonly fixedRpm: number | undefined;
+  private readonly fixedTpm: number | undefined;
+  private learnedRpm: number | undefined;
+  private learnedTpm: number | undefined;
+  private active = 0;
+  private readonly waiters: Waiter[] = [];
+  private nextRequestAt = 0;
+  private nextTokenAt = 0;
+  private pausedUntil = 0;
+
+  constructor(options: LimiterOptions = {}) {
+    this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
+    this.fixedRpm = positive(options.requestsPerMinute);
+    this.fixedTpm = positive(options.tokensPerMinute);
+    this.now = options.now ?? Date.now;
+  }
+
+  get requestsPerMinute(): number | undefined {
+    return this.fixedRpm ?? this.learnedRpm;
+  }
+
+  get tokensPerMinute(): number | undefined {
+    return this.fixedTpm ?? this.learnedTpm;
+  }
+
+  /** Waits for a concurrency slot. Rejects with LlmAbortError if `signal` fires first. */
+  acquireSlot(signal?: AbortSignal): Promise<Slot> {
+    if (signal?.aborted) return Promise.reject(new LlmAbortError(signal.reason));
+    if (this.active < this.concurrency) {
+      this.active++;
+      return Promise.resolve(this.slot());
+    }
+    return new Promise<Slot>((resolve, reject) => {
+      const waiter: Waiter = {
+        grant: () => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(this.slot());
+        },
+      };
+      const onAbort = (): void => {
+        const index = this.waiters.indexOf(waiter);
+        if (index >= 0) this.waiters.splice(index, 1);
+        reject(new LlmAbortError(signal?.reason));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  private slot(): Slot {
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        // Hand the slot straight to the next waiter, so `active` never dips and lets a newcomer jump the queue.
+        const next = this.waiters.shift();
+        if (next) next.grant();
+        else this.active--;
+      },
+    };
+  }
+
+  /**
+   * Waits until one request may be sent: past any pause and at its booked place in the pace.
+   * Call once per HTTP attempt, while holding a slot. `estimatedTokens` feeds token pacing.
+   */
+  async pace(signal?: AbortSignal, estimatedTokens = 0): Promise<void> {
+    for (;;) {
+      const now = this.now();
+      const rpm = this.requestsPerMinute;
+      const tpm = this.tokensPerMinute;
+      let sendAt = Math.max(now, this.pausedUntil);
+      if (rpm) sendAt = Math.max(sendAt, this.nextRequestAt);
+      if (tpm && estimatedTokens > 0) sendAt = Math.max(sendAt, this.nextTokenAt);
+      if (rpm) this.nextRequestAt = sendAt + 60_000 / rpm;
+      if (tpm && estimatedTokens > 0) this.nextTokenAt = sendAt + (estimatedTokens * 60_000) / tpm;
+      if (sendAt <= now) return;
+      await sleep(sendAt - now, signal);
+      // A 429 may have paused the key while we slept: book again after the pause.
+      if (this.pausedUntil <= this.now()) return;
+    }
+  }
+
+  /** Learn from any response's (or error's) rate-limit headers. */
+  observe(headers: HeaderReader | undefined): void {
+    if (!headers) return;
+    const info = readRateLimitHeaders(headers);
+    // Azure sometimes sends zeroes: a zero limit means "unknown", not "stop".
+    if (info.limitRequests) this.learnedRpm = info.limitRequests;
+    if (info.limitTokens) this.learnedTpm = info.limitTokens;
+    const now = this.now();
+    if (info.remainingRequests === 0 && info.limitRequests !== 0 && info.resetRequestsMs !== undefined) {
+      // The reset is the time until the window is full again; the next single request is due after one interval.
+      const rpm = this.requestsPerMinute;
+      this.pauseUntil(now + (rpm ? Math.min(info.resetRequestsMs, 60_000 / rpm) : info.resetRequestsMs));
+    }
+    if (info.remainingTokens === 0 && info.limitTokens !== 0 && info.resetTokensMs !== undefined) {
+      this.pauseUntil(now + info.resetTokensMs);
+    }
+  }
+
+  /** A 429 for this key: every caller waits out the provider's `retry-after`. */
+  onRateLimited(headers: HeaderReader | undefined): void {
+    this.observe(headers);
+    const wait = retryAfterMs(headers, this.now()) ?? readRateLimitHeaders(headers ?? emptyHeaders).resetRequestsMs ?? DEFAULT_429_PAUSE_MS;
+    this.pauseUntil(this.now() + wait);
+  }
+
+  private pauseUntil(time: number): void {
+    this.pausedUntil = Math.max(this.pausedUntil, time);
+  }
+
+  /** Idle limiters may be dropped from a cache; busy ones must live on. */
+  get busy(): boolean {
+    return this.active > 0 || this.waiters.length > 0;
+  }
+
+  stats(): LimiterStats {
+    return {
+      inFlight: this.active,
+      queued: this.waiters.length,
+      requestsPerMinute: this.requestsPerMinute,
+      tokensPerMinute: this.tokensPerMinute,
+      pausedForMs: Math.max(0, this.pausedUntil - this.now()),
+    };
+  }
+}
+
+const emptyHeaders: HeaderReader = { get: () => null };
+
+function positive(value: number | undefined): number | undefined {
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : undefined;
+}

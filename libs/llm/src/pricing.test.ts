@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest";
+import { loadModelAliases } from "./models";
+import { FALLBACK_PRICED_MODEL, PRICES, costUsd, estimateTokens, priceFor } from "./pricing";
+import { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage, type LlmUsage } from "./usage";
+
+/** The built-in aliases, whatever LLM_MODEL_ALIASES the test machine has. */
+const defaults = loadModelAliases({});
+
+describe("priceFor", () => {
+  it("has the field notes' prices (USD per 1M tokens: input / cached / output)", () => {
+    const table = Object.fromEntries(Object.entries(PRICES).map(([model, p]) => [model, [p.input, p.cachedInput, p.output]]));
+    expect(table).toEqual({
+      "gpt-5-nano": [0.05, 0.005, 0.4],
+      "gpt-5-mini": [0.25, 0.025, 2.0],
+      "gpt-4.1": [2.0, 0.5, 8.0],
+      "gpt-4.1-mini": [0.4, 0.1, 1.6],
+      "gpt-4o-mini": [0.15, 0.075, 0.6],
+    });
+  });
+
+  it("resolves aliases, dated snapshots and router prefixes", () => {
+    expect(priceFor("llm-5-nano", defaults)).toMatchObject({ model: "gpt-5-nano", known: true });
+    expect(priceFor("gpt-5-nano-2025-08-07", defaults)).toMatchObject({ model: "gpt-5-nano", known: true });
+    expect(priceFor("gpt-4.1-mini-2025-04-14", defaults)).toMatchObject({ model: "gpt-4.1-mini", known: true });
+    expect(priceFor("openai/gpt-4o-mini", defaults)).toMatchObject({ model: "gpt-4o-mini", known: true });
+  });
+
+  it("falls back to the most expensive known price for unknown models, so estimates err high", () => {
+    const unknown = priceFor("my-vllm-model", defaults);
+    expect(unknown).toMatchObject({ model: FALLBACK_PRICED_MODEL, known: false });
+    const highest = Math.max(...Object.values(PRICES).map((p) => p.output));
+    expect(unknown.output).toBe(highest);
+  });
+
+  it("follows alias overrides", () => {
+    expect(priceFor("llm-5-nano", { "llm-5-nano": "gpt-4o-mini" }).model).toBe("gpt-4o-mini");
+  });
+});
+
+describe("costUsd", () => {
+  it("charges uncached input, cached input and output at their own prices", () => {
+    const price = PRICES["gpt-5-mini"]!;
+    const cost = costUsd({ model: "llm-5-mini", inputTokens: 10_000, cachedInputTokens: 4_000, outputTokens: 2_000 }, defaults);
+    expect(cost).toBeCloseTo((6_000 * price.input + 4_000 * price.cachedInput + 2_000 * price.output) / 1e6, 12);
+  });
+
+  it("is zero for zero tokens and never counts more cached tokens than input", () => {
+    expect(costUsd({ model: "gpt-4.1", inputTokens: 0, outputTokens: 0 }, defaults)).toBe(0);
+    const allCached = costUsd({ model: "gpt-4.1", inputTokens: 100, cachedInputTokens: 500, outputTokens: 0 }, defaults);
+    expect(allCached).toBeCloseTo((100 * PRICES["gpt-4.1"]!.cachedInput) / 1e6, 12);
+  });
+
+  it("estimates about four characters per token", () => {
+    expect(estimateTokens("")).toBe(0);
+    expect(estimateTokens("abcd")).toBe(1);
+    expect(estimateTokens("abcde")).toBe(2);
+  });
+});
+
+describe("usage accounting", () => {
+  const call = (input: number, cached: number, output: number, cost: number): LlmUsage => ({
+    inputTokens: input,
+    cachedInputTokens: cached,
+    outputTokens: output,
+    totalTokens: input + output,
+    costUsd: cost,
+  });
+
+  it("sums usages field by field", () => {
+    const total = accumulateUsage([call(100, 0, 10, 0.001), call(200, 128, 20, 0.002), call(1, 0, 1, 0)]);
+    expect(total).toEqual({ inputTokens: 301, cachedInputTokens: 128, outputTokens: 31, totalTokens: 332, costUsd: expect.closeTo(0.003, 12) });
+    expect(accumulateUsage([])).toEqual(ZERO_USAGE);
+    expect(addUsage(ZERO_USAGE, call(1, 0, 2, 0.5))).toEqual(call(1, 0, 2, 0.5));
+  });
+
+  it("converts to the contracts' Usage shape", () => {
+    expect(toContractUsage(call(1000, 256, 50, 0.000123456789))).toEqual({
+      input_tokens: 1000,
+      output_tokens: 50,
+      total_tokens: 1050,
+      cached_input_tokens: 256,
+      estimated_cost_usd: 0.000123,
+    });
+  });
+});

@@ -1,0 +1,131 @@
+import { ServiceError, type ErrorCategory } from "@litrev/contracts";
+import { LlmAbortError, classifyProviderError } from "./errors";
+import { errorHeaders, retryAfterMs } from "./headers";
+import { sleep } from "./sleep";
+
+/** Failures that clear by themselves. auth, validation and quota never do, so they fail at once. */
+export const RETRIED_CATEGORIES: ReadonlySet<ErrorCategory> = new Set(["rate_limit", "provider_unavailable", "timeout"]);
+
+export interface RetryPolicy {
+  /** Attempts in total, the first included. */
+  maxAttempts: number;
+  /** Budget for all attempts and waits of one call; a wait that would overrun it is not started. */
+  deadlineMs: number;
+  /** First backoff ceiling; doubles per attempt (full jitter picks uniformly below it). */
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  maxAttempts: 6,
+  deadlineMs: 120_000,
+  baseDelayMs: 500,
+  maxDelayMs: 20_000,
+});
+
+/** Time and randomness, injectable so tests can check the schedule without waiting for it. */
+export interface RetryClock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  random(): number;
+}
+
+const realClock: RetryClock = { now: Date.now, sleep, random: Math.random };
+
+export interface AttemptContext {
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Fires on the caller's cancellation or at the deadline; pass it to the request. */
+  signal: AbortSignal;
+  /** Time left before the deadline, for the request's own timeout. */
+  remainingMs: number;
+}
+
+export interface RetryInfo {
+  attempt: number;
+  delayMs: number;
+  error: ServiceError;
+}
+
+export interface RetryOptions extends Partial<RetryPolicy> {
+  /**
+   * Absolute end (on the clock) when the budget started earlier than this call, e.g. a call made
+   * of several requests; `deadlineMs` then only names the whole budget in the timeout message.
+   */
+  deadlineAt?: number | undefined;
+  signal?: AbortSignal | undefined;
+  onRetry?: ((info: RetryInfo) => void) | undefined;
+  clock?: Partial<RetryClock> | undefined;
+}
+
+/** Full jitter: uniform in [0, min(max, base·2^(attempt-1))), which spreads a herd of retries. */
+export function backoffDelayMs(attempt: number, policy: Pick<RetryPolicy, "baseDelayMs" | "maxDelayMs">, random: () => number): number {
+  return random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
+}
+
+export function deadlineError(deadlineMs: number, cause?: unknown): ServiceError {
+  return new ServiceError("timeout", `The language-model call did not complete within ${Math.round(deadlineMs / 100) / 10} s`, {
+    cause,
+  });
+}
+
+/**
+ * Runs `run` under the one retry policy of this library (the SDK itself is built with
+ * `maxRetries: 0`, since it cannot tell a rate limit from an exhausted quota). Throws a
+ * ServiceError, or LlmAbortError when the caller cancels.
+ */
+export async function withRetry<T>(run: (context: AttemptContext) => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const policy: RetryPolicy = {
+    maxAttempts: options.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts,
+    deadlineMs: options.deadlineMs ?? DEFAULT_RETRY_POLICY.deadlineMs,
+    baseDelayMs: options.baseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs,
+    maxDelayMs: options.maxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
+  };
+  const clock: RetryClock = { ...realClock, ...options.clock };
+  const deadlineAt = options.deadlineAt ?? clock.now() + policy.deadlineMs;
+
+  // One signal for the caller's cancellation and our deadline, so a request in flight and a
+  // backoff sleep both stop the moment either fires.
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), Math.max(0, deadlineAt - clock.now()));
+  timer.unref?.();
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+
+  let last: ServiceError | undefined;
+  const interruption = (): Error | undefined => {
+    if (options.signal?.aborted) return new LlmAbortError(options.signal.reason);
+    if (deadline.signal.aborted) return deadlineError(policy.deadlineMs, last);
+    return undefined;
+  };
+
+  try {
+    for (let attempt = 1; ; attempt++) {
+      if (signal.aborted) throw interruption() ?? new LlmAbortError();
+      try {
+        return await run({ attempt, signal, remainingMs: Math.max(0, deadlineAt - clock.now()) });
+      } catch (error) {
+        const stopped = interruption();
+        if (stopped) throw stopped;
+        const classified = classifyProviderError(error);
+        if (classified instanceof LlmAbortError) throw classified;
+        last = classified;
+        if (!RETRIED_CATEGORIES.has(classified.category) || attempt >= policy.maxAttempts) throw classified;
+
+        const delayMs = retryAfterMs(errorHeaders(classified), clock.now()) ?? backoffDelayMs(attempt, policy, clock.random);
+        // Waiting past the deadline only to fail later helps nobody: report the real cause now
+        // (for a timeout, the cause is the spent budget).
+        if (clock.now() + delayMs >= deadlineAt) {
+          throw classified.category === "timeout" ? deadlineError(policy.deadlineMs, classified) : classified;
+        }
+        options.onRetry?.({ attempt, delayMs, error: classified });
+        try {
+          await clock.sleep(delayMs, signal);
+        } catch (sleepError) {
+          throw interruption() ?? sleepError;
+        }
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,425 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { isReasoningModel } from "../models";
+import type { JsonSchema } from "../schema";
+import { FakeBucket, formatDuration } from "./fake-bucket";
+import { type FieldRule, sampleFromSchema } from "./json-sample";
+import { strictSchemaProblem } from "./strict-check";
+
+/**
+ * Forced failure modes, applied to chat requests while `modeTimes` lasts:
+ * - `always429`: 429 `rate_limit_exceeded` with retry-after;
+ * - `insufficient_quota`: 429 `insufficient_quota` (out of credit);
+ * - `status500`: 500 server_error;
+ * - `malformed`: 200 whose content is not JSON;
+ * - `truncated`: 200 with finish_reason `length` and the JSON cut in half;
+ * - `hang`: never answers (until the client gives up or the server closes).
+ */
+export type FakeMode = "normal" | "always429" | "insufficient_quota" | "status500" | "malformed" | "truncated" | "hang";
+
+/** A chat request as the fake saw it (the parsed JSON body). */
+export interface FakeChatRequest {
+  model: string;
+  messages: { role: string; content?: unknown }[];
+  n?: number;
+  temperature?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  reasoning_effort?: string;
+  response_format?: { type: string; json_schema?: { name?: string; strict?: boolean; schema?: JsonSchema } };
+  [field: string]: unknown;
+}
+
+export interface RespondContext {
+  /** 0 for the first successful chat reply since start (or `reset()`), then 1, 2, ... (for sequences). */
+  index: number;
+  /** Which of the `n` choices is being produced. */
+  choice: number;
+  /** What the fake would answer by default (conforming to the request's schema). */
+  generated: unknown;
+  /** The caller's key, as sent in `Authorization: Bearer`. */
+  apiKey: string;
+}
+
+export interface FakeBehaviour {
+  /** Delay before every non-429 answer. */
+  latencyMs?: number;
+  /** Keys accepted; others get 401 `invalid_api_key`. Undefined: any key. */
+  validKeys?: readonly string[] | undefined;
+  /** Per-key budgets; when set, every response carries `x-ratelimit-*` headers. */
+  requestsPerMinute?: number | undefined;
+  tokensPerMinute?: number | undefined;
+  /** Window over which the per-minute budgets are enforced (default 1 s). */
+  burstSeconds?: number;
+  mode?: FakeMode;
+  /** How many chat requests the forced mode applies to before answering normally (default: all). */
+  modeTimes?: number | undefined;
+  /** `retry-after` of forced 429s (default 1000 ms). */
+  retryAfterMs?: number;
+  /** Values by property name, anywhere in the generated reply. */
+  fields?: Readonly<Record<string, FieldRule>> | undefined;
+  /**
+   * Custom reply content: an object/array/number is sent as JSON, a string as-is; undefined
+   * keeps the generated reply.
+   */
+  respond?: ((request: FakeChatRequest, context: RespondContext) => unknown) | undefined;
+  /** Models that exist; others get 404 `model_not_found`. Undefined: every model exists. */
+  knownModels?: readonly string[] | undefined;
+}
+
+export interface FakeProviderOptions extends FakeBehaviour {
+  port?: number;
+  host?: string;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  /** Lower-cased header names, as received (authorization included: this is a test double). */
+  headers: Record<string, string>;
+  body: unknown;
+  receivedAt: number;
+  /** HTTP status of the answer; undefined while pending (or forever, for `hang`). */
+  status?: number;
+}
+
+export interface FakeProvider {
+  /** Base URL ending in /v1, for `baseURL` / OPENAI_BASE_URL. */
+  url: string;
+  port: number;
+  /** Every request, in arrival order. */
+  requests: RecordedRequest[];
+  /** Chat-completion requests only. */
+  chatRequests(): RecordedRequest[];
+  /**
+   * Merge new behaviour. Setting `mode` restarts the forced-mode count, and without `modeTimes`
+   * the mode lasts until changed.
+   */
+  setBehaviour(patch: FakeBehaviour): void;
+  /** Back to the start options: no recorded requests, counters, budgets or prompt cache. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const DATE_SUFFIXES: [RegExp, string][] = [
+  [/^gpt-5/, "2025-08-07"],
+  [/^gpt-4\.1/, "2025-04-14"],
+  [/^gpt-4o-mini/, "2024-07-18"],
+];
+
+/** `gpt-5-nano` → `gpt-5-nano-2025-08-07`, as OpenAI reports the snapshot that answered. */
+export function datedModel(model: string): string {
+  if (/-\d{4}-\d{2}-\d{2}$/.test(model)) return model;
+  const suffix = DATE_SUFFIXES.find(([pattern]) => pattern.test(model))?.[1] ?? "2025-01-01";
+  return `${model}-${suffix}`;
+}
+
+const REASONING_TOKENS: Record<string, number> = { minimal: 0, low: 64, medium: 192, high: 512 };
+
+function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function messageText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map((part) => (typeof part?.text === "string" ? part.text : "")).join("");
+  return "";
+}
+
+/** Starts an OpenAI-compatible HTTP server on 127.0.0.1 (port 0 = any free port). */
+export async function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
+  const { port: requestedPort = 0, host = "127.0.0.1", ...initial } = options;
+  let behaviour: FakeBehaviour = { ...initial };
+  let forcedUsed = 0;
+  let replies = 0;
+  let completionIds = 0;
+  const requests: RecordedRequest[] = [];
+  const budgets = new Map<string, { requests?: FakeBucket; tokens?: FakeBucket }>();
+  const seenPrefixes = new Set<string>();
+  const hanging = new Set<ServerResponse>();
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendJson(res, undefined, 500, {}, errorBody(String(error), "server_error", null));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const path = (req.url ?? "/").split("?")[0] as string;
+    let body: unknown = undefined;
+    let bodyInvalid = false;
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        bodyInvalid = true;
+      }
+    }
+    const record: RecordedRequest = { method: req.method ?? "GET", path, headers: flatHeaders(req), body, receivedAt: Date.now() };
+    requests.push(record);
+
+    const apiKey = /^Bearer\s+(.+)$/i.exec(record.headers.authorization ?? "")?.[1]?.trim() ?? "";
+    if (!apiKey) {
+      return sendJson(res, record, 401, {}, errorBody("You didn't provide an API key.", "invalid_request_error", null));
+    }
+    if (behaviour.validKeys && !behaviour.validKeys.includes(apiKey)) {
+      return sendJson(res, record, 401, {}, errorBody(`Incorrect API key provided: ${maskKey(apiKey)}. You can find your API key in your account settings.`, "invalid_request_error", "invalid_api_key"));
+    }
+
+    if (record.method === "GET" && path === "/v1/models") {
+      const models = behaviour.knownModels ?? ["gpt-5-nano", "gpt-5-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4o-mini"];
+      return sendJson(res, record, 200, {}, {
+        object: "list",
+        data: models.map((id) => ({ id, object: "model", created: 1_700_000_000, owned_by: "fake-provider" })),
+      });
+    }
+    if (record.method !== "POST" || path !== "/v1/chat/completions") {
+      return sendJson(res, record, 404, {}, errorBody(`Invalid URL (${record.method} ${path})`, "invalid_request_error", null));
+    }
+    if (bodyInvalid || typeof body !== "object" || body === null) {
+      return sendJson(res, record, 400, {}, errorBody("We could not parse the JSON body of your request.", "invalid_request_error", null));
+    }
+    return chat(body as FakeChatRequest, apiKey, record, res);
+  }
+
+  async function chat(request: FakeChatRequest, apiKey: string, record: RecordedRequest, res: ServerResponse): Promise<void> {
+    const invalid = requestProblem(request);
+    if (invalid) return sendJson(res, record, invalid.status, {}, invalid.body);
+
+    const n = Math.max(1, Math.floor(request.n ?? 1));
+    const promptText = request.messages.map((m) => messageText(m.content)).join("\n");
+    const promptTokens = estimateTokens(promptText);
+    const maxOutput = request.max_completion_tokens ?? request.max_tokens;
+    const now = Date.now();
+    const budget = budgetFor(apiKey, now);
+    const limitHeaders = (): Record<string, string> => rateLimitHeaders(budget, Date.now());
+
+    // Forced 429s come before budgets, the other forced modes after them (like real processing).
+    const early = behaviour.mode === "always429" || behaviour.mode === "insufficient_quota";
+    let mode: FakeMode = early ? currentMode() : "normal";
+    if (mode === "always429") {
+      const wait = behaviour.retryAfterMs ?? 1000;
+      return sendJson(res, record, 429, { ...limitHeaders(), ...retryAfterHeaders(wait) }, errorBody("Rate limit reached for requests. Please try again later.", "requests", "rate_limit_exceeded"));
+    }
+    if (mode === "insufficient_quota") {
+      return sendJson(res, record, 429, limitHeaders(), errorBody("You exceeded your current quota, please check your plan and billing details.", "insufficient_quota", "insufficient_quota"));
+    }
+
+    // Budgets: OpenAI counts the prompt plus the requested output allowance against the TPM.
+    const requestWait = budget.requests?.take(1, now) ?? 0;
+    if (requestWait > 0) {
+      const limit = budget.requests?.perMinute;
+      return sendJson(res, record, 429, { ...limitHeaders(), ...retryAfterHeaders(requestWait) }, errorBody(`Rate limit reached on requests per min (RPM): Limit ${limit}. Please try again in ${formatDuration(requestWait)}.`, "requests", "rate_limit_exceeded"));
+    }
+    const tokenWait = budget.tokens?.take(promptTokens + (maxOutput ?? 0) * n, now) ?? 0;
+    if (tokenWait > 0) {
+      const limit = budget.tokens?.perMinute;
+      return sendJson(res, record, 429, { ...limitHeaders(), ...retryAfterHeaders(tokenWait) }, errorBody(`Rate limit reached on tokens per min (TPM): Limit ${limit}. Please try again in ${formatDuration(tokenWait)}.`, "tokens", "rate_limit_exceeded"));
+    }
+
+    if (!early) mode = currentMode();
+    if (mode === "hang") {
+      hanging.add(res);
+      res.on("close", () => hanging.delete(res));
+      return;
+    }
+    if (behaviour.latencyMs) await new Promise((resolve) => setTimeout(resolve, behaviour.latencyMs));
+    if (mode === "status500") {
+      return sendJson(res, record, 500, limitHeaders(), errorBody("The server had an error while processing your request. Sorry about that!", "server_error", null));
+    }
+
+    const index = replies++;
+    const schema = request.response_format?.type === "json_schema" ? request.response_format.json_schema?.schema : undefined;
+    const reasoning = isReasoningModel(request.model) ? (REASONING_TOKENS[request.reasoning_effort ?? "medium"] ?? 0) : 0;
+    const choices = [];
+    let completionTokens = 0;
+    for (let choice = 0; choice < n; choice++) {
+      const generated = schema ? sampleFromSchema(schema, { fields: behaviour.fields }) : { answer: "sample text" };
+      const custom = behaviour.respond?.(request, { index, choice, generated, apiKey });
+      const value = custom === undefined ? generated : custom;
+      let content = typeof value === "string" ? value : JSON.stringify(value);
+      let finishReason = "stop";
+      if (mode === "malformed") content = `Sure! Here is the JSON you asked for: {${content.slice(1, 20)}`;
+      if (mode === "truncated") {
+        content = content.slice(0, Math.max(1, Math.floor(content.length / 2)));
+        finishReason = "length";
+      }
+      const tokens = mode === "truncated" && maxOutput !== undefined ? maxOutput : estimateTokens(content) + reasoning;
+      completionTokens += tokens;
+      choices.push({ index: choice, message: { role: "assistant", content, refusal: null }, finish_reason: finishReason, logprobs: null });
+    }
+
+    sendJson(res, record, 200, { ...limitHeaders(), "openai-processing-ms": String(behaviour.latencyMs ?? 0) }, {
+      id: `chatcmpl-fake-${++completionIds}`,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: datedModel(request.model),
+      choices,
+      usage: {
+        prompt_tokens: promptTokens,
+        completion_tokens: completionTokens,
+        total_tokens: promptTokens + completionTokens,
+        prompt_tokens_details: { cached_tokens: cachedTokens(request, promptTokens), audio_tokens: 0 },
+        completion_tokens_details: { reasoning_tokens: reasoning * n, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      },
+      service_tier: "default",
+      system_fingerprint: "fp_fake",
+    });
+  }
+
+  /** The checks OpenAI makes that our request builder must pass (model-family quirks, strict schema). */
+  function requestProblem(request: FakeChatRequest): { status: number; body: object } | undefined {
+    const bad = (message: string, param: string | null, code: string | null) => ({
+      status: 400,
+      body: { error: { message, type: "invalid_request_error", param, code } },
+    });
+    if (typeof request.model !== "string" || !request.model) return bad("you must provide a model parameter", "model", null);
+    if (!Array.isArray(request.messages) || request.messages.length === 0) return bad("'messages' must be a non-empty array", "messages", null);
+    if (behaviour.knownModels && !behaviour.knownModels.includes(request.model)) {
+      return {
+        status: 404,
+        body: { error: { message: `The model \`${request.model}\` does not exist or you do not have access to it.`, type: "invalid_request_error", param: null, code: "model_not_found" } },
+      };
+    }
+    if (isReasoningModel(request.model)) {
+      if (request.temperature !== undefined && request.temperature !== 1) {
+        return bad(`Unsupported value: 'temperature' does not support ${request.temperature} with this model. Only the default (1) value is supported.`, "temperature", "unsupported_value");
+      }
+      if (request.max_tokens !== undefined) {
+        return bad("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.", "max_tokens", "unsupported_parameter");
+      }
+    } else if (request.reasoning_effort !== undefined) {
+      return bad("Unsupported parameter: 'reasoning_effort' is not supported with this model.", "reasoning_effort", "unsupported_parameter");
+    }
+    const format = request.response_format;
+    if (format?.type === "json_schema") {
+      const name = format.json_schema?.name ?? "";
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) return bad("Invalid 'response_format.json_schema.name'.", "response_format", "invalid_value");
+      if (format.json_schema?.strict) {
+        const problem = strictSchemaProblem(format.json_schema.schema);
+        if (problem) return bad(`Invalid schema for response_format '${name}': ${problem}.`, "response_format", "invalid_json_schema");
+      }
+    }
+    return undefined;
+  }
+
+  function currentMode(): FakeMode {
+    const mode = behaviour.mode ?? "normal";
+    if (mode === "normal") return mode;
+    if (forcedUsed >= (behaviour.modeTimes ?? Number.POSITIVE_INFINITY)) return "normal";
+    forcedUsed++;
+    return mode;
+  }
+
+  function budgetFor(apiKey: string, now: number): { requests?: FakeBucket; tokens?: FakeBucket } {
+    let budget = budgets.get(apiKey);
+    if (!budget) {
+      budget = {};
+      const burst = behaviour.burstSeconds ?? 1;
+      if (behaviour.requestsPerMinute) budget.requests = new FakeBucket(behaviour.requestsPerMinute, burst, now);
+      if (behaviour.tokensPerMinute) budget.tokens = new FakeBucket(behaviour.tokensPerMinute, burst, now);
+      budgets.set(apiKey, budget);
+    }
+    return budget;
+  }
+
+  /** Automatic prompt caching: a repeated system prompt of at least 1,024 tokens, in 128-token steps. */
+  function cachedTokens(request: FakeChatRequest, promptTokens: number): number {
+    const first = request.messages[0];
+    const prefix = `${request.model}\u0000${messageText(first?.content)}`;
+    const prefixTokens = estimateTokens(messageText(first?.content));
+    const seen = seenPrefixes.has(prefix);
+    seenPrefixes.add(prefix);
+    if (!seen || promptTokens < 1024 || prefixTokens < 1024) return 0;
+    return Math.min(promptTokens, Math.floor(prefixTokens / 128) * 128);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(requestedPort, host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://${host}:${port}/v1`,
+    port,
+    requests,
+    chatRequests: () => requests.filter((r) => r.path === "/v1/chat/completions"),
+    setBehaviour(patch) {
+      if ("mode" in patch || "modeTimes" in patch) forcedUsed = 0;
+      // New budgets apply from a fresh bucket.
+      if ("requestsPerMinute" in patch || "tokensPerMinute" in patch || "burstSeconds" in patch) budgets.clear();
+      behaviour = { ...behaviour, ...("mode" in patch && !("modeTimes" in patch) ? { modeTimes: undefined } : {}), ...patch };
+    },
+    reset() {
+      behaviour = { ...initial };
+      requests.length = 0;
+      forcedUsed = 0;
+      replies = 0;
+      budgets.clear();
+      seenPrefixes.clear();
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        for (const res of hanging) res.destroy();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function rateLimitHeaders(budget: { requests?: FakeBucket; tokens?: FakeBucket }, now: number): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [dimension, bucket] of [["requests", budget.requests], ["tokens", budget.tokens]] as const) {
+    if (!bucket) continue;
+    headers[`x-ratelimit-limit-${dimension}`] = String(bucket.perMinute);
+    headers[`x-ratelimit-remaining-${dimension}`] = String(bucket.remaining(now));
+    headers[`x-ratelimit-reset-${dimension}`] = formatDuration(bucket.resetMs(now));
+  }
+  return headers;
+}
+
+function retryAfterHeaders(ms: number): Record<string, string> {
+  return { "retry-after-ms": String(Math.ceil(ms)), "retry-after": String(Math.max(1, Math.ceil(ms / 1000))) };
+}
+
+function errorBody(message: string, type: string, code: string | null): object {
+  return { error: { message, type, param: null, code } };
+}
+
+/** OpenAI shows the first and last few characters of a rejected key. */
+function maskKey(key: string): string {
+  return key.length <= 8 ? "*".repeat(key.length) : `${key.slice(0, 3)}${"*".repeat(Math.min(20, key.length - 7))}${key.slice(-4)}`;
+}
+
+function sendJson(res: ServerResponse, record: RecordedRequest | undefined, status: number, headers: Record<string, string>, body: unknown): void {
+  if (record) record.status = status;
+  if (res.destroyed || res.writableEnded) return;
+  const payload = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(payload),
+    "x-request-id": `req_fake_${Math.random().toString(36).slice(2, 10)}`,
+    ...headers,
+  });
+  res.end(payload);
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function flatHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return out;
+}
