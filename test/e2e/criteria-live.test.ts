@@ -7,7 +7,7 @@ import {
   RefineContextResponse,
 } from "@litrev/contracts";
 import { startFakeProvider, strictSchemaProblem, type FakeChatRequest, type FakeProvider } from "@litrev/llm/testing";
-import { startStack, type Stack } from "../support/stack";
+import { startStack, waitFor, type Stack } from "../support/stack";
 
 const SERVER_KEY = "sk-server-configured-key";
 const KEYS = { alice: "sk-alice-per-request-key", bob: "sk-bob-per-request-key" };
@@ -168,6 +168,21 @@ describe("Criteria AI live, through the gateway, against a fake OpenAI-compatibl
     const logs = stack.processes.map((p) => p.output()).join("\n");
     expect(logs.length).toBeGreaterThan(0);
     for (const secret of [SERVER_KEY, KEYS.alice, KEYS.bob, "sk-not-a-valid-key"]) expect(logs).not.toContain(secret);
+  });
+
+  it("applies a system prompt PUT through the config endpoint to the next provider call, without a restart", async () => {
+    const prompt = "You are a meticulous review methodologist (configured at run time).";
+    const put = await stack.http("PUT", "/v1/config/services/criteria", { system_prompt: prompt, temperature: 0.1 });
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ service_id: "criteria", system_prompt: prompt, temperature: 0.1 });
+    const systemOfLastCall = async () => {
+      provider.reset();
+      await post("refine-context", { description: "Nudges for clinicians" });
+      const messages = bodyOf(provider.chatRequests()[0]!).messages;
+      return String(messages.find((m) => m.role === "system")?.content ?? "");
+    };
+    await waitFor(async () => (await systemOfLastCall()).startsWith(prompt), 10_000, 200);
+    expect(bodyOf(provider.chatRequests()[0]!).temperature).toBe(0.1); // gpt-4.1 accepts a temperature
   });
 
   it("serves mock requests without calling the provider", async () => {
