@@ -12,22 +12,33 @@ export function parseOrIssues<S extends z.ZodType>(
 ): { success: true; data: z.output<S> } | { success: false; issues: ValidationIssue[] } {
   const result = schema.safeParse(data, { reportInput: true });
   if (result.success) return { success: true, data: result.data };
-  return { success: false, issues: zodIssuesToValidation(result.error.issues, root) };
+  return { success: false, issues: zodIssuesToValidation(result.error.issues, root, data) };
 }
 
 /**
  * Zod issues in the spec's validation shape, `{type, loc, msg}`, using the type names and messages
  * FastAPI clients already recognise (`missing` / "Field required", `string_type`, `enum`, …).
+ * `data` is the unparsed input: a coerced value (query strings) reaches zod as NaN whether it was
+ * absent or unparsable, so the original tells the two apart.
  */
-export function zodIssuesToValidation(issues: readonly Issue[], root: string): ValidationIssue[] {
+export function zodIssuesToValidation(issues: readonly Issue[], root: string, data?: unknown): ValidationIssue[] {
   return issues.flatMap((issue) => {
     const loc: Loc = [root, ...issue.path.map((p) => (typeof p === "number" ? p : String(p)))];
     if (issue.code === "unrecognized_keys") {
       return issue.keys.map((key) => ({ type: "extra_forbidden", loc: [...loc, key], msg: "Extra inputs are not permitted" }));
     }
-    const { type, msg } = describe(issue);
+    const { type, msg } = describe(issue, data === undefined ? undefined : { value: valueAt(data, issue.path) });
     return [{ type, loc, msg }];
   });
+}
+
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let value = data;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
 }
 
 const TYPE_NAMES: Record<string, [string, string]> = {
@@ -41,10 +52,14 @@ const TYPE_NAMES: Record<string, [string, string]> = {
   null: ["none_required", "Input should be None"],
 };
 
-function describe(issue: Issue): { type: string; msg: string } {
+function describe(issue: Issue, original?: { value: unknown }): { type: string; msg: string } {
   switch (issue.code) {
     case "invalid_type": {
-      if (issue.input === undefined) return { type: "missing", msg: "Field required" };
+      const raw = original ? original.value : issue.input;
+      if (raw === undefined) return { type: "missing", msg: "Field required" };
+      if (issue.expected === "number" && typeof raw === "string") {
+        return { type: "float_parsing", msg: "Input should be a valid number, unable to parse string as a number" };
+      }
       if (issue.expected === "int" && typeof issue.input === "number") {
         return { type: "int_from_float", msg: "Input should be a valid integer, got a number with a fractional part" };
       }

@@ -68,7 +68,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   });
   shutdown.add("health", () => health.unsubscribe());
 
-  const entries = await definition.handlers(runtime);
+  const entries = (await definition.handlers(runtime)).map((entry) => withHandledLog(entry, logger));
   const sub = serveOperations(nc, service, entries, {
     onError: (error, subject) => logger.error({ err: error, subject }, "operation failed"),
   });
@@ -76,4 +76,23 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   shutdown.add("operations", () => sub.drain());
   logger.info({ instance, operations: entries.map((e) => e.operation.name) }, "service ready");
   return runtime;
+}
+
+/**
+ * One debug line per answered operation (with its trace id via the logger's mixin): shows which
+ * replica served a request when debugging load sharing, and costs nothing at the default level.
+ */
+function withHandledLog(entry: HandlerEntry, logger: Logger): HandlerEntry {
+  return {
+    operation: entry.operation,
+    handle: async (input, ctx) => {
+      const started = performance.now();
+      const output = await entry.handle(input, ctx);
+      if (logger.isLevelEnabled("debug")) {
+        const ms = Math.round((performance.now() - started) * 100) / 100;
+        logger.debug({ operation: entry.operation.name, request_id: ctx.requestId, ms }, "operation handled");
+      }
+      return output;
+    },
+  };
 }

@@ -1,0 +1,50 @@
+import type { FastifyRequest } from "fastify";
+import { describe, expect, it } from "vitest";
+import { createKeyVerifier, presentedKey } from "./auth";
+
+const request = (headers: Record<string, string>) => ({ headers }) as unknown as FastifyRequest;
+
+describe("createKeyVerifier", () => {
+  const verify = createKeyVerifier(["first-key-123", "second-key-456"]);
+
+  it("accepts each configured key", () => {
+    expect(verify("first-key-123")).toBe(true);
+    expect(verify("second-key-456")).toBe(true);
+  });
+
+  it("rejects anything else: absent, empty, a prefix, an extension, another case", () => {
+    for (const presented of [undefined, "", "first-key-12", "first-key-1234", "FIRST-KEY-123", "second-key-456 "]) {
+      expect(verify(presented), String(presented)).toBe(false);
+    }
+  });
+
+  it("accepts nothing when no key is configured", () => {
+    expect(createKeyVerifier([])("anything")).toBe(false);
+  });
+});
+
+describe("presentedKey", () => {
+  it("reads X-API-Key", () => {
+    expect(presentedKey(request({ "x-api-key": "k1" }))).toBe("k1");
+  });
+
+  it("reads Authorization: Bearer, case-insensitively and trimmed", () => {
+    expect(presentedKey(request({ authorization: "Bearer k2" }))).toBe("k2");
+    expect(presentedKey(request({ authorization: "bearer   k3  " }))).toBe("k3");
+  });
+
+  it("ignores other authorization schemes and empty values", () => {
+    expect(presentedKey(request({ authorization: "Basic dXNlcjpwYXNz" }))).toBeUndefined();
+    expect(presentedKey(request({ authorization: "Bearer " }))).toBeUndefined();
+    expect(presentedKey(request({ "x-api-key": "" }))).toBeUndefined();
+    expect(presentedKey(request({}))).toBeUndefined();
+  });
+
+  it("prefers X-API-Key when both are sent", () => {
+    expect(presentedKey(request({ "x-api-key": "k1", authorization: "Bearer k2" }))).toBe("k1");
+  });
+
+  it("falls back to the bearer token when X-API-Key is empty", () => {
+    expect(presentedKey(request({ "x-api-key": "", authorization: "Bearer k2" }))).toBe("k2");
+  });
+});
