@@ -21,6 +21,9 @@ export const IndexerField = z.object({
 });
 export type IndexerField = z.infer<typeof IndexerField>;
 
+/** Output-record keys of their own: a field with one of these names would overwrite them. */
+export const RESERVED_FIELD_NAMES = ["ID", "indexing_status"] as const;
+
 /** Field lists must be non-empty with unique names (a duplicate would overwrite a result key). */
 export const IndexerFieldList = z
   .array(IndexerField)
@@ -31,6 +34,9 @@ export const IndexerFieldList = z
     fields.forEach((field, index) => {
       if (seen.has(field.name)) {
         ctx.addIssue({ code: "custom", path: [index, "name"], message: `Duplicate field name '${field.name}'` });
+      }
+      if ((RESERVED_FIELD_NAMES as readonly string[]).includes(field.name)) {
+        ctx.addIssue({ code: "custom", path: [index, "name"], message: `'${field.name}' is reserved for the output record` });
       }
       seen.add(field.name);
     });
@@ -55,40 +61,91 @@ const jobFields = {
   project_id: z.number().int().nullish(),
 };
 
-export const IndexerRunRequest = z.object({
-  records: z.array(IndexerRecord).min(1).max(MAX_INDEXER_JOB_RECORDS),
-  ...jobFields,
-  max_workers: z.number().int().min(1).max(32).default(4),
-  batch_size: z.number().int().min(1).max(500).default(50),
-});
+/**
+ * `mode` picks the records to process; the rest are dropped at the edge so they never travel
+ * further. A synchronous run may process at most MAX_INDEXER_RUN_RECORDS; the 400 says to use jobs.
+ */
+function selectByMode<T extends { records: unknown[]; mode: IndexerMode }>(request: T): T {
+  const limit = MODE_RECORD_LIMIT[request.mode];
+  return request.records.length > limit ? { ...request, records: request.records.slice(0, limit) } : request;
+}
+
+export const IndexerRunRequest = z
+  .object({
+    records: z.array(IndexerRecord).min(1).max(MAX_INDEXER_JOB_RECORDS),
+    ...jobFields,
+    max_workers: z.number().int().min(1).max(32).default(4),
+    batch_size: z.number().int().min(1).max(500).default(50),
+  })
+  .superRefine((request, ctx) => {
+    const processed = Math.min(request.records.length, MODE_RECORD_LIMIT[request.mode]);
+    if (processed > MAX_INDEXER_RUN_RECORDS) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["records"],
+        message:
+          `a synchronous run processes at most ${MAX_INDEXER_RUN_RECORDS} records (${processed} requested); ` +
+          "use POST /v1/indexer/jobs for larger sets, or mode test/sample",
+      });
+    }
+  })
+  .transform(selectByMode);
 export type IndexerRunRequest = z.infer<typeof IndexerRunRequest>;
 
-export const CreateIndexerJobRequest = z.object({
-  records: z.array(IndexerRecord).min(1).max(MAX_INDEXER_JOB_RECORDS),
-  ...jobFields,
-});
+export const CreateIndexerJobRequest = z
+  .object({
+    records: z.array(IndexerRecord).min(1).max(MAX_INDEXER_JOB_RECORDS),
+    ...jobFields,
+  })
+  .transform(selectByMode);
 export type CreateIndexerJobRequest = z.infer<typeof CreateIndexerJobRequest>;
 
 /** One verified quote: `source_text.slice(start, end)` is the quote (see docs/indexer.md). */
-export const Evidence = z.object({
-  quote: z.string(),
-  source: z.enum(["title", "abstract"]),
-  start: z.number().int(),
-  end: z.number().int(),
-  match: z.enum(["exact", "normalized"]),
-});
+export const Evidence = z
+  .object({
+    quote: z.string().describe("The supporting text exactly as it appears in the source, located by the service"),
+    source: z.enum(["title", "abstract"]).describe("Which text of the input record the quote comes from"),
+    start: z.number().int().describe("Offset of the quote's first character in the source (UTF-16 code units, as String.prototype.slice)"),
+    end: z.number().int().describe("Offset just past the quote's last character: source.slice(start, end) === quote"),
+    match: z
+      .enum(["exact", "normalized"])
+      .describe("exact: the model's quote was found verbatim; normalized: found after folding whitespace, case, accents and quote/dash variants"),
+  })
+  .describe("A quotation supporting an extracted value, verified against the record by the service");
 export type Evidence = z.infer<typeof Evidence>;
 
-export const ExtractedValue = z.object({
-  value: z.unknown(),
-  confidence: z.number(),
-  evidence: z.array(Evidence),
-});
+/** Why the service changed a value or its confidence (docs/indexer.md, "Flags"). */
+export const ValueFlag = z.enum(["coerced", "invalid_value", "not_in_enum", "out_of_range", "quote_not_found", "unverified"]);
+export type ValueFlag = z.infer<typeof ValueFlag>;
+
+export const ExtractedValue = z
+  .object({
+    value: z
+      .union([z.string(), z.number(), z.boolean(), z.array(z.string()), z.array(z.number()), z.null()])
+      .describe("Typed by data_type_primary: text → string, number → number, yes_no → boolean, list_text → string[], list_number → number[]; null when not stated"),
+    confidence: z.number().describe("0 to 1; lowered by the service when a quote could not be verified or the value had to be corrected"),
+    evidence: z.array(Evidence),
+    flags: z.array(ValueFlag).optional().describe("What the service changed or could not verify (empty when nothing)"),
+  })
+  .describe("One extracted field");
 export type ExtractedValue = z.infer<typeof ExtractedValue>;
 
+/** Record outcomes; `errors` carries the reason for every status other than `ok`. */
+export const IndexingStatus = z.enum(["ok", "no_abstract", "error", "not_processed"]);
+export type IndexingStatus = z.infer<typeof IndexingStatus>;
+
 export const IndexerOutputRecord = z
-  .object({ ID: z.union([z.string(), z.number()]), indexing_status: z.string() })
-  .catchall(z.unknown());
+  .object({
+    ID: z.union([z.string(), z.number()]),
+    indexing_status: z
+      .string()
+      .describe(
+        "ok; no_abstract (nothing to extract from, values null); error (this record's extraction failed, see errors); " +
+          "not_processed (a synchronous run ran out of time before this record, see errors)",
+      ),
+  })
+  .catchall(ExtractedValue)
+  .describe("One processed record: ID, indexing_status and one entry per requested field name");
 export type IndexerOutputRecord = z.infer<typeof IndexerOutputRecord>;
 
 export const IndexerRunResponse = z.object({
@@ -150,6 +207,7 @@ export const IndexerEstimateResponse = z.object({
   confidence: EstimateConfidence,
   disclaimer: z.string(),
 });
+export type IndexerEstimateResponse = z.infer<typeof IndexerEstimateResponse>;
 
 export const ExtractionWarning = z.object({
   field: z.string(),
@@ -157,6 +215,7 @@ export const ExtractionWarning = z.object({
   reason: z.string(),
   suggested_fallback: z.string(),
 });
+export type ExtractionWarning = z.infer<typeof ExtractionWarning>;
 
 export const SuggestFieldsRequest = z.object({
   project_context: ProjectContext.nullish(),
@@ -172,6 +231,7 @@ export const SuggestFieldsResponse = z.object({
   fields: z.array(IndexerField),
   warnings: z.array(ExtractionWarning),
 });
+export type SuggestFieldsResponse = z.infer<typeof SuggestFieldsResponse>;
 
 export const RefineFieldsRequest = z.object({
   fields: IndexerFieldList,
@@ -188,8 +248,10 @@ export const FieldSuggestion = z.object({
   original_field_name: z.string().optional(),
   target_field_name: z.string().optional(),
 });
+export type FieldSuggestion = z.infer<typeof FieldSuggestion>;
 
 export const RefineFieldsResponse = z.object({ suggestions: z.array(FieldSuggestion) });
+export type RefineFieldsResponse = z.infer<typeof RefineFieldsResponse>;
 
 export const GroupTagsRequest = z.object({
   field_name: z.string().min(1).max(100),
@@ -205,8 +267,11 @@ export const TagGroup = z.object({
   values: z.array(z.string()),
   rationale: z.string().optional(),
 });
+export type TagGroup = z.infer<typeof TagGroup>;
 
 export const GroupTagsResponse = z.object({
   groups: z.array(TagGroup),
   usage: Usage.partial(),
 });
+export type GroupTagsResponse = z.infer<typeof GroupTagsResponse>;
+export type CreateIndexerJobResponse = z.infer<typeof CreateIndexerJobResponse>;

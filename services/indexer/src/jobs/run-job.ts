@@ -1,0 +1,131 @@
+import { jobDataObjects, type ServiceConfigResponse } from "@litrev/contracts";
+import type { JobContext, JobHandler, JobInfra } from "@litrev/jobs";
+import { addUsage, toContractUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
+import type { RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
+import { extractionPlan } from "../pipeline/plan";
+import { runExtraction } from "../pipeline/run";
+import { EXTRACTION_STAGE, IndexerJobInput, type IndexerJobResult, type IndexerLiveExtra, type RecordCheckpoint } from "./job-input";
+
+export interface JobRunnerDeps {
+  llm: StructuredCaller;
+  config: () => ServiceConfigResponse;
+  infra: Pick<JobInfra, "data">;
+  /** Provider calls in flight per job. */
+  concurrency: number;
+}
+
+const toCheckpoint = (o: RecordOutcome): RecordCheckpoint => ({
+  record: o.record,
+  ...(o.error ? { error: o.error } : {}),
+  usage: o.usage,
+  ...(o.modelVersion ? { modelVersion: o.modelVersion } : {}),
+  quotes: o.quotes,
+});
+
+/** Running totals for the live state, kept as records finish (restored ones included). */
+class Progress {
+  done = 0;
+  usage: LlmUsage = { ...ZERO_USAGE };
+  modelVersion: string | undefined;
+  quotes = { claimed: 0, verified: 0, dropped: 0 };
+  constructor(readonly total: number) {}
+
+  add(checkpoint: RecordCheckpoint): void {
+    this.done++;
+    this.usage = addUsage(this.usage, checkpoint.usage);
+    this.modelVersion ??= checkpoint.modelVersion;
+    this.quotes.claimed += checkpoint.quotes.claimed;
+    this.quotes.verified += checkpoint.quotes.verified;
+    this.quotes.dropped += checkpoint.quotes.dropped;
+  }
+
+  get fraction(): number {
+    return this.total === 0 ? 1 : this.done / this.total;
+  }
+
+  extra(): IndexerLiveExtra & Record<string, unknown> {
+    const { cached_input_tokens: _cached, ...usage } = toContractUsage(this.usage);
+    return {
+      usage,
+      records_done: this.done,
+      record_count: this.total,
+      quotes: { ...this.quotes },
+      ...(this.modelVersion ? { model_version: this.modelVersion } : {}),
+    };
+  }
+}
+
+/**
+ * The indexer's job handler, run by libs/jobs' JobWorker. Every record is checkpointed the moment
+ * it is done; a redelivered job (after a worker crash) loads the checkpoints and sends only the
+ * records without one to the provider, so each record is paid for once and appears once.
+ */
+export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
+  return async (ctx: JobContext) => {
+    const input = IndexerJobInput.parse(await ctx.input());
+    const total = input.records.length;
+    const plan = extractionPlan(input, deps.config(), ctx.providerKey);
+
+    // Dense, not `new Array(total)`: array methods skip the holes of a sparse array.
+    const finished: (RecordCheckpoint | undefined)[] = Array.from({ length: total }, () => undefined);
+    const progress = new Progress(total);
+    for (const [unit, checkpoint] of await ctx.checkpoints.load<RecordCheckpoint>(EXTRACTION_STAGE)) {
+      const index = Number(unit);
+      if (!Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
+      finished[index] = checkpoint;
+      progress.add(checkpoint);
+    }
+    if (progress.done > 0) ctx.logger.info({ restored: progress.done, total }, "resuming from checkpoints");
+    await ctx.report({ stage: EXTRACTION_STAGE, progress: progress.fraction, extra: progress.extra() });
+
+    const pending = finished.flatMap((done, index) => (done ? [] : [index]));
+    try {
+      await runExtraction(deps.llm, plan, pending.map((index) => input.records[index]!), {
+        concurrency: deps.concurrency,
+        batchSize: Math.max(1, pending.length),
+        signal: ctx.signal,
+        onRecord: async (outcome, k) => {
+          const index = pending[k] as number;
+          const checkpoint = toCheckpoint(outcome);
+          await saveCheckpoint(ctx, String(index), checkpoint);
+          finished[index] = checkpoint;
+          progress.add(checkpoint);
+          // Throttled by the worker; progress never goes backwards there either.
+          void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
+        },
+      });
+    } catch (error) {
+      if (!ctx.signal.aborted) {
+        // A failed job keeps what it finished: polls show it as partial results.
+        const partial = collect(finished);
+        const body: IndexerJobResult = { items: partial.items, result: { errors: partial.errors, partial: true } };
+        await deps.infra.data.putJson(jobDataObjects.result(ctx.jobId), body).catch(() => undefined);
+        await ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
+      }
+      throw error;
+    }
+
+    const all = collect(finished);
+    return { items: all.items, result: { errors: all.errors }, extra: progress.extra() };
+  };
+}
+
+function collect(finished: readonly (RecordCheckpoint | undefined)[]) {
+  const done = finished.filter((c): c is RecordCheckpoint => c !== undefined);
+  return {
+    items: done.map((c) => c.record),
+    errors: done.flatMap((c) => (c.error ? [c.error] : [])),
+  };
+}
+
+/** A checkpoint survives a brief NATS hiccup; a hand-back (shutdown, lost lease) stops at once. */
+async function saveCheckpoint(ctx: JobContext, unit: string, checkpoint: RecordCheckpoint): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ctx.checkpoints.save(EXTRACTION_STAGE, unit, checkpoint);
+    } catch (error) {
+      if (ctx.signal.aborted || attempt >= 5) throw error;
+      await new Promise((r) => setTimeout(r, 200 * attempt));
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import { CONFIG_SERVICE_ID, DEFAULT_MODEL } from "@litrev/contracts";
+import { LlmClient } from "@litrev/llm";
+import { llmOptions, startService } from "@litrev/runtime";
+import { loadEnv } from "./env";
+import { indexerHandlers } from "./handlers";
+import { startIndexerJobs } from "./jobs/wiring";
+import { PREAMBLE, PROMPT_LIST } from "./prompts";
+
+const env = loadEnv();
+let databaseStatus = () => "error: not connected yet";
+
+await startService({
+  service: "indexer",
+  env,
+  defaults: {
+    service_id: CONFIG_SERVICE_ID.indexer,
+    model: DEFAULT_MODEL.indexerRun,
+    system_prompt: PREAMBLE,
+    prompt_template_id: "indexer.extraction",
+    // Extraction wants the most literal reading; reasoning models ignore it (they only accept 1).
+    temperature: 0,
+    max_output_tokens: 4096,
+    extra: { reasoning_effort: "low" },
+  },
+  prompts: PROMPT_LIST,
+  databaseStatus: () => databaseStatus(),
+  handlers: async (runtime) => {
+    const llm = new LlmClient({ ...llmOptions(env), logger: runtime.logger });
+    const jobs = await startIndexerJobs(runtime, env, llm);
+    databaseStatus = () => jobs.store.status();
+    return [...indexerHandlers({ runtime, llm, runBudgetMs: env.INDEXER_RUN_BUDGET_MS }), ...jobs.handlers];
+  },
+});

@@ -1,0 +1,128 @@
+import type { IndexerRecord } from "@litrev/contracts";
+import { addUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
+import { extractRecord, notProcessed, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "./extract-record";
+
+export interface RunOptions {
+  /** Provider calls in flight for this request (spec `max_workers`). */
+  concurrency: number;
+  /** Records per delivered batch (spec `batch_size`): `onBatch` fires once per completed batch, in order. */
+  batchSize: number;
+  signal?: AbortSignal | undefined;
+  /** Completed batches in input order. */
+  onBatch?: ((outcomes: RecordOutcome[], firstIndex: number) => Promise<void> | void) | undefined;
+  /**
+   * Each record as soon as it is done, in completion order (a job checkpoints here, so a crash
+   * loses at most the calls in flight). A rejection stops the run like a fatal error.
+   */
+  onRecord?: ((outcome: RecordOutcome, index: number) => Promise<void> | void) | undefined;
+  /**
+   * Time budget of a synchronous run: when it is spent, calls in flight are cancelled and the
+   * records not done are returned as `not_processed`, so the caller gets an answer in time.
+   */
+  deadlineMs?: number | undefined;
+}
+
+export interface RunSummary {
+  outcomes: RecordOutcome[];
+  usage: LlmUsage;
+  modelVersion: string | undefined;
+  quotes: QuoteStats;
+}
+
+/**
+ * Extracts `records` with at most `concurrency` provider calls in flight. Workers pull the next
+ * record as soon as they finish one (no batch barrier, so one slow call never idles the rest);
+ * results are still delivered in input order, a batch at a time. A fatal error (bad key, no
+ * quota, rate limit beyond retries) cancels the calls in flight and rejects the run.
+ */
+export async function runExtraction(
+  llm: StructuredCaller,
+  plan: ExtractionPlan,
+  records: readonly IndexerRecord[],
+  options: RunOptions,
+): Promise<RunSummary> {
+  const outcomes: (RecordOutcome | undefined)[] = Array.from({ length: records.length }, () => undefined);
+  const cancel = new AbortController();
+  const onOuterAbort = () => cancel.abort(options.signal?.reason);
+  options.signal?.addEventListener("abort", onOuterAbort, { once: true });
+  let next = 0;
+  let delivered = 0;
+  let delivering: Promise<void> = Promise.resolve();
+  let failure: unknown;
+  let outOfTime = false;
+  const deadline =
+    options.deadlineMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          outOfTime = true;
+          cancel.abort(new Error("deadline"));
+        }, options.deadlineMs);
+
+  const deliver = () => {
+    // Chain deliveries so that batches reach onBatch one at a time and in order.
+    delivering = delivering.then(async () => {
+      while (delivered < records.length) {
+        const end = Math.min(records.length, delivered + options.batchSize);
+        for (let i = delivered; i < end; i++) if (!outcomes[i]) return;
+        const batch = outcomes.slice(delivered, end) as RecordOutcome[];
+        const first = delivered;
+        delivered = end;
+        await options.onBatch?.(batch, first);
+      }
+    });
+    return delivering;
+  };
+
+  const worker = async () => {
+    while (failure === undefined && !cancel.signal.aborted) {
+      const index = next++;
+      if (index >= records.length) return;
+      try {
+        const outcome = await extractRecord(llm, plan, records[index] as IndexerRecord, cancel.signal);
+        await options.onRecord?.(outcome, index);
+        outcomes[index] = outcome;
+      } catch (error) {
+        if (outOfTime) return;
+        failure ??= error;
+        cancel.abort(error);
+        return;
+      }
+      await deliver().catch((error: unknown) => {
+        failure ??= error;
+        cancel.abort(error);
+      });
+    }
+  };
+
+  try {
+    const workers = Math.max(1, Math.min(options.concurrency, records.length));
+    await Promise.all(Array.from({ length: workers }, worker));
+    if (outOfTime && failure === undefined) {
+      records.forEach((record, i) => (outcomes[i] ??= notProcessed(record, plan.specs, options.deadlineMs as number)));
+      await deliver();
+    }
+    await delivering;
+  } finally {
+    clearTimeout(deadline);
+    options.signal?.removeEventListener("abort", onOuterAbort);
+  }
+  if (failure !== undefined) throw failure;
+  if (cancel.signal.aborted && !outOfTime) throw cancel.signal.reason;
+
+  return summarize(outcomes as RecordOutcome[]);
+}
+
+/** Usage, model version and quote counts summed over record outcomes. */
+export function summarize(outcomes: readonly RecordOutcome[]): RunSummary {
+  let usage: LlmUsage = { ...ZERO_USAGE };
+  let modelVersion: string | undefined;
+  const quotes: QuoteStats = { claimed: 0, verified: 0, dropped: 0 };
+  for (const outcome of outcomes) {
+    usage = addUsage(usage, outcome.usage);
+    modelVersion ??= outcome.modelVersion;
+    quotes.claimed += outcome.quotes.claimed;
+    quotes.verified += outcome.quotes.verified;
+    quotes.dropped += outcome.quotes.dropped;
+  }
+  return { outcomes: [...outcomes], usage, modelVersion, quotes };
+}

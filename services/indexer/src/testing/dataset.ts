@@ -1,0 +1,78 @@
+import { readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * The real records of `../shared/data/nagtegaal_2019.csv` (2,019 citations, CC0), for tests and
+ * benchmarks that need realistic abstracts: punctuation, Unicode, mojibake, empty abstracts.
+ */
+export const NAGTEGAAL_CSV = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../../shared/data/nagtegaal_2019.csv");
+
+export interface DatasetRow {
+  record_id: string;
+  title: string;
+  abstract: string;
+}
+
+/** RFC 4180 CSV: quoted fields may hold commas, doubled quotes and line breaks. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (quoted) {
+      if (c !== '"') field += c;
+      else if (text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else quoted = false;
+    } else if (c === '"' && field === "") quoted = true;
+    else if (c === ",") {
+      row.push(field);
+      field = "";
+    } else if (c === "\n" || c === "\r") {
+      if (c === "\r" && text[i + 1] === "\n") i++;
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = "";
+    } else field += c;
+  }
+  if (field !== "" || row.length > 0) {
+    row.push(field);
+    rows.push(row);
+  }
+  return rows;
+}
+
+let cached: DatasetRow[] | undefined;
+
+/** Every row of the dataset, parsed once per process. */
+export function loadNagtegaal(path = NAGTEGAAL_CSV): DatasetRow[] {
+  if (cached && path === NAGTEGAAL_CSV) return cached;
+  const [header, ...rows] = parseCsv(readFileSync(path, "utf8").replace(/^\uFEFF/, ""));
+  if (!header) throw new Error(`${path} is empty`);
+  const col = (name: string) => {
+    const index = header.indexOf(name);
+    if (index < 0) throw new Error(`${path} has no column ${name}`);
+    return index;
+  };
+  const [id, title, abstract] = [col("record_id"), col("title"), col("abstract")];
+  const parsed = rows
+    .filter((r) => r.length >= header.length)
+    .map((r) => ({ record_id: r[id] as string, title: r[title] as string, abstract: r[abstract] as string }));
+  if (path === NAGTEGAAL_CSV) cached = parsed;
+  return parsed;
+}
+
+/** Indexer input records, `count` of them; rows repeat with fresh ids past the end of the file. */
+export function indexerRecords(count: number, options: { withAbstractOnly?: boolean } = {}) {
+  const rows = loadNagtegaal().filter((r) => !options.withAbstractOnly || r.abstract.trim() !== "");
+  return Array.from({ length: count }, (_, i) => {
+    const row = rows[i % rows.length] as DatasetRow;
+    const round = Math.floor(i / rows.length);
+    return { ID: round === 0 ? row.record_id : `${row.record_id}-r${round}`, Title: row.title, Abstract: row.abstract };
+  });
+}
