@@ -1,27 +1,86 @@
 import { getNodeAutoInstrumentations } from "@opentelemetry/auto-instrumentations-node";
+import { OTLPMetricExporter as GrpcMetricExporter } from "@opentelemetry/exporter-metrics-otlp-grpc";
+import { OTLPMetricExporter as JsonMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
+import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/exporter-metrics-otlp-proto";
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import { PeriodicExportingMetricReader, type IMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { NodeSDK } from "@opentelemetry/sdk-node";
 
 let sdk: NodeSDK | undefined;
+
+/** Paths polled by probes and scrapers: a span per probe would drown the traces that matter. */
+const UNTRACED_PATHS = /^\/(metrics|health(\/ready)?)(\?|$)/;
 
 export function startTelemetry(serviceName = process.env.OTEL_SERVICE_NAME ?? "litrev"): void {
   if (sdk) return;
   const exporting = Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   // Without an endpoint the SDK would still try localhost:4318; "none" keeps tracing local.
   if (!exporting) process.env.OTEL_TRACES_EXPORTER ??= "none";
-  process.env.OTEL_METRICS_EXPORTER ??= "none";
   process.env.OTEL_LOGS_EXPORTER ??= "none";
   sdk = new NodeSDK({
     serviceName,
+    metricReaders: metricReadersFromEnv(process.env, (error, port) => {
+      // Not fatal: the process serves without its scrape endpoint, and says why once.
+      process.stderr.write(`[telemetry] metrics endpoint could not listen on port ${port}: ${error.message}\n`);
+    }),
     instrumentations: [
       getNodeAutoInstrumentations({
         // Noisy or irrelevant here: every file read and DNS lookup would become a span.
         "@opentelemetry/instrumentation-fs": { enabled: false },
         "@opentelemetry/instrumentation-dns": { enabled: false },
         "@opentelemetry/instrumentation-net": { enabled: false },
+        "@opentelemetry/instrumentation-http": { ignoreIncomingRequestHook: (request) => UNTRACED_PATHS.test(request.url ?? "") },
       }),
     ],
   });
   sdk.start();
+}
+
+/**
+ * Where metrics go, from the environment:
+ * - OTLP, next to the traces, whenever an OTLP endpoint is set (protocol from OTEL_EXPORTER_OTLP_PROTOCOL,
+ *   interval from OTEL_METRIC_EXPORT_INTERVAL);
+ * - a Prometheus scrape endpoint at `http://METRICS_HOST:METRICS_PORT/metrics` when METRICS_PORT is set.
+ *   Off by default so that several processes on one host never fight over a port.
+ * An explicit OTEL_METRICS_EXPORTER hands the choice back to the SDK's standard variables (`undefined`).
+ * No reader at all means no meter provider: every metric call stays a no-op.
+ */
+export function metricReadersFromEnv(
+  env: NodeJS.ProcessEnv,
+  onListenError: (error: Error, port: number) => void = () => undefined,
+): IMetricReader[] | undefined {
+  if (env.OTEL_METRICS_EXPORTER) return undefined;
+  const readers: IMetricReader[] = [];
+  if (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) {
+    const interval = positiveInt(env.OTEL_METRIC_EXPORT_INTERVAL) ?? 60_000;
+    readers.push(
+      new PeriodicExportingMetricReader({
+        exporter: otlpMetricExporter(env),
+        exportIntervalMillis: interval,
+        exportTimeoutMillis: Math.min(positiveInt(env.OTEL_METRIC_EXPORT_TIMEOUT) ?? 30_000, interval),
+      }),
+    );
+  }
+  const port = positiveInt(env.METRICS_PORT);
+  if (port !== undefined) {
+    // 0.0.0.0 by default: in a container the scraper is never on localhost.
+    const host = env.METRICS_HOST || "0.0.0.0";
+    readers.push(new PrometheusExporter({ host, port }, (error) => error && onListenError(error, port)));
+  }
+  return readers;
+}
+
+function otlpMetricExporter(env: NodeJS.ProcessEnv): PushMetricExporter {
+  const protocol = (env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || "http/protobuf").trim();
+  if (protocol === "grpc") return new GrpcMetricExporter();
+  if (protocol === "http/json") return new JsonMetricExporter();
+  return new ProtoMetricExporter();
+}
+
+function positiveInt(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const n = Number(value);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
 /** Flushes and stops the SDK; part of every process's graceful shutdown. */

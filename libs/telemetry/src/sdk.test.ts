@@ -1,0 +1,48 @@
+import { createServer } from "node:net";
+import { once } from "node:events";
+import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
+import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
+import { describe, expect, it } from "vitest";
+import { metricReadersFromEnv } from "./sdk";
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+describe("metricReadersFromEnv", () => {
+  it("has no reader by default, so metrics cost nothing and no port is opened", () => {
+    expect(metricReadersFromEnv({})).toEqual([]);
+  });
+
+  it("leaves the choice to the SDK when OTEL_METRICS_EXPORTER is set", () => {
+    expect(metricReadersFromEnv({ OTEL_METRICS_EXPORTER: "console", METRICS_PORT: "9464" })).toBeUndefined();
+  });
+
+  it("exports over OTLP next to the traces when an endpoint is set", async () => {
+    const readers = metricReadersFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" })!;
+    expect(readers).toHaveLength(1);
+    expect(readers[0]).toBeInstanceOf(PeriodicExportingMetricReader);
+  });
+
+  it("serves a Prometheus endpoint on METRICS_PORT and reports a port it cannot take", async () => {
+    const port = await freePort();
+    const readers = metricReadersFromEnv({ METRICS_PORT: String(port), METRICS_HOST: "127.0.0.1" })!;
+    expect(readers).toHaveLength(1);
+    const exporter = readers[0] as PrometheusExporter;
+    expect(exporter).toBeInstanceOf(PrometheusExporter);
+    await exporter.startServer();
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+
+    const failures: number[] = [];
+    const clash = metricReadersFromEnv({ METRICS_PORT: String(port), METRICS_HOST: "127.0.0.1" }, (_e, p) => failures.push(p))!;
+    await expect((clash[0] as PrometheusExporter).startServer()).rejects.toThrow(/EADDRINUSE/);
+    expect(failures).toEqual([port]);
+    await exporter.stopServer();
+  });
+});
