@@ -3,7 +3,8 @@ import OpenAI, { APIError } from "openai";
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { z } from "zod";
 import { ServiceError } from "@litrev/contracts";
-import { LlmAbortError, invalidReplyError, redactSecrets } from "./errors";
+import { metrics } from "@litrev/telemetry";
+import { LlmAbortError, classifyProviderError, invalidReplyError, redactSecrets } from "./errors";
 import { RateLimiter } from "./limiter";
 import { LruCache } from "./lru";
 import { DEFAULT_MODEL_ALIASES, loadModelAliases, modelRequestParams, resolveModel, type ReasoningEffort } from "./models";
@@ -243,8 +244,11 @@ export class LlmClient {
             .create(body, { signal: attemptSignal, timeout: Math.max(1, Math.min(this.timeoutMs, remainingMs)) })
             .withResponse();
           provider.limiter.observe(response.headers);
+          metrics.providerCall(body.model, "ok");
           return data;
         } catch (error) {
+          const classified = classifyProviderError(error);
+          metrics.providerCall(body.model, classified instanceof ServiceError ? classified.category : "aborted");
           if (error instanceof APIError && error.headers) {
             const rateLimited = error.status === 429 && error.code !== "insufficient_quota";
             if (rateLimited) provider.limiter.onRateLimited(error.headers);
@@ -260,11 +264,13 @@ export class LlmClient {
         baseDelayMs: this.baseDelayMs,
         maxDelayMs: this.maxDelayMs,
         signal,
-        onRetry: ({ attempt, delayMs, error }) =>
+        onRetry: ({ attempt, delayMs, error }) => {
+          metrics.retries(error.category);
           this.logger?.warn(
             { model: body.model, attempt, delay_ms: Math.round(delayMs), category: error.category, key_digest: provider.digest.slice(0, 12) },
             "language-model call failed; retrying",
-          ),
+          );
+        },
       },
     );
   }
@@ -277,12 +283,17 @@ export class LlmClient {
     const inputTokens = usage?.prompt_tokens ?? body.messages.reduce((sum, m) => sum + estimateTokens(String(m.content ?? "")), 0);
     const outputTokens = usage?.completion_tokens ?? completion.choices.reduce((sum, c) => sum + estimateTokens(c.message.content ?? ""), 0);
     const cachedInputTokens = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+    const cost = costUsd({ model: pricedModel, inputTokens, cachedInputTokens, outputTokens }, this.aliases);
+    metrics.tokens(pricedModel, "input", inputTokens);
+    metrics.tokens(pricedModel, "cached_input", cachedInputTokens);
+    metrics.tokens(pricedModel, "output", outputTokens);
+    metrics.costUsd(pricedModel, cost);
     return {
       inputTokens,
       cachedInputTokens,
       outputTokens,
       totalTokens: usage?.total_tokens ?? inputTokens + outputTokens,
-      costUsd: costUsd({ model: pricedModel, inputTokens, cachedInputTokens, outputTokens }, this.aliases),
+      costUsd: cost,
     };
   }
 
