@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,6 +112,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const baseEnv: NodeJS.ProcessEnv = {
     NATS_URL: natsUrl,
     API_KEY: TEST_API_KEY,
+    // Shared by the gateway and job workers to seal provider keys of queued jobs; fresh per stack.
+    JOB_KEY_SECRET: randomBytes(32).toString("base64url"),
     LOG_LEVEL: "info",
     MONGO_URL: "",
     SHUTDOWN_TIMEOUT_MS: "5000",

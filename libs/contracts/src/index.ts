@@ -5,6 +5,7 @@ export * from "./envelope";
 export * from "./errors";
 export * from "./health";
 export * from "./indexer";
+export * from "./jobs";
 export * from "./models";
 export * from "./operations";
 export * from "./screening";

@@ -142,3 +142,85 @@ export function screeningEstimateTokens(papers: number, repetitions: number, cri
   const reasoningOutput = 100 * papers;
   return { input: scoringInput + reasoningInput, output: scoringOutput + reasoningOutput };
 }
+
+/** What a screening job's pipeline reads (stored as the job's input object, never inline in a message). */
+export interface ScreeningJobInput {
+  papers: ScreeningPaper[];
+  criteria: ScreeningCriterion[];
+  questions: string[];
+}
+
+/** The small parameters carried in a screening job command. */
+export const ScreeningJobParams = z.object({
+  model: z.string(),
+  repetitions: z.number().int().min(1),
+  threshold: z.number(),
+  clusters_type: ClustersType.nullable(),
+  mock: z.boolean(),
+});
+export type ScreeningJobParams = z.infer<typeof ScreeningJobParams>;
+
+/** Live or stored fields a screening job view is built from (a `LiveJobState` or a stored job). */
+export interface ScreeningJobRecord {
+  job_id: string;
+  status: z.infer<typeof JobStatus>;
+  progress: number;
+  stage: string;
+  error: string | null;
+  error_category: string | null;
+  error_retryable: boolean | null;
+  model_version: string;
+  config: Record<string, unknown>;
+  stage_timings: Record<string, number | null>;
+  duration_ms: number | null;
+  estimated_cost_usd: number | null;
+  created_at: string;
+  completed_at: string | null;
+  project_id: number | null;
+}
+
+/** The spec's poll shape. `results` and `clusters` are null unless the job completed. */
+export function toScreeningJob(
+  record: ScreeningJobRecord,
+  outcome?: { results: unknown[]; clusters: unknown[] } | null,
+): ScreeningJob {
+  const completed = record.status === "completed" && outcome;
+  return {
+    job_id: record.job_id,
+    status: record.status,
+    progress: record.progress,
+    stage: record.stage,
+    results: completed ? (outcome.results as ScreeningResultItem[]) : null,
+    clusters: completed ? (outcome.clusters as ScreeningCluster[]) : null,
+    error: record.error,
+    error_category: record.error_category,
+    error_retryable: record.error_retryable,
+    model_version: record.model_version,
+    config: record.config,
+    stage_timings: record.stage_timings,
+    duration_ms: record.duration_ms,
+    estimated_cost_usd: record.estimated_cost_usd,
+    created_at: record.created_at,
+    completed_at: record.completed_at,
+  };
+}
+
+/** The spec's listing shape: papers_count and model come from the recorded config (0 / "" if absent). */
+export function toScreeningJobListItem(record: ScreeningJobRecord): ScreeningJobListItem {
+  const papers = record.config.papers_count;
+  const model = record.config.model;
+  return {
+    job_id: record.job_id,
+    status: record.status,
+    progress: record.progress,
+    stage: record.stage,
+    papers_count: typeof papers === "number" && Number.isInteger(papers) ? papers : 0,
+    model: typeof model === "string" ? model : "",
+    project_id: record.project_id,
+    project_name: null,
+    duration_ms: record.duration_ms,
+    estimated_cost_usd: record.estimated_cost_usd,
+    created_at: record.created_at,
+    completed_at: record.completed_at,
+  };
+}

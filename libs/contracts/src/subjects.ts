@@ -37,4 +37,57 @@ export const CONFIG_SERVICE_ID: Record<BackendService, string> = {
 export const headers = {
   requestId: "x-request-id",
   providerKey: "x-llm-api-key",
+  /** A provider key sealed with JOB_KEY_SECRET (AES-256-GCM): how a key reaches a job admission. */
+  sealedProviderKey: "x-llm-api-key-sealed",
+  /** A request or reply body too large for one message, parked in the payload object store. */
+  payloadRef: "x-litrev-payload",
+  /** JetStream de-duplication id (a job command's job id). */
+  msgId: "Nats-Msg-Id",
 } as const;
+
+/** Services that run durable jobs. */
+export type JobService = Extract<BackendService, "screening" | "indexer">;
+
+/**
+ * Durable-job names of one service (docs/jobs.md): a work-queue stream of job commands, one durable
+ * pull consumer, a KV bucket of live job state, a stream of per-job checkpoints and an object store
+ * for job inputs and results. Per-service streams keep consumers' filter subjects disjoint and each
+ * consumer on a single filter subject (nats-server 2.9).
+ */
+export const jobNames = (service: JobService) => {
+  const upper = service.toUpperCase();
+  return {
+    service,
+    commandStream: `LITREV_JOBS_${upper}`,
+    /** One subject per job, so "is this job's command still queued?" is a last-by-subject lookup. */
+    commandSubject: (jobId: string) => `${ROOT}.jobs.${service}.${jobId}`,
+    commandSubjects: `${ROOT}.jobs.${service}.*`,
+    consumer: `${service}-workers`,
+    checkpointStream: `LITREV_CKPT_${upper}`,
+    checkpointSubject: (jobId: string, stage: string, unit: string) => `${ROOT}.ckpt.${service}.${jobId}.${stage}.${unit}`,
+    checkpointStageSubjects: (jobId: string, stage: string) => `${ROOT}.ckpt.${service}.${jobId}.${stage}.*`,
+    checkpointJobSubjects: (jobId: string) => `${ROOT}.ckpt.${service}.${jobId}.>`,
+    checkpointSubjects: `${ROOT}.ckpt.${service}.>`,
+    stateBucket: `litrev_jobs_${service}`,
+    dataBucket: `litrev_jobdata_${service}`,
+  };
+};
+export type JobNames = ReturnType<typeof jobNames>;
+
+/** Keys of a job-state bucket: one live record per job, one lock per project with an active job. */
+export const jobStateKeys = {
+  job: (jobId: string) => `job.${jobId}`,
+  lock: (projectId: number) => `lock.${projectId}`,
+  allJobs: () => "job.*",
+  prefixJob: "job.",
+  prefixLock: "lock.",
+};
+
+/** Object names in a job data bucket. */
+export const jobDataObjects = {
+  input: (jobId: string) => `input/${jobId}`,
+  result: (jobId: string) => `result/${jobId}`,
+};
+
+/** Object store for request-reply bodies larger than one NATS message (libs/messaging payload-store). */
+export const PAYLOAD_BUCKET = "litrev_payloads";

@@ -1,4 +1,4 @@
-import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from "@nats-io/transport-node";
+import { headers as natsHeaders, type Msg, type MsgHdrs, type NatsConnection } from "@nats-io/transport-node";
 import { context } from "@opentelemetry/api";
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
@@ -12,8 +12,8 @@ import {
   type Operation,
 } from "@litrev/contracts";
 import type { NatsLink } from "./connection";
+import { PayloadStore, SPILL_THRESHOLD_BYTES } from "./payload-store";
 import { extractTraceContext, injectTraceContext, SpanKind, withMessagingSpan } from "./trace-context";
-
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -26,6 +26,8 @@ export interface CallContext {
 
 export interface CallOptions extends Partial<CallContext> {
   timeoutMs?: number;
+  /** Extra NATS headers (names from `headers` in @litrev/contracts). */
+  headers?: Record<string, string>;
 }
 
 export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -50,15 +52,23 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
     const hdrs = natsHeaders();
     hdrs.set(headerNames.requestId, requestId);
     if (options.providerKey) hdrs.set(headerNames.providerKey, options.providerKey);
+    for (const [name, value] of Object.entries(options.headers ?? {})) hdrs.set(name, value);
     injectTraceContext(hdrs);
 
+    let body = encoder.encode(JSON.stringify(input));
+    if (body.length > SPILL_THRESHOLD_BYTES) {
+      hdrs.set(headerNames.payloadRef, await (await PayloadStore.for(nc)).park(body));
+      body = new Uint8Array();
+    }
     let reply: Msg;
     try {
-      reply = await nc.request(subject, encoder.encode(JSON.stringify(input)), { timeout, headers: hdrs });
+      reply = await nc.request(subject, body, { timeout, headers: hdrs });
     } catch (error) {
       throw requestFailure(error, operation.service, timeout);
     }
-    const envelope = ReplyEnvelope.safeParse(safeJson(reply.data));
+    const replyRef = reply.headers?.get(headerNames.payloadRef);
+    const replyData = replyRef ? await (await PayloadStore.for(nc)).take(replyRef) : reply.data;
+    const envelope = ReplyEnvelope.safeParse(safeJson(replyData));
     if (!envelope.success) {
       throw new ServiceError("unknown", `The ${operation.service} service sent a malformed reply`);
     }
@@ -103,6 +113,8 @@ function safeJson(data: Uint8Array): unknown {
 
 export interface HandlerContext extends CallContext {
   subject: string;
+  /** A request header by name (names from `headers` in @litrev/contracts). */
+  header(name: string): string | undefined;
 }
 
 export type OperationHandler<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> = (
@@ -127,6 +139,18 @@ export interface ServeOptions {
   onError?: (error: unknown, subject: string) => void;
 }
 
+/** A service's operations being served. */
+export interface ServedOperations {
+  /**
+   * Stops taking requests (new ones go to other replicas), then waits until every request already
+   * taken has been answered: handlers are async, so draining the subscription alone would let the
+   * connection close under a handler still working and its caller time out.
+   */
+  drain(): Promise<void>;
+  /** Requests taken and not yet answered. */
+  readonly inFlight: number;
+}
+
 /**
  * Answers one service's operations as a member of its queue group, so any number of replicas
  * share the load. The request is validated against the contract again at this edge.
@@ -136,10 +160,11 @@ export function serveOperations(
   service: BackendService,
   entries: HandlerEntry[],
   options: ServeOptions = {},
-): Subscription {
+): ServedOperations {
   const byName = new Map(entries.map((entry) => [entry.operation.name, entry]));
   const prefix = subjects.rpc(service, "");
-  return nc.subscribe(subjects.rpcWildcard(service), {
+  const pending = new Set<Promise<void>>();
+  const subscription = nc.subscribe(subjects.rpcWildcard(service), {
     queue: subjects.queueGroup(service),
     callback: (err, msg) => {
       if (err) {
@@ -147,18 +172,32 @@ export function serveOperations(
         return;
       }
       const entry = byName.get(msg.subject.slice(prefix.length));
-      void respond(msg, entry, options);
+      // respond() catches handler errors itself; what remains (e.g. replying on a closed connection) is reported.
+      const answer = respond(nc, msg, entry, options).catch((error: unknown) => options.onError?.(error, msg.subject));
+      pending.add(answer);
+      void answer.finally(() => pending.delete(answer));
     },
   });
+  return {
+    get inFlight() {
+      return pending.size;
+    },
+    async drain() {
+      await subscription.drain();
+      await Promise.allSettled([...pending]);
+    },
+  };
 }
 
-async function respond(msg: Msg, entry: HandlerEntry | undefined, options: ServeOptions): Promise<void> {
+async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undefined, options: ServeOptions): Promise<void> {
   const parent = extractTraceContext(msg.headers);
   await withMessagingSpan(`process ${msg.subject}`, SpanKind.CONSUMER, msg.subject, parent, async () => {
     let envelope: ReplyEnvelope;
     try {
       if (!entry) throw new ServiceError("not_found", `Unknown operation ${msg.subject}`);
-      const input = parseOrIssues(entry.operation.request, safeJson(msg.data), "body");
+      const ref = msg.headers?.get(headerNames.payloadRef);
+      const body = ref ? await (await PayloadStore.for(nc)).take(ref) : msg.data;
+      const input = parseOrIssues(entry.operation.request, safeJson(body), "body");
       if (!input.success) {
         throw new ServiceError("validation", "Request validation failed", { issues: input.issues });
       }
@@ -169,11 +208,29 @@ async function respond(msg: Msg, entry: HandlerEntry | undefined, options: Serve
       if (serviceError.category === "unknown") options.onError?.(error, msg.subject);
       envelope = { ok: false, error: serviceError.toWire() };
     }
-    msg.respond(encoder.encode(JSON.stringify(envelope)));
+    const body = encoder.encode(JSON.stringify(envelope));
+    if (body.length <= SPILL_THRESHOLD_BYTES) {
+      msg.respond(body);
+      return;
+    }
+    try {
+      const hdrs = natsHeaders();
+      hdrs.set(headerNames.payloadRef, await (await PayloadStore.for(nc)).park(body));
+      msg.respond(new Uint8Array(), { headers: hdrs });
+    } catch (error) {
+      options.onError?.(error, msg.subject);
+      const failure = new ServiceError("service_unavailable", "The reply was too large to send and could not be stored; retry shortly");
+      msg.respond(encoder.encode(JSON.stringify({ ok: false, error: failure.toWire() })));
+    }
   });
 }
 
 function contextFrom(hdrs: MsgHdrs | undefined, subject: string): HandlerContext {
   const providerKey = hdrs?.get(headerNames.providerKey) || undefined;
-  return { subject, requestId: hdrs?.get(headerNames.requestId) || randomUUID(), providerKey };
+  return {
+    subject,
+    requestId: hdrs?.get(headerNames.requestId) || randomUUID(),
+    providerKey,
+    header: (name) => hdrs?.get(name) || undefined,
+  };
 }

@@ -69,7 +69,7 @@ afterEach(async () => {
 
 async function gateway(link: NatsLink, env: Record<string, string> = {}): Promise<FastifyInstance> {
   app = await buildApp({
-    env: GatewayEnv.parse({ API_KEY: `${KEY}, ${OTHER_KEY}`, NATS_URL: "nats://127.0.0.1:1", ...env }),
+    env: GatewayEnv.parse({ API_KEY: `${KEY}, ${OTHER_KEY}`, NATS_URL: "nats://127.0.0.1:1", JOB_KEY_SECRET: "gateway-test-job-key-secret", ...env }),
     logger: createLogger("gateway-test", "silent"),
     link,
     configStore: noStore,

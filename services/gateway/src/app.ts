@@ -8,6 +8,7 @@ import type { GatewayEnv } from "./env";
 import { toHttp } from "./http-errors";
 import { registerOpenApi } from "./openapi";
 import { configRoutes } from "./routes/config";
+import { screeningJobRoutes } from "./jobs/screening-routes";
 import { forwardedRoutes } from "./routes/forwarded";
 import { healthRoutes } from "./routes/health";
 import { jsonSerializerCompiler, zodValidatorCompiler } from "./validation";
@@ -83,6 +84,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   await app.register(healthRoutes(deps));
   await app.register(configRoutes(deps), { prefix: "/v1" });
+  await app.register(screeningJobRoutes(deps));
   await app.register(forwardedRoutes(deps));
   return app;
 }

@@ -1,7 +1,9 @@
 import { z } from "zod";
+import { JobKeySecretEnv } from "@litrev/jobs";
 import { BaseEnv, parseEnv } from "@litrev/runtime";
 
-export const GatewayEnv = BaseEnv.extend({
+// JOB_KEY_SECRET: the gateway seals provider keys of screening jobs for the workers (docs/jobs.md).
+export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend({
   /** One or more service keys, comma-separated. Only their digests are kept after start-up. */
   API_KEY: z
     .string({ error: "API_KEY is required: one or more service keys, comma-separated" })

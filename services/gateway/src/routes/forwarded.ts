@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { type Operation, ClassifiedErrorBody, forwardedRoutes as routes, operations, SimpleErrorBody, ValidationErrorBody, headers } from "@litrev/contracts";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
+import { JOB_ROUTE_OPERATIONS } from "../jobs/screening-routes";
 
 const ERROR_SCHEMAS: Record<number, unknown> = {
   400: ValidationErrorBody.or(SimpleErrorBody).or(ClassifiedErrorBody),
@@ -16,6 +17,7 @@ const ERROR_SCHEMAS: Record<number, unknown> = {
 export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     for (const route of routes) {
+      if (JOB_ROUTE_OPERATIONS.has(route.operation)) continue; // served by the job-aware routes
       const operation: Operation = operations[route.operation];
       const response: Record<number, unknown> = { 200: operation.response };
       for (const code of route.codes) if (ERROR_SCHEMAS[code]) response[code] = ERROR_SCHEMAS[code];

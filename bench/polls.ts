@@ -1,0 +1,122 @@
+/**
+ * Polls per second through the gateway, as a ratio to a bare fastify hello-world route measured in
+ * the same run on the same machine (goal ≥ 0.6; p99 < 5 ms at 10 connections).
+ *
+ *   pnpm bench polls        (knobs: BENCH_CONNECTIONS=10, BENCH_SECONDS=6, BENCH_ROUNDS=3)
+ *
+ * Starts a real stack (nats-server, one gateway, one screening worker) and the fake provider, which
+ * answers slowly so the polled job stays `running` for the whole run (a terminal job leaves the live
+ * registry at its first poll). A poll is served from the gateway's in-process mirror of the job-state
+ * bucket (kept current by a KV watch), with its body serialised once per state revision: no NATS
+ * hop per request. Runs alternate hello / poll so background noise hits both alike. A second gateway
+ * with OpenTelemetry's http instrumentation off is measured beside it, to show what a server span
+ * per poll costs.
+ */
+import autocannon from "autocannon";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { startFakeProvider } from "../libs/llm/src/testing/index";
+import { freePort, ROOT, spawnService, stopProcess, waitForPort } from "../scripts/lib/launch";
+import { TEST_API_KEY, startStack, waitFor } from "../test/support/stack";
+import { screeningPapers } from "../test/e2e/screening-fixtures";
+
+const num = (name: string, fallback: number) => {
+  const value = Number(process.env[name]);
+  return Number.isFinite(value) && value > 0 ? value : fallback;
+};
+const CONNECTIONS = num("BENCH_CONNECTIONS", 10);
+const SECONDS = num("BENCH_SECONDS", 6);
+const ROUNDS = num("BENCH_ROUNDS", 3);
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+async function measure(url: string, headers: Record<string, string>, seconds: number): Promise<Figures> {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+async function startHello(): Promise<{ url: string; child: ChildProcess }> {
+  // fastify resolves from the gateway package (pnpm keeps dependencies per package).
+  const code = `
+    import Fastify from "fastify";
+    const app = Fastify({ logger: false });
+    app.get("/hello", async () => ({ hello: "world" }));
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    console.log(JSON.stringify({ port: app.server.address().port }));
+    process.on("SIGTERM", () => app.close().then(() => process.exit(0)));
+  `;
+  const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: join(ROOT, "services/gateway"), stdio: ["ignore", "pipe", "inherit"] });
+  const [line] = (await once(createInterface({ input: child.stdout! }), "line")) as [string];
+  return { url: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/hello`, child };
+}
+
+const provider = await startFakeProvider({ latencyMs: 60_000 });
+const JOB_KEY_SECRET = "bench-polls-job-key-secret-0123456789";
+const stack = await startStack({
+  services: { screening: 1 },
+  env: { OPENAI_API_KEY: "sk-bench-polls", OPENAI_BASE_URL: provider.url, LLM_CONCURRENCY: "1", LLM_DEADLINE_MS: "600000", JOB_KEY_SECRET },
+});
+// A second gateway, identical except that OpenTelemetry's http instrumentation is off: shows what
+// one HTTP server span per poll costs (the only difference between the two rows).
+const quietPort = await freePort();
+const quiet = spawnService(
+  "gateway",
+  { NATS_URL: stack.natsUrl, API_KEY: TEST_API_KEY, JOB_KEY_SECRET, PORT: String(quietPort), HOST: "127.0.0.1", OTEL_NODE_DISABLED_INSTRUMENTATIONS: "http" },
+  { stdio: "ignore" },
+);
+await waitForPort(quietPort, 30_000, quiet);
+const hello = await startHello();
+try {
+  const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(50), criteria: [{ name: "p", type: "include", value: "Clinicians" }] });
+  if (created.status !== 200) throw new Error(`job creation failed: ${created.status} ${JSON.stringify(created.body)}`);
+  const pollUrl = `${stack.baseUrl}/v1/screening/jobs/${created.body.job_id}`;
+  await waitFor(async () => (await stack.http("GET", `/v1/screening/jobs/${created.body.job_id}`)).body.status === "running", 30_000);
+  const sample = await stack.http("GET", `/v1/screening/jobs/${created.body.job_id}`);
+  console.log(`polled job ${created.body.job_id}: status ${sample.body.status}, stage ${sample.body.stage}, body ${JSON.stringify(sample.body).length} bytes`);
+
+  const auth = { "x-api-key": TEST_API_KEY };
+  await measure(hello.url, {}, 2); // warm-up
+  await measure(pollUrl, auth, 2);
+  const quietUrl = pollUrl.replace(stack.baseUrl, `http://127.0.0.1:${quietPort}`);
+  await measure(quietUrl, auth, 2);
+  const hellos: Figures[] = [];
+  const polls: Figures[] = [];
+  const quietPolls: Figures[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    hellos.push(await measure(hello.url, {}, SECONDS));
+    polls.push(await measure(pollUrl, auth, SECONDS));
+    quietPolls.push(await measure(quietUrl, auth, SECONDS));
+  }
+  const mean = (rows: Figures[], key: keyof Figures) => rows.reduce((s, r) => s + r[key], 0) / rows.length;
+  const show = (name: string, rows: Figures[]) =>
+    console.log(
+      `${name.padEnd(34)} ${mean(rows, "rps").toFixed(0).padStart(7)} req/s   p50 ${mean(rows, "p50").toFixed(2)} ms   p99 ${mean(rows, "p99").toFixed(2)} ms   non-2xx ${mean(rows, "non2xx")}   errors ${mean(rows, "errors")}`,
+    );
+  console.log(`\n${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s per target, alternating`);
+  show("bare fastify hello (own process)", hellos);
+  show("GET /v1/screening/jobs/{id}", polls);
+  show("  same, gateway without http spans", quietPolls);
+  const ratio = mean(polls, "rps") / mean(hellos, "rps");
+  const quietRatio = mean(quietPolls, "rps") / mean(hellos, "rps");
+  console.log(`\npolls / hello = ${ratio.toFixed(2)} (goal ≥ 0.6)   poll p99 ${mean(polls, "p99").toFixed(2)} ms (goal < 5 ms)`);
+  console.log(`polls / hello without an OpenTelemetry http span per poll = ${quietRatio.toFixed(2)}`);
+} finally {
+  await stopProcess(quiet);
+  await stopProcess(hello.child);
+  await stack.stop();
+  await provider.close();
+}

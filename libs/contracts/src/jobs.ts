@@ -1,0 +1,98 @@
+import { z } from "zod";
+import { JobStatus, JsonObject, Timestamp } from "./common";
+
+/**
+ * Durable-job messages (docs/jobs.md). Each carries a literal `version` and a `type`
+ * discriminator, so a reader can reject what it does not understand instead of guessing.
+ */
+
+/** Where a large value lives in a job data object store (never inline in a message). */
+export const ObjectRef = z.object({
+  object: z.string(),
+  bytes: z.number().int().nonnegative(),
+});
+export type ObjectRef = z.infer<typeof ObjectRef>;
+
+/** A job command on the work-queue stream, published with `Nats-Msg-Id = job_id`. */
+export const JobRunCommand = z.object({
+  version: z.literal(1),
+  type: z.literal("job.run"),
+  service: z.string(),
+  job_id: z.string(),
+  submitted_at: Timestamp,
+  /** The job's input, in the service's job data object store. */
+  input: ObjectRef.nullable(),
+  /** The client's provider key, sealed with JOB_KEY_SECRET; null means "use the server's key". */
+  sealed_provider_key: z.string().nullable(),
+  /** Small service-specific parameters (the input's bulk lives in `input`). */
+  params: JsonObject,
+});
+export type JobRunCommand = z.infer<typeof JobRunCommand>;
+
+export const JobCommand = z.discriminatedUnion("type", [JobRunCommand]);
+export type JobCommand = z.infer<typeof JobCommand>;
+
+const nullableNumber = z.number().nullable();
+
+/**
+ * The live state of one job: the value under `job.<id>` in the service's state bucket. Written by
+ * admission and by the worker (compare-and-set on the entry revision), read by the gateway's
+ * mirror for polls. It never holds results: those are an object (`result`).
+ */
+export const LiveJobState = z.object({
+  version: z.literal(1),
+  type: z.literal("job.state"),
+  job_id: z.string(),
+  service: z.string(),
+  status: JobStatus,
+  /** 0..1, never decreasing. */
+  progress: z.number(),
+  stage: z.string(),
+  stage_timings: z.record(z.string(), nullableNumber),
+  stage_started_at: Timestamp.nullable(),
+  project_id: z.number().int().nullable(),
+  model_version: z.string(),
+  config: JsonObject,
+  estimated_cost_usd: nullableNumber,
+  created_at: Timestamp,
+  started_at: Timestamp.nullable(),
+  heartbeat_at: Timestamp.nullable(),
+  completed_at: Timestamp.nullable(),
+  duration_ms: z.number().int().nullable(),
+  error: z.string().nullable(),
+  error_category: z.string().nullable(),
+  error_retryable: z.boolean().nullable(),
+  /** Deliveries of the command seen by workers, and how many of them were graceful hand-backs. */
+  attempt: z.number().int().nonnegative(),
+  handoffs: z.number().int().nonnegative(),
+  /** The worker instance holding the current attempt. */
+  worker: z.string().nullable(),
+  /** The terminal result object (items plus extras), once completed. */
+  result: ObjectRef.nullable(),
+  /** Small service-specific live data (usage so far, counts). */
+  extra: JsonObject,
+});
+export type LiveJobState = z.infer<typeof LiveJobState>;
+
+/** The value under `lock.<project_id>`: which job holds the project's one active slot. */
+export const ProjectLock = z.object({
+  version: z.literal(1),
+  type: z.literal("job.lock"),
+  job_id: z.string(),
+  created_at: Timestamp,
+});
+export type ProjectLock = z.infer<typeof ProjectLock>;
+
+/** One finished unit of work (e.g. a batch of labelled papers) on the checkpoint stream. */
+export const JobCheckpoint = z.object({
+  version: z.literal(1),
+  type: z.literal("job.checkpoint"),
+  job_id: z.string(),
+  stage: z.string(),
+  unit: z.string(),
+  data: z.unknown(),
+});
+export type JobCheckpoint = z.infer<typeof JobCheckpoint>;
+
+export const TERMINAL_STATUSES = ["completed", "failed"] as const;
+export const isTerminalStatus = (status: JobStatus) => status === "completed" || status === "failed";

@@ -1,0 +1,17 @@
+import { z } from "zod";
+import { JobKeySecretEnv } from "./key-sealer";
+
+/** Settings of a job-running service; extend a service's env schema with this (`BaseEnv.extend(JobsEnv.shape)`). */
+export const JobsEnv = JobKeySecretEnv.extend({
+  /** Jobs one worker process runs at once. */
+  JOB_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  /** JetStream ack wait of the worker consumer; a crashed worker's job is redelivered after this. */
+  JOB_ACK_WAIT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /** Crash-deliveries before a job is failed. */
+  JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** A non-terminal job unseen for this long, whose command is no longer queued, is an orphan. */
+  JOB_ORPHAN_LEASE_MS: z.coerce.number().int().min(0).default(60_000),
+  /** How long live state, inputs, results and checkpoints are kept after their last write. */
+  JOB_RETENTION_MS: z.coerce.number().int().min(60_000).default(7 * 24 * 60 * 60 * 1000),
+});
+export type JobsEnv = z.infer<typeof JobsEnv>;

@@ -1,0 +1,142 @@
+import { AckPolicy, DeliverPolicy, DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { Objm } from "@nats-io/obj";
+import { nanos, type NatsConnection } from "@nats-io/transport-node";
+import { jobNames, type JobNames, type JobService } from "@litrev/contracts";
+import { CheckpointLog } from "./checkpoints";
+import { JobData } from "./data";
+import { isNotFound } from "./nats-errors";
+import { JobQueue } from "./queue";
+import { JobRegistry } from "./registry";
+
+export interface JobInfraOptions {
+  /** JetStream ack wait of the worker consumer; workers heartbeat at a third of it. */
+  ackWaitMs?: number;
+  /** Deliveries after a crash before the job is failed (graceful hand-backs are not counted). */
+  maxAttempts?: number;
+  /** How long live state, data objects and checkpoints outlive their last write. */
+  retentionMs?: number;
+}
+
+export interface ResolvedJobInfraOptions {
+  ackWaitMs: number;
+  maxAttempts: number;
+  retentionMs: number;
+}
+
+export const DEFAULT_JOB_INFRA_OPTIONS: ResolvedJobInfraOptions = {
+  ackWaitMs: 30_000,
+  maxAttempts: 5,
+  retentionMs: 7 * 24 * 60 * 60 * 1000,
+};
+
+/** Everything a process needs to admit, run or read one service's jobs. */
+export interface JobInfra {
+  service: JobService;
+  names: JobNames;
+  nc: NatsConnection;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  registry: JobRegistry;
+  data: JobData;
+  checkpoints: CheckpointLog;
+  queue: JobQueue;
+  options: ResolvedJobInfraOptions;
+}
+
+/**
+ * Creates (idempotently) and opens one service's job stream, worker consumer, state bucket,
+ * checkpoint stream and data store. Safe to call from every replica at once.
+ */
+export async function openJobInfra(nc: NatsConnection, service: JobService, options: JobInfraOptions = {}): Promise<JobInfra> {
+  const resolved: ResolvedJobInfraOptions = { ...DEFAULT_JOB_INFRA_OPTIONS, ...definedOnly(options) };
+  const names = jobNames(service);
+  const jsm = await jetstreamManager(nc);
+  const js = jetstream(nc);
+
+  await ensureStream(jsm, {
+    name: names.commandStream,
+    subjects: [names.commandSubjects],
+    // Work queue: a command leaves the stream when its worker acks (or terms) it.
+    retention: RetentionPolicy.Workqueue,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    duplicate_window: nanos(2 * 60 * 1000),
+  });
+  await ensureConsumer(jsm, names, resolved.ackWaitMs);
+  await ensureStream(jsm, {
+    name: names.checkpointStream,
+    subjects: [names.checkpointSubjects],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    max_age: nanos(resolved.retentionMs),
+    duplicate_window: nanos(2 * 60 * 1000),
+  });
+
+  const kv = await new Kvm(js).create(names.stateBucket, { history: 1, ttl: resolved.retentionMs, storage: StorageType.File });
+  const objects = await new Objm(js).create(names.dataBucket, { ttl: nanos(resolved.retentionMs), storage: StorageType.File });
+
+  return {
+    service,
+    names,
+    nc,
+    js,
+    jsm,
+    registry: new JobRegistry(kv),
+    data: new JobData(objects),
+    checkpoints: new CheckpointLog(js, jsm, names),
+    queue: new JobQueue(js, jsm, names),
+    options: resolved,
+  };
+}
+
+type StreamConfig = Parameters<JetStreamManager["streams"]["add"]>[0];
+
+async function ensureStream(jsm: JetStreamManager, config: StreamConfig & { name: string }): Promise<void> {
+  try {
+    await jsm.streams.info(config.name);
+    await jsm.streams.update(config.name, config).catch(() => undefined);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    try {
+      await jsm.streams.add(config);
+    } catch (addError) {
+      // Another replica created it between our look-up and our add.
+      await jsm.streams.info(config.name).catch(() => {
+        throw addError;
+      });
+    }
+  }
+}
+
+async function ensureConsumer(jsm: JetStreamManager, names: JobNames, ackWaitMs: number): Promise<void> {
+  const config = {
+    durable_name: names.consumer,
+    ack_policy: AckPolicy.Explicit,
+    deliver_policy: DeliverPolicy.All,
+    ack_wait: nanos(ackWaitMs),
+    // Attempts are counted by the worker (crashes only, not graceful hand-backs), which fails the
+    // job itself; the server must keep redelivering so that a worker sees the last delivery.
+    max_deliver: -1,
+    filter_subject: names.commandSubjects,
+    max_ack_pending: 10_000,
+  };
+  try {
+    const info = await jsm.consumers.info(names.commandStream, names.consumer);
+    if (info.config.ack_wait !== config.ack_wait) await jsm.consumers.update(names.commandStream, names.consumer, { ack_wait: config.ack_wait });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    try {
+      await jsm.consumers.add(names.commandStream, config);
+    } catch (addError) {
+      await jsm.consumers.info(names.commandStream, names.consumer).catch(() => {
+        throw addError;
+      });
+    }
+  }
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

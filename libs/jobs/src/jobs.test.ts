@@ -1,0 +1,242 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobDataObjects, ServiceError } from "@litrev/contracts";
+import { createLogger } from "@litrev/telemetry";
+import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
+import { admitJob, reapOrphans } from "./admission";
+import { openJobInfra, type JobInfra } from "./infra";
+import { KeySealer } from "./key-sealer";
+import { JobMirror } from "./mirror";
+import { applyProgress, newJobState } from "./state";
+import { MemoryJobStore } from "./store/job-store";
+import { JobWorker, type JobHandler } from "./worker";
+
+const logger = createLogger("jobs-test", process.env.TEST_LOG_LEVEL ?? "silent");
+const sealer = KeySealer.fromSecret("unit-test-secret-0123456789");
+
+async function until<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("KeySealer", () => {
+  it("round-trips, never repeats a token, and rejects another secret or a tampered token", () => {
+    const a = sealer.seal("sk-test-123");
+    const b = sealer.seal("sk-test-123");
+    expect(a).not.toBe(b);
+    expect(a).not.toContain("sk-test");
+    expect(sealer.open(a)).toBe("sk-test-123");
+    const other = KeySealer.fromSecret("another-secret-0123456789");
+    expect(() => other.open(a)).toThrow(ServiceError);
+    const tampered = a.slice(0, -2) + (a.endsWith("A") ? "BB" : "AA");
+    expect(() => sealer.open(tampered)).toThrow(/unsealed/);
+  });
+});
+
+describe("applyProgress", () => {
+  it("never moves progress backwards and times each finished stage", () => {
+    const t0 = new Date("2026-01-01T00:00:00Z");
+    let s = newJobState({ jobId: "j", service: "screening", modelVersion: "m", config: { x: Number.NaN }, estimatedCostUsd: Infinity, now: t0 });
+    expect(s.config.x).toBeNull();
+    expect(s.estimated_cost_usd).toBeNull();
+    s = applyProgress(s, { stage: "labelling", progress: 0.4 }, t0);
+    s = applyProgress(s, { progress: 0.2 }, new Date(t0.getTime() + 10));
+    expect(s.progress).toBe(0.4);
+    s = applyProgress(s, { stage: "reasoning", progress: 0.5 }, new Date(t0.getTime() + 1500));
+    expect(s.stage_timings).toEqual({ labelling: 1500 });
+    expect(s.stage).toBe("reasoning");
+  });
+});
+
+describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
+  let server: NatsServerHandle;
+  let storeDir: string;
+  let nc: NatsConnection;
+  let infra: JobInfra;
+
+  beforeAll(async () => {
+    storeDir = mkdtempSync(join(tmpdir(), "litrev-jobs-test-"));
+    server = await startNatsServer({ storeDir });
+    nc = await connect({ servers: server.url });
+    infra = await openJobInfra(nc, "screening", { ackWaitMs: 1_500, maxAttempts: 2 });
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await server?.stop();
+    rmSync(storeDir, { recursive: true, force: true });
+  });
+
+  const pending = (projectId: number | null = null) =>
+    newJobState({ jobId: randomUUID(), service: "screening", projectId, modelVersion: "llm-5-nano", config: {}, estimatedCostUsd: 0.01 });
+
+  it("admits one active job per project atomically and reaps orphans", async () => {
+    const store = new MemoryJobStore();
+    const attempts = await Promise.all(
+      Array.from({ length: 20 }, () => admitJob(infra, store, { state: pending(42), input: { n: 1 }, exclusiveProject: true, logger })),
+    );
+    const winners = attempts.filter((a) => a.ok);
+    expect(winners).toHaveLength(1);
+    const winner = winners[0] as { ok: true; state: { job_id: string } };
+    for (const loser of attempts.filter((a) => !a.ok)) {
+      expect(loser).toEqual({ ok: false, conflict: { job_id: winner.state.job_id, status: "pending" } });
+    }
+    expect(await infra.queue.isQueued(winner.state.job_id)).toBe(true);
+    expect((await store.getJob(winner.state.job_id))?.status).toBe("pending");
+
+    // Its command disappears (e.g. a lost stream): after the lease it is an orphan.
+    await infra.queue.discard(winner.state.job_id);
+    expect(await reapOrphans(infra, store, 42, 60_000, logger)).toEqual([]); // still within its lease
+    const next = await admitJob(infra, store, { state: pending(42), input: {}, exclusiveProject: true, orphanLeaseMs: 0, logger });
+    expect(next.ok).toBe(true);
+    const orphan = await infra.registry.get(winner.state.job_id);
+    expect(orphan?.state).toMatchObject({ status: "failed", error_category: "orphan_cleanup" });
+    expect(orphan?.state.error).toMatch(/orphaned/);
+    expect((await store.getJob(winner.state.job_id))?.status).toBe("failed");
+    await infra.queue.discard((next as { state: { job_id: string } }).state.job_id);
+  });
+
+  it("runs a job to completion, stores its result, frees the project and removes checkpoints", async () => {
+    const store = new MemoryJobStore();
+    const seenKeys: (string | undefined)[] = [];
+    const handler: JobHandler = async (ctx) => {
+      seenKeys.push(ctx.providerKey);
+      const input = await ctx.input<{ values: number[] }>();
+      await ctx.report({ stage: "first", progress: 0.1 });
+      await ctx.checkpoints.save("first", "0", { partial: input.values[0] });
+      await ctx.report({ stage: "second", progress: 0.6 });
+      expect((await ctx.checkpoints.load("first")).get("0")).toEqual({ partial: 1 });
+      return { items: input.values.map((v) => ({ v, sq: v * v })), result: { total: input.values.length }, extra: { note: "done" } };
+    };
+    const worker = new JobWorker({ infra, store, sealer, logger, instance: "w1", handler });
+    worker.start();
+    const state = pending(7);
+    const admitted = await admitJob(infra, store, {
+      state,
+      input: { values: [1, 2, 3] },
+      sealedProviderKey: sealer.seal("sk-client"),
+      exclusiveProject: true,
+      logger,
+    });
+    expect(admitted.ok).toBe(true);
+    const done = await until(async () => {
+      const e = await infra.registry.get(state.job_id);
+      return e && e.state.status === "completed" ? e : null;
+    });
+    await worker.stop();
+    expect(seenKeys).toEqual(["sk-client"]);
+    expect(done.state).toMatchObject({ progress: 1, stage: "Complete", extra: { note: "done" } });
+    expect(Object.keys(done.state.stage_timings).sort()).toEqual(["first", "second"]);
+    expect(done.state.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(await infra.data.getJson(done.state.result!.object)).toEqual({
+      items: [{ v: 1, sq: 1 }, { v: 2, sq: 4 }, { v: 3, sq: 9 }],
+      result: { total: 3 },
+    });
+    expect(await infra.registry.lockHolder(7)).toBeNull();
+    expect(await infra.checkpoints.load(state.job_id, "first")).toEqual(new Map());
+    expect(await infra.queue.isQueued(state.job_id)).toBe(false);
+    expect(await infra.data.getJson(jobDataObjects.input(state.job_id))).toBeNull();
+    expect(await store.getItems(state.job_id)).toHaveLength(3);
+    expect(await store.getJob(state.job_id)).toMatchObject({ status: "completed", result: { total: 3 } });
+  });
+
+  it("records a classified failure", async () => {
+    const store = new MemoryJobStore();
+    const worker = new JobWorker({
+      infra, store, sealer, logger, instance: "w2",
+      handler: async () => {
+        throw new ServiceError("auth", "The provider rejected the API key");
+      },
+    });
+    worker.start();
+    const state = pending();
+    await admitJob(infra, store, { state, input: {}, logger });
+    const failed = await until(async () => {
+      const e = await infra.registry.get(state.job_id);
+      return e && e.state.status === "failed" ? e : null;
+    });
+    await worker.stop();
+    expect(failed.state).toMatchObject({ error_category: "auth", error_retryable: false, error: "The provider rejected the API key" });
+    expect(failed.state.completed_at).toBeTruthy();
+  });
+
+  it("hands a job back at once on graceful stop; the next worker resumes from checkpoints", async () => {
+    const store = new MemoryJobStore();
+    const worked: string[] = [];
+    const handlerFor = (name: string): JobHandler => async (ctx) => {
+      const done = await ctx.checkpoints.load<string>("units");
+      for (let unit = 0; unit < 6; unit++) {
+        if (done.has(String(unit))) continue;
+        await new Promise((r) => setTimeout(r, 150));
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        worked.push(`${name}:${unit}`);
+        await ctx.checkpoints.save("units", String(unit), name);
+        await ctx.report({ stage: "units", progress: (unit + 1) / 6 });
+      }
+      return { items: [] };
+    };
+    const first = new JobWorker({ infra, store, sealer, logger, instance: "a", handler: handlerFor("a") });
+    first.start();
+    const state = pending();
+    await admitJob(infra, store, { state, input: {}, logger });
+    await until(() => worked.length >= 2);
+    const stoppedAt = Date.now();
+    await first.stop();
+    const second = new JobWorker({ infra, store, sealer, logger, instance: "b", handler: handlerFor("b") });
+    second.start();
+    const done = await until(async () => {
+      const e = await infra.registry.get(state.job_id);
+      return e && e.state.status === "completed" ? e : null;
+    });
+    await second.stop();
+    // Resumed well within the ack wait (1.5 s would apply to a crash), and no unit ran twice.
+    expect(Date.now() - stoppedAt).toBeLessThan(5_000);
+    const units = worked.map((w) => w.split(":")[1]);
+    expect(new Set(units).size).toBe(units.length);
+    expect(units.sort()).toEqual(["0", "1", "2", "3", "4", "5"]);
+    expect(worked.some((w) => w.startsWith("b:"))).toBe(true);
+    expect(done.state.handoffs).toBeGreaterThanOrEqual(1); // the stopping worker's open pull may hand it back once more
+  });
+
+  it("fails a job whose deliveries are exhausted by crashes", async () => {
+    const store = new MemoryJobStore();
+    const state = pending();
+    await admitJob(infra, store, { state, input: {}, logger });
+    // Two deliveries taken and never acknowledged: what a worker killed twice looks like.
+    const consumer = await infra.js.consumers.get(infra.names.commandStream, infra.names.consumer);
+    for (let i = 0; i < 2; i++) {
+      const msg = await until(() => consumer.next({ expires: 2_000 }));
+      expect(msg.info.deliveryCount).toBe(i + 1);
+    }
+    const worker = new JobWorker({ infra, store, sealer, logger, instance: "c", handler: async () => ({}) });
+    worker.start();
+    const failed = await until(async () => {
+      const e = await infra.registry.get(state.job_id);
+      return e && e.state.status === "failed" ? e : null;
+    });
+    await worker.stop();
+    expect(failed.state.error).toMatch(/abandoned.*2 delivery attempts/);
+    await until(async () => !(await infra.queue.isQueued(state.job_id)));
+  });
+
+  it("mirrors live state and lets exactly one reader remove a terminal job", async () => {
+    const mirror = await JobMirror.open(nc, "screening", logger);
+    const state = { ...pending(99), status: "completed" as const };
+    await infra.registry.create(state);
+    const seen = await until(() => mirror.get(state.job_id));
+    expect(seen.state.status).toBe("completed");
+    const results = await Promise.all([mirror.removeIfUnchanged(state.job_id, seen), mirror.removeIfUnchanged(state.job_id, seen)]);
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await mirror.fetch(state.job_id)).toBeNull();
+    expect(await mirror.fetch(randomUUID())).toBeNull();
+    mirror.stop();
+  });
+});

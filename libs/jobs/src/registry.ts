@@ -1,0 +1,140 @@
+import type { KV, KvEntry } from "@nats-io/kv";
+import { jobStateKeys, LiveJobState, ProjectLock } from "@litrev/contracts";
+import { isWrongRevision } from "./nats-errors";
+
+export interface LiveEntry {
+  state: LiveJobState;
+  /** The KV revision this state was read at: the token for compare-and-set writes. */
+  revision: number;
+}
+
+export interface LockEntry {
+  lock: ProjectLock;
+  revision: number;
+}
+
+const encoder = new TextEncoder();
+const encode = (value: unknown) => encoder.encode(JSON.stringify(value));
+
+/** Thrown by an `update` callback to stop without writing. */
+export class UpdateAborted extends Error {
+  override readonly name = "UpdateAborted";
+}
+
+/**
+ * Live job state in a service's KV bucket: `job.<id>` holds a `LiveJobState`, `lock.<project>` the
+ * project's active job. Every write after creation is a compare-and-set on the entry revision, so
+ * concurrent writers (a worker, a slow replica, an orphan reaper) never overwrite each other blindly.
+ */
+export class JobRegistry {
+  constructor(readonly kv: KV) {}
+
+  /** Creates the entry; fails if a job with this id exists. */
+  async create(state: LiveJobState): Promise<LiveEntry> {
+    const revision = await this.kv.create(jobStateKeys.job(state.job_id), encode(state));
+    return { state, revision };
+  }
+
+  async get(jobId: string): Promise<LiveEntry | null> {
+    return parseState(await this.kv.get(jobStateKeys.job(jobId)));
+  }
+
+  /**
+   * Read-modify-write with compare-and-set, retried on a lost race. `change` returns the next
+   * state, or null to leave the entry as it is (the current entry is returned).
+   * Resolves to null when the job has no live entry.
+   */
+  async update(jobId: string, change: (state: LiveJobState) => LiveJobState | null): Promise<LiveEntry | null> {
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.get(jobId);
+      if (!current) return null;
+      const next = change(current.state);
+      if (!next) return current;
+      try {
+        const revision = await this.kv.update(jobStateKeys.job(jobId), encode(next), current.revision);
+        return { state: next, revision };
+      } catch (error) {
+        if (!isWrongRevision(error) || attempt >= 50) throw error;
+      }
+    }
+  }
+
+  /** Deletes the entry only if it is still at `revision`; false when someone changed or removed it first. */
+  async removeIfUnchanged(jobId: string, revision: number): Promise<boolean> {
+    try {
+      await this.kv.delete(jobStateKeys.job(jobId), { previousSeq: revision });
+      return true;
+    } catch (error) {
+      if (isWrongRevision(error)) return false;
+      throw error;
+    }
+  }
+
+  async remove(jobId: string): Promise<void> {
+    await this.kv.delete(jobStateKeys.job(jobId));
+  }
+
+  /** Takes a project's slot atomically (KV create-if-absent), or says who holds it. */
+  async acquireLock(projectId: number, jobId: string): Promise<{ ok: true; revision: number } | ({ ok: false } & LockEntry)> {
+    const lock: ProjectLock = { version: 1, type: "job.lock", job_id: jobId, created_at: new Date().toISOString() };
+    try {
+      return { ok: true, revision: await this.kv.create(jobStateKeys.lock(projectId), encode(lock)) };
+    } catch (error) {
+      if (!isWrongRevision(error)) throw error;
+      const holder = await this.lockHolder(projectId);
+      // Released between our create and our read: report a lost race as "try again".
+      if (!holder) return { ok: false, lock: { ...lock, job_id: "" }, revision: 0 };
+      return { ok: false, ...holder };
+    }
+  }
+
+  async lockHolder(projectId: number): Promise<LockEntry | null> {
+    const entry = await this.kv.get(jobStateKeys.lock(projectId));
+    if (!entry || entry.operation !== "PUT") return null;
+    const lock = ProjectLock.safeParse(entry.json());
+    return lock.success ? { lock: lock.data, revision: entry.revision } : null;
+  }
+
+  /** Frees the project's slot if `jobId` still holds it. */
+  async releaseLock(projectId: number, jobId: string): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const holder = await this.lockHolder(projectId);
+      if (!holder || holder.lock.job_id !== jobId) return;
+      if (await this.removeLockIfUnchanged(projectId, holder.revision)) return;
+    }
+  }
+
+  async removeLockIfUnchanged(projectId: number, revision: number): Promise<boolean> {
+    try {
+      await this.kv.delete(jobStateKeys.lock(projectId), { previousSeq: revision });
+      return true;
+    } catch (error) {
+      if (isWrongRevision(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Every live job (a scan: for maintenance and tests, not for request paths). */
+  async list(): Promise<LiveEntry[]> {
+    const out: LiveEntry[] = [];
+    for await (const key of await this.kv.keys(jobStateKeys.allJobs())) {
+      const entry = parseState(await this.kv.get(key));
+      if (entry) out.push(entry);
+    }
+    return out;
+  }
+}
+
+export function parseState(entry: KvEntry | null): LiveEntry | null {
+  if (!entry || entry.operation !== "PUT") return null;
+  const parsed = LiveJobState.safeParse(safeJson(entry));
+  return parsed.success ? { state: parsed.data, revision: entry.revision } : null;
+}
+
+function safeJson(entry: KvEntry): unknown {
+  try {
+    return entry.json();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,53 @@
+import type { JobService } from "@litrev/contracts";
+import { JobData, JobMirror } from "@litrev/jobs";
+import type { NatsLink } from "@litrev/messaging";
+import type { Logger } from "@litrev/telemetry";
+
+export interface LiveJobs {
+  mirror: JobMirror;
+  data: JobData;
+}
+
+/**
+ * One mirror of a service's live job state (and its data store) per gateway process, opened on
+ * first use once NATS is reachable. Until the service has created its buckets, opening fails and
+ * is retried on the next request.
+ */
+export class LiveJobsRegistry {
+  readonly #open = new Map<JobService, Promise<LiveJobs>>();
+  /** Resolved ones, for the synchronous hot path of polls. */
+  readonly #ready = new Map<JobService, LiveJobs>();
+
+  constructor(
+    private readonly link: NatsLink,
+    private readonly logger: Logger,
+  ) {}
+
+  get(service: JobService): Promise<LiveJobs> {
+    const nc = this.link.connection(); // a retryable 503 while NATS is down
+    let live = this.#open.get(service);
+    if (!live) {
+      live = (async () => {
+        const [mirror, data] = await Promise.all([JobMirror.open(nc, service, this.logger), JobData.open(nc, service)]);
+        return { mirror, data };
+      })();
+      live.then(
+        (opened) => this.#ready.set(service, opened),
+        () => this.#open.delete(service),
+      );
+      this.#open.set(service, live);
+    }
+    return live;
+  }
+
+  /** The opened mirror, or undefined before the first open completed (or while NATS is down). */
+  ready(service: JobService): LiveJobs | undefined {
+    return this.link.connected ? this.#ready.get(service) : undefined;
+  }
+
+  async close(): Promise<void> {
+    for (const live of this.#open.values()) {
+      await live.then((l) => l.mirror.stop()).catch(() => undefined);
+    }
+  }
+}

@@ -1,0 +1,120 @@
+import { randomUUID } from "node:crypto";
+import {
+  headers,
+  ServiceError,
+  type CreateScreeningJobRequest,
+  type CreateScreeningJobResponse,
+  type ScreeningJobInput,
+  type ScreeningJobParams,
+} from "@litrev/contracts";
+import { admitJob, isActive, newJobState, reapOrphans, type JobInfra, type JobStore, type KeySealer, type ProjectConflict } from "@litrev/jobs";
+import type { HandlerContext } from "@litrev/messaging";
+import type { Logger } from "@litrev/telemetry";
+import { estimateScreening } from "./estimate";
+import type { PipelineSettings } from "./pipeline/run";
+
+export interface AdmissionDeps {
+  infra: JobInfra;
+  store: JobStore;
+  sealer: KeySealer;
+  logger: Logger;
+  orphanLeaseMs: number;
+  pipeline: PipelineSettings;
+}
+
+/**
+ * POST /v1/screening/jobs, in the spec's order: orphans of the project are reaped, a second active
+ * job for it is refused (409), the cost ceiling is checked (400, not for mock), then the job is
+ * admitted atomically (the project slot is a KV create-if-absent, so any number of gateway and
+ * service replicas agree) and queued.
+ */
+export async function admitScreeningJob(
+  deps: AdmissionDeps,
+  request: CreateScreeningJobRequest,
+  ctx: HandlerContext,
+): Promise<CreateScreeningJobResponse> {
+  const projectId = request.project_id ?? null;
+  const exclusive = !!projectId;
+  if (exclusive) {
+    await reapOrphans(deps.infra, deps.store, projectId, deps.orphanLeaseMs, deps.logger);
+    const holder = await activeHolder(deps.infra, projectId);
+    if (holder) throw conflict(projectId, holder);
+  }
+
+  const estimate = estimateScreening({
+    papers_count: request.papers.length,
+    model: request.model,
+    repetitions: request.repetitions,
+    criteria_count: request.criteria.length,
+  });
+  const ceiling = request.max_estimated_cost_usd;
+  if (ceiling !== null && ceiling !== undefined && !request.mock && estimate.estimated_cost_usd > ceiling) {
+    throw new ServiceError(
+      "validation",
+      `Estimated cost $${estimate.estimated_cost_usd.toFixed(6)} exceeds the limit of $${ceiling} ` +
+        `(max_estimated_cost_usd) for ${request.papers.length} papers × ${request.repetitions} repetitions`,
+      { simple: true },
+    );
+  }
+
+  const jobId = randomUUID();
+  const params: ScreeningJobParams = {
+    model: request.model,
+    repetitions: request.repetitions,
+    threshold: request.threshold,
+    clusters_type: request.clusters_type ?? null,
+    mock: request.mock,
+  };
+  const state = newJobState({
+    jobId,
+    service: "screening",
+    projectId,
+    modelVersion: request.model,
+    config: {
+      model: request.model,
+      repetitions: request.repetitions,
+      threshold: request.threshold,
+      clusters_type: request.clusters_type ?? null,
+      mock: request.mock,
+      papers_count: request.papers.length,
+      criteria_count: request.criteria.length,
+    },
+    estimatedCostUsd: estimate.estimated_cost_usd,
+  });
+  const input: ScreeningJobInput = { papers: request.papers, criteria: request.criteria, questions: request.questions };
+  const admitted = await admitJob(deps.infra, deps.store, {
+    state,
+    input,
+    params: { ...params, pipeline: deps.pipeline },
+    // Mock jobs never call a provider: no key is kept for them at all.
+    sealedProviderKey: request.mock ? null : sealedKey(deps.sealer, ctx),
+    exclusiveProject: exclusive,
+    orphanLeaseMs: deps.orphanLeaseMs,
+    logger: deps.logger,
+  });
+  if (!admitted.ok) throw conflict(projectId!, admitted.conflict);
+  deps.logger.info({ job_id: jobId, papers: request.papers.length, mock: request.mock, project_id: projectId }, "screening job queued");
+  return { job_id: jobId, status: "pending", progress: 0, stage: "" };
+}
+
+async function activeHolder(infra: JobInfra, projectId: number): Promise<ProjectConflict | null> {
+  const lock = await infra.registry.lockHolder(projectId);
+  if (!lock) return null;
+  const holder = await infra.registry.get(lock.lock.job_id);
+  return holder && isActive(holder.state) ? { job_id: holder.state.job_id, status: holder.state.status as ProjectConflict["status"] } : null;
+}
+
+function conflict(projectId: number, holder: ProjectConflict): ServiceError {
+  return new ServiceError(
+    "conflict",
+    `A screening job for project ${projectId} is already ${holder.status} (job_id ${holder.job_id}); wait for it to finish before starting another`,
+    { simple: true },
+  );
+}
+
+/** The gateway seals the client's key; a caller on NATS that sent it in clear gets it sealed here. */
+function sealedKey(sealer: KeySealer, ctx: HandlerContext): string | null {
+  const sealed = ctx.header(headers.sealedProviderKey);
+  if (sealed) return sealed;
+  return ctx.providerKey ? sealer.seal(ctx.providerKey) : null;
+}

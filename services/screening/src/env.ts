@@ -1,0 +1,23 @@
+import { z } from "zod";
+import { JobsEnv } from "@litrev/jobs";
+import { BaseEnv, parseEnv } from "@litrev/runtime";
+
+export const ScreeningEnv = BaseEnv.extend(JobsEnv.shape).extend({
+  /** Papers per labelling call (decisions stay per paper; fewer calls, shared instructions). */
+  SCREENING_LABEL_BATCH: z.coerce.number().int().min(1).max(20).default(5),
+  /** Papers per reasoning call. */
+  SCREENING_REASON_BATCH: z.coerce.number().int().min(1).max(20).default(5),
+  /** Reasons per clustering map call. */
+  SCREENING_CLUSTER_CHUNK: z.coerce.number().int().min(10).max(500).default(120),
+  /** Papers per assignment call. */
+  SCREENING_ASSIGN_BATCH: z.coerce.number().int().min(1).max(200).default(40),
+  /** Most clusters a job reports. */
+  SCREENING_MAX_CLUSTERS: z.coerce.number().int().min(1).max(50).default(8),
+  /** Provider calls one job keeps in flight (the per-key limiter in libs/llm paces them further). */
+  SCREENING_CALL_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
+  /** Abstract characters sent to the reasoning stage (the labelling stage sends the whole abstract). */
+  SCREENING_REASONING_ABSTRACT_CHARS: z.coerce.number().int().min(0).max(50_000).default(800),
+});
+export type ScreeningEnv = z.infer<typeof ScreeningEnv>;
+
+export const loadEnv = () => parseEnv(ScreeningEnv);

@@ -1,0 +1,52 @@
+import { operations, ServiceError, toScreeningJob, toScreeningJobListItem, type ScreeningJob } from "@litrev/contracts";
+import { isActive, type JobInfra, type JobStore } from "@litrev/jobs";
+import { handler, type HandlerEntry } from "@litrev/messaging";
+import { admitScreeningJob, type AdmissionDeps } from "./admission";
+import { estimateScreening } from "./estimate";
+
+export interface HandlerDeps extends AdmissionDeps {
+  infra: JobInfra;
+  store: JobStore;
+}
+
+const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
+
+/**
+ * The screening operations. Polls and active-job queries are normally answered by the gateway
+ * from its mirror of the live-state bucket; `get-job` here is the storage read it falls back to
+ * once a job has left the live registry.
+ */
+export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
+  return [
+    handler(operations.createScreeningJob, (request, ctx) => admitScreeningJob(deps, request, ctx)),
+    handler(operations.getScreeningJob, async ({ job_id }) => {
+      const stored = await storageRead(deps.store, () => deps.store.getJob(job_id));
+      if (!stored) throw notFound();
+      const completed = stored.status === "completed";
+      const results = completed ? await storageRead(deps.store, () => deps.store.getItems(job_id)) : [];
+      const clusters = (stored.result?.clusters as unknown[] | undefined) ?? [];
+      return toScreeningJob(stored, completed ? { results, clusters } : null);
+    }),
+    handler(operations.listScreeningJobs, async ({ limit }) => {
+      if (!deps.store.persistent) return [];
+      const jobs = await storageRead(deps.store, () => deps.store.listJobs(limit));
+      return jobs.map(toScreeningJobListItem);
+    }),
+    handler(operations.activeScreeningJob, async ({ project_id }): Promise<ScreeningJob | null> => {
+      const lock = await deps.infra.registry.lockHolder(project_id);
+      if (!lock) return null;
+      const live = await deps.infra.registry.get(lock.lock.job_id);
+      return live && isActive(live.state) ? toScreeningJob(live.state) : null;
+    }),
+    handler(operations.estimateScreening, async (request) => estimateScreening(request)),
+  ];
+}
+
+/** A database error on a read is a retryable 503, not a 500 with internals. */
+async function storageRead<T>(store: JobStore, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    throw new ServiceError("service_unavailable", `The job database is unavailable (${store.kind}); retry shortly`, { cause: error });
+  }
+}

@@ -1,0 +1,79 @@
+import { DEFAULT_MODEL } from "@litrev/contracts";
+import { JobWorker, KeySealer, openJobInfra, openJobStore, type JobStore } from "@litrev/jobs";
+import { LlmClient } from "@litrev/llm";
+import { llmOptions, startService } from "@litrev/runtime";
+import { loadEnv } from "./env";
+import { screeningHandlers } from "./handlers";
+import { createLiveModel } from "./model/live-model";
+import { createMockModel } from "./model/mock-model";
+import type { PipelineSettings } from "./pipeline/run";
+import { runScreeningPipeline } from "./pipeline/run";
+import { PREAMBLE, PROMPT_LIST } from "./prompts";
+
+const env = loadEnv();
+const sealer = KeySealer.fromSecret(env.JOB_KEY_SECRET);
+const pipeline: PipelineSettings = {
+  labelBatch: env.SCREENING_LABEL_BATCH,
+  reasonBatch: env.SCREENING_REASON_BATCH,
+  clusterChunk: env.SCREENING_CLUSTER_CHUNK,
+  assignBatch: env.SCREENING_ASSIGN_BATCH,
+  maxClusters: env.SCREENING_MAX_CLUSTERS,
+  callConcurrency: env.SCREENING_CALL_CONCURRENCY,
+};
+let store: JobStore | undefined;
+
+await startService({
+  service: "screening",
+  env,
+  defaults: {
+    service_id: "screening",
+    model: DEFAULT_MODEL.screening,
+    system_prompt: PREAMBLE,
+    prompt_template_id: "screening.default",
+    temperature: 1,
+    max_output_tokens: 4096,
+    extra: {},
+  },
+  prompts: PROMPT_LIST,
+  databaseStatus: () => store?.status() ?? "error: not connected yet",
+  handlers: async (runtime) => {
+    const { logger, shutdown } = runtime;
+    store = await openJobStore({ url: env.MONGO_URL, jobs: "screening_jobs", items: "screening_results", logger });
+    const jobStore = store;
+    shutdown.add("job store", () => jobStore.close());
+    const infra = await openJobInfra(runtime.nc, "screening", {
+      ackWaitMs: env.JOB_ACK_WAIT_MS,
+      maxAttempts: env.JOB_MAX_ATTEMPTS,
+      retentionMs: env.JOB_RETENTION_MS,
+    });
+    const llm = new LlmClient({ ...llmOptions(env), logger });
+    const worker = new JobWorker({
+      infra,
+      store: jobStore,
+      sealer,
+      logger,
+      instance: runtime.instance,
+      concurrency: env.JOB_CONCURRENCY,
+      handler: (job) =>
+        runScreeningPipeline(
+          job,
+          (frame, params) =>
+            params.mock
+              ? createMockModel(frame)
+              : createLiveModel({
+                  llm,
+                  frame,
+                  providerKey: job.providerKey,
+                  signal: job.signal,
+                  config: runtime.config(),
+                  reasoningAbstractChars: env.SCREENING_REASONING_ABSTRACT_CHARS,
+                }),
+          pipeline,
+        ),
+    });
+    worker.start();
+    // Steps run in reverse order: the operations drain first, then running jobs are handed back, then NATS closes.
+    shutdown.add("job worker", () => worker.stop());
+    return screeningHandlers({ infra, store: jobStore, sealer, logger, orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS, pipeline });
+  },
+});

@@ -1,0 +1,61 @@
+import type { ScreeningPaper } from "@litrev/contracts";
+import { VERDICTS, ZERO_STAGE_USAGE, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type Theme } from "../pipeline/types";
+
+const NOTE = "mock mode: no language model was called";
+const free = <T>(value: T): ModelCall<T> => ({ value, usage: { ...ZERO_STAGE_USAGE } });
+
+/** FNV-1a, 32-bit: a stable hash so the same input always gives the same mock answer. */
+export function stableHash(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+}
+
+/**
+ * Mock mode (spec): the same four stages with deterministic answers derived from hashes of the
+ * input, placeholder texts that say so, and no provider call (so no key is needed).
+ */
+export function createMockModel(frame: JobFrame): ScreeningModel {
+  const criteriaKey = frame.criteria.map((c) => `${c.type}:${c.value}`).join("|");
+  return {
+    async label(papers: ScreeningPaper[], repetitions: number) {
+      const votes = papers.map((paper) =>
+        Array.from({ length: repetitions }, (_, r): LabelVote => {
+          const seed = `${paper.id}|${paper.title}|${criteriaKey}|${r}`;
+          return {
+            include: stableHash(seed) % 100 < 45,
+            verdicts: frame.criteria.map((_, c) => VERDICTS[stableHash(`${seed}|${c}`) % VERDICTS.length]!),
+          };
+        }),
+      );
+      return free(votes);
+    },
+    async reason(items: ReasoningInput[]) {
+      return free(
+        items.map(
+          (item) =>
+            `Placeholder reasoning (${NOTE}): ${item.includeVotes} of ${item.repetitions} mock repetitions voted to include this paper, so it is marked ${item.decision}.`,
+        ),
+      );
+    },
+    async themes(reasons: string[]) {
+      return free(placeholderThemes(Math.min(3, reasons.length)));
+    },
+    async merge(themes: Theme[], maxClusters: number) {
+      return free(placeholderThemes(Math.min(3, maxClusters, themes.length)));
+    },
+    async assign(reasons: string[], clusters: Theme[]) {
+      return free(reasons.map((reason, i) => stableHash(`${reason}|${i}`) % clusters.length));
+    },
+  };
+}
+
+function placeholderThemes(count: number): Theme[] {
+  return Array.from({ length: count }, (_, i) => ({
+    label: `Placeholder cluster ${String.fromCharCode(65 + i)} (mock)`,
+    description: `Placeholder cluster from ${NOTE}; a live job derives clusters from the papers' reasoning.`,
+  }));
+}

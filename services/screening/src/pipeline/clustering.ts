@@ -1,0 +1,88 @@
+import { batches, forEachLimited } from "./pool";
+import type { StageContext } from "./stage";
+import type { StageUsage, Theme } from "./types";
+
+interface ThemesCheckpoint {
+  themes: Theme[];
+  usage: StageUsage;
+}
+
+/** Themes a map call may propose, and how many themes one reduce call merges at most. */
+const THEMES_PER_CHUNK = 6;
+const MERGE_INPUT_MAX = 120;
+
+/**
+ * Stage 3: thematic clusters from the reasons of the clustered papers, by map-reduce so it scales
+ * to any number of papers: each chunk of reasons yields a few themes (map), then the themes are
+ * merged, level by level, until at most `maxClusters` remain (reduce). Every call is checkpointed.
+ */
+export async function clusterReasons(ctx: StageContext, reasons: string[], chunkSize: number, maxClusters: number): Promise<Theme[]> {
+  if (reasons.length === 0) {
+    await ctx.progress("clustering", 1, 1);
+    return [];
+  }
+  const chunks = batches(reasons.length, chunkSize);
+  // Units of progress: every map call plus an estimate of the merge calls.
+  const total = chunks.length + Math.max(1, Math.ceil((chunks.length * THEMES_PER_CHUNK) / MERGE_INPUT_MAX));
+  let finished = 0;
+  const done = await ctx.job.checkpoints.load<ThemesCheckpoint>("clustering");
+
+  const mapped: Theme[][] = new Array(chunks.length);
+  const todo = [];
+  for (const chunk of chunks) {
+    const saved = done.get(`map-${chunk.index}`);
+    if (saved) {
+      mapped[chunk.index] = saved.themes;
+      ctx.usage.add("clustering", saved.usage);
+      finished++;
+    } else todo.push(chunk);
+  }
+  await ctx.progress("clustering", finished, total);
+  await forEachLimited(todo, ctx.concurrency, ctx.job.signal, async (chunk) => {
+    const { value, usage } = await ctx.model.themes(reasons.slice(chunk.start, chunk.end), THEMES_PER_CHUNK);
+    await ctx.job.checkpoints.save("clustering", `map-${chunk.index}`, { themes: value, usage } satisfies ThemesCheckpoint);
+    mapped[chunk.index] = value;
+    ctx.usage.add("clustering", usage);
+    finished++;
+    await ctx.progress("clustering", finished, total);
+  });
+
+  let themes = dedupe(mapped.flat());
+  // A single small chunk needs no merge beyond the cap; otherwise reduce level by level.
+  for (let level = 0; themes.length > maxClusters || (level === 0 && chunks.length > 1); level++) {
+    const groups = batches(themes.length, MERGE_INPUT_MAX);
+    const target = groups.length === 1 ? maxClusters : Math.max(maxClusters, Math.ceil(MERGE_INPUT_MAX / 4));
+    const merged: Theme[][] = new Array(groups.length);
+    await forEachLimited(groups, ctx.concurrency, ctx.job.signal, async (group) => {
+      const unit = `reduce-${level}-${group.index}`;
+      const saved = done.get(unit);
+      if (saved) {
+        merged[group.index] = saved.themes;
+        ctx.usage.add("clustering", saved.usage);
+        return;
+      }
+      const { value, usage } = await ctx.model.merge(themes.slice(group.start, group.end), target);
+      await ctx.job.checkpoints.save("clustering", unit, { themes: value, usage } satisfies ThemesCheckpoint);
+      merged[group.index] = value;
+      ctx.usage.add("clustering", usage);
+      finished++;
+      await ctx.progress("clustering", Math.min(finished, total - 1), total);
+    });
+    const next = dedupe(merged.flat());
+    // A model that will not shrink the list must not loop forever: keep the first clusters.
+    themes = next.length >= themes.length && level > 0 ? next.slice(0, maxClusters) : next;
+    if (groups.length === 1) themes = themes.slice(0, maxClusters);
+  }
+  await ctx.progress("clustering", total, total);
+  return themes;
+}
+
+/** Same label (ignoring case and spacing) → one theme. */
+function dedupe(themes: Theme[]): Theme[] {
+  const seen = new Map<string, Theme>();
+  for (const theme of themes) {
+    const key = theme.label.trim().toLowerCase().replace(/\s+/g, " ");
+    if (key && !seen.has(key)) seen.set(key, { label: theme.label.trim(), description: theme.description.trim() });
+  }
+  return [...seen.values()];
+}

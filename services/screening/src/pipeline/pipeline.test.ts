@@ -1,0 +1,153 @@
+import { describe, expect, it } from "vitest";
+import type { JobContext } from "@litrev/jobs";
+import type { LlmClient } from "@litrev/llm";
+import { createLogger } from "@litrev/telemetry";
+import { defaultServiceConfig, type ScreeningJobInput } from "@litrev/contracts";
+import { createLiveModel } from "../model/live-model";
+import { createMockModel } from "../model/mock-model";
+import { runScreeningPipeline, type PipelineSettings } from "./run";
+import type { JobFrame, ScreeningModel } from "./types";
+
+const logger = createLogger("screening-test", "silent");
+const SETTINGS: PipelineSettings = { labelBatch: 4, reasonBatch: 4, clusterChunk: 10, assignBatch: 7, maxClusters: 3, callConcurrency: 3 };
+
+const input: ScreeningJobInput = {
+  papers: Array.from({ length: 37 }, (_, i) => ({ id: `p${i}`, title: `Paper ${i} on reminders`, abstract: `Abstract ${i}.` })),
+  criteria: [
+    { name: "Population", type: "include", value: "Clinicians" },
+    { name: "Design", type: "exclude", value: "Editorials" },
+  ],
+  questions: ["Do reminders work?"],
+};
+
+/** A job context with checkpoints kept in a map that outlives a run (as the checkpoint stream does). */
+function jobContext(params: Record<string, unknown>, saved = new Map<string, Map<string, unknown>>()): JobContext & { saved: typeof saved; reports: number[] } {
+  const reports: number[] = [];
+  return {
+    jobId: "job-1",
+    state: {} as JobContext["state"],
+    params,
+    attempt: 1,
+    signal: new AbortController().signal,
+    providerKey: undefined,
+    logger,
+    saved,
+    reports,
+    input: async <T>() => structuredClone(input) as T,
+    report: async (r) => void (r.progress !== undefined && reports.push(r.progress)),
+    checkpoints: {
+      load: async <T>(stage: string) => new Map(saved.get(stage) ?? []) as Map<string, T>,
+      save: async (stage, unit, data) => {
+        if (!saved.has(stage)) saved.set(stage, new Map());
+        saved.get(stage)!.set(unit, structuredClone(data));
+      },
+    },
+  };
+}
+
+const params = (extra: Record<string, unknown> = {}) => ({ model: "llm-5-nano", repetitions: 5, threshold: 2, clusters_type: "include", mock: true, ...extra });
+
+describe("the screening pipeline (mock model)", () => {
+  it("is deterministic, keeps the clustered side's counts consistent and marks the others -1", async () => {
+    const a = await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS);
+    const b = await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS);
+    expect(a).toEqual(b);
+    const items = a.items as { id: string; final_score: number; decision: string; cluster_id: number; votes: string[] }[];
+    expect(items.map((i) => i.id)).toEqual(input.papers.map((p) => p.id));
+    const included = items.filter((i) => i.decision === "include");
+    expect(included.length).toBeGreaterThan(0);
+    expect(items.filter((i) => i.decision === "exclude").every((i) => i.cluster_id === -1)).toBe(true);
+    const clusters = (a.result as { clusters: { cluster_id: number; count: number; label: string }[] }).clusters;
+    expect(clusters.map((c) => c.cluster_id)).toEqual(clusters.map((_, i) => i));
+    expect(clusters.reduce((s, c) => s + c.count, 0)).toBe(included.length);
+    for (const c of clusters) expect(included.filter((i) => i.cluster_id === c.cluster_id)).toHaveLength(c.count);
+    expect(clusters.every((c) => /placeholder/i.test(c.label))).toBe(true);
+  });
+
+  it("reports progress that never goes backwards and ends below 1 (the worker sets 1 at completion)", async () => {
+    const ctx = jobContext(params({ clusters_type: null }));
+    await runScreeningPipeline(ctx, (frame) => createMockModel(frame), SETTINGS);
+    for (let i = 1; i < ctx.reports.length; i++) expect(ctx.reports[i]!).toBeGreaterThanOrEqual(ctx.reports[i - 1]!);
+    expect(Math.max(...ctx.reports)).toBeLessThanOrEqual(0.99);
+  });
+
+  it("resumes from checkpoints: labelled batches are never labelled again", async () => {
+    const calls: string[][] = [];
+    let budget = 4; // the first run dies after 4 labelling calls
+    const counting = (frame: JobFrame): ScreeningModel => {
+      const mock = createMockModel(frame);
+      return {
+        ...mock,
+        label: async (papers, r) => {
+          if (budget-- <= 0) throw new Error("worker killed");
+          calls.push(papers.map((p) => String(p.id)));
+          return mock.label(papers, r);
+        },
+      };
+    };
+    const saved = new Map<string, Map<string, unknown>>();
+    await expect(runScreeningPipeline(jobContext(params(), saved), counting, { ...SETTINGS, callConcurrency: 1 })).rejects.toThrow("worker killed");
+    const firstRun = calls.flat();
+    expect(firstRun).toHaveLength(16);
+    budget = Infinity;
+    const resumed = await runScreeningPipeline(jobContext(params(), saved), counting, SETTINGS);
+    const secondRun = calls.flat().slice(firstRun.length);
+    expect(secondRun.filter((id) => firstRun.includes(id))).toEqual([]);
+    expect(new Set([...firstRun, ...secondRun]).size).toBe(37);
+    const fresh = await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS);
+    expect(resumed).toEqual(fresh);
+  });
+
+  it("uses the batch sizes fixed at admission over the process's own", async () => {
+    const sizes: number[] = [];
+    const model = (frame: JobFrame): ScreeningModel => {
+      const mock = createMockModel(frame);
+      return { ...mock, label: (papers, r) => (sizes.push(papers.length), mock.label(papers, r)) };
+    };
+    await runScreeningPipeline(jobContext(params({ pipeline: { ...SETTINGS, labelBatch: 10 } })), model, SETTINGS);
+    expect(sizes.sort((a, b) => b - a)[0]).toBe(10);
+  });
+});
+
+describe("the live model", () => {
+  const frame: JobFrame = { criteria: input.criteria, questions: input.questions, model: "llm-5-nano" };
+  const usage = { inputTokens: 100, cachedInputTokens: 0, outputTokens: 10, totalTokens: 110, costUsd: 0.001 };
+
+  function fakeLlm(choicesFor: (n: number) => number) {
+    const requests: { n: number | undefined; system: string; user: string; schemaName: string }[] = [];
+    const llm = {
+      structured: async (req: { n?: number; system: string; user: string; schemaName: string }) => {
+        requests.push({ n: req.n, system: req.system, user: req.user, schemaName: req.schemaName });
+        const papers = (req.user.match(/^\[\d+\] Title:/gm) ?? []).length;
+        const one = { decisions: Array.from({ length: papers }, () => ({ criteria: ["met", "unclear"], include: true })) };
+        const choices = Array.from({ length: choicesFor(req.n ?? 1) }, () => one);
+        return { data: one, choices, usage, modelVersion: "gpt-5-nano-2025-08-07" };
+      },
+    } as unknown as LlmClient;
+    return { llm, requests };
+  }
+
+  const live = (llm: LlmClient) =>
+    createLiveModel({ llm, frame, providerKey: undefined, signal: new AbortController().signal, config: defaultServiceConfig("screening"), reasoningAbstractChars: 100 });
+
+  it("samples the R votes with n in one request, criteria first and papers last", async () => {
+    const { llm, requests } = fakeLlm((n) => n);
+    const result = await live(llm).label(input.papers.slice(0, 3), 5);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]!.n).toBe(5);
+    expect(requests[0]!.system).toContain("Clinicians");
+    expect(requests[0]!.user).toMatch(/^\[1\] Title: Paper 0/);
+    expect(result.value.map((votes) => votes.length)).toEqual([5, 5, 5]);
+    expect(result.usage.calls).toBe(1);
+  });
+
+  it("falls back to one request per vote when the provider ignores n", async () => {
+    const { llm, requests } = fakeLlm(() => 1);
+    const model = live(llm);
+    const first = await model.label(input.papers.slice(0, 2), 3);
+    expect(first.value.map((v) => v.length)).toEqual([3, 3]);
+    expect(requests.map((r) => r.n)).toEqual([3, 1, 1]);
+    await model.label(input.papers.slice(2, 4), 3);
+    expect(requests.slice(3).map((r) => r.n)).toEqual([1, 1, 1]);
+  });
+});

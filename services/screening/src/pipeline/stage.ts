@@ -1,0 +1,27 @@
+import type { JobContext } from "@litrev/jobs";
+import type { ScreeningStage } from "@litrev/contracts";
+import { addStageUsage, ZERO_STAGE_USAGE, type ScreeningModel, type StageUsage } from "./types";
+
+/** What every stage gets: the job, the model port, a usage meter and a progress reporter. */
+export interface StageContext {
+  job: Pick<JobContext, "jobId" | "signal" | "checkpoints" | "logger">;
+  model: ScreeningModel;
+  /** Provider calls in flight for this job. */
+  concurrency: number;
+  usage: UsageMeter;
+  /** Reports `done` of `total` units of a stage (mapped onto the job's overall progress). */
+  progress(stage: ScreeningStage, done: number, total: number): Promise<void>;
+}
+
+/** Sums usage per stage, including units restored from checkpoints (they were paid for once). */
+export class UsageMeter {
+  readonly byStage: Partial<Record<ScreeningStage, StageUsage>> = {};
+
+  add(stage: ScreeningStage, usage: StageUsage): void {
+    this.byStage[stage] = addStageUsage(this.byStage[stage] ?? ZERO_STAGE_USAGE, usage);
+  }
+
+  total(): StageUsage {
+    return Object.values(this.byStage).reduce(addStageUsage, ZERO_STAGE_USAGE);
+  }
+}

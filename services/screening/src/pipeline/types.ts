@@ -1,0 +1,76 @@
+import type { ScreeningCriterion, ScreeningPaper } from "@litrev/contracts";
+
+export const VERDICTS = ["met", "not_met", "unclear"] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+/** One repetition's judgement of one paper. */
+export interface LabelVote {
+  include: boolean;
+  /** One verdict per criterion, in the job's criteria order. */
+  verdicts: Verdict[];
+}
+
+/** Tokens and cost of provider calls, summed. */
+export interface StageUsage {
+  calls: number;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+
+export const ZERO_STAGE_USAGE: StageUsage = { calls: 0, input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+
+export function addStageUsage(a: StageUsage, b: StageUsage): StageUsage {
+  return {
+    calls: a.calls + b.calls,
+    input_tokens: a.input_tokens + b.input_tokens,
+    cached_input_tokens: a.cached_input_tokens + b.cached_input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    cost_usd: a.cost_usd + b.cost_usd,
+  };
+}
+
+/** What the reasoning stage tells the model about a labelled paper. */
+export interface ReasoningInput {
+  paper: ScreeningPaper;
+  decision: "include" | "exclude";
+  includeVotes: number;
+  repetitions: number;
+  /** Majority verdict per criterion. */
+  verdicts: Verdict[];
+}
+
+export interface Theme {
+  label: string;
+  description: string;
+}
+
+export interface ModelCall<T> {
+  value: T;
+  usage: StageUsage;
+}
+
+/**
+ * The language-model work of the four stages, behind one port: a live implementation (provider
+ * calls through libs/llm) and a mock one (deterministic, no provider), chosen per job.
+ */
+export interface ScreeningModel {
+  /** `repetitions` independent votes for each paper of the batch. */
+  label(papers: ScreeningPaper[], repetitions: number): Promise<ModelCall<LabelVote[][]>>;
+  /** One short reasoning per paper. */
+  reason(items: ReasoningInput[]): Promise<ModelCall<string[]>>;
+  /** Themes found in a chunk of reasons (clustering, map step). */
+  themes(reasons: string[], maxThemes: number): Promise<ModelCall<Theme[]>>;
+  /** Themes merged into at most `maxClusters` clusters (clustering, reduce step). */
+  merge(themes: Theme[], maxClusters: number): Promise<ModelCall<Theme[]>>;
+  /** For each reason, the index of the cluster that fits it best. */
+  assign(reasons: string[], clusters: Theme[]): Promise<ModelCall<number[]>>;
+}
+
+/** The job-wide facts every stage's prompts and mock answers depend on. */
+export interface JobFrame {
+  criteria: ScreeningCriterion[];
+  questions: string[];
+  model: string;
+}

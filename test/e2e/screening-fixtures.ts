@@ -1,0 +1,137 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { FakeChatRequest, RespondContext } from "@litrev/llm/testing";
+import { ROOT } from "../../scripts/lib/launch";
+
+/** Shared inputs of the screening suites and benchmarks. */
+
+export const DATASET = join(ROOT, "../shared/data/nagtegaal_2019.csv");
+
+/** RFC 4180 CSV: quoted fields may hold commas, doubled quotes and line breaks. */
+export function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i]!;
+    if (quoted) {
+      if (ch === '"') {
+        if (text[i + 1] === '"') {
+          field += '"';
+          i++;
+        } else quoted = false;
+      } else field += ch;
+      continue;
+    }
+    if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      row.push(field);
+      field = "";
+    } else if (ch === "\n" || ch === "\r") {
+      if (ch === "\r" && text[i + 1] === "\n") i++;
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = "";
+    } else field += ch;
+  }
+  if (field !== "" || row.length > 0) {
+    row.push(field);
+    rows.push(row);
+  }
+  return rows;
+}
+
+export interface Paper {
+  id: string;
+  title: string;
+  abstract: string;
+}
+
+let cached: Paper[] | undefined;
+
+/** The 2,019 real records of the Nagtegaal (2019) review as screening papers. */
+export function datasetPapers(): Paper[] {
+  if (cached) return cached;
+  const [header, ...rows] = parseCsv(readFileSync(DATASET, "utf8"));
+  const col = (name: string) => header!.indexOf(name);
+  const [id, title, abstract] = [col("record_id"), col("title"), col("abstract")];
+  cached = rows.filter((r) => r.length >= header!.length).map((r) => ({ id: r[id]!, title: r[title]!, abstract: r[abstract]! }));
+  return cached;
+}
+
+/** `n` papers built by repeating the dataset with new ids; `tagTitles` makes every title unique (to trace papers in prompts). */
+export function screeningPapers(n: number, options: { tagTitles?: boolean } = {}): Paper[] {
+  const base = datasetPapers();
+  return Array.from({ length: n }, (_, i) => {
+    const row = base[i % base.length]!;
+    const id = `p${i + 1}`;
+    return { id, title: options.tagTitles ? `${id}: ${row.title}` : row.title, abstract: row.abstract };
+  });
+}
+
+export const CRITERIA = [
+  { name: "Population", type: "include", value: "Healthcare professionals (physicians, nurses, pharmacists)" },
+  { name: "Intervention", type: "include", value: "A nudge: a change in choice architecture, defaults, reminders or feedback" },
+  { name: "Outcome", type: "include", value: "Behaviour in line with evidence-based medicine" },
+  { name: "Design", type: "exclude", value: "Opinion pieces, editorials and protocols without results" },
+];
+
+/** Titles of the papers in a labelling request, in prompt order (the user message numbers them `[k] Title: …`). */
+export function promptTitles(request: FakeChatRequest): string[] {
+  const user = request.messages.find((m) => m.role === "user");
+  const text = typeof user?.content === "string" ? user.content : "";
+  return [...text.matchAll(/^\[\d+\] Title: (.*)$/gm)].map((m) => m[1]!);
+}
+
+export function schemaNameOf(request: FakeChatRequest): string {
+  return request.response_format?.json_schema?.name ?? "";
+}
+
+function hash(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
+ * Replies that look like a model's: varied votes (by paper and choice), distinct reasons, themes
+ * and assignments, all within the request's schema. Used as the fake provider's `respond`.
+ */
+export function screeningResponder() {
+  return (request: FakeChatRequest, context: RespondContext): unknown => {
+    const name = schemaNameOf(request);
+    const generated = context.generated as Record<string, unknown>;
+    if (name.startsWith("screening_labels_")) {
+      const titles = promptTitles(request);
+      const decisions = (generated.decisions as { criteria: string[]; include: boolean }[]).map((d, i) => {
+        const seed = `${titles[i] ?? i}|${context.choice}`;
+        return {
+          criteria: d.criteria.map((_, c) => ["met", "not_met", "unclear"][hash(`${seed}|${c}`) % 3]),
+          include: hash(seed) % 100 < 40,
+        };
+      });
+      return { decisions };
+    }
+    if (name.startsWith("screening_reasons_")) {
+      const titles = promptTitles(request);
+      return { reasons: titles.map((t) => `Decided on population and intervention for "${t.slice(0, 40)}".`) };
+    }
+    if (name.startsWith("screening_themes_")) {
+      return { themes: [{ label: "Reminders for prescribers", description: "Reminder nudges aimed at prescribing." }, { label: "Audit and feedback", description: "Feedback on performance." }] };
+    }
+    if (name.startsWith("screening_clusters_")) {
+      return { clusters: [{ label: "Reminders for prescribers", description: "Reminder nudges aimed at prescribing." }, { label: "Audit and feedback", description: "Feedback on performance." }] };
+    }
+    if (name.startsWith("screening_assign_")) {
+      const assignments = generated.assignments as number[];
+      const clusters = Number(/x(\d+)$/.exec(name)?.[1] ?? 1);
+      return { assignments: assignments.map((_, i) => 1 + ((context.index + i) % clusters)) };
+    }
+    return undefined;
+  };
+}
