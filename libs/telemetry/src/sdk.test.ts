@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { describe, expect, it } from "vitest";
-import { metricReadersFromEnv } from "./sdk";
+import { metricReadersFromEnv, skipServerSpan } from "./sdk";
 
 async function freePort(): Promise<number> {
   const server = createServer().listen(0, "127.0.0.1");
@@ -44,5 +44,27 @@ describe("metricReadersFromEnv", () => {
     await expect((clash[0] as PrometheusExporter).startServer()).rejects.toThrow(/EADDRINUSE/);
     expect(failures).toEqual([port]);
     await exporter.stopServer();
+  });
+});
+
+describe("skipServerSpan", () => {
+  const never = () => 0.999;
+  const always = () => 0;
+
+  it("never traces probes and scrapes", () => {
+    for (const url of ["/health", "/health/ready", "/metrics"]) expect(skipServerSpan("GET", url, 1, always)).toBe(true);
+  });
+
+  it("samples job polls and active-job reads at the configured ratio", () => {
+    for (const url of ["/v1/screening/jobs/abc", "/indexer/jobs/abc?x=1", "/v1/screening/active-job?project_id=3"]) {
+      expect(skipServerSpan("GET", url, 0.01, never)).toBe(true);
+      expect(skipServerSpan("GET", url, 0.01, always)).toBe(false);
+    }
+  });
+
+  it("traces every other request, job creation and listings included", () => {
+    for (const [method, url] of [["POST", "/v1/screening/jobs"], ["GET", "/v1/screening/jobs?limit=5"], ["POST", "/v1/criteria/picos"]] as const) {
+      expect(skipServerSpan(method, url, 0, never)).toBe(false);
+    }
   });
 });

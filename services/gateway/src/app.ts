@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type
 import { randomUUID } from "node:crypto";
 import { ServiceError } from "@litrev/contracts";
 import type { ConfigStore, NatsLink } from "@litrev/messaging";
-import type { Logger } from "@litrev/telemetry";
+import { metrics, type Logger } from "@litrev/telemetry";
 import { createKeyVerifier, presentedKey } from "./auth";
 import type { GatewayEnv } from "./env";
 import { toHttp } from "./http-errors";
@@ -79,6 +79,11 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     const path = request.url.split("?")[0] ?? "";
     if (PUBLIC.some((pattern) => pattern.test(path))) return;
     if (!verify(presentedKey(request))) throw new ServiceError("auth", "Missing or invalid API key");
+  });
+
+  // Route templates, never raw URLs, so job ids do not become metric series.
+  app.addHook("onResponse", async (request, reply) => {
+    metrics.httpRequests(request.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime);
   });
 
   await registerOpenApi(app);
