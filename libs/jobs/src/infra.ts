@@ -4,6 +4,7 @@ import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import { jobNames, type JobNames, type JobService } from "@litrev/contracts";
+import { streamReplicas } from "@litrev/messaging";
 import { CheckpointLog } from "./checkpoints";
 import { JobData } from "./data";
 import { isNotFound } from "./nats-errors";
@@ -51,6 +52,7 @@ export interface JobInfra {
  */
 export async function openJobInfra(nc: NatsConnection, service: JobService, options: JobInfraOptions = {}): Promise<JobInfra> {
   const resolved: ResolvedJobInfraOptions = { ...DEFAULT_JOB_INFRA_OPTIONS, ...definedOnly(options) };
+  const replicas = streamReplicas();
   const names = jobNames(service);
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
@@ -61,6 +63,7 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
     // Work queue: a command leaves the stream when its worker acks (or terms) it.
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
+    num_replicas: replicas,
     discard: DiscardPolicy.Old,
     duplicate_window: nanos(2 * 60 * 1000),
   });
@@ -70,12 +73,13 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
     subjects: [names.checkpointSubjects],
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
+    num_replicas: replicas,
     max_age: nanos(resolved.retentionMs),
     duplicate_window: nanos(2 * 60 * 1000),
   });
 
-  const kv = await new Kvm(js).create(names.stateBucket, { history: 1, ttl: resolved.retentionMs, storage: StorageType.File });
-  const objects = await new Objm(js).create(names.dataBucket, { ttl: nanos(resolved.retentionMs), storage: StorageType.File });
+  const kv = await new Kvm(js).create(names.stateBucket, { history: 1, ttl: resolved.retentionMs, storage: StorageType.File, replicas });
+  const objects = await new Objm(js).create(names.dataBucket, { ttl: nanos(resolved.retentionMs), storage: StorageType.File, replicas });
 
   return {
     service,

@@ -1,5 +1,6 @@
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { streamReplicas } from "./replicas";
 import {
   CONFIG_BUCKET,
   ServiceConfigPatch,
@@ -20,7 +21,7 @@ export class ConfigStore {
   private constructor(private readonly kv: KV) {}
 
   static async open(nc: NatsConnection): Promise<ConfigStore> {
-    const kv = await new Kvm(nc).create(CONFIG_BUCKET, { history: 5 });
+    const kv = await new Kvm(nc).create(CONFIG_BUCKET, { history: 5, replicas: streamReplicas() });
     return new ConfigStore(kv);
   }
 

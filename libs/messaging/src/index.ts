@@ -4,3 +4,4 @@ export * from "./trace-context";
 export * from "./config-store";
 export * from "./payload-store";
 export type { Msg, MsgHdrs, NatsConnection, Subscription } from "@nats-io/transport-node";
+export * from "./replicas";

@@ -1,4 +1,5 @@
 import { Objm, type ObjectStore } from "@nats-io/obj";
+import { streamReplicas } from "./replicas";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { randomUUID } from "node:crypto";
 import { PAYLOAD_BUCKET, ServiceError } from "@litrev/contracts";
@@ -24,7 +25,7 @@ export class PayloadStore {
     let store = stores.get(nc);
     if (!store) {
       store = new Objm(nc)
-        .create(PAYLOAD_BUCKET, { ttl: PAYLOAD_TTL_MS * 1_000_000 })
+        .create(PAYLOAD_BUCKET, { ttl: PAYLOAD_TTL_MS * 1_000_000, replicas: streamReplicas() })
         .then((os) => new PayloadStore(os));
       store.catch(() => stores.delete(nc));
       stores.set(nc, store);

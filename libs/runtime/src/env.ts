@@ -3,6 +3,8 @@ import { z } from "zod";
 /** Settings every process reads; each process extends this with its own. */
 export const BaseEnv = z.object({
   NATS_URL: z.string().min(1).default("nats://127.0.0.1:4222"),
+  /** JetStream copies of every stream and bucket: 1 on one host, 3 on a cluster. */
+  NATS_REPLICAS: z.coerce.number().int().min(1).max(5).default(1),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, "must be a mongodb:// or mongodb+srv:// URL").optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
