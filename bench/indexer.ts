@@ -15,7 +15,7 @@
  */
 import type { FakeChatRequest } from "../libs/llm/src/testing/index";
 import { startFakeProvider } from "../libs/llm/src/testing/index";
-import { indexerRecords } from "../services/indexer/src/testing/dataset";
+import { indexerRecords } from "../test/support/dataset";
 import { extractionResponder } from "../services/indexer/src/testing/responder";
 import { startStack } from "../test/support/stack";
 

@@ -8,7 +8,7 @@ import {
   type IndexerField,
 } from "@litrev/contracts";
 import { startFakeProvider, strictSchemaProblem, type FakeChatRequest, type FakeProvider } from "@litrev/llm/testing";
-import { indexerRecords, loadNagtegaal } from "../../services/indexer/src/testing/dataset";
+import { indexerRecords, loadNagtegaal } from "../support/dataset";
 import { extractionResponder, INVENTED_MARK, promptRecord } from "../../services/indexer/src/testing/responder";
 import { startStack, type Stack } from "../support/stack";
 

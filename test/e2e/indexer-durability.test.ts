@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { IndexerField } from "@litrev/contracts";
 import { startFakeProvider, type FakeChatRequest, type FakeProvider } from "@litrev/llm/testing";
-import { indexerRecords } from "../../services/indexer/src/testing/dataset";
+import { indexerRecords } from "../support/dataset";
 import { extractionResponder, promptRecord } from "../../services/indexer/src/testing/responder";
 import { startStack, waitFor, type RunningProcess, type Stack } from "../support/stack";
 

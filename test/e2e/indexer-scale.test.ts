@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { IndexerField } from "@litrev/contracts";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
-import { indexerRecords, loadNagtegaal } from "../../services/indexer/src/testing/dataset";
+import { indexerRecords, loadNagtegaal } from "../support/dataset";
 import { extractionResponder } from "../../services/indexer/src/testing/responder";
 import { startStack, type Stack } from "../support/stack";
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IndexerJobListItem, type IndexerField } from "@litrev/contracts";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
-import { indexerRecords } from "../../services/indexer/src/testing/dataset";
+import { indexerRecords } from "../support/dataset";
 import { extractionResponder } from "../../services/indexer/src/testing/responder";
 import { startStack, waitFor, type Stack } from "../support/stack";
 

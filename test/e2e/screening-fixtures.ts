@@ -1,47 +1,7 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import type { FakeChatRequest, RespondContext } from "@litrev/llm/testing";
-import { ROOT } from "../../scripts/lib/launch";
+import { loadNagtegaal } from "../support/dataset";
 
 /** Shared inputs of the screening suites and benchmarks. */
-
-export const DATASET = join(ROOT, "../shared/data/nagtegaal_2019.csv");
-
-/** RFC 4180 CSV: quoted fields may hold commas, doubled quotes and line breaks. */
-export function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = "";
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]!;
-    if (quoted) {
-      if (ch === '"') {
-        if (text[i + 1] === '"') {
-          field += '"';
-          i++;
-        } else quoted = false;
-      } else field += ch;
-      continue;
-    }
-    if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      row.push(field);
-      field = "";
-    } else if (ch === "\n" || ch === "\r") {
-      if (ch === "\r" && text[i + 1] === "\n") i++;
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = "";
-    } else field += ch;
-  }
-  if (field !== "" || row.length > 0) {
-    row.push(field);
-    rows.push(row);
-  }
-  return rows;
-}
 
 export interface Paper {
   id: string;
@@ -49,16 +9,9 @@ export interface Paper {
   abstract: string;
 }
 
-let cached: Paper[] | undefined;
-
 /** The 2,019 real records of the Nagtegaal (2019) review as screening papers. */
 export function datasetPapers(): Paper[] {
-  if (cached) return cached;
-  const [header, ...rows] = parseCsv(readFileSync(DATASET, "utf8"));
-  const col = (name: string) => header!.indexOf(name);
-  const [id, title, abstract] = [col("record_id"), col("title"), col("abstract")];
-  cached = rows.filter((r) => r.length >= header!.length).map((r) => ({ id: r[id]!, title: r[title]!, abstract: r[abstract]! }));
-  return cached;
+  return loadNagtegaal().map((row) => ({ id: row.record_id, title: row.title, abstract: row.abstract }));
 }
 
 /** `n` papers built by repeating the dataset with new ids; `tagTitles` makes every title unique (to trace papers in prompts). */

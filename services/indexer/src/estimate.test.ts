@@ -4,7 +4,7 @@ import { estimateTokens, PRICES } from "@litrev/llm";
 import { ESTIMATE, estimateIndexer, fixedPromptTokens, outputTokensPerRecord } from "./estimate";
 import { extractionPlan } from "./pipeline/plan";
 import { extractionUserMessage } from "./pipeline/prompt";
-import { loadNagtegaal } from "./testing/dataset";
+import { loadNagtegaal } from "../../../test/support/dataset";
 
 const config = defaultServiceConfig("extraction");
 const field = (name: string, over: Partial<IndexerField> = {}): IndexerField => ({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadNagtegaal } from "../testing/dataset";
+import { loadNagtegaal } from "../../../../test/support/dataset";
 import { EvidenceLocator } from "./evidence";
 import { normalizeText, normalizeWithMap } from "./normalize";
 

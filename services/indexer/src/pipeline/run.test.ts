@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { defaultServiceConfig, ServiceError, type IndexerField, type IndexerRecord } from "@litrev/contracts";
 import { LlmAbortError, structuredFormat, type StructuredResult } from "@litrev/llm";
-import { loadNagtegaal } from "../testing/dataset";
+import { loadNagtegaal } from "../../../../test/support/dataset";
 import { CONFIDENCE } from "./coerce";
 import { checkField, extractRecord, type StructuredCaller } from "./extract-record";
 import { EvidenceLocator } from "./evidence";

@@ -1,12 +1,12 @@
 import { readFileSync } from "node:fs";
-import { dirname, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { ROOT } from "../../scripts/lib/launch";
 
 /**
  * The real records of `../shared/data/nagtegaal_2019.csv` (2,019 citations, CC0), for tests and
  * benchmarks that need realistic abstracts: punctuation, Unicode, mojibake, empty abstracts.
  */
-export const NAGTEGAAL_CSV = resolve(dirname(fileURLToPath(import.meta.url)), "../../../../../shared/data/nagtegaal_2019.csv");
+export const NAGTEGAAL_CSV = join(ROOT, "../shared/data/nagtegaal_2019.csv");
 
 export interface DatasetRow {
   record_id: string;
