@@ -20,13 +20,12 @@
  * BENCH_JSON (write the results to this file too).
  */
 import autocannon from "autocannon";
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join } from "node:path";
-import { once } from "node:events";
-import { createInterface } from "node:readline";
 import { startFakeProvider, type FakeProvider } from "../libs/llm/src/testing";
+import { startHelloServer } from "./support/hello";
 import { ROOT, stopProcess } from "../scripts/lib/launch";
 import { TEST_API_KEY, startStack, type Stack } from "../test/support/stack";
 
@@ -131,22 +130,6 @@ async function cannon(scenario: string, options: autocannon.Options, limits: { a
 async function saturate(scenario: string, options: autocannon.Options, note?: string): Promise<Row> {
   await cannon(`${scenario} (warm-up)`, options, { amount: Number.MAX_SAFE_INTEGER, seconds: settings.warmupSeconds });
   return cannon(scenario, options, { amount: settings.amount, seconds: settings.seconds }, note);
-}
-
-async function startHelloServer(): Promise<{ url: string; child: ChildProcess }> {
-  // fastify resolves from the gateway package (pnpm keeps dependencies per package).
-  const code = `
-    import Fastify from "fastify";
-    const app = Fastify({ logger: false });
-    app.get("/hello", async () => ({ hello: "world" }));
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    console.log(JSON.stringify({ port: app.server.address().port }));
-    process.on("SIGTERM", () => app.close().then(() => process.exit(0)));
-  `;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: join(ROOT, "services/gateway"), stdio: ["ignore", "pipe", "inherit"] });
-  const [line] = (await once(createInterface({ input: child.stdout! }), "line")) as [string];
-  const { port } = JSON.parse(line) as { port: number };
-  return { url: `http://127.0.0.1:${port}`, child };
 }
 
 async function createJob(base: string, headers: Record<string, string>, job: unknown = MOCK_JOB): Promise<{ status: number; jobId?: string }> {

@@ -13,12 +13,9 @@
  * poll is measured beside it, to show what a server span per poll costs.
  */
 import autocannon from "autocannon";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
+import { startHelloServer } from "./support/hello";
 import { startFakeProvider } from "../libs/llm/src/testing/index";
-import { freePort, ROOT, spawnService, stopProcess, waitForPort } from "../scripts/lib/launch";
+import { freePort, spawnService, stopProcess, waitForPort } from "../scripts/lib/launch";
 import { TEST_API_KEY, startStack, waitFor } from "../test/support/stack";
 import { screeningPapers } from "../test/e2e/screening-fixtures";
 
@@ -49,21 +46,6 @@ async function measure(url: string, headers: Record<string, string>, seconds: nu
   };
 }
 
-async function startHello(): Promise<{ url: string; child: ChildProcess }> {
-  // fastify resolves from the gateway package (pnpm keeps dependencies per package).
-  const code = `
-    import Fastify from "fastify";
-    const app = Fastify({ logger: false });
-    app.get("/hello", async () => ({ hello: "world" }));
-    await app.listen({ port: 0, host: "127.0.0.1" });
-    console.log(JSON.stringify({ port: app.server.address().port }));
-    process.on("SIGTERM", () => app.close().then(() => process.exit(0)));
-  `;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", code], { cwd: join(ROOT, "services/gateway"), stdio: ["ignore", "pipe", "inherit"] });
-  const [line] = (await once(createInterface({ input: child.stdout! }), "line")) as [string];
-  return { url: `http://127.0.0.1:${(JSON.parse(line) as { port: number }).port}/hello`, child };
-}
-
 const provider = await startFakeProvider({ latencyMs: 60_000 });
 const JOB_KEY_SECRET = "bench-polls-job-key-secret-0123456789";
 const stack = await startStack({
@@ -79,7 +61,8 @@ const quiet = spawnService(
   { stdio: "ignore" },
 );
 await waitForPort(quietPort, 30_000, quiet);
-const hello = await startHello();
+const hello = await startHelloServer();
+const helloUrl = `${hello.url}/hello`;
 try {
   const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(50), criteria: [{ name: "p", type: "include", value: "Clinicians" }] });
   if (created.status !== 200) throw new Error(`job creation failed: ${created.status} ${JSON.stringify(created.body)}`);
@@ -89,7 +72,7 @@ try {
   console.log(`polled job ${created.body.job_id}: status ${sample.body.status}, stage ${sample.body.stage}, body ${JSON.stringify(sample.body).length} bytes`);
 
   const auth = { "x-api-key": TEST_API_KEY };
-  await measure(hello.url, {}, 2); // warm-up
+  await measure(helloUrl, {}, 2); // warm-up
   await measure(pollUrl, auth, 2);
   const quietUrl = pollUrl.replace(stack.baseUrl, `http://127.0.0.1:${quietPort}`);
   await measure(quietUrl, auth, 2);
@@ -97,7 +80,7 @@ try {
   const polls: Figures[] = [];
   const quietPolls: Figures[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    hellos.push(await measure(hello.url, {}, SECONDS));
+    hellos.push(await measure(helloUrl, {}, SECONDS));
     polls.push(await measure(pollUrl, auth, SECONDS));
     quietPolls.push(await measure(quietUrl, auth, SECONDS));
   }
