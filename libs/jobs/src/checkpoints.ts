@@ -1,6 +1,6 @@
-import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { DeliverPolicy } from "@nats-io/jetstream";
-import { JobCheckpoint, type JobNames } from "@litrev/contracts";
+import { JobCheckpoint, ServiceError, type JobNames } from "@litrev/contracts";
 
 const encoder = new TextEncoder();
 
@@ -23,7 +23,7 @@ export class CheckpointLog {
     const record: JobCheckpoint = { version: 1, type: "job.checkpoint", job_id: jobId, stage, unit, data };
     const bytes = encoder.encode(JSON.stringify(record));
     if (bytes.length > MAX_CHECKPOINT_BYTES) {
-      throw new Error(`checkpoint ${stage}/${unit} of job ${jobId} is ${bytes.length} bytes; split the unit (limit ${MAX_CHECKPOINT_BYTES})`);
+      throw new ServiceError("unknown", `checkpoint ${stage}/${unit} of job ${jobId} is ${bytes.length} bytes; split the unit (limit ${MAX_CHECKPOINT_BYTES})`);
     }
     await this.js.publish(this.names.checkpointSubject(jobId, stage, safeToken(unit)), bytes, {
       msgID: `${jobId}.${stage}.${unit}`,
@@ -46,7 +46,8 @@ export class CheckpointLog {
     const messages = await consumer.consume({ max_messages: 512 });
     try {
       for await (const msg of messages) {
-        const parsed = JobCheckpoint.safeParse(msg.json());
+        // Anything that is not a checkpoint (e.g. garbage published on the subject) is skipped.
+        const parsed = JobCheckpoint.safeParse(safeJson(msg));
         if (parsed.success) out.set(parsed.data.unit, parsed.data.data as T);
         remaining = msg.info.pending;
         if (remaining === 0) break;
@@ -60,6 +61,14 @@ export class CheckpointLog {
 
   async purge(jobId: string): Promise<void> {
     await this.jsm.streams.purge(this.names.checkpointStream, { filter: this.names.checkpointJobSubjects(jobId) });
+  }
+}
+
+function safeJson(msg: JsMsg): unknown {
+  try {
+    return msg.json();
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,20 +1,42 @@
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { jobNames, type JobService, type ObjectRef } from "@litrev/contracts";
+import { jobNames, ServiceError, type JobService, type ObjectRef } from "@litrev/contracts";
+import { unavailable } from "./nats-errors";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** A read that received no chunk for this long checks whether its object was deleted meanwhile. */
+const STALL_CHECK_MS = 2_000;
+/** Upper bound on one read (a 20,000-paper input is ~36 MB; reads normally take a few seconds). */
+const READ_BUDGET_MS = 60_000;
+
+export interface JobDataOptions {
+  stallCheckMs?: number;
+  readBudgetMs?: number;
+}
 
 /**
  * Job inputs and results in a JetStream Object Store (128 KiB chunks), so no value of any size ever
  * rides in one NATS message: a 10,000-paper input is ~15 MB, its result several MB.
  */
 export class JobData {
-  constructor(readonly store: ObjectStore) {}
+  /** Reads in progress by name: concurrent readers of one object share one transfer and one parse. */
+  readonly #reads = new Map<string, Promise<unknown>>();
+  readonly #stallCheckMs: number;
+  readonly #readBudgetMs: number;
+
+  constructor(
+    readonly store: ObjectStore,
+    options: JobDataOptions = {},
+  ) {
+    this.#stallCheckMs = options.stallCheckMs ?? STALL_CHECK_MS;
+    this.#readBudgetMs = options.readBudgetMs ?? READ_BUDGET_MS;
+  }
 
   /** Binds to a service's existing data store (readers such as the gateway; `openJobInfra` creates it). */
-  static async open(nc: NatsConnection, service: JobService): Promise<JobData> {
-    return new JobData(await new Objm(nc).open(jobNames(service).dataBucket));
+  static async open(nc: NatsConnection, service: JobService, options: JobDataOptions = {}): Promise<JobData> {
+    return new JobData(await new Objm(nc).open(jobNames(service).dataBucket), options);
   }
 
   async putJson(name: string, value: unknown): Promise<ObjectRef> {
@@ -23,11 +45,23 @@ export class JobData {
     return { object: name, bytes: bytes.length };
   }
 
-  /** The parsed value, or null when the object does not exist (expired, deleted). */
-  async getJson<T = unknown>(name: string): Promise<T | null> {
-    const bytes = await this.store.getBlob(name);
-    if (!bytes) return null;
-    return JSON.parse(decoder.decode(bytes)) as T;
+  /**
+   * The parsed value, or null when the object does not exist (expired, deleted — also when it is
+   * deleted while being read). Concurrent callers for one name share one read and receive the same
+   * value: treat it as read-only. NATS failures become retryable ServiceErrors.
+   */
+  getJson<T = unknown>(name: string): Promise<T | null> {
+    let read = this.#reads.get(name);
+    if (!read) {
+      read = this.#read(name).then((bytes) => (bytes ? (JSON.parse(decoder.decode(bytes)) as unknown) : null));
+      const shared = read;
+      void shared.then(
+        () => this.#reads.delete(name),
+        () => this.#reads.delete(name),
+      );
+      this.#reads.set(name, shared);
+    }
+    return read as Promise<T | null>;
   }
 
   async delete(name: string): Promise<void> {
@@ -36,5 +70,71 @@ export class JobData {
     } catch {
       // Already gone: deleting is housekeeping, the bucket's max age sweeps leftovers.
     }
+  }
+
+  /**
+   * Streams the object's chunks. The client's reader waits for the last chunk forever, and chunks
+   * purged by a concurrent delete (e.g. another gateway consuming a finished job's result) never
+   * come: so a read that stalls asks whether the object still exists, and ends with null if not.
+   */
+  async #read(name: string): Promise<Uint8Array | null> {
+    const result = await this.store.get(name).catch((error: unknown) => {
+      throw unavailable(error, "The job data store");
+    });
+    if (!result) return null;
+    // Failures also surface through `data`; this promise must never be left unhandled.
+    result.error.catch(() => undefined);
+    const reader = result.data.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    let finished = false;
+    const deadline = Date.now() + this.#readBudgetMs;
+    let next = reader.read();
+    try {
+      for (;;) {
+        const step = await within(next, this.#stallCheckMs);
+        if (step === STALLED) {
+          const info = await this.store.info(name).catch(() => undefined);
+          if (info === null || info?.deleted) return null;
+          if (Date.now() > deadline) {
+            throw new ServiceError("timeout", `Reading the stored object ${name} took longer than ${this.#readBudgetMs} ms; retry shortly`);
+          }
+          continue; // still there: keep waiting for the same chunk
+        }
+        if (step.done) break;
+        chunks.push(step.value);
+        size += step.value.length;
+        next = reader.read();
+      }
+      finished = true;
+    } catch (error) {
+      throw unavailable(error, "The job data store");
+    } finally {
+      // An abandoned read stops its consumer (a completed stream has released it already).
+      if (!finished) {
+        next.catch(() => undefined);
+        void reader.cancel().catch(() => undefined);
+      }
+    }
+    const bytes = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return bytes;
+  }
+}
+
+const STALLED = Symbol("stalled");
+
+/** The promise's value, or STALLED when it takes longer than `ms`. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof STALLED> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<typeof STALLED>((resolve) => (timer = setTimeout(() => resolve(STALLED), ms)));
+  try {
+    return await Promise.race([promise, stalled]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -17,6 +17,7 @@ export type { NewJobState, ProgressReport } from "./state";
 export { MemoryJobStore, NoJobStore, toStoredJob } from "./store/job-store";
 export type { JobStore, JsonRecord, StoredJob } from "./store/job-store";
 export { MongoJobStore, openJobStore } from "./store/mongo-job-store";
+export { RetryingJobStore } from "./store/retrying-job-store";
 export type { MongoJobStoreOptions, OpenJobStoreOptions } from "./store/mongo-job-store";
 export { JobWorker, LeaseLostError } from "./worker";
 export type { JobContext, JobHandler, JobOutcome, JobWorkerOptions } from "./worker";

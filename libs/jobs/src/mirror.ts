@@ -2,7 +2,7 @@ import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jobNames, jobStateKeys, ProjectLock, type JobService, type LiveJobState } from "@litrev/contracts";
 import type { Logger } from "@litrev/telemetry";
-import { isWrongRevision } from "./nats-errors";
+import { isWrongRevision, unavailable } from "./nats-errors";
 import { parseState } from "./registry";
 import { isActive } from "./state";
 
@@ -60,7 +60,7 @@ export class JobMirror {
   async fetch(jobId: string): Promise<MirrorEntry | null> {
     const cached = this.get(jobId);
     if (cached) return cached;
-    const live = parseState(await this.kv.get(jobStateKeys.job(jobId)));
+    const live = parseState(await this.#get(jobStateKeys.job(jobId)));
     if (!live) {
       this.#jobs.delete(jobId);
       return null;
@@ -72,7 +72,7 @@ export class JobMirror {
   async activeForProject(projectId: number): Promise<MirrorEntry | null> {
     let lock = this.#locks.get(projectId);
     if (!lock) {
-      const entry = await this.kv.get(jobStateKeys.lock(projectId));
+      const entry = await this.#get(jobStateKeys.lock(projectId));
       const parsed = entry?.operation === "PUT" ? ProjectLock.safeParse(safeJson(entry)) : undefined;
       if (!parsed?.success) return null;
       lock = { jobId: parsed.data.job_id, revision: entry!.revision };
@@ -90,7 +90,7 @@ export class JobMirror {
       await this.kv.delete(jobStateKeys.job(jobId), { previousSeq: entry.revision });
     } catch (error) {
       if (isWrongRevision(error)) return false;
-      throw error;
+      throw unavailable(error, "The job-state store");
     }
     if (this.#jobs.get(jobId)?.revision === entry.revision) this.#jobs.delete(jobId);
     return true;
@@ -99,6 +99,14 @@ export class JobMirror {
   stop(): void {
     this.#stopped = true;
     this.#stopWatch?.();
+  }
+
+  async #get(key: string): Promise<KvEntry | null> {
+    try {
+      return await this.kv.get(key);
+    } catch (error) {
+      throw unavailable(error, "The job-state store");
+    }
   }
 
   #apply(jobId: string, state: LiveJobState, revision: number): MirrorEntry {

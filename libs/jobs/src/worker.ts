@@ -231,16 +231,18 @@ export class JobWorker {
         signal: run.controller.signal,
         providerKey,
         logger: log,
+        // Reads and checkpoint saves ride out a NATS restart like the worker's own writes do.
         input: <T>() => {
-          input ??= loadInput(infra, command);
+          input ??= retrying(() => loadInput(infra, command), run.controller.signal);
           return input as Promise<T>;
         },
         report: (report) => this.#report(run, report, log),
         checkpoints: {
-          load: <T>(stage: string) => infra.checkpoints.load<T>(run.jobId, stage),
+          load: <T>(stage: string) => retrying(() => infra.checkpoints.load<T>(run.jobId, stage), run.controller.signal),
           save: async (stage, unit, data) => {
             if (run.released) throw new HandedBackError();
-            await infra.checkpoints.save(run.jobId, stage, unit, data);
+            // Safe to repeat: a checkpoint's message id de-duplicates a save that landed before its ack was lost.
+            await retrying(() => infra.checkpoints.save(run.jobId, stage, unit, data), run.controller.signal);
           },
         },
       };
@@ -461,14 +463,18 @@ async function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unkno
   return value;
 }
 
-/** Retries a NATS operation through a brief outage (reconnects take a few seconds). */
+/**
+ * Retries a NATS operation through a brief outage (reconnects take a few seconds). A ServiceError
+ * that is not retryable (e.g. an input that no longer exists) is final at once.
+ */
 async function retrying<T>(operation: () => Promise<T>, signal: AbortSignal | undefined, budgetMs = 60_000): Promise<T> {
   const deadline = Date.now() + budgetMs;
   for (let delay = 200; ; delay = Math.min(delay * 2, 2_000)) {
     try {
       return await operation();
     } catch (error) {
-      if (error instanceof LeaseLostError || Date.now() + delay > deadline || signal?.aborted) throw error;
+      const final = error instanceof LeaseLostError || (error instanceof ServiceError && !error.retryable);
+      if (final || Date.now() + delay > deadline || signal?.aborted) throw error;
       await sleep(delay);
     }
   }

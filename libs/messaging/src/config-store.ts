@@ -1,4 +1,4 @@
-import { Kvm, type KV } from "@nats-io/kv";
+import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { streamReplicas } from "./replicas";
 import {
@@ -56,7 +56,7 @@ export class ConfigStore {
     const prompts: PromptMetadata[] = [];
     for await (const key of keys) {
       const entry = await this.kv.get(key);
-      const parsed = entry?.operation === "PUT" ? ServiceDefaults.safeParse(entry.json()) : undefined;
+      const parsed = entry?.operation === "PUT" ? ServiceDefaults.safeParse(entryJson(entry)) : undefined;
       if (parsed?.success) prompts.push(...parsed.data.prompts);
     }
     return prompts.sort((a, b) => a.name.localeCompare(b.name));
@@ -73,35 +73,54 @@ export class ConfigStore {
    * Calls `onChange` with the effective config now and after every change to the service's
    * defaults or overrides, until the returned stop function is called.
    */
-  async watch(serviceId: string, onChange: (config: ServiceConfigResponse) => void): Promise<() => void> {
+  async watch(
+    serviceId: string,
+    onChange: (config: ServiceConfigResponse) => void,
+    onMalformed?: (key: string) => void,
+  ): Promise<() => void> {
     // One filter subject: several (a key list) need nats-server 2.10.
     const watcher = await this.kv.watch({ key: configKeys.anyKind(serviceId) });
     let defaults: ServiceConfigResponse | undefined;
     let overrides: ServiceConfigPatch = {};
     void (async () => {
       for await (const entry of watcher) {
-        const value = entry.operation === "PUT" ? entry.json<unknown>() : undefined;
+        // A value that is not valid configuration (e.g. garbage written to the bucket) counts as
+        // absent: the watch, and the process, carry on.
+        const value = entry.operation === "PUT" ? entryJson(entry) : undefined;
         if (entry.key === configKeys.defaults(serviceId)) {
-          defaults = value === undefined ? undefined : ServiceDefaults.safeParse(value).data?.config;
+          const parsed = value === undefined ? undefined : ServiceDefaults.safeParse(value);
+          if (entry.operation === "PUT" && !parsed?.success) onMalformed?.(entry.key);
+          defaults = parsed?.data?.config;
         } else {
-          overrides = value === undefined ? {} : (ServiceConfigPatch.safeParse(value).data ?? {});
+          const parsed = value === undefined ? undefined : ServiceConfigPatch.safeParse(value);
+          if (entry.operation === "PUT" && !parsed?.success) onMalformed?.(entry.key);
+          overrides = parsed?.data ?? {};
         }
         onChange(merge(serviceId, defaults, overrides));
       }
-    })();
+    })().catch(() => undefined); // only a throwing onChange gets here; never an unhandled rejection
     return () => watcher.stop();
   }
 
   async #defaults(serviceId: string): Promise<ServiceConfigResponse | undefined> {
     const entry = await this.kv.get(configKeys.defaults(serviceId));
     if (!entry || entry.operation !== "PUT") return undefined;
-    return ServiceDefaults.safeParse(entry.json()).data?.config;
+    return ServiceDefaults.safeParse(entryJson(entry)).data?.config;
   }
 
   async #overrides(serviceId: string): Promise<{ patch: ServiceConfigPatch; revision: number }> {
     const entry = await this.kv.get(configKeys.overrides(serviceId));
     if (!entry || entry.operation !== "PUT") return { patch: {}, revision: entry?.revision ?? 0 };
-    return { patch: ServiceConfigPatch.safeParse(entry.json()).data ?? {}, revision: entry.revision };
+    return { patch: ServiceConfigPatch.safeParse(entryJson(entry)).data ?? {}, revision: entry.revision };
+  }
+}
+
+/** The entry's JSON value, or undefined when it is not JSON. */
+function entryJson(entry: KvEntry): unknown {
+  try {
+    return entry.json<unknown>();
+  } catch {
+    return undefined;
   }
 }
 

@@ -137,6 +137,12 @@ export function handler<Req extends z.ZodType, Res extends z.ZodType>(
 
 export interface ServeOptions {
   onError?: (error: unknown, subject: string) => void;
+  /**
+   * A message this edge refused without running a handler (not JSON, breaking the contract, an
+   * unknown operation, no reply subject): someone other than our own callers is publishing here,
+   * or a caller runs another contract version. `reason` never quotes the body (it may hold secrets).
+   */
+  onRejected?: (subject: string, reason: string) => void;
 }
 
 /** A service's operations being served. */
@@ -171,6 +177,11 @@ export function serveOperations(
         options.onError?.(err, subjects.rpcWildcard(service));
         return;
       }
+      if (!msg.reply) {
+        // A request nobody waits for: running it would do work (e.g. admit a job) no one learns about.
+        options.onRejected?.(msg.subject, "no reply subject; ignored");
+        return;
+      }
       const entry = byName.get(msg.subject.slice(prefix.length));
       // respond() catches handler errors itself; what remains (e.g. replying on a closed connection) is reported.
       const answer = respond(nc, msg, entry, options).catch((error: unknown) => options.onError?.(error, msg.subject));
@@ -194,11 +205,17 @@ async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undef
   await withMessagingSpan(`process ${msg.subject}`, SpanKind.CONSUMER, msg.subject, parent, async () => {
     let envelope: ReplyEnvelope;
     try {
-      if (!entry) throw new ServiceError("not_found", `Unknown operation ${msg.subject}`);
+      if (!entry) {
+        options.onRejected?.(msg.subject, "unknown operation");
+        throw new ServiceError("not_found", `Unknown operation ${msg.subject}`);
+      }
       const ref = msg.headers?.get(headerNames.payloadRef);
       const body = ref ? await (await PayloadStore.for(nc)).take(ref) : msg.data;
-      const input = parseOrIssues(entry.operation.request, safeJson(body), "body");
+      const json = safeJson(body);
+      const input = parseOrIssues(entry.operation.request, json, "body");
       if (!input.success) {
+        const reason = json === undefined && body.length > 0 ? "body is not JSON" : `body breaks the contract (${input.issues.length} issue(s))`;
+        options.onRejected?.(msg.subject, reason);
         throw new ServiceError("validation", "Request validation failed", { issues: input.issues });
       }
       const data = await entry.handle(input.data, contextFrom(msg.headers, msg.subject));

@@ -52,10 +52,14 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   const store = await ConfigStore.open(nc);
   await store.announce(configId, { config: definition.defaults, prompts: definition.prompts });
   let current = definition.defaults;
-  const stopWatch = await store.watch(configId, (config) => {
-    current = config;
-    logger.info({ model: config.model, prompt_template_id: config.prompt_template_id }, "configuration applied");
-  });
+  const stopWatch = await store.watch(
+    configId,
+    (config) => {
+      current = config;
+      logger.info({ model: config.model, prompt_template_id: config.prompt_template_id }, "configuration applied");
+    },
+    (key) => logger.warn({ key }, "malformed configuration entry ignored"),
+  );
   shutdown.add("config watch", stopWatch);
 
   const runtime: ServiceRuntime = { service, instance, logger, nc, shutdown, config: () => current };
@@ -71,6 +75,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   const entries = (await definition.handlers(runtime)).map((entry) => withHandledLog(entry, logger));
   const sub = serveOperations(nc, service, entries, {
     onError: (error, subject) => logger.error({ err: error, subject }, "operation failed"),
+    onRejected: (subject, reason) => logger.warn({ subject, reason }, "malformed request rejected"),
   });
   // Drain first on shutdown: in-flight requests finish, new ones go to other replicas.
   shutdown.add("operations", () => sub.drain());

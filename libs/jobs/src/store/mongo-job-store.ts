@@ -2,6 +2,7 @@ import { MongoClient, MongoServerError, type Collection, type Db } from "mongodb
 import type { Logger } from "@litrev/telemetry";
 import { finiteOrNull } from "../finite";
 import { NoJobStore, type JobStore, type JsonRecord, type StoredJob } from "./job-store";
+import { RetryingJobStore } from "./retrying-job-store";
 
 export interface MongoJobStoreOptions {
   url: string;
@@ -144,7 +145,8 @@ export async function openJobStore(options: OpenJobStoreOptions): Promise<JobSto
   try {
     const store = await MongoJobStore.connect({ ...options, url: options.url });
     options.logger.info({ jobs: options.jobs, items: options.items }, "job persistence: MongoDB");
-    return store;
+    // A later outage loses nothing: failed writes are kept and retried until the database is back.
+    return new RetryingJobStore(store, options.logger);
   } catch (error) {
     const reason = (error as Error).message;
     options.logger.warn({ reason }, "MongoDB is unreachable: continuing without persistence (listings are empty; a finished job is readable once)");

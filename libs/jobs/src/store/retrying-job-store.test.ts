@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { createLogger } from "@litrev/telemetry";
+import { newJobState } from "../state";
+import { MemoryJobStore, toStoredJob, type JsonRecord, type StoredJob } from "./job-store";
+import { RetryingJobStore } from "./retrying-job-store";
+
+const logger = createLogger("retrying-store-test", process.env.TEST_LOG_LEVEL ?? "silent");
+
+/** A MemoryJobStore whose writes fail while `down` (a database outage), optionally slowly. */
+class FlakyStore extends MemoryJobStore {
+  down = false;
+  delayMs = 0;
+  override async upsertJob(job: StoredJob): Promise<void> {
+    await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.down) throw new Error("connection refused");
+    return super.upsertJob(job);
+  }
+  override async replaceItems(jobId: string, items: readonly JsonRecord[]): Promise<void> {
+    if (this.down) throw new Error("connection refused");
+    return super.replaceItems(jobId, items);
+  }
+}
+
+const job = (id: string, status: StoredJob["status"], progress: number): StoredJob => ({
+  ...toStoredJob(newJobState({ jobId: id, service: "screening", modelVersion: "m", config: {}, estimatedCostUsd: 0 })),
+  status,
+  progress,
+});
+
+const until = async (check: () => boolean, timeoutMs = 5_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe("RetryingJobStore", () => {
+  it("keeps writes that fail during an outage and writes them once the database is back", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger, 50);
+    inner.down = true;
+    await expect(store.upsertJob(job("a", "running", 0.5))).rejects.toThrow();
+    await expect(store.upsertJob(job("a", "completed", 1))).rejects.toThrow();
+    await expect(store.replaceItems("a", [{ id: 1 }, { id: 2 }])).rejects.toThrow();
+    await expect(store.upsertJob(job("b", "pending", 0))).rejects.toThrow();
+    expect(store.pending).toBe(3); // the newest write per job, plus a's items
+    expect(store.status()).toMatch(/^error/);
+
+    await new Promise((r) => setTimeout(r, 150)); // retries while still down change nothing
+    expect(inner.jobs.size).toBe(0);
+    inner.down = false;
+    await until(() => store.pending === 0);
+    expect(inner.jobs.get("a")).toMatchObject({ status: "completed", progress: 1 });
+    expect(inner.items.get("a")).toEqual([{ id: 1 }, { id: 2 }]);
+    expect(inner.jobs.get("b")).toMatchObject({ status: "pending" });
+    expect(store.status()).toBe("ok");
+    await store.close();
+  });
+
+  it("never lets a retried older write overwrite a newer one", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger, 10);
+    inner.down = true;
+    await expect(store.upsertJob(job("c", "running", 0.2))).rejects.toThrow();
+    // Back, but slow: the retry of the old write and the newer write race.
+    inner.down = false;
+    inner.delayMs = 30;
+    await new Promise((r) => setTimeout(r, 15));
+    await store.upsertJob(job("c", "completed", 1));
+    await until(() => store.pending === 0);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(inner.jobs.get("c")).toMatchObject({ status: "completed", progress: 1 });
+    await store.close();
+  });
+
+  it("tries once more on close and reports what could not be written", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger, 60_000);
+    inner.down = true;
+    await expect(store.upsertJob(job("d", "completed", 1))).rejects.toThrow();
+    inner.down = false;
+    await store.close();
+    expect(inner.jobs.get("d")).toMatchObject({ status: "completed" });
+  });
+});
