@@ -4,6 +4,7 @@ import type { JobInfra } from "./infra";
 import type { LiveEntry } from "./registry";
 import { durationMs, isActive } from "./state";
 import { toStoredJob, type JobStore, type StoredJob } from "./store/job-store";
+import { metrics } from "@litrev/telemetry";
 
 export interface AdmitRequest {
   /** The `pending` state (see `newJobState`); its `project_id` is the exclusivity key. */
@@ -54,6 +55,7 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
     const input = await infra.data.putJson(jobDataObjects.input(jobId), request.input);
     await infra.registry.create(state);
     created = true;
+    metrics.jobsByStatus(infra.service, "pending", 1);
     await store.upsertJob(toStoredJob(state)).catch((error: unknown) =>
       logger.warn({ err: error, job_id: jobId }, "could not save the new job; it runs and is saved again later"),
     );

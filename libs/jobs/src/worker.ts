@@ -1,6 +1,6 @@
 import type { Consumer, JsMsg } from "@nats-io/jetstream";
 import { jobDataObjects, JobCommand, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
-import type { Logger } from "@litrev/telemetry";
+import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "./infra";
 import type { KeySealer } from "./key-sealer";
 import type { LiveEntry } from "./registry";
@@ -91,6 +91,7 @@ export class JobWorker {
   readonly #runs = new Map<string, Run>();
   #stopping = false;
   #loop: Promise<void> | undefined;
+  #stopQueueGauge: (() => void) | undefined;
   #slotFreed: (() => void) | undefined;
 
   constructor(options: JobWorkerOptions) {
@@ -103,6 +104,10 @@ export class JobWorker {
   }
 
   start(): void {
+    const { infra } = this.#o;
+    this.#stopQueueGauge ??= metrics.queueDepth(infra.service, async () =>
+      (await infra.jsm.consumers.info(infra.names.commandStream, infra.names.consumer)).num_pending,
+    );
     this.#loop ??= this.#pull();
   }
 
@@ -112,6 +117,7 @@ export class JobWorker {
    */
   async stop(): Promise<void> {
     this.#stopping = true;
+    this.#stopQueueGauge?.();
     this.#slotFreed?.();
     const runs = [...this.#runs.values()];
     await Promise.all(runs.map((run) => this.#handBack(run)));
@@ -216,6 +222,7 @@ export class JobWorker {
       return;
     }
     run.writtenStage = taken.state.stage;
+    if (entry.state.status !== "running") moveStatus(infra.service, entry.state.status, "running");
     this.#save(toStoredJob(taken.state), log);
     log.info({ attempt: run.attempt, resumed: run.deliveries > 1 }, "job started");
 
@@ -357,7 +364,10 @@ export class JobWorker {
         }),
       undefined,
     );
-    if (final) this.#save(toStoredJob(final.state, result), log);
+    if (final) {
+      this.#save(toStoredJob(final.state, result), log);
+      recordFinished(infra.service, final.state);
+    }
     await this.#cleanUp(run.jobId, final?.state.project_id ?? null);
   }
 
@@ -387,7 +397,10 @@ export class JobWorker {
       if (error instanceof LeaseLostError) return null;
       throw error;
     });
-    if (final) this.#save(toStoredJob(final.state), log);
+    if (final) {
+      this.#save(toStoredJob(final.state), log);
+      recordFinished(this.#o.infra.service, final.state);
+    }
     await this.#cleanUp(run.jobId, final?.state.project_id ?? null);
   }
 
@@ -411,7 +424,10 @@ export class JobWorker {
         : null,
     );
     logger.error({ job_id: run.jobId, deliveries: run.deliveries }, "job exhausted its delivery attempts; marked failed");
-    if (final) this.#save(toStoredJob(final.state), logger);
+    if (final) {
+      this.#save(toStoredJob(final.state), logger);
+      moveStatus(infra.service, entry.state.status, "failed");
+    }
     await this.#cleanUp(run.jobId, entry.state.project_id);
   }
 
@@ -492,3 +508,15 @@ function safeJson(msg: JsMsg): unknown {
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
+
+/** Job counts by status: this process moved one job from `from` to `to`. */
+function moveStatus(service: string, from: string, to: string): void {
+  metrics.jobsByStatus(service, from, -1);
+  metrics.jobsByStatus(service, to, 1);
+}
+
+/** A run this process took (so it was `running` here) reached its terminal state. */
+function recordFinished(service: string, state: LiveJobState): void {
+  moveStatus(service, "running", state.status);
+  if (state.duration_ms !== null && state.duration_ms !== undefined) metrics.jobDuration(service, state.duration_ms, state.status);
+}
