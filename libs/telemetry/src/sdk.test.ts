@@ -3,7 +3,8 @@ import { once } from "node:events";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { describe, expect, it } from "vitest";
-import { metricReadersFromEnv, skipServerSpan } from "./sdk";
+import { skipServerSpan } from "./sampling";
+import { metricReadersFromEnv } from "./sdk";
 
 async function freePort(): Promise<number> {
   const server = createServer().listen(0, "127.0.0.1");

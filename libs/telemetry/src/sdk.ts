@@ -8,31 +8,12 @@ import { NodeSDK } from "@opentelemetry/sdk-node";
 
 let sdk: NodeSDK | undefined;
 
-/** Paths polled by probes and scrapers: a span per probe would drown the traces that matter. */
-const UNTRACED_PATHS = /^\/(metrics|health(\/ready)?)(\?|$)/;
-
-/** Job polls and active-job reads: served from memory, many per job, cheap to answer. */
-const POLL_PATHS = /^(\/v1)?\/(screening|indexer)\/(jobs\/[^/?]+|active-job)(\?|$)/;
-
-/**
- * Which incoming requests get no server span. Probes never do; job polls are sampled at
- * OTEL_POLL_TRACE_RATIO (default 0.01), because a span per poll costs about a third of the
- * gateway's poll throughput (docs/performance.md) while telling little that one in a hundred
- * does not. Every other request is traced.
- */
-export function skipServerSpan(method: string | undefined, url: string | undefined, pollRatio: number, draw = Math.random): boolean {
-  const path = url ?? "";
-  if (UNTRACED_PATHS.test(path)) return true;
-  return method === "GET" && POLL_PATHS.test(path) && draw() >= pollRatio;
-}
-
 export function startTelemetry(serviceName = process.env.OTEL_SERVICE_NAME ?? "litrev"): void {
   if (sdk) return;
   const exporting = Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   // Without an endpoint the SDK would still try localhost:4318; "none" keeps tracing local.
   if (!exporting) process.env.OTEL_TRACES_EXPORTER ??= "none";
   process.env.OTEL_LOGS_EXPORTER ??= "none";
-  const pollRatio = ratio(process.env.OTEL_POLL_TRACE_RATIO) ?? 0.01;
   sdk = new NodeSDK({
     serviceName,
     metricReaders: metricReadersFromEnv(process.env, (error, port) => {
@@ -45,9 +26,10 @@ export function startTelemetry(serviceName = process.env.OTEL_SERVICE_NAME ?? "l
         "@opentelemetry/instrumentation-fs": { enabled: false },
         "@opentelemetry/instrumentation-dns": { enabled: false },
         "@opentelemetry/instrumentation-net": { enabled: false },
-        "@opentelemetry/instrumentation-http": {
-          ignoreIncomingRequestHook: (request) => skipServerSpan(request.method, request.url, pollRatio),
-        },
+        // Server spans come from the gateway itself (services/gateway/src/tracing.ts), per route:
+        // the generic incoming-request wrapper costs about a sixth of poll throughput even for
+        // requests it ignores. Outgoing calls (the provider) keep their client spans.
+        "@opentelemetry/instrumentation-http": { disableIncomingRequestInstrumentation: true },
       }),
     ],
   });
@@ -93,11 +75,6 @@ function otlpMetricExporter(env: NodeJS.ProcessEnv): PushMetricExporter {
   if (protocol === "grpc") return new GrpcMetricExporter();
   if (protocol === "http/json") return new JsonMetricExporter();
   return new ProtoMetricExporter();
-}
-
-function ratio(value: string | undefined): number | undefined {
-  const n = Number(value);
-  return value !== undefined && value !== "" && Number.isFinite(n) && n >= 0 && n <= 1 ? n : undefined;
 }
 
 function positiveInt(value: string | undefined): number | undefined {

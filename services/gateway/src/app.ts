@@ -7,6 +7,7 @@ import { createKeyVerifier, presentedKey } from "./auth";
 import type { GatewayEnv } from "./env";
 import { toHttp } from "./http-errors";
 import { registerOpenApi } from "./openapi";
+import { traceRoutes } from "./tracing";
 import { configRoutes } from "./routes/config";
 import { screeningJobRoutes } from "./jobs/screening-routes";
 import { forwardedRoutes } from "./routes/forwarded";
@@ -44,8 +45,18 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     requestIdHeader: "x-request-id",
     genReqId: () => randomUUID(),
     rewriteUrl: (req) => rewriteUrl(req.url ?? "/"),
-    // Per-request log lines only when debugging: polls are frequent and cheap.
-    logController: new LogController({ disableRequestLogging: env.LOG_LEVEL !== "debug" && env.LOG_LEVEL !== "trace" }),
+    // Request lines are logged by our own hooks (below), inside the request's trace context.
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  traceRoutes(app, env.OTEL_POLL_TRACE_RATIO);
+  // Per-request lines at debug level only (polls are frequent and cheap), carrying the trace id.
+  app.addHook("onRequest", (request, _reply, done) => {
+    request.log.debug({ req: { method: request.method, url: request.url } }, "incoming request");
+    done();
+  });
+  app.addHook("onResponse", (request, reply, done) => {
+    request.log.debug({ res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, "request completed");
+    done();
   });
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(jsonSerializerCompiler);
@@ -75,15 +86,17 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: "Not Found" }));
 
   const verify = createKeyVerifier(env.API_KEY);
-  app.addHook("onRequest", async (request) => {
+  // Callback-style hooks: on the hot poll path an async hook costs a promise per request.
+  app.addHook("onRequest", (request, _reply, done) => {
     const path = request.url.split("?")[0] ?? "";
-    if (PUBLIC.some((pattern) => pattern.test(path))) return;
-    if (!verify(presentedKey(request))) throw new ServiceError("auth", "Missing or invalid API key");
+    if (PUBLIC.some((pattern) => pattern.test(path)) || verify(presentedKey(request))) return done();
+    done(new ServiceError("auth", "Missing or invalid API key"));
   });
 
   // Route templates, never raw URLs, so job ids do not become metric series.
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     metrics.httpRequests(request.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime);
+    done();
   });
 
   await registerOpenApi(app);

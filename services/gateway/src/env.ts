@@ -17,6 +17,8 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend({
   RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /** Upper bound on reads (polls, listings, active job). */
   READ_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Share of job polls and active-job reads that get a server span (every other request always does). */
+  OTEL_POLL_TRACE_RATIO: z.coerce.number().min(0).max(1).default(0.01),
   /** How long readiness waits for services to report their database status. */
   READY_WAIT_MS: z.coerce.number().int().min(50).default(500),
 });
