@@ -21,3 +21,4 @@ export { RetryingJobStore } from "./store/retrying-job-store";
 export type { MongoJobStoreOptions, OpenJobStoreOptions } from "./store/mongo-job-store";
 export { JobWorker, LeaseLostError } from "./worker";
 export type { JobContext, JobHandler, JobOutcome, JobWorkerOptions } from "./worker";
+export { storageRead } from "./store/storage-read";

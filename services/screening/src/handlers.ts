@@ -1,5 +1,5 @@
 import { operations, ServiceError, toScreeningJob, toScreeningJobListItem, type ScreeningJob } from "@litrev/contracts";
-import { isActive, type JobInfra, type JobStore } from "@litrev/jobs";
+import { isActive, storageRead, type JobInfra, type JobStore } from "@litrev/jobs";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import { admitScreeningJob, type AdmissionDeps } from "./admission";
 import { estimateScreening } from "./estimate";
@@ -40,13 +40,4 @@ export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
     }),
     handler(operations.estimateScreening, async (request) => estimateScreening(request)),
   ];
-}
-
-/** A database error on a read is a retryable 503, not a 500 with internals. */
-async function storageRead<T>(store: JobStore, read: () => Promise<T>): Promise<T> {
-  try {
-    return await read();
-  } catch (error) {
-    throw new ServiceError("service_unavailable", `The job database is unavailable (${store.kind}); retry shortly`, { cause: error });
-  }
 }

@@ -1,5 +1,5 @@
 import { jobDataObjects, ServiceError, type IndexerJob, type IndexerJobListItem, type LiveJobState } from "@litrev/contracts";
-import { isActive, type JobInfra, type JobStore, type StoredJob } from "@litrev/jobs";
+import { isActive, storageRead, type JobInfra, type JobStore, type StoredJob } from "@litrev/jobs";
 import { EXTRACTION_STAGE, type IndexerJobResult, type IndexerLiveExtra, type RecordCheckpoint } from "./job-input";
 import { toIndexerJob, toListItem } from "./views";
 
@@ -30,7 +30,7 @@ export class IndexerJobReader {
    */
   async list(limit: number): Promise<IndexerJobListItem[]> {
     if (!this.store.persistent) return [];
-    return (await this.store.listJobs(limit)).map(toListItem);
+    return (await storageRead(this.store, () => this.store.listJobs(limit))).map(toListItem);
   }
 
   /**
@@ -44,7 +44,7 @@ export class IndexerJobReader {
     if (pointed && isActive(pointed.state)) return this.#view(pointed.state);
     if (!this.store.persistent) return null;
     const candidates: JobView[] = [];
-    for (const stored of await this.store.activeJobs(projectId)) {
+    for (const stored of await storageRead(this.store, () => this.store.activeJobs(projectId))) {
       // The live state is fresher than the stored row (which is saved at milestones).
       candidates.push((await this.infra.registry.get(stored.job_id))?.state ?? stored);
     }
@@ -53,7 +53,7 @@ export class IndexerJobReader {
   }
 
   async #state(jobId: string): Promise<JobView | null> {
-    return (await this.infra.registry.get(jobId))?.state ?? (this.store.persistent ? await this.store.getJob(jobId) : null);
+    return (await this.infra.registry.get(jobId))?.state ?? (this.store.persistent ? await storageRead(this.store, () => this.store.getJob(jobId)) : null);
   }
 
   async #view(state: JobView): Promise<IndexerJob> {
@@ -80,8 +80,8 @@ export class IndexerJobReader {
     const result = await this.infra.data.getJson<IndexerJobResult>(jobDataObjects.result(jobId));
     if (result) return { items: result.items, errors: result.result.errors ?? [] };
     if (!this.store.persistent) return { items: [], errors: [] };
-    const stored = await this.store.getJob(jobId);
+    const stored = await storageRead(this.store, () => this.store.getJob(jobId));
     const errors = (stored?.result as { errors?: string[] } | null)?.errors ?? [];
-    return { items: await this.store.getItems(jobId), errors };
+    return { items: await storageRead(this.store, () => this.store.getItems(jobId)), errors };
   }
 }
