@@ -1,6 +1,5 @@
 import { z } from "zod";
 import {
-  DataTypePrimary,
   type FieldSuggestion,
   type IndexerField,
   type RefineFieldsRequest,
@@ -10,20 +9,13 @@ import {
 import type { StructuredCaller } from "../pipeline/extract-record";
 import { systemPrompt } from "../prompts";
 import { describeContext, describeSampleRecords, nameKey } from "./sample-records";
+import { SuggestedField } from "./suggest-fields";
 
 export const RefineFieldsReply = z.object({
   suggestions: z.array(
     z.object({
       action: z.enum(["add", "modify", "remove", "merge"]),
-      field: z.object({
-        name: z.string(),
-        description: z.string(),
-        data_type_primary: DataTypePrimary,
-        data_type_secondary: z.string(),
-        examples: z.array(z.string()),
-        examples_mode: z.enum(["guide", "enum"]),
-        depth: z.enum(["minimal", "full"]),
-      }),
+      field: SuggestedField,
       rationale: z.string(),
       original_field_name: z.string().nullable(),
       target_field_name: z.string().nullable(),

@@ -13,7 +13,7 @@ import type { StructuredCaller } from "../pipeline/extract-record";
 import { describeContext, describeSampleRecords, nameKey } from "./sample-records";
 
 /** What the model writes: complete field definitions (strict mode has no optional properties). */
-const SuggestedField = z.object({
+export const SuggestedField = z.object({
   name: z.string(),
   description: z.string(),
   data_type_primary: DataTypePrimary,
