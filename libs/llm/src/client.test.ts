@@ -1,12 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { ServiceError } from "@litrev/contracts";
 import { LlmClient, type LlmClientOptions } from "./client";
 import { LlmAbortError } from "./errors";
 import { loadModelAliases } from "./models";
 import { PRICES, estimateTokens } from "./pricing";
 import { toStrictJsonSchema } from "./schema";
 import { startFakeProvider, type FakeChatRequest, type FakeProvider } from "./testing";
+import { failure } from "../../../test/support/errors";
 
 const Decision = z.object({
   decision: z.enum(["include", "exclude", "uncertain"]),
@@ -46,15 +46,6 @@ const request = {
 
 function sentBodies(): FakeChatRequest[] {
   return provider.chatRequests().map((r) => r.body as FakeChatRequest);
-}
-
-async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ServiceError);
-  return error as ServiceError;
 }
 
 describe("LlmClient.structured", () => {

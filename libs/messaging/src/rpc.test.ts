@@ -6,6 +6,7 @@ import { operations, ServiceError, type AnalyzeQuestionResponse } from "@litrev/
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { NatsLink } from "./connection";
 import { callOperation, handler, serveOperations, type HandlerContext, type HandlerEntry, type ServedOperations } from "./rpc";
+import { failure } from "../../../test/support/errors";
 
 /** Request-reply over a real nats-server: what the gateway sees for each way a call can end. */
 
@@ -42,15 +43,6 @@ async function serve(entries: HandlerEntry[], onError?: (error: unknown) => void
   subscriptions.push(served);
   await nc.flush(); // the subscription is known to the server before the first request
   return served;
-}
-
-async function failure(promise: Promise<unknown>): Promise<ServiceError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(ServiceError);
-  return error as ServiceError;
 }
 
 describe("callOperation / serveOperations", () => {
