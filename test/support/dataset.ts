@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { ROOT } from "../../scripts/lib/launch";
 
 /**
- * The real records of `../shared/data/nagtegaal_2019.csv` (2,019 citations, CC0), for tests and
- * benchmarks that need realistic abstracts: punctuation, Unicode, mojibake, empty abstracts.
+ * The real records of `data/nagtegaal_2019.csv.gz` (2,019 citations, CC0; see data/README.md), for
+ * tests and benchmarks that need realistic abstracts: punctuation, Unicode, mojibake, empty abstracts.
  */
-export const NAGTEGAAL_CSV = join(ROOT, "../shared/data/nagtegaal_2019.csv");
+export const NAGTEGAAL_CSV = join(ROOT, "data/nagtegaal_2019.csv.gz");
 
 export interface DatasetRow {
   record_id: string;
@@ -49,10 +50,15 @@ export function parseCsv(text: string): string[][] {
 
 let cached: DatasetRow[] | undefined;
 
+function readText(path: string): string {
+  const bytes = readFileSync(path);
+  return (path.endsWith(".gz") ? gunzipSync(bytes) : bytes).toString("utf8");
+}
+
 /** Every row of the dataset, parsed once per process. */
 export function loadNagtegaal(path = NAGTEGAAL_CSV): DatasetRow[] {
   if (cached && path === NAGTEGAAL_CSV) return cached;
-  const [header, ...rows] = parseCsv(readFileSync(path, "utf8").replace(/^\uFEFF/, ""));
+  const [header, ...rows] = parseCsv(readText(path).replace(/^\uFEFF/, ""));
   if (!header) throw new Error(`${path} is empty`);
   const col = (name: string) => {
     const index = header.indexOf(name);
