@@ -13,6 +13,13 @@ PNPM_VERSION=10.34.8
 
 log() { printf '[toolchain] %s\n' "$*" >&2; }
 
+# npm derives its global config file from the prefix, so `npm install --prefix .toolchain` would
+# drop the machine's global settings (a registry mirror, a `cafile` for a TLS-inspecting proxy).
+# Keep pointing at the machine's own file.
+tools_install() {
+  npm install --prefix "$TOOLS" --globalconfig "$(npm config get globalconfig)" --no-audit --no-fund --loglevel=error "$@" >&2
+}
+
 node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 
 ensure_node() {
@@ -26,7 +33,7 @@ ensure_node() {
   local bin="$TOOLS/node_modules/node-linux-$arch/bin"
   if [ ! -x "$bin/node" ]; then
     log "system Node $(node --version 2>/dev/null || echo none) is past end of life; fetching Node $NODE_MAJOR from the npm registry"
-    npm install --prefix "$TOOLS" --no-audit --no-fund --loglevel=error "node-linux-$arch@$NODE_MAJOR" >&2
+    tools_install "node-linux-$arch@$NODE_MAJOR"
   fi
   export PATH="$bin:$PATH"
 }
@@ -35,7 +42,7 @@ ensure_pnpm() {
   if command -v pnpm >/dev/null && [ "$(pnpm --version 2>/dev/null | cut -d. -f1)" -ge 10 ]; then return; fi
   if [ ! -x "$TOOLS/node_modules/.bin/pnpm" ]; then
     log "installing pnpm $PNPM_VERSION"
-    npm install --prefix "$TOOLS" --no-audit --no-fund --loglevel=error "pnpm@$PNPM_VERSION" >&2
+    tools_install "pnpm@$PNPM_VERSION"
   fi
   export PATH="$TOOLS/node_modules/.bin:$PATH"
 }
