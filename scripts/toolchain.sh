@@ -13,11 +13,15 @@ PNPM_VERSION=10.34.8
 
 log() { printf '[toolchain] %s\n' "$*" >&2; }
 
-# npm derives its global config file from the prefix, so `npm install --prefix .toolchain` would
-# drop the machine's global settings (a registry mirror, a `cafile` for a TLS-inspecting proxy).
-# Keep pointing at the machine's own file.
+# npm derives its global config file from its prefix, which moves with `--prefix .toolchain` and with
+# the Node that runs it: either would drop the machine's global settings (a registry mirror, a
+# `cafile` for a TLS-inspecting proxy). Read the machine's file once, before anything moves, and
+# keep using it.
+NPM_GLOBALCONFIG="$(npm config get globalconfig 2>/dev/null || true)"
 tools_install() {
-  npm install --prefix "$TOOLS" --globalconfig "$(npm config get globalconfig)" --no-audit --no-fund --loglevel=error "$@" >&2
+  local config=()
+  [ -n "$NPM_GLOBALCONFIG" ] && config=(--globalconfig "$NPM_GLOBALCONFIG")
+  npm install --prefix "$TOOLS" "${config[@]}" --no-audit --no-fund --loglevel=error "$@" >&2
 }
 
 node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
