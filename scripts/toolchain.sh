@@ -13,15 +13,16 @@ PNPM_VERSION=10.34.8
 
 log() { printf '[toolchain] %s\n' "$*" >&2; }
 
-# npm derives its global config file from its prefix, which moves with `--prefix .toolchain` and with
-# the Node that runs it: either would drop the machine's global settings (a registry mirror, a
-# `cafile` for a TLS-inspecting proxy). Read the machine's file once, before anything moves, and
-# keep using it.
-NPM_GLOBALCONFIG="$(npm config get globalconfig 2>/dev/null || true)"
+# npm and pnpm find the machine's global npm config (a registry mirror, a `cafile` for a
+# TLS-inspecting proxy) through the prefix of the Node that runs them, which moves once Node 24 comes
+# from .toolchain and with `npm install --prefix`. Read it once, before anything moves, and hand it
+# to every npm and pnpm run below (both honour npm_config_globalconfig).
+if [ -z "${npm_config_globalconfig:-}" ] && command -v npm >/dev/null; then
+  npm_config_globalconfig="$(npm config get globalconfig 2>/dev/null || true)"
+  [ -n "$npm_config_globalconfig" ] && export npm_config_globalconfig
+fi
 tools_install() {
-  local config=()
-  [ -n "$NPM_GLOBALCONFIG" ] && config=(--globalconfig "$NPM_GLOBALCONFIG")
-  npm install --prefix "$TOOLS" "${config[@]}" --no-audit --no-fund --loglevel=error "$@" >&2
+  npm install --prefix "$TOOLS" --no-audit --no-fund --loglevel=error "$@" >&2
 }
 
 node_major() { "$1" -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
