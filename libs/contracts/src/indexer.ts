@@ -275,3 +275,56 @@ export const GroupTagsResponse = z.object({
 });
 export type GroupTagsResponse = z.infer<typeof GroupTagsResponse>;
 export type CreateIndexerJobResponse = z.infer<typeof CreateIndexerJobResponse>;
+
+/** Live or stored fields an indexer job view is built from (a `LiveJobState` or a stored job). */
+export interface IndexerJobRecord {
+  job_id: string;
+  status: z.infer<typeof JobStatus>;
+  progress: number;
+  error: string | null;
+  error_category: string | null;
+  error_retryable: boolean | null;
+  model_version: string;
+  config: Record<string, unknown>;
+  extra: Record<string, unknown>;
+  duration_ms: number | null;
+  estimated_cost_usd: number | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+/** The poll response: the live (or stored) state plus the records finished so far. */
+export function toIndexerJob(record: IndexerJobRecord, finished: { items: unknown[]; errors: string[] }): IndexerJob {
+  const extra = record.extra as { usage?: IndexerJob["usage"]; model_version?: string };
+  return {
+    job_id: record.job_id,
+    status: record.status,
+    progress: record.progress,
+    partial_results: finished.items as IndexerJob["partial_results"],
+    errors: finished.errors,
+    usage: extra.usage ?? {},
+    error: record.error,
+    error_category: record.error_category,
+    error_retryable: record.error_retryable,
+    duration_ms: record.duration_ms,
+    estimated_cost_usd: record.estimated_cost_usd,
+    model_version: extra.model_version ?? record.model_version,
+    created_at: record.created_at,
+    completed_at: record.completed_at,
+  };
+}
+
+export function toIndexerJobListItem(record: IndexerJobRecord): IndexerJobListItem {
+  const config = record.config as { model?: unknown; record_count?: unknown };
+  return {
+    job_id: record.job_id,
+    status: record.status,
+    progress: record.progress,
+    model: typeof config.model === "string" ? config.model : "",
+    record_count: typeof config.record_count === "number" ? config.record_count : 0,
+    duration_ms: record.duration_ms,
+    estimated_cost_usd: record.estimated_cost_usd,
+    created_at: record.created_at,
+    completed_at: record.completed_at,
+  };
+}

@@ -67,8 +67,18 @@ export const LiveJobState = z.object({
   handoffs: z.number().int().nonnegative(),
   /** The worker instance holding the current attempt. */
   worker: z.string().nullable(),
-  /** The terminal result object (items plus extras), once completed. */
+  /**
+   * The terminal result object (items plus extras): written only when the store of record could not
+   * take the results, so the live state is then their only copy.
+   */
   result: ObjectRef.nullable(),
+  /**
+   * Whether the first poll of the terminal job may release its live entry (the spec's "removed from
+   * the in-memory registry the first time it is polled"): true once the store of record holds the
+   * terminal row and its results, or when the deployment has no store of record at all; false while
+   * the live entry is the only copy, so that no read destroys it.
+   */
+  releasable: z.boolean().default(false),
   /** Small service-specific live data (usage so far, counts). */
   extra: JsonObject,
 });
@@ -93,6 +103,26 @@ export const JobCheckpoint = z.object({
   data: z.unknown(),
 });
 export type JobCheckpoint = z.infer<typeof JobCheckpoint>;
+
+/**
+ * What differs between the job kinds, as data: the job machinery has one code path and reads these.
+ * Only screening keeps one active job per project (the spec's 409); the indexer allows several.
+ */
+/**
+ * Where a running job's finished items are (live `extra.partial`): `chunks` immutable objects
+ * `jobDataObjects.partial(job_id, fence, 0 … chunks-1)` holding `items` items in all.
+ */
+export const PartialItemsRef = z.object({
+  fence: z.number().int().nonnegative(),
+  chunks: z.number().int().nonnegative(),
+  items: z.number().int().nonnegative(),
+});
+export type PartialItemsRef = z.infer<typeof PartialItemsRef>;
+
+export const JOB_KINDS = {
+  screening: { exclusiveProject: true },
+  indexer: { exclusiveProject: false },
+} as const satisfies Record<"screening" | "indexer", { exclusiveProject: boolean }>;
 
 export const TERMINAL_STATUSES = ["completed", "failed"] as const;
 export const isTerminalStatus = (status: JobStatus) => status === "completed" || status === "failed";

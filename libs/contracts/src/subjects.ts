@@ -87,6 +87,8 @@ export const jobStateKeys = {
 export const jobDataObjects = {
   input: (jobId: string) => `input/${jobId}`,
   result: (jobId: string) => `result/${jobId}`,
+  /** Chunk `n` of the items a job's run (fenced by its delivery number) finished so far. */
+  partial: (jobId: string, fence: number, n: number) => `partial/${jobId}/${fence}/${n}`,
 };
 
 /** Object store for request-reply bodies larger than one NATS message (libs/messaging payload-store). */

@@ -1,24 +1,24 @@
-export { admitJob, reapOrphans } from "./admission";
-export type { AdmitRequest, AdmitResult, ProjectConflict } from "./admission";
+/**
+ * @litrev/jobs — durable jobs over JetStream. Entry points: `@litrev/jobs/client` (gateway and
+ * request handlers), `@litrev/jobs/worker` (job workers), and this one, which adds the shared
+ * infrastructure and the stores of record for the services that own jobs.
+ */
+export * from "./client/index";
+export * from "./worker/index";
 export { CheckpointLog, MAX_CHECKPOINT_BYTES } from "./checkpoints";
-export { JobData } from "./data";
 export { JobsEnv } from "./env";
 export { finiteOrNull } from "./finite";
 export { DEFAULT_JOB_INFRA_OPTIONS, openJobInfra } from "./infra";
 export type { JobInfra, JobInfraOptions, ResolvedJobInfraOptions } from "./infra";
-export { JobKeySecretEnv, KeySealer, loadJobKeySecret, MIN_SECRET_LENGTH } from "./key-sealer";
-export { JobMirror } from "./mirror";
-export type { MirrorEntry } from "./mirror";
 export { JobQueue } from "./queue";
 export { JobRegistry, UpdateAborted } from "./registry";
-export type { LiveEntry, LockEntry } from "./registry";
-export { applyProgress, closeStage, durationMs, isActive, newJobState } from "./state";
-export type { NewJobState, ProgressReport } from "./state";
-export { MemoryJobStore, NoJobStore, toStoredJob } from "./store/job-store";
-export type { JobStore, JsonRecord, StoredJob } from "./store/job-store";
+export type { LiveEntry, LockEntry, UpdatedEntry } from "./registry";
+export { retrying } from "./retry";
+export type { RetryOptions } from "./retry";
+export { MemoryJobStore } from "./store/job-store";
 export { MongoJobStore, openJobStore } from "./store/mongo-job-store";
 export { RetryingJobStore } from "./store/retrying-job-store";
 export type { MongoJobStoreOptions, OpenJobStoreOptions } from "./store/mongo-job-store";
-export { JobWorker, LeaseLostError } from "./worker";
-export type { JobContext, JobHandler, JobOutcome, JobWorkerOptions } from "./worker";
 export { storageRead } from "./store/storage-read";
+export { openServiceJobs } from "./service-jobs";
+export type { ServiceJobs, ServiceJobsOptions } from "./service-jobs";

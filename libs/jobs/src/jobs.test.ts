@@ -7,13 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobDataObjects, ServiceError } from "@litrev/contracts";
 import { createLogger } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
-import { admitJob, reapOrphans } from "./admission";
+import { admitJob, reapOrphans } from "./client/admission";
 import { openJobInfra, type JobInfra } from "./infra";
 import { KeySealer } from "./key-sealer";
-import { JobMirror } from "./mirror";
+import { JobMirror } from "./client/mirror";
 import { applyProgress, newJobState } from "./state";
 import { MemoryJobStore } from "./store/job-store";
-import { JobWorker, type JobHandler } from "./worker";
+import { JobWorker } from "./worker/job-worker";
+import type { JobHandler } from "./worker/types";
 
 const logger = createLogger("jobs-test", process.env.TEST_LOG_LEVEL ?? "silent");
 const sealer = KeySealer.fromSecret("unit-test-secret-0123456789");
@@ -81,7 +82,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
   it("admits one active job per project atomically and reaps orphans", async () => {
     const store = new MemoryJobStore();
     const attempts = await Promise.all(
-      Array.from({ length: 20 }, () => admitJob(infra, store, { state: pending(42), input: { n: 1 }, exclusiveProject: true, logger })),
+      Array.from({ length: 20 }, () => admitJob(infra, store, { state: pending(42), input: { n: 1 }, logger })),
     );
     const winners = attempts.filter((a) => a.ok);
     expect(winners).toHaveLength(1);
@@ -95,7 +96,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     // Its command disappears (e.g. a lost stream): after the lease it is an orphan.
     await infra.queue.discard(winner.state.job_id);
     expect(await reapOrphans(infra, store, 42, 60_000, logger)).toEqual([]); // still within its lease
-    const next = await admitJob(infra, store, { state: pending(42), input: {}, exclusiveProject: true, orphanLeaseMs: 0, logger });
+    const next = await admitJob(infra, store, { state: pending(42), input: {}, orphanLeaseMs: 0, logger });
     expect(next.ok).toBe(true);
     const orphan = await infra.registry.get(winner.state.job_id);
     expect(orphan?.state).toMatchObject({ status: "failed", error_category: "orphan_cleanup" });
@@ -123,7 +124,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
       state,
       input: { values: [1, 2, 3] },
       sealedProviderKey: sealer.seal("sk-client"),
-      exclusiveProject: true,
+      
       logger,
     });
     expect(admitted.ok).toBe(true);

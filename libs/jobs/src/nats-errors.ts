@@ -1,25 +1,29 @@
+import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { errors } from "@nats-io/transport-node";
 import { ServiceError } from "@litrev/contracts";
 
-/** Recognising JetStream answers by what they mean, not by class (they differ across client modules). */
+/** JetStream answers recognised by the API error codes the client exposes, never by message text. */
+
+/** The error or one of its causes, if it is of the given class. */
+function find<T extends Error>(error: unknown, type: new (...args: never[]) => T): T | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof type) return e;
+  }
+  return undefined;
+}
+
+const apiCode = (error: unknown) => find(error, JetStreamApiError)?.code;
 
 /** A compare-and-set lost the race: KV `create` on an existing key, `update`/`delete` at a stale revision. */
 export function isWrongRevision(error: unknown): boolean {
-  const text = describe(error);
-  return /wrong last sequence|key exists|10071/i.test(text);
+  const code = apiCode(error);
+  return code === JetStreamApiCodes.StreamWrongLastSequence || code === JetStreamApiCodes.StreamWrongLastSequenceUnknown;
 }
 
 /** The message, stream or consumer asked for does not exist. */
 export function isNotFound(error: unknown): boolean {
-  const text = describe(error);
-  return /no message found|not found|10037|10059|10014/i.test(text);
-}
-
-function describe(error: unknown): string {
-  if (!error || typeof error !== "object") return String(error);
-  const e = error as { message?: string; code?: unknown; api_error?: { err_code?: number; description?: string }; cause?: unknown };
-  const parts = [e.message ?? "", String(e.code ?? ""), String(e.api_error?.err_code ?? ""), e.api_error?.description ?? ""];
-  if (e.cause && e.cause !== error) parts.push(describe(e.cause));
-  return parts.join(" ");
+  const code = apiCode(error);
+  return code === JetStreamApiCodes.NoMessageFound || code === JetStreamApiCodes.StreamNotFound || code === JetStreamApiCodes.ConsumerNotFound;
 }
 
 /**
@@ -28,7 +32,7 @@ function describe(error: unknown): string {
  */
 export function unavailable(error: unknown, what: string): ServiceError {
   if (error instanceof ServiceError) return error;
-  if (/timeout/i.test(`${(error as Error)?.name ?? ""} ${describe(error)}`)) {
+  if (find(error, errors.TimeoutError)) {
     return new ServiceError("timeout", `${what} did not answer in time; retry shortly`, { cause: error });
   }
   return new ServiceError("service_unavailable", `${what} is unavailable; retry shortly`, { cause: error });

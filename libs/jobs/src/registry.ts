@@ -8,6 +8,11 @@ export interface LiveEntry {
   revision: number;
 }
 
+/** An `update`'s outcome: the entry as it now stands, and whether this call wrote it. */
+export interface UpdatedEntry extends LiveEntry {
+  written: boolean;
+}
+
 export interface LockEntry {
   lock: ProjectLock;
   revision: number;
@@ -41,18 +46,18 @@ export class JobRegistry {
 
   /**
    * Read-modify-write with compare-and-set, retried on a lost race. `change` returns the next
-   * state, or null to leave the entry as it is (the current entry is returned).
+   * state, or null to leave the entry as it is (the current entry is returned, `written: false`).
    * Resolves to null when the job has no live entry.
    */
-  async update(jobId: string, change: (state: LiveJobState) => LiveJobState | null): Promise<LiveEntry | null> {
+  async update(jobId: string, change: (state: LiveJobState) => LiveJobState | null): Promise<UpdatedEntry | null> {
     for (let attempt = 0; ; attempt++) {
       const current = await this.get(jobId);
       if (!current) return null;
       const next = change(current.state);
-      if (!next) return current;
+      if (!next) return { ...current, written: false };
       try {
         const revision = await this.kv.update(jobStateKeys.job(jobId), encode(next), current.revision);
-        return { state: next, revision };
+        return { state: next, revision, written: true };
       } catch (error) {
         if (!isWrongRevision(error) || attempt >= 50) throw error;
       }

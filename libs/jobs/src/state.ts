@@ -40,6 +40,7 @@ export function newJobState(init: NewJobState): LiveJobState {
     handoffs: 0,
     worker: null,
     result: null,
+    releasable: false,
     extra: init.extra ?? {},
   };
 }

@@ -9,7 +9,6 @@ import { toHttp } from "./http-errors";
 import { registerOpenApi } from "./openapi";
 import { traceRoutes } from "./tracing";
 import { configRoutes } from "./routes/config";
-import { screeningJobRoutes } from "./jobs/screening-routes";
 import { forwardedRoutes } from "./routes/forwarded";
 import { healthRoutes } from "./routes/health";
 import { jsonSerializerCompiler, zodValidatorCompiler } from "./validation";
@@ -102,7 +101,6 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   await app.register(healthRoutes(deps));
   await app.register(configRoutes(deps), { prefix: "/v1" });
-  await app.register(screeningJobRoutes(deps));
   await app.register(forwardedRoutes(deps));
   return app;
 }

@@ -7,7 +7,7 @@ import {
   type ScreeningJobInput,
   type ScreeningJobParams,
 } from "@litrev/contracts";
-import { admitJob, isActive, newJobState, reapOrphans, type JobInfra, type JobStore, type KeySealer, type ProjectConflict } from "@litrev/jobs";
+import { admitJob, newJobState, type JobInfra, type JobStore, type KeySealer, type ProjectConflict } from "@litrev/jobs";
 import type { HandlerContext } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import { estimateScreening } from "./estimate";
@@ -23,10 +23,10 @@ export interface AdmissionDeps {
 }
 
 /**
- * POST /v1/screening/jobs, in the spec's order: orphans of the project are reaped, a second active
- * job for it is refused (409), the cost ceiling is checked (400, not for mock), then the job is
- * admitted atomically (the project slot is a KV create-if-absent, so any number of gateway and
- * service replicas agree) and queued.
+ * POST /v1/screening/jobs, in the spec's order, in one pass of `admitJob`: orphans of the project
+ * are reaped, a second active job for it is refused (409), the cost ceiling is checked (400, not
+ * for mock), then the job is accepted atomically (the project slot is a KV create-if-absent, so any
+ * number of gateway and service replicas agree) and queued.
  */
 export async function admitScreeningJob(
   deps: AdmissionDeps,
@@ -34,13 +34,6 @@ export async function admitScreeningJob(
   ctx: HandlerContext,
 ): Promise<CreateScreeningJobResponse> {
   const projectId = request.project_id ?? null;
-  const exclusive = !!projectId;
-  if (exclusive) {
-    await reapOrphans(deps.infra, deps.store, projectId, deps.orphanLeaseMs, deps.logger);
-    const holder = await activeHolder(deps.infra, projectId);
-    if (holder) throw conflict(projectId, holder);
-  }
-
   const estimate = estimateScreening({
     papers_count: request.papers.length,
     model: request.model,
@@ -48,14 +41,15 @@ export async function admitScreeningJob(
     criteria_count: request.criteria.length,
   });
   const ceiling = request.max_estimated_cost_usd;
-  if (ceiling !== null && ceiling !== undefined && !request.mock && estimate.estimated_cost_usd > ceiling) {
+  const checkCeiling = () => {
+    if (ceiling === null || ceiling === undefined || request.mock || estimate.estimated_cost_usd <= ceiling) return;
     throw new ServiceError(
       "validation",
       `Estimated cost $${estimate.estimated_cost_usd.toFixed(6)} exceeds the limit of $${ceiling} ` +
         `(max_estimated_cost_usd) for ${request.papers.length} papers × ${request.repetitions} repetitions`,
       { simple: true },
     );
-  }
+  };
 
   const jobId = randomUUID();
   const params: ScreeningJobParams = {
@@ -82,26 +76,20 @@ export async function admitScreeningJob(
     estimatedCostUsd: estimate.estimated_cost_usd,
   });
   const input: ScreeningJobInput = { papers: request.papers, criteria: request.criteria, questions: request.questions };
+  // Orphans of the project, then its one active job (409), then the cost ceiling, then acceptance: one pass.
   const admitted = await admitJob(deps.infra, deps.store, {
     state,
     input,
     params: { ...params, pipeline: deps.pipeline },
     // Mock jobs never call a provider: no key is kept for them at all.
     sealedProviderKey: request.mock ? null : sealedKey(deps.sealer, ctx),
-    exclusiveProject: exclusive,
+    check: checkCeiling,
     orphanLeaseMs: deps.orphanLeaseMs,
     logger: deps.logger,
   });
   if (!admitted.ok) throw conflict(projectId!, admitted.conflict);
   deps.logger.info({ job_id: jobId, papers: request.papers.length, mock: request.mock, project_id: projectId }, "screening job queued");
   return { job_id: jobId, status: "pending", progress: 0, stage: "" };
-}
-
-async function activeHolder(infra: JobInfra, projectId: number): Promise<ProjectConflict | null> {
-  const lock = await infra.registry.lockHolder(projectId);
-  if (!lock) return null;
-  const holder = await infra.registry.get(lock.lock.job_id);
-  return holder && isActive(holder.state) ? { job_id: holder.state.job_id, status: holder.state.status as ProjectConflict["status"] } : null;
 }
 
 function conflict(projectId: number, holder: ProjectConflict): ServiceError {

@@ -1,5 +1,5 @@
-import { operations, ServiceError, toScreeningJob, toScreeningJobListItem, type ScreeningJob } from "@litrev/contracts";
-import { isActive, storageRead, type JobInfra, type JobStore } from "@litrev/jobs";
+import { operations, type ScreeningJob, type ScreeningJobListItem } from "@litrev/contracts";
+import type { JobInfra, JobReader, JobStore } from "@litrev/jobs";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import { admitScreeningJob, type AdmissionDeps } from "./admission";
 import { estimateScreening } from "./estimate";
@@ -7,37 +7,21 @@ import { estimateScreening } from "./estimate";
 export interface HandlerDeps extends AdmissionDeps {
   infra: JobInfra;
   store: JobStore;
+  reader: JobReader;
 }
 
-const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
-
 /**
- * The screening operations. Polls and active-job queries are normally answered by the gateway
- * from its mirror of the live-state bucket; `get-job` here is the storage read it falls back to
- * once a job has left the live registry.
+ * The screening operations. Polls and active-job queries of running jobs are normally answered by
+ * the gateway from its mirror of the live-state bucket; the service answers the rest (terminal
+ * jobs and listings from the store of record) through the same reader the job machinery gives
+ * every job kind.
  */
 export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
   return [
     handler(operations.createScreeningJob, (request, ctx) => admitScreeningJob(deps, request, ctx)),
-    handler(operations.getScreeningJob, async ({ job_id }) => {
-      const stored = await storageRead(deps.store, () => deps.store.getJob(job_id));
-      if (!stored) throw notFound();
-      const completed = stored.status === "completed";
-      const results = completed ? await storageRead(deps.store, () => deps.store.getItems(job_id)) : [];
-      const clusters = (stored.result?.clusters as unknown[] | undefined) ?? [];
-      return toScreeningJob(stored, completed ? { results, clusters } : null);
-    }),
-    handler(operations.listScreeningJobs, async ({ limit }) => {
-      if (!deps.store.persistent) return [];
-      const jobs = await storageRead(deps.store, () => deps.store.listJobs(limit));
-      return jobs.map(toScreeningJobListItem);
-    }),
-    handler(operations.activeScreeningJob, async ({ project_id }): Promise<ScreeningJob | null> => {
-      const lock = await deps.infra.registry.lockHolder(project_id);
-      if (!lock) return null;
-      const live = await deps.infra.registry.get(lock.lock.job_id);
-      return live && isActive(live.state) ? toScreeningJob(live.state) : null;
-    }),
+    handler(operations.getScreeningJob, async ({ job_id }) => (await deps.reader.get(job_id)) as ScreeningJob),
+    handler(operations.listScreeningJobs, async ({ limit }) => (await deps.reader.list(limit)) as ScreeningJobListItem[]),
+    handler(operations.activeScreeningJob, async ({ project_id }) => (await deps.reader.activeForProject(project_id)) as ScreeningJob | null),
     handler(operations.estimateScreening, async (request) => estimateScreening(request)),
   ];
 }

@@ -1,5 +1,5 @@
 import { DEFAULT_MODEL } from "@litrev/contracts";
-import { JobWorker, KeySealer, openJobInfra, openJobStore, type JobStore } from "@litrev/jobs";
+import { JobWorker, KeySealer, openServiceJobs, type JobStore } from "@litrev/jobs";
 import { LlmClient } from "@litrev/llm";
 import { llmOptions, startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
@@ -38,14 +38,16 @@ await startService({
   databaseStatus: () => store?.status() ?? "error: not connected yet",
   handlers: async (runtime) => {
     const { logger, shutdown } = runtime;
-    store = await openJobStore({ url: env.MONGO_URL, jobs: "screening_jobs", items: "screening_results", logger });
-    const jobStore = store;
-    shutdown.add("job store", () => jobStore.close());
-    const infra = await openJobInfra(runtime.nc, "screening", {
+    const jobs = await openServiceJobs(runtime.nc, "screening", {
+      mongoUrl: env.MONGO_URL,
       ackWaitMs: env.JOB_ACK_WAIT_MS,
       maxAttempts: env.JOB_MAX_ATTEMPTS,
       retentionMs: env.JOB_RETENTION_MS,
+      logger,
     });
+    shutdown.add("job store", () => jobs.close());
+    const { infra, store: jobStore, reader } = jobs;
+    store = jobStore;
     const llm = new LlmClient({ ...llmOptions(env), logger });
     const worker = new JobWorker({
       infra,
@@ -74,6 +76,6 @@ await startService({
     worker.start();
     // Steps run in reverse order: the operations drain first, then running jobs are handed back, then NATS closes.
     shutdown.add("job worker", () => worker.stop());
-    return screeningHandlers({ infra, store: jobStore, sealer, logger, orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS, pipeline });
+    return screeningHandlers({ infra, store: jobStore, reader, sealer, logger, orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS, pipeline });
   },
 });

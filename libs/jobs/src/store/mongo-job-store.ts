@@ -1,7 +1,7 @@
 import { MongoClient, MongoServerError, type Collection, type Db } from "mongodb";
 import type { Logger } from "@litrev/telemetry";
 import { finiteOrNull } from "../finite";
-import { NoJobStore, type JobStore, type JsonRecord, type StoredJob } from "./job-store";
+import { NoJobStore, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
 import { RetryingJobStore } from "./retrying-job-store";
 
 export interface MongoJobStoreOptions {
@@ -66,7 +66,11 @@ export class MongoJobStore implements JobStore {
     return this.#lastError ? `error: ${this.#lastError}` : "ok";
   }
 
-  async upsertJob(job: StoredJob): Promise<void> {
+  describe(): string {
+    return "mongodb";
+  }
+
+  async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
     const doc = finiteOrNull(job);
     await this.#track(async () => {
       try {
@@ -78,6 +82,7 @@ export class MongoJobStore implements JobStore {
         } else throw error;
       }
     });
+    return "written";
   }
 
   async getJob(jobId: string): Promise<StoredJob | null> {
@@ -94,7 +99,7 @@ export class MongoJobStore implements JobStore {
     );
   }
 
-  async replaceItems(jobId: string, items: readonly JsonRecord[]): Promise<void> {
+  async replaceItems(jobId: string, _fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     await this.#track(async () => {
       await this.items.deleteMany({ job_id: jobId });
       for (let start = 0; start < items.length; start += ITEM_BATCH) {
@@ -102,6 +107,7 @@ export class MongoJobStore implements JobStore {
         await this.items.insertMany(docs, { ordered: false });
       }
     });
+    return "written";
   }
 
   async getItems(jobId: string): Promise<JsonRecord[]> {

@@ -1,5 +1,5 @@
 import type { Logger } from "@litrev/telemetry";
-import type { JobStore, JsonRecord, StoredJob } from "./job-store";
+import type { JobStore, JsonRecord, StoredJob, UpsertOutcome } from "./job-store";
 
 const RETRY_MS = 2_000;
 
@@ -14,7 +14,7 @@ export class RetryingJobStore implements JobStore {
   readonly kind: JobStore["kind"];
   readonly persistent: boolean;
   readonly #jobs = new Map<string, StoredJob>();
-  readonly #items = new Map<string, readonly JsonRecord[]>();
+  readonly #items = new Map<string, { fence: number; items: readonly JsonRecord[] }>();
   /** The tail of each job's chain of writes. */
   readonly #chains = new Map<string, Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
@@ -40,11 +40,15 @@ export class RetryingJobStore implements JobStore {
     return inner === "ok" && this.pending > 0 ? `error: ${this.pending} write(s) waiting for the database` : inner;
   }
 
-  upsertJob(job: StoredJob): Promise<void> {
+  describe(): string {
+    return this.inner.describe();
+  }
+
+  upsertJob(job: StoredJob): Promise<UpsertOutcome> {
     return this.#serial(job.job_id, async () => {
       this.#jobs.delete(job.job_id); // superseded by this newer write, whatever becomes of it
       try {
-        await this.inner.upsertJob(job);
+        return await this.inner.upsertJob(job);
       } catch (error) {
         this.#keep(this.#jobs, job.job_id, job);
         throw error;
@@ -52,13 +56,13 @@ export class RetryingJobStore implements JobStore {
     });
   }
 
-  replaceItems(jobId: string, items: readonly JsonRecord[]): Promise<void> {
+  replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     return this.#serial(jobId, async () => {
       this.#items.delete(jobId);
       try {
-        await this.inner.replaceItems(jobId, items);
+        return await this.inner.replaceItems(jobId, fence, items);
       } catch (error) {
-        this.#keep(this.#items, jobId, items);
+        this.#keep(this.#items, jobId, { fence, items });
         throw error;
       }
     });
@@ -98,7 +102,7 @@ export class RetryingJobStore implements JobStore {
           const items = this.#items.get(id);
           if (items) {
             this.#items.delete(id);
-            await this.inner.replaceItems(id, items).catch(() => this.#items.has(id) || this.#items.set(id, items));
+            await this.inner.replaceItems(id, items.fence, items.items).catch(() => this.#items.has(id) || this.#items.set(id, items));
           }
           const job = this.#jobs.get(id);
           if (job) {
@@ -134,10 +138,13 @@ export class RetryingJobStore implements JobStore {
     this.#timer.unref?.();
   }
 
-  #serial(jobId: string, write: () => Promise<void>): Promise<void> {
+  #serial<T>(jobId: string, write: () => Promise<T>): Promise<T> {
     const previous = this.#chains.get(jobId) ?? Promise.resolve();
     const next = previous.then(write, write);
-    const tail = next.catch(() => undefined);
+    const tail = next.then(
+      () => undefined,
+      () => undefined,
+    );
     this.#chains.set(jobId, tail);
     void tail.then(() => {
       if (this.#chains.get(jobId) === tail) this.#chains.delete(jobId);

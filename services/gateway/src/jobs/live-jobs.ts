@@ -1,17 +1,18 @@
 import type { JobService } from "@litrev/contracts";
-import { JobData, JobMirror } from "@litrev/jobs";
+import { JobData, JobMirror, JobReader, NoJobStore, PartialReader } from "@litrev/jobs/client";
 import type { NatsLink } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 
 export interface LiveJobs {
   mirror: JobMirror;
-  data: JobData;
+  /** Builds poll bodies of active jobs (with their finished items) the same way the services do. */
+  reader: JobReader;
 }
 
 /**
- * One mirror of a service's live job state (and its data store) per gateway process, opened on
- * first use once NATS is reachable. Until the service has created its buckets, opening fails and
- * is retried on the next request.
+ * One mirror of a service's live job state (and a reader of its running jobs' items) per gateway
+ * process, opened on first use once NATS is reachable. Until the service has created its buckets,
+ * opening fails and is retried on the next request.
  */
 export class LiveJobsRegistry {
   readonly #open = new Map<JobService, Promise<LiveJobs>>();
@@ -29,7 +30,8 @@ export class LiveJobsRegistry {
     if (!live) {
       live = (async () => {
         const [mirror, data] = await Promise.all([JobMirror.open(nc, service, this.logger), JobData.open(nc, service)]);
-        return { mirror, data };
+        // The gateway has no store of record: it answers only active jobs itself.
+        return { mirror, reader: new JobReader(service, mirror, data, new PartialReader(data), new NoJobStore()) };
       })();
       live.then(
         (opened) => this.#ready.set(service, opened),

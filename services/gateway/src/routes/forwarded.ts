@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { type Operation, ClassifiedErrorBody, forwardedRoutes as routes, operations, SimpleErrorBody, ValidationErrorBody, headers } from "@litrev/contracts";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
-import { JOB_ROUTE_OPERATIONS } from "../jobs/screening-routes";
+import { jobRouteHandlers } from "../jobs/job-routes";
 
 const ERROR_SCHEMAS: Record<number, unknown> = {
   400: ValidationErrorBody.or(SimpleErrorBody).or(ClassifiedErrorBody),
@@ -13,12 +13,17 @@ const ERROR_SCHEMAS: Record<number, unknown> = {
   500: ClassifiedErrorBody,
 };
 
-/** Every spec route owned by a backend service: validate here, then one NATS request to its owner. */
+/**
+ * Every spec route owned by a backend service: validate here, then one NATS request to its owner —
+ * or, for the job routes that the gateway answers itself where it can, the job-aware handler.
+ */
 export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
+    const jobs = jobRouteHandlers(deps);
+    app.addHook("onClose", () => jobs.close());
     for (const route of routes) {
-      if (JOB_ROUTE_OPERATIONS.has(route.operation)) continue; // served by the job-aware routes
       const operation: Operation = operations[route.operation];
+      const jobHandler = jobs.handlers.get(operation);
       const response: Record<number, unknown> = { 200: operation.response };
       for (const code of route.codes) if (ERROR_SCHEMAS[code]) response[code] = ERROR_SCHEMAS[code];
       app.route({
@@ -32,7 +37,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
           ...(route.query ? { querystring: route.query } : {}),
           response,
         },
-        handler: async (request: FastifyRequest) => {
+        handler: jobHandler ?? (async (request: FastifyRequest) => {
           const input =
             route.input === "body"
               ? request.body
@@ -42,7 +47,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
             providerKey: providerKeyOf(request),
             timeoutMs: route.method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
           });
-        },
+        }),
       });
     }
   };

@@ -18,7 +18,7 @@ export interface AdmissionDeps {
  * POST /v1/indexer/jobs: stores the input (Object Store), writes the pending state (so a poll
  * right after the answer finds it) and queues the command. The client's provider key is kept only
  * sealed (AES-256-GCM under JOB_KEY_SECRET) in the command; the worker opens it. Indexer jobs have
- * no one-per-project rule (the spec gives them no 409), so several may run for one project.
+ * no one-per-project rule (`JOB_KINDS`: the spec gives them no 409), so several may run for one project.
  */
 export async function createIndexerJob(
   deps: AdmissionDeps,
@@ -50,13 +50,7 @@ export async function createIndexerJob(
     input,
     // A gateway that seals the key itself sends only the sealed form; otherwise it is sealed here.
     sealedProviderKey: key.sealed ?? (key.plain ? deps.sealer.seal(key.plain) : null),
-    exclusiveProject: false,
     logger: deps.logger,
   });
-  if (state.project_id) {
-    // Not exclusive: the project's pointer (for active-job) goes to its first active job; the
-    // worker releases it when that job ends. A lost race just leaves the pointer where it is.
-    await deps.infra.registry.acquireLock(state.project_id, jobId).catch(() => undefined);
-  }
   return { job_id: jobId, status: "pending", progress: 0 };
 }

@@ -24,12 +24,6 @@ export interface RecordCheckpoint {
   quotes: QuoteStats;
 }
 
-/** The job's `result/<id>` object: every record of a completed job, or the finished ones of a failed job. */
-export interface IndexerJobResult {
-  items: OutputRecord[];
-  result: { errors: string[]; partial?: boolean };
-}
-
 /** Live extras written with progress: usage to date and what the poll shows. */
 export interface IndexerLiveExtra {
   usage?: { input_tokens: number; output_tokens: number; total_tokens: number; estimated_cost_usd: number };

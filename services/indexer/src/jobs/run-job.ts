@@ -1,15 +1,14 @@
-import { jobDataObjects, type ServiceConfigResponse } from "@litrev/contracts";
-import type { JobContext, JobHandler, JobInfra } from "@litrev/jobs";
+import { ServiceError, type ServiceConfigResponse } from "@litrev/contracts";
+import { PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
 import { addUsage, toContractUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
 import type { RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
 import { extractionPlan } from "../pipeline/plan";
 import { runExtraction } from "../pipeline/run";
-import { EXTRACTION_STAGE, IndexerJobInput, type IndexerJobResult, type IndexerLiveExtra, type RecordCheckpoint } from "./job-input";
+import { EXTRACTION_STAGE, IndexerJobInput, type IndexerLiveExtra, type RecordCheckpoint } from "./job-input";
 
 export interface JobRunnerDeps {
   llm: StructuredCaller;
   config: () => ServiceConfigResponse;
-  infra: Pick<JobInfra, "data">;
   /** Provider calls in flight per job. */
   concurrency: number;
 }
@@ -55,10 +54,13 @@ class Progress {
   }
 }
 
+const toPartial = (c: RecordCheckpoint): PartialRecord => ({ record: c.record, ...(c.error ? { error: c.error } : {}) });
+
 /**
  * The indexer's job handler, run by libs/jobs' JobWorker. Every record is checkpointed the moment
  * it is done; a redelivered job (after a worker crash) loads the checkpoints and sends only the
- * records without one to the provider, so each record is paid for once and appears once.
+ * records without one to the provider, so each record is paid for once and appears once. Finished
+ * records also go to the job's partial items, which polls of the running job show.
  */
 export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
   return async (ctx: JobContext) => {
@@ -76,6 +78,7 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
       progress.add(checkpoint);
     }
     if (progress.done > 0) ctx.logger.info({ restored: progress.done, total }, "resuming from checkpoints");
+    await ctx.partials.append(finished.flatMap((c) => (c ? [toPartial(c)] : [])));
     await ctx.report({ stage: EXTRACTION_STAGE, progress: progress.fraction, extra: progress.extra() });
 
     const pending = finished.flatMap((done, index) => (done ? [] : [index]));
@@ -90,19 +93,16 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
           await saveCheckpoint(ctx, String(index), checkpoint);
           finished[index] = checkpoint;
           progress.add(checkpoint);
+          await ctx.partials.append([toPartial(checkpoint)]);
           // Throttled by the worker; progress never goes backwards there either.
           void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
         },
       });
     } catch (error) {
-      if (!ctx.signal.aborted) {
-        // A failed job keeps what it finished: polls show it as partial results.
-        const partial = collect(finished);
-        const body: IndexerJobResult = { items: partial.items, result: { errors: partial.errors, partial: true } };
-        await deps.infra.data.putJson(jobDataObjects.result(ctx.jobId), body).catch(() => undefined);
-        await ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
-      }
-      throw error;
+      if (ctx.signal.aborted) throw error;
+      // A failed job keeps what it finished: polls show it as partial results.
+      const partial = collect(finished);
+      throw new PartialFailure(ServiceError.from(error), { items: partial.items, result: { errors: partial.errors, partial: true }, extra: progress.extra() });
     }
 
     const all = collect(finished);

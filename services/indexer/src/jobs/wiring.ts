@@ -1,11 +1,11 @@
 import { headers, operations } from "@litrev/contracts";
-import { JobWorker, KeySealer, openJobInfra, openJobStore, type JobStore } from "@litrev/jobs";
+import { JobWorker, KeySealer, openServiceJobs, type JobStore } from "@litrev/jobs";
+import type { IndexerJob, IndexerJobListItem } from "@litrev/contracts";
 import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import type { IndexerEnv } from "../env";
 import { createIndexerJob } from "./admission";
-import { IndexerJobReader } from "./reads";
 import { indexerJobHandler } from "./run-job";
 
 export interface IndexerJobs {
@@ -22,14 +22,15 @@ export interface IndexerJobs {
 export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv, llm: LlmClient): Promise<IndexerJobs> {
   const { logger } = runtime;
   const sealer = KeySealer.fromSecret(env.JOB_KEY_SECRET);
-  const store = await openJobStore({ url: env.MONGO_URL, jobs: "indexer_jobs", items: "indexer_results", logger });
-  runtime.shutdown.add("job store", () => store.close());
-  const infra = await openJobInfra(runtime.nc, "indexer", {
+  const jobs = await openServiceJobs(runtime.nc, "indexer", {
+    mongoUrl: env.MONGO_URL,
     ackWaitMs: env.JOB_ACK_WAIT_MS,
     maxAttempts: env.JOB_MAX_ATTEMPTS,
     retentionMs: env.JOB_RETENTION_MS,
+    logger,
   });
-  const reader = new IndexerJobReader(infra, store);
+  runtime.shutdown.add("job store", () => jobs.close());
+  const { infra, store, reader } = jobs;
   const worker = new JobWorker({
     infra,
     store,
@@ -37,7 +38,7 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
     logger,
     instance: runtime.instance,
     concurrency: env.JOB_CONCURRENCY,
-    handler: indexerJobHandler({ llm, config: runtime.config, infra, concurrency: env.INDEXER_JOB_RECORD_CONCURRENCY }),
+    handler: indexerJobHandler({ llm, config: runtime.config, concurrency: env.INDEXER_JOB_RECORD_CONCURRENCY }),
   });
   worker.start();
   runtime.shutdown.add("job worker", () => worker.stop());
@@ -47,9 +48,9 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
     handler(operations.createIndexerJob, async (req, ctx) =>
       createIndexerJob(admission, req, { plain: ctx.providerKey, sealed: ctx.header(headers.sealedProviderKey) }),
     ),
-    handler(operations.getIndexerJob, async (req) => reader.get(req.job_id)),
-    handler(operations.listIndexerJobs, async (req) => reader.list(req.limit)),
-    handler(operations.activeIndexerJob, async (req) => reader.active(req.project_id)),
+    handler(operations.getIndexerJob, async (req) => (await reader.get(req.job_id)) as IndexerJob),
+    handler(operations.listIndexerJobs, async (req) => (await reader.list(req.limit)) as IndexerJobListItem[]),
+    handler(operations.activeIndexerJob, async (req) => (await reader.activeForProject(req.project_id)) as IndexerJob | null),
   ];
   return { handlers, store, worker };
 }

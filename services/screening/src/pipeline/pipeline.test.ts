@@ -42,6 +42,7 @@ function jobContext(params: Record<string, unknown>, saved = new Map<string, Map
         saved.get(stage)!.set(unit, structuredClone(data));
       },
     },
+    partials: { append: async () => undefined },
   };
 }
 

@@ -1,0 +1,203 @@
+import { JOB_KINDS, jobDataObjects, RETRYABLE, ServiceError, type LiveJobState } from "@litrev/contracts";
+import { metrics, type Logger } from "@litrev/telemetry";
+import type { JobInfra } from "../infra";
+import type { LiveEntry } from "../registry";
+import { durationMs, isActive } from "../state";
+import { toStoredJob, type JobStore, type StoredJob } from "../store/job-store";
+
+export interface AdmitRequest {
+  /** The `pending` state (see `newJobState`); its `project_id` is the exclusivity key where the job kind has one. */
+  state: LiveJobState;
+  /** The job's input, stored as an object; never carried in the command itself. */
+  input: unknown;
+  /** Small parameters for the command. */
+  params?: Record<string, unknown>;
+  sealedProviderKey?: string | null | undefined;
+  /**
+   * The admission's own rule after the 409 check and before the job is accepted (screening: the
+   * cost ceiling). Throwing refuses the job; the project is released again.
+   */
+  check?: () => void;
+  /** A job is orphaned when not terminal, its command is no longer queued and it was last seen longer ago than this. */
+  orphanLeaseMs?: number;
+  logger: Logger;
+}
+
+export interface ProjectConflict {
+  job_id: string;
+  status: "pending" | "running";
+}
+
+export type AdmitResult = { ok: true; state: LiveJobState } | { ok: false; conflict: ProjectConflict };
+
+/** How long a project lock whose job state is not written yet counts as an admission in progress. */
+const LOCK_SETTLE_MS = 10_000;
+const DEFAULT_ORPHAN_LEASE_MS = 60_000;
+/** An admission refreshes its pending job's heartbeat this often while its input uploads. */
+const UPLOAD_HEARTBEAT_MS = 5_000;
+
+/**
+ * Admits a job in one pass, in the spec's order: the project's orphans are reaped, the project's
+ * slot is taken (409 when an active job holds it), the admission's own check runs (the cost
+ * ceiling), and the job is accepted — for job kinds with one active job per project
+ * (`JOB_KINDS`), atomically across any number of gateway and service replicas.
+ *
+ * Accepting writes the `pending` live state first (so the slot's holder is visibly active, and a
+ * poll right after the answer finds the job on any gateway), then uploads the input while keeping
+ * the pending state's heartbeat fresh (however slow the upload, the job is neither a stale lock
+ * nor an orphan to another admission), then checks that it still holds the slot, saves the row
+ * and queues the command. Anything failing after the slot was taken releases it again.
+ */
+export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitRequest): Promise<AdmitResult> {
+  const { state, logger } = request;
+  const jobId = state.job_id;
+  const projectId = state.project_id;
+  const exclusive = JOB_KINDS[infra.service].exclusiveProject && !!projectId;
+
+  if (exclusive) {
+    await reapOrphans(infra, store, projectId, request.orphanLeaseMs ?? DEFAULT_ORPHAN_LEASE_MS, logger);
+    const conflict = await takeProjectSlot(infra, projectId, jobId);
+    if (conflict) return { ok: false, conflict };
+  }
+
+  let created = false;
+  try {
+    request.check?.();
+    await infra.registry.create(state);
+    created = true;
+    const input = await withHeartbeat(infra, jobId, () => infra.data.putJson(jobDataObjects.input(jobId), request.input));
+    if (exclusive) {
+      const holder = await infra.registry.lockHolder(projectId);
+      if (holder?.lock.job_id !== jobId) {
+        // Taken from us meanwhile (our state was reaped, or the lock cleared): the other job stands.
+        const other = holder ? await infra.registry.get(holder.lock.job_id) : null;
+        await infra.registry.remove(jobId).catch(() => undefined);
+        created = false;
+        await infra.data.delete(jobDataObjects.input(jobId));
+        if (other && isActive(other.state)) return { ok: false, conflict: conflictOf(other) };
+        throw new ServiceError("service_unavailable", `The job slot of project ${projectId} changed hands during admission; retry`);
+      }
+    }
+    metrics.jobsByStatus(infra.service, "pending", 1);
+    await store.upsertJob(toStoredJob(state, null, 0)).catch((error: unknown) =>
+      logger.warn({ err: error, job_id: jobId }, "could not save the new job; it runs and is saved again later"),
+    );
+    await infra.queue.submit({
+      version: 1,
+      type: "job.run",
+      service: infra.service,
+      job_id: jobId,
+      submitted_at: new Date().toISOString(),
+      input,
+      sealed_provider_key: request.sealedProviderKey ?? null,
+      params: request.params ?? {},
+    });
+    return { ok: true, state };
+  } catch (error) {
+    if (created) await infra.registry.remove(jobId).catch(() => undefined);
+    await infra.data.delete(jobDataObjects.input(jobId));
+    if (exclusive) await infra.registry.releaseLock(projectId, jobId).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Runs `upload` while refreshing the pending job's heartbeat, so that no other admission takes it for an orphan. */
+async function withHeartbeat<T>(infra: JobInfra, jobId: string, upload: () => Promise<T>): Promise<T> {
+  const beat = () =>
+    void infra.registry.update(jobId, (s) => (s.status === "pending" ? { ...s, heartbeat_at: new Date().toISOString() } : null)).catch(() => undefined);
+  const timer = setInterval(beat, UPLOAD_HEARTBEAT_MS);
+  try {
+    return await upload();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+const conflictOf = (entry: LiveEntry): ProjectConflict => ({ job_id: entry.state.job_id, status: entry.state.status as ProjectConflict["status"] });
+
+async function takeProjectSlot(infra: JobInfra, projectId: number, jobId: string): Promise<ProjectConflict | null> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const taken = await infra.registry.acquireLock(projectId, jobId);
+    if (taken.ok) return null;
+    if (!taken.lock.job_id) continue; // released under us: try again
+    const holder = await infra.registry.get(taken.lock.job_id);
+    if (holder && isActive(holder.state)) return conflictOf(holder);
+    if (!holder && Date.now() - Date.parse(taken.lock.created_at) < LOCK_SETTLE_MS) {
+      // Its admission is between taking the lock and writing the pending state.
+      return { job_id: taken.lock.job_id, status: "pending" };
+    }
+    // The holder finished (or vanished) without releasing: clear the stale slot, if nobody else did.
+    await infra.registry.removeLockIfUnchanged(projectId, taken.revision);
+  }
+  throw new ServiceError("service_unavailable", `Could not take the job slot of project ${projectId}: too much contention; retry`);
+}
+
+/**
+ * Marks the project's orphaned jobs failed (spec: before the one-active-job check). Candidates are
+ * the job holding the project's slot and the stored pending/running jobs. A job is orphaned when
+ * it is not terminal, its command is no longer in the work queue (so no worker will ever run it)
+ * and it was last seen (heartbeat, else creation) longer ago than `leaseMs`. The failure reaches
+ * the store of record before the live state. Returns the ids it reaped.
+ */
+export async function reapOrphans(infra: JobInfra, store: JobStore, projectId: number, leaseMs: number, logger: Logger): Promise<string[]> {
+  const live = new Map<string, LiveEntry>();
+  const stored = new Map<string, StoredJob>();
+  const holder = await infra.registry.lockHolder(projectId);
+  if (holder?.lock.job_id) {
+    const entry = await infra.registry.get(holder.lock.job_id);
+    if (entry) live.set(entry.state.job_id, entry);
+  }
+  if (store.persistent) {
+    try {
+      for (const job of await store.activeJobs(projectId)) stored.set(job.job_id, job);
+    } catch (error) {
+      logger.warn({ err: error, project_id: projectId }, "could not read stored jobs for orphan cleanup");
+    }
+  }
+  for (const id of stored.keys()) {
+    if (!live.has(id)) {
+      const entry = await infra.registry.get(id);
+      if (entry) live.set(id, entry);
+    }
+  }
+
+  const reaped: string[] = [];
+  const now = Date.now();
+  for (const id of new Set([...live.keys(), ...stored.keys()])) {
+    const entry = live.get(id);
+    const row = stored.get(id);
+    const view = entry?.state ?? row;
+    if (!view) continue;
+    if (!isActive(view)) {
+      // Finished, but its row still says active (its terminal save is still on its way): not an orphan.
+      continue;
+    }
+    const lastSeen = Date.parse(view.heartbeat_at ?? view.created_at);
+    if (Number.isFinite(lastSeen) && now - lastSeen < leaseMs) continue;
+    if (await infra.queue.isQueued(id)) continue;
+
+    const failedAt = new Date();
+    const orphaned = {
+      status: "failed" as const,
+      error: `Job ${id} was orphaned: its worker is gone and its command is no longer queued, so it was marked failed before a new job for project ${projectId} was accepted`,
+      error_category: "orphan_cleanup",
+      error_retryable: RETRYABLE.orphan_cleanup,
+      completed_at: failedAt.toISOString(),
+      duration_ms: durationMs(view.started_at ?? view.created_at, failedAt),
+    };
+    const fence = entry?.state.attempt ?? row?.fence ?? 0;
+    const record = entry ? toStoredJob({ ...entry.state, ...orphaned }, null, Math.max(fence, row?.fence ?? 0)) : { ...row!, ...orphaned };
+    let saved = !store.persistent;
+    if (store.persistent) {
+      saved = await store.upsertJob(record).then(
+        (outcome) => outcome === "written",
+        (error: unknown) => (logger.warn({ err: error, job_id: id }, "could not save an orphaned job's failure"), false),
+      );
+    }
+    if (entry) await infra.registry.update(id, (s) => (isActive(s) ? { ...s, ...orphaned, releasable: saved || !store.persistent } : null));
+    await infra.registry.releaseLock(projectId, id).catch(() => undefined);
+    logger.warn({ job_id: id, project_id: projectId }, "orphaned job marked failed");
+    reaped.push(id);
+  }
+  return reaped;
+}

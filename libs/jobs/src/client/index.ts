@@ -1,0 +1,19 @@
+/**
+ * The client side of the job machinery: what the gateway and a service's request handlers use
+ * (admission, reads, the live-state mirror, key sealing). It never loads the worker or a database
+ * driver: the gateway imports only this entry point.
+ */
+export { admitJob, reapOrphans } from "./admission";
+export type { AdmitRequest, AdmitResult, ProjectConflict } from "./admission";
+export { JobMirror } from "./mirror";
+export type { MirrorEntry } from "./mirror";
+export { PartialReader } from "./partial-reader";
+export { JobReader } from "./reader";
+export { JOB_VIEWS } from "./views";
+export type { JobResults, JobView, PartialRecord } from "./views";
+export { JobData } from "../data";
+export { JobKeySecretEnv, KeySealer, loadJobKeySecret, MIN_SECRET_LENGTH } from "../key-sealer";
+export { applyProgress, closeStage, durationMs, isActive, newJobState } from "../state";
+export type { NewJobState, ProgressReport } from "../state";
+export { NoJobStore, toStoredJob } from "../store/job-store";
+export type { JobStore, JsonRecord, StoredJob, UpsertOutcome } from "../store/job-store";

@@ -1,0 +1,207 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { Kvm, type KV, type KvEntry, type KvWatchEntry } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { jobNames, jobStateKeys, type JobService, type LiveJobState } from "@litrev/contracts";
+import type { Logger } from "@litrev/telemetry";
+import { isWrongRevision, unavailable } from "../nats-errors";
+import { parseState } from "../registry";
+import { isActive } from "../state";
+
+export interface MirrorEntry {
+  state: LiveJobState;
+  revision: number;
+  /** When this copy was last confirmed (watch delivery or direct read), ms since epoch. */
+  seenAt: number;
+}
+
+/** An active job whose copy was not refreshed for this long is read again directly (a stalled watch heals itself). */
+const STALE_ACTIVE_MS = 15_000;
+/** How long a project question waits for the first full copy of the bucket before reading directly. */
+const SYNC_WAIT_MS = 5_000;
+
+/**
+ * An in-process copy of one service's job-state bucket, kept current by a KV watch, so a poll or
+ * an active-job question is answered from memory instead of a NATS round trip (the gateway's hot
+ * path; the services use the same copy when they answer themselves). A miss falls back to a direct
+ * read, so a job created a moment ago through another gateway is still found.
+ *
+ * "The active job of a project" is defined here, once for every job kind: the newest pending or
+ * running job whose state names the project.
+ */
+export class JobMirror {
+  readonly #jobs = new Map<string, MirrorEntry>();
+  /** Active jobs by project, from the states themselves. */
+  readonly #byProject = new Map<number, Set<string>>();
+  readonly #synced: Promise<void>;
+  #markSynced!: () => void;
+  #isSynced = false;
+  #stopped = false;
+  #stopWatch: (() => void) | undefined;
+
+  private constructor(
+    readonly kv: KV,
+    private readonly logger: Logger,
+  ) {
+    this.#synced = new Promise((resolve) => (this.#markSynced = resolve));
+  }
+
+  static async open(nc: NatsConnection, service: JobService, logger: Logger): Promise<JobMirror> {
+    const kv = await new Kvm(nc).open(jobNames(service).stateBucket);
+    const mirror = new JobMirror(kv, logger);
+    void mirror.#watchForever();
+    return mirror;
+  }
+
+  get size(): number {
+    return this.#jobs.size;
+  }
+
+  /** Whether the first full copy of the bucket has arrived. */
+  get synced(): boolean {
+    return this.#isSynced;
+  }
+
+  /** The in-memory copy only (no I/O). */
+  get(jobId: string): MirrorEntry | undefined {
+    const entry = this.#jobs.get(jobId);
+    if (entry && isActive(entry.state) && Date.now() - entry.seenAt > STALE_ACTIVE_MS) return undefined;
+    return entry;
+  }
+
+  /** The copy, or a direct read when it is missing or stale. */
+  async fetch(jobId: string): Promise<MirrorEntry | null> {
+    const cached = this.get(jobId);
+    if (cached) return cached;
+    const live = parseState(await this.#read(jobStateKeys.job(jobId)));
+    if (!live) {
+      this.#drop(jobId);
+      return null;
+    }
+    return this.#apply(jobId, live.state, live.revision);
+  }
+
+  /**
+   * The project's active job — the newest pending or running one — or null. Answered from memory
+   * once the mirror holds the whole bucket; before that (a process that just started) it waits a
+   * moment for the first full copy, and reads the bucket directly if that takes too long.
+   */
+  async activeForProject(projectId: number): Promise<MirrorEntry | null> {
+    if (!this.#isSynced) {
+      const synced = await Promise.race([this.#synced.then(() => true), sleep(SYNC_WAIT_MS, false)]);
+      if (!synced) return this.#scanForProject(projectId);
+    }
+    let newest: MirrorEntry | null = null;
+    for (const jobId of [...(this.#byProject.get(projectId) ?? [])]) {
+      const entry = await this.fetch(jobId);
+      if (entry && isActive(entry.state) && (!newest || entry.state.created_at > newest.state.created_at)) newest = entry;
+    }
+    return newest;
+  }
+
+  /**
+   * Removes a terminal job from the live registry if nobody changed or removed it since `entry` was
+   * read (the spec's "a terminal job leaves the registry on its first poll"). True for exactly one caller.
+   */
+  async removeIfUnchanged(jobId: string, entry: MirrorEntry): Promise<boolean> {
+    try {
+      await this.kv.delete(jobStateKeys.job(jobId), { previousSeq: entry.revision });
+    } catch (error) {
+      if (isWrongRevision(error)) return false;
+      throw unavailable(error, "The job-state store");
+    }
+    if (this.#jobs.get(jobId)?.revision === entry.revision) this.#drop(jobId);
+    return true;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#stopWatch?.();
+  }
+
+  async #read(key: string): Promise<KvEntry | null> {
+    try {
+      return await this.kv.get(key);
+    } catch (error) {
+      throw unavailable(error, "The job-state store");
+    }
+  }
+
+  /** The slow path for a process whose copy is not complete yet: every live job, read directly. */
+  async #scanForProject(projectId: number): Promise<MirrorEntry | null> {
+    let newest: MirrorEntry | null = null;
+    try {
+      for await (const key of await this.kv.keys(jobStateKeys.allJobs())) {
+        const live = parseState(await this.kv.get(key));
+        if (!live || live.state.project_id !== projectId || !isActive(live.state)) continue;
+        const entry = this.#apply(live.state.job_id, live.state, live.revision);
+        if (!newest || entry.state.created_at > newest.state.created_at) newest = entry;
+      }
+    } catch (error) {
+      throw unavailable(error, "The job-state store");
+    }
+    return newest;
+  }
+
+  #apply(jobId: string, state: LiveJobState, revision: number): MirrorEntry {
+    const current = this.#jobs.get(jobId);
+    if (current && current.revision > revision) return current;
+    const entry: MirrorEntry = { state, revision, seenAt: Date.now() };
+    this.#jobs.set(jobId, entry);
+    this.#index(jobId, current?.state, state);
+    return entry;
+  }
+
+  #drop(jobId: string): void {
+    const current = this.#jobs.get(jobId);
+    this.#jobs.delete(jobId);
+    this.#index(jobId, current?.state, undefined);
+  }
+
+  #index(jobId: string, before: LiveJobState | undefined, after: LiveJobState | undefined): void {
+    const was = before && isActive(before) ? before.project_id : null;
+    const is = after && isActive(after) ? after.project_id : null;
+    if (was === is) return;
+    if (was !== null) {
+      const set = this.#byProject.get(was);
+      set?.delete(jobId);
+      if (set?.size === 0) this.#byProject.delete(was);
+    }
+    if (is !== null) {
+      const set = this.#byProject.get(is) ?? new Set<string>();
+      set.add(jobId);
+      this.#byProject.set(is, set);
+    }
+  }
+
+  #onEntry(entry: KvWatchEntry): void {
+    if (entry.key.startsWith(jobStateKeys.prefixJob)) {
+      const jobId = entry.key.slice(jobStateKeys.prefixJob.length);
+      const live = parseState(entry);
+      if (live) this.#apply(jobId, live.state, live.revision);
+      else if ((this.#jobs.get(jobId)?.revision ?? 0) <= entry.revision) this.#drop(jobId);
+    }
+    if (!this.#isSynced && (entry.isUpdate || entry.delta === 0)) this.#setSynced();
+  }
+
+  #setSynced(): void {
+    this.#isSynced = true;
+    this.#markSynced();
+  }
+
+  /** Watches until stopped; a watch that ends (server restart, lost consumer) is started again. */
+  async #watchForever(): Promise<void> {
+    while (!this.#stopped) {
+      try {
+        const watcher = await this.kv.watch({ key: ">" });
+        this.#stopWatch = () => watcher.stop();
+        if (this.#stopped) watcher.stop();
+        // An empty bucket delivers nothing: the copy is complete at once.
+        if (!this.#isSynced && (await this.kv.status()).values === 0) this.#setSynced();
+        for await (const entry of watcher) this.#onEntry(entry);
+      } catch (error) {
+        if (!this.#stopped) this.logger.warn({ err: error }, "job-state watch failed; restarting");
+      }
+      if (!this.#stopped) await sleep(1_000);
+    }
+  }
+}

@@ -1,0 +1,40 @@
+import { LRUCache } from "lru-cache";
+import { jobDataObjects, PartialItemsRef } from "@litrev/contracts";
+import type { JobData } from "../data";
+import type { JsonRecord } from "../store/job-store";
+
+/** Memory the cached chunks of running jobs may take in one process. */
+const CACHE_BYTES = 64 * 1024 * 1024;
+
+interface Chunk {
+  items: JsonRecord[];
+  bytes: number;
+}
+
+/**
+ * Reads a running job's finished items (the chunks its worker wrote, see PartialWriter). Chunks
+ * never change once written, so each is read once and kept in a bounded LRU cache: a poll costs
+ * no NATS traffic unless a new chunk appeared since the last one.
+ */
+export class PartialReader {
+  readonly #chunks = new LRUCache<string, Chunk>({ maxSize: CACHE_BYTES, sizeCalculation: (chunk) => chunk.bytes });
+
+  constructor(private readonly data: JobData) {}
+
+  /** The items behind a live state's `extra.partial`, in the order they were finished; [] when there are none. */
+  async read(jobId: string, extra: Record<string, unknown>): Promise<JsonRecord[]> {
+    const parsed = PartialItemsRef.safeParse(extra.partial);
+    if (!parsed.success) return [];
+    const { fence, chunks } = parsed.data;
+    const parts = await Promise.all(Array.from({ length: chunks }, (_, n) => this.#chunk(jobDataObjects.partial(jobId, fence, n))));
+    return parts.flat();
+  }
+
+  async #chunk(name: string): Promise<JsonRecord[]> {
+    const cached = this.#chunks.get(name);
+    if (cached) return cached.items;
+    const items = (await this.data.getJson<JsonRecord[]>(name)) ?? [];
+    this.#chunks.set(name, { items, bytes: Math.max(1, JSON.stringify(items).length) });
+    return items;
+  }
+}

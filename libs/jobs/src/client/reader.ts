@@ -1,0 +1,80 @@
+import { ServiceError, type JobService } from "@litrev/contracts";
+import type { JobData } from "../data";
+import { isActive } from "../state";
+import type { JobStore } from "../store/job-store";
+import { storageRead } from "../store/storage-read";
+import type { JobMirror, MirrorEntry } from "./mirror";
+import type { PartialReader } from "./partial-reader";
+import { JOB_VIEWS, type JobResults } from "./views";
+
+const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
+
+/**
+ * The reads of one job kind, the same for screening and indexer jobs: a pending or running job is
+ * answered from the live state (with the items it finished so far), a terminal job and a listing
+ * from the store of record. The first poll of a terminal job releases its live entry (the spec's
+ * "removed from the in-memory registry the first time it is polled") — but only when the state
+ * says the store holds it (`releasable`), so a read never destroys the only copy of anything.
+ * Reading never changes stored state.
+ */
+export class JobReader {
+  readonly #view;
+
+  constructor(
+    readonly service: JobService,
+    private readonly mirror: JobMirror,
+    private readonly data: JobData,
+    private readonly partials: PartialReader,
+    private readonly store: JobStore,
+  ) {
+    this.#view = JOB_VIEWS[service];
+  }
+
+  /** The poll body of a live entry that is still active (the gateway's hot path uses the same). */
+  async active(entry: MirrorEntry): Promise<unknown> {
+    const partial = await this.partials.read(entry.state.job_id, entry.state.extra);
+    return this.#view.job(entry.state, null, partial);
+  }
+
+  async get(jobId: string): Promise<unknown> {
+    const entry = await this.mirror.fetch(jobId);
+    if (entry && isActive(entry.state)) return this.active(entry);
+    if (entry) {
+      if (entry.state.releasable) await this.mirror.removeIfUnchanged(jobId, entry);
+      const stored = await this.#stored(jobId, true);
+      if (stored) return stored;
+      return this.#view.job(entry.state, await this.#resultObject(entry), []);
+    }
+    const stored = await this.#stored(jobId, false);
+    if (stored) return stored;
+    throw notFound();
+  }
+
+  async list(limit: number): Promise<unknown[]> {
+    if (!this.store.persistent) return [];
+    const rows = await storageRead(this.store, () => this.store.listJobs(limit));
+    return rows.map((row) => this.#view.listItem(row));
+  }
+
+  async activeForProject(projectId: number): Promise<unknown> {
+    const entry = await this.mirror.activeForProject(projectId);
+    return entry ? this.active(entry) : null;
+  }
+
+  /** The stored row with its results, or null (no store, no row, or an active row when only a terminal one will do). */
+  async #stored(jobId: string, terminalOnly: boolean): Promise<unknown> {
+    if (!this.store.persistent) return null;
+    const row = await storageRead(this.store, () => this.store.getJob(jobId));
+    if (!row) return null;
+    if (isActive(row)) return terminalOnly ? null : this.#view.job(row, null, []);
+    const items = await storageRead(this.store, () => this.store.getItems(jobId));
+    return this.#view.job(row, { items, result: row.result ?? {} }, []);
+  }
+
+  async #resultObject(entry: MirrorEntry): Promise<JobResults | null> {
+    const ref = entry.state.result;
+    if (!ref) return { items: [], result: {} };
+    const stored = await this.data.getJson<JobResults>(ref.object);
+    return stored ?? { items: [], result: {} };
+  }
+}

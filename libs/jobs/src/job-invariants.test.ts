@@ -1,0 +1,190 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { jobDataObjects, ServiceError } from "@litrev/contracts";
+import { createLogger, metrics } from "@litrev/telemetry";
+import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
+import { admitJob } from "./client/admission";
+import { openJobInfra, type JobInfra } from "./infra";
+import { KeySealer } from "./key-sealer";
+import { newJobState } from "./state";
+import { MemoryJobStore, type StoredJob } from "./store/job-store";
+import { JobWorker } from "./worker/job-worker";
+
+/**
+ * The job invariants that a read of the code found broken (issue "Jobs core"), each as a test
+ * against a real nats-server: a worker that lost its lease touches nothing; a terminal state is in
+ * the store of record before the live state says so; admission takes a project once however slow
+ * its upload; a registry update that wrote nothing is not counted.
+ */
+
+const logger = createLogger("job-invariants-test", process.env.TEST_LOG_LEVEL ?? "silent");
+const sealer = KeySealer.fromSecret("unit-test-secret-0123456789");
+
+async function until<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await sleep(25);
+  }
+}
+
+describe("job invariants against a real nats-server", { timeout: 60_000 }, () => {
+  let server: NatsServerHandle;
+  let storeDir: string;
+  let nc: NatsConnection;
+  let infra: JobInfra;
+
+  beforeAll(async () => {
+    storeDir = mkdtempSync(join(tmpdir(), "litrev-job-invariants-"));
+    server = await startNatsServer({ storeDir });
+    nc = await connect({ servers: server.url });
+    infra = await openJobInfra(nc, "screening", { ackWaitMs: 5_000, maxAttempts: 3 });
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await server?.stop();
+    rmSync(storeDir, { recursive: true, force: true });
+  });
+
+  const pending = (projectId: number | null = null) =>
+    newJobState({ jobId: randomUUID(), service: "screening", projectId, modelVersion: "llm-5-nano", config: {}, estimatedCostUsd: 0.01 });
+
+  /** Another worker takes the job over, as a redelivery after a stall would. */
+  async function takeOver(jobId: string, by: string) {
+    await infra.registry.update(jobId, (s) => ({ ...s, attempt: s.attempt + 1, worker: by, heartbeat_at: new Date().toISOString() }));
+    await infra.checkpoints.save(jobId, "units", "new-owner", { by });
+  }
+
+  it("a worker whose lease was taken over and whose handler then fails leaves the new owner's job alone", async () => {
+    const store = new MemoryJobStore();
+    const state = pending(501);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const worker = new JobWorker({
+      infra, store, sealer, logger, instance: "stale",
+      handler: async (ctx) => {
+        await gate;
+        throw new ServiceError("unknown", `the stale run of ${ctx.jobId} fails`);
+      },
+    });
+    worker.start();
+    await admitJob(infra, store, { state, input: { n: 1 }, logger });
+    await until(async () => (await infra.registry.get(state.job_id))?.state.worker === "stale");
+    await takeOver(state.job_id, "new-owner");
+    release();
+    await until(() => worker.running.length === 0);
+    await worker.stop();
+
+    const live = await infra.registry.get(state.job_id);
+    expect(live?.state).toMatchObject({ status: "running", worker: "new-owner" });
+    expect((await infra.checkpoints.load(state.job_id, "units")).get("new-owner")).toEqual({ by: "new-owner" });
+    expect(await infra.data.getJson(jobDataObjects.input(state.job_id))).toEqual({ n: 1 });
+    expect((await infra.registry.lockHolder(501))?.lock.job_id).toBe(state.job_id);
+    expect((await store.getJob(state.job_id))?.status).not.toBe("failed");
+    await infra.queue.discard(state.job_id);
+  });
+
+  it("a worker whose lease was taken over and whose handler then succeeds writes no result anywhere", async () => {
+    const store = new MemoryJobStore();
+    const state = pending(502);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const worker = new JobWorker({
+      infra, store, sealer, logger, instance: "stale",
+      handler: async () => {
+        await gate;
+        return { items: [{ from: "stale" }], result: { from: "stale" } };
+      },
+    });
+    worker.start();
+    await admitJob(infra, store, { state, input: { n: 2 }, logger });
+    await until(async () => (await infra.registry.get(state.job_id))?.state.worker === "stale");
+    await takeOver(state.job_id, "new-owner");
+    release();
+    await until(() => worker.running.length === 0);
+    await worker.stop();
+
+    expect(await infra.data.getJson(jobDataObjects.result(state.job_id))).toBeNull();
+    expect(await store.getItems(state.job_id)).toEqual([]);
+    expect((await infra.registry.get(state.job_id))?.state).toMatchObject({ status: "running", worker: "new-owner" });
+    expect((await infra.checkpoints.load(state.job_id, "units")).size).toBe(1);
+    await infra.queue.discard(state.job_id);
+  });
+
+  it("a terminal state reaches the store of record before the live state shows it", async () => {
+    // A slow database: every write lands 300 ms after it is made.
+    const store = new (class extends MemoryJobStore {
+      override async upsertJob(job: StoredJob) {
+        await sleep(300);
+        return super.upsertJob(job);
+      }
+    })();
+    const state = pending(503);
+    const worker = new JobWorker({ infra, store, sealer, logger, instance: "w", handler: async () => ({ items: [{ id: "a" }], result: { n: 1 } }) });
+    worker.start();
+    await admitJob(infra, store, { state, input: {}, logger });
+    await until(async () => (await infra.registry.get(state.job_id))?.state.status === "completed", 20_000);
+    // Whoever sees the live terminal state (a first poll that then releases it) may rely on the store.
+    const stored = await store.getJob(state.job_id);
+    await worker.stop();
+    expect(stored?.status).toBe("completed");
+    expect(await store.getItems(state.job_id)).toEqual([{ id: "a" }]);
+  });
+
+  it("an admission whose input upload is slow still holds its project against a second admission", async () => {
+    const store = new MemoryJobStore();
+    const putJson = infra.data.putJson.bind(infra.data);
+    const slow = vi.spyOn(infra.data, "putJson").mockImplementation(async (name, value) => {
+      if ((value as { slow?: boolean })?.slow) await sleep(11_000);
+      return putJson(name, value);
+    });
+    try {
+      const first = admitJob(infra, store, { state: pending(504), input: { slow: true }, logger });
+      await sleep(10_500);
+      const second = await admitJob(infra, store, { state: pending(504), input: {}, logger });
+      const winner = await first;
+      expect(winner.ok).toBe(true);
+      expect(second.ok).toBe(false);
+      if (winner.ok) await infra.queue.discard(winner.state.job_id);
+      if (second.ok) await infra.queue.discard(second.state.job_id);
+    } finally {
+      slow.mockRestore();
+    }
+  });
+
+  it("a failure that wrote nothing (the job was already terminal) is not counted again", async () => {
+    const store = new MemoryJobStore();
+    const state = pending();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const worker = new JobWorker({
+      infra, store, sealer, logger, instance: "w",
+      handler: async () => {
+        await gate;
+        throw new ServiceError("unknown", "late failure");
+      },
+    });
+    worker.start();
+    await admitJob(infra, store, { state, input: {}, logger });
+    await until(async () => (await infra.registry.get(state.job_id))?.state.status === "running");
+    // Ended meanwhile by someone else (an orphan reaper, an operator): the run's failure writes nothing.
+    await infra.registry.update(state.job_id, (s) => ({ ...s, status: "failed", error: "ended elsewhere", completed_at: new Date().toISOString() }));
+    const counted = vi.spyOn(metrics, "jobsByStatus");
+    try {
+      release();
+      await until(() => worker.running.length === 0);
+      expect(counted.mock.calls.filter(([, status]) => status === "failed")).toEqual([]);
+    } finally {
+      counted.mockRestore();
+      await worker.stop();
+    }
+    expect((await infra.registry.get(state.job_id))?.state.error).toBe("ended elsewhere");
+  });
+});

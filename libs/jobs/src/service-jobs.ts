@@ -1,0 +1,46 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { JobService } from "@litrev/contracts";
+import type { Logger } from "@litrev/telemetry";
+import { JobMirror } from "./client/mirror";
+import { PartialReader } from "./client/partial-reader";
+import { JobReader } from "./client/reader";
+import { openJobInfra, type JobInfra } from "./infra";
+import type { JobStore } from "./store/job-store";
+import { openJobStore } from "./store/mongo-job-store";
+
+export interface ServiceJobsOptions {
+  /** MongoDB's URL; without it the store of record is the embedded one on JetStream. */
+  mongoUrl: string | undefined;
+  ackWaitMs: number;
+  maxAttempts: number;
+  retentionMs: number;
+  logger: Logger;
+}
+
+/** Everything a job-owning service needs besides its worker: the NATS resources, its store of record, and the reads. */
+export interface ServiceJobs {
+  infra: JobInfra;
+  store: JobStore;
+  mirror: JobMirror;
+  reader: JobReader;
+  close(): Promise<void>;
+}
+
+/** Opens one service's job side, the same way for every job kind. */
+export async function openServiceJobs(nc: NatsConnection, service: JobService, options: ServiceJobsOptions): Promise<ServiceJobs> {
+  const { logger } = options;
+  const infra = await openJobInfra(nc, service, options);
+  const store = await openJobStore({ url: options.mongoUrl, jobs: `${service}_jobs`, items: `${service}_results`, logger });
+  const mirror = await JobMirror.open(nc, service, logger);
+  const reader = new JobReader(service, mirror, infra.data, new PartialReader(infra.data), store);
+  return {
+    infra,
+    store,
+    mirror,
+    reader,
+    close: async () => {
+      mirror.stop();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,343 @@
+import type { JsMsg } from "@nats-io/jetstream";
+import { jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState, type ObjectRef } from "@litrev/contracts";
+import { metrics, type Logger } from "@litrev/telemetry";
+import type { JobInfra } from "../infra";
+import type { KeySealer } from "../key-sealer";
+import type { UpdatedEntry } from "../registry";
+import { retrying } from "../retry";
+import { applyProgress, isActive, type ProgressReport } from "../state";
+import { toStoredJob, type JobStore, type JsonRecord } from "../store/job-store";
+import { PartialFailure } from "./errors";
+import { PartialWriter } from "./partial-writer";
+import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
+import { HandedBackError, LeaseLostError, type JobContext, type JobHandler, type JobOutcome } from "./types";
+
+export interface JobRunDeps {
+  infra: JobInfra;
+  store: JobStore;
+  sealer: KeySealer;
+  logger: Logger;
+  instance: string;
+  handler: JobHandler;
+  reportIntervalMs: number;
+}
+
+/** How long a terminal write to the store of record is retried before the live state keeps the only copy. */
+const STORE_BUDGET_MS = 30_000;
+
+/**
+ * One delivery of one job command, from taking the job to its terminal state. Every write it makes
+ * for the job — live state, checkpoints, partial items, result object, store rows, clean-up, ack —
+ * is fenced by its lease (the live state naming this delivery and this process): a run that lost
+ * the lease touches nothing and says so in one log line. A terminal state reaches the store of
+ * record before the live state shows it.
+ */
+export class JobRun {
+  readonly controller = new AbortController();
+  /** Set once the job was handed back on shutdown: nothing more may be written or acked. */
+  released = false;
+  /** Set once the handler returned or threw: the run ends on its own, shutdown leaves it be. */
+  finishing = false;
+  readonly identity: RunIdentity;
+  readonly log: Logger;
+  #pending: ProgressReport | undefined;
+  #writtenStage = "";
+  #lastWrite = 0;
+  #writes: Promise<void> = Promise.resolve();
+  #partials: PartialWriter | undefined;
+
+  constructor(
+    private readonly deps: JobRunDeps,
+    readonly jobId: string,
+    readonly msg: JsMsg,
+  ) {
+    this.identity = { deliveries: msg.info.deliveryCount, instance: deps.instance };
+    this.log = deps.logger.child({ job_id: jobId, delivery: this.identity.deliveries });
+  }
+
+  async execute(command: JobRunCommand): Promise<void> {
+    const { infra } = this.deps;
+    const entry = await retrying(() => infra.registry.get(this.jobId), { signal: this.controller.signal });
+    if (!entry) {
+      this.log.warn("job command has no live state (expired or removed); discarded");
+      this.msg.term();
+      return;
+    }
+    if (!isActive(entry.state)) {
+      this.msg.ack(); // finished before an earlier delivery could ack
+      return;
+    }
+    const attempt = this.identity.deliveries - entry.state.handoffs;
+    if (attempt > infra.options.maxAttempts) {
+      await this.#exhausted();
+      return;
+    }
+    const taken = await infra.registry.update(this.jobId, (s) => takenState(s, this.identity, new Date()));
+    if (!taken?.written) {
+      this.msg.ack();
+      return;
+    }
+    this.#writtenStage = taken.state.stage;
+    if (entry.state.status === "pending") moveStatus(infra.service, "pending", "running");
+    void this.#saveProgressRow(taken.state);
+    this.log.info({ attempt, resumed: this.identity.deliveries > 1 }, "job started");
+
+    const heartbeat = setInterval(() => this.#heartbeat(), Math.max(200, Math.floor(infra.options.ackWaitMs / 3)));
+    try {
+      const outcome = await this.deps.handler(this.#context(command, taken.state, attempt));
+      if (this.released) return;
+      this.finishing = true;
+      await this.#finish(outcome, null);
+    } catch (error) {
+      if (this.released || error instanceof HandedBackError) return;
+      this.finishing = true;
+      if (this.#lostLease(error)) return this.log.warn("job taken over by another worker; this run stops without touching it");
+      const failure = ServiceError.from(error instanceof PartialFailure ? error.failure : error);
+      if (failure.category === "unknown") this.log.error({ err: error }, "job failed unexpectedly");
+      else this.log.warn({ category: failure.category }, `job failed: ${failure.message}`);
+      await this.#finish(error instanceof PartialFailure ? error.partial : {}, failure).catch((finishError: unknown) => {
+        if (!this.#lostLease(finishError)) throw finishError;
+        this.log.warn("job taken over by another worker while failing; this run stops without touching it");
+      });
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** Graceful stop: the job goes back to the queue at once, for another replica to resume. */
+  async handBack(): Promise<void> {
+    if (this.released || this.finishing) return;
+    this.released = true;
+    this.controller.abort(new HandedBackError("worker shutting down"));
+    try {
+      await this.deps.infra.registry.update(this.jobId, (s) =>
+        holds(s, this.identity) && isActive(s) ? { ...s, handoffs: s.handoffs + 1, worker: null } : null,
+      );
+    } catch (error) {
+      this.log.warn({ err: error }, "could not record the hand-back");
+    }
+    this.msg.nak();
+    this.log.info("job handed back for another worker");
+  }
+
+  #context(command: JobRunCommand, state: LiveJobState, attempt: number): JobContext {
+    const { infra, sealer } = this.deps;
+    const signal = this.controller.signal;
+    let input: Promise<unknown> | undefined;
+    this.#partials = new PartialWriter(infra.data, this.jobId, this.identity.deliveries, () => this.#assertLease());
+    const partials = this.#partials;
+    return {
+      jobId: this.jobId,
+      state,
+      params: command.params,
+      attempt,
+      signal,
+      providerKey: command.sealed_provider_key ? sealer.open(command.sealed_provider_key) : undefined,
+      logger: this.log,
+      // Reads and checkpoint saves ride out a NATS restart like the run's own writes do.
+      input: <T>() => {
+        input ??= retrying(() => loadInput(infra, command), { signal });
+        return input as Promise<T>;
+      },
+      report: (report) => this.#report(report),
+      checkpoints: {
+        load: <T>(stage: string) => retrying(() => infra.checkpoints.load<T>(this.jobId, stage), { signal }),
+        save: async (stage, unit, data) => {
+          await this.#assertLease();
+          // Safe to repeat: a checkpoint's message id de-duplicates a save that landed before its ack was lost.
+          await retrying(() => infra.checkpoints.save(this.jobId, stage, unit, data), { signal, isFinal: (e) => this.#lostLease(e) });
+        },
+      },
+      partials: {
+        append: async (items) => {
+          const before = partials.ref.chunks;
+          await partials.append(items);
+          if (partials.ref.chunks !== before) await this.#report({ extra: { partial: partials.ref } });
+        },
+      },
+    };
+  }
+
+  #lostLease(error: unknown): boolean {
+    return error instanceof LeaseLostError || this.controller.signal.reason instanceof LeaseLostError;
+  }
+
+  /** Throws unless this run still holds the job (a read of the live state). */
+  async #assertLease(): Promise<void> {
+    if (this.released) throw new HandedBackError("worker shutting down");
+    const entry = await retrying(() => this.deps.infra.registry.get(this.jobId), { signal: this.controller.signal });
+    if (!entry || !holds(entry.state, this.identity)) this.#lose();
+  }
+
+  #lose(): never {
+    const error = new LeaseLostError(this.jobId);
+    if (!this.controller.signal.aborted) this.controller.abort(error);
+    throw error;
+  }
+
+  /** A live-state write that only lands while this run holds the job. */
+  #owned(change: (state: LiveJobState) => LiveJobState | null): Promise<UpdatedEntry | null> {
+    return this.deps.infra.registry.update(this.jobId, (s) => {
+      if (this.released) throw new HandedBackError("worker shutting down");
+      if (!holds(s, this.identity)) this.#lose();
+      return change(s);
+    });
+  }
+
+  #report(report: ProgressReport): Promise<void> {
+    if (this.released) return Promise.reject(new HandedBackError());
+    const merged: ProgressReport = { ...this.#pending };
+    if (report.stage !== undefined) merged.stage = report.stage;
+    if (report.progress !== undefined) merged.progress = Math.max(report.progress, this.#pending?.progress ?? 0);
+    if (report.extra) merged.extra = { ...this.#pending?.extra, ...report.extra };
+    this.#pending = merged;
+    const stageChange = merged.stage !== undefined && merged.stage !== this.#writtenStage;
+    if (stageChange || Date.now() - this.#lastWrite >= this.deps.reportIntervalMs) {
+      const write = this.#flush();
+      // A stage change is awaited so stage timings are exact; plain progress is fire-and-forget.
+      return stageChange ? write : Promise.resolve();
+    }
+    return Promise.resolve();
+  }
+
+  #flush(): Promise<void> {
+    this.#lastWrite = Date.now();
+    this.#writes = this.#writes.then(async () => {
+      const pending = this.#pending;
+      if (this.released) return;
+      this.#pending = undefined;
+      try {
+        const written = await this.#owned((s) => (isActive(s) ? applyProgress(s, pending ?? {}) : null));
+        if (written) this.#writtenStage = written.state.stage;
+      } catch (error) {
+        if (error instanceof LeaseLostError || error instanceof HandedBackError) return;
+        // NATS briefly unavailable: keep the report for the next write.
+        const later = this.#pending as ProgressReport | undefined; // reports that arrived during the write
+        this.#pending = { ...pending, ...later, extra: { ...pending?.extra, ...later?.extra } };
+        this.log.warn({ err: error }, "progress write failed; will retry");
+      }
+    });
+    return this.#writes;
+  }
+
+  #heartbeat(): void {
+    if (this.released) return;
+    try {
+      this.msg.working();
+    } catch (error) {
+      this.log.warn({ err: error }, "in-progress ack failed");
+    }
+    void this.#flush();
+  }
+
+  /** A non-terminal save of the running job (the spec tolerates its failure); a later terminal row supersedes it. */
+  async #saveProgressRow(state: LiveJobState): Promise<void> {
+    const { store } = this.deps;
+    if (!store.persistent) return;
+    await store.upsertJob(toStoredJob(state, null, this.identity.deliveries)).catch((error: unknown) =>
+      this.log.warn({ err: error }, "could not save the running job; the live state is unaffected"),
+    );
+  }
+
+  /**
+   * The terminal sequence: (1) the lease is checked, (2) the results and the terminal row go to the
+   * store of record, fenced by this run's delivery number, (3) only then the live state turns
+   * terminal (compare-and-set, fenced), saying whether its first poll may release it, (4) the
+   * project, checkpoints, input and partial chunks are cleaned up and the command acked — all only
+   * if this run wrote the terminal state. When the store cannot take the results within its budget,
+   * they go into a result object and the live state keeps the only copy (never released by a read).
+   */
+  async #finish(outcome: JobOutcome, failure: ServiceError | null): Promise<void> {
+    const { infra, store } = this.deps;
+    await this.#writes;
+    await this.#partials?.flush().catch(() => undefined);
+    await this.#assertLease();
+    const current = await retrying(() => infra.registry.get(this.jobId), { signal: undefined });
+    if (!current || !holds(current.state, this.identity)) this.#lose();
+
+    const finished = new Date();
+    const items = outcome.items ?? [];
+    const extras = outcome.result ?? {};
+    const report: ProgressReport = { ...this.#pending, extra: { ...this.#pending?.extra, ...outcome.extra } };
+    const terminal = (s: LiveJobState, result: ObjectRef | null, releasable: boolean) =>
+      failure ? failedState(applyProgress(s, report, finished), failure, finished, releasable) : completedState(s, { report, result, releasable }, finished);
+
+    const preview = terminal(current.state, null, true);
+    if (!preview) return void this.msg.ack(); // ended by someone else meanwhile
+    const stored = await this.#storeTerminal(preview, items, extras);
+    let ref: ObjectRef | null = null;
+    if (!stored && (items.length > 0 || Object.keys(extras).length > 0)) {
+      await this.#assertLease();
+      ref = await retrying(() => infra.data.putJson(jobDataObjects.result(this.jobId), { items, result: extras }));
+    }
+    const final = await retrying(() => this.#owned((s) => terminal(s, ref, stored || !store.persistent)), { isFinal: (e) => this.#lostLease(e) });
+    if (!final?.written) return void this.msg.ack();
+    recordFinished(infra.service, final.state);
+    await this.#cleanUp(final.state.project_id);
+    this.msg.ack();
+    this.log.info({ status: final.state.status, stored }, "job finished");
+  }
+
+  /** True once the store of record holds the terminal row and its results; false when it could not take them. */
+  async #storeTerminal(state: LiveJobState, items: JsonRecord[], extras: JsonRecord): Promise<boolean> {
+    const { store } = this.deps;
+    if (!store.persistent) return false;
+    const fence = this.identity.deliveries;
+    try {
+      const wrote = async () => {
+        if ((await store.replaceItems(this.jobId, fence, items)) === "stale") this.#lose();
+        if ((await store.upsertJob(toStoredJob(state, extras, fence))) === "stale") this.#lose();
+      };
+      await retrying(wrote, { budgetMs: STORE_BUDGET_MS, isFinal: (e) => this.#lostLease(e) });
+      return true;
+    } catch (error) {
+      if (this.#lostLease(error)) throw error;
+      this.log.warn({ err: error }, "the store of record did not take the terminal state; the live state keeps it");
+      return false;
+    }
+  }
+
+  /** The job exhausted its deliveries: failed, stored first, then live. */
+  async #exhausted(): Promise<void> {
+    const { infra, store } = this.deps;
+    const finished = new Date();
+    const failure = exhaustion(infra.options.maxAttempts);
+    const current = await infra.registry.get(this.jobId);
+    const preview = current ? failedState(current.state, failure, finished, true) : null;
+    const stored = preview ? await this.#storeTerminal(preview, [], {}).catch(() => false) : false;
+    const final = await infra.registry.update(this.jobId, (s) => failedState(s, failure, finished, stored || !store.persistent));
+    this.log.error({ deliveries: this.identity.deliveries }, "job exhausted its delivery attempts; marked failed");
+    if (final?.written) {
+      moveStatus(infra.service, current?.state.status ?? "running", "failed");
+      await this.#cleanUp(final.state.project_id);
+    }
+    this.msg.term();
+  }
+
+  async #cleanUp(projectId: number | null): Promise<void> {
+    const { infra } = this.deps;
+    if (projectId) await infra.registry.releaseLock(projectId, this.jobId).catch(() => undefined);
+    await infra.checkpoints.purge(this.jobId).catch(() => undefined);
+    await infra.data.delete(jobDataObjects.input(this.jobId));
+    await this.#partials?.remove().catch(() => undefined);
+  }
+}
+
+async function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unknown> {
+  if (!command.input) return null;
+  const value = await infra.data.getJson(command.input.object);
+  if (value === null) throw new ServiceError("unknown", "The job's input is no longer available (it expired or was removed)");
+  return value;
+}
+
+/** Job counts by status: this process moved one job from `from` to `to`. */
+function moveStatus(service: string, from: string, to: string): void {
+  metrics.jobsByStatus(service, from, -1);
+  metrics.jobsByStatus(service, to, 1);
+}
+
+/** A run this process took (so it was `running` here) reached its terminal state. */
+function recordFinished(service: string, state: LiveJobState): void {
+  moveStatus(service, "running", state.status);
+  if (state.duration_ms !== null && state.duration_ms !== undefined) metrics.jobDuration(service, state.duration_ms, state.status);
+}

@@ -1,0 +1,56 @@
+import type { LiveJobState } from "@litrev/contracts";
+import type { Logger } from "@litrev/telemetry";
+import type { ProgressReport } from "../state";
+import type { JsonRecord } from "../store/job-store";
+
+/** What a handler returns: per-item results (stored apart), small result extras, and live extras. */
+export interface JobOutcome {
+  items?: JsonRecord[];
+  result?: JsonRecord;
+  extra?: JsonRecord;
+}
+
+/** Everything a handler gets for one run of one job. */
+export interface JobContext {
+  readonly jobId: string;
+  /** The live state when this run took the job. */
+  readonly state: LiveJobState;
+  readonly params: JsonRecord;
+  /** Deliveries that ended in a crash so far, plus this one (1 on a first run). */
+  readonly attempt: number;
+  /** Aborted on graceful shutdown (the job is handed to another replica) or when the lease is lost. */
+  readonly signal: AbortSignal;
+  /** The client's provider key, unsealed; undefined means "use the server's key". */
+  readonly providerKey: string | undefined;
+  readonly logger: Logger;
+  input<T = unknown>(): Promise<T>;
+  /** Progress (never backwards), stage changes (timed), live extras. Throttled; a stage change is written at once. */
+  report(report: ProgressReport): Promise<void>;
+  readonly checkpoints: {
+    load<T = unknown>(stage: string): Promise<Map<string, T>>;
+    /** Saved only while this run holds the job's lease. */
+    save(stage: string, unit: string, data: unknown): Promise<void>;
+  };
+  /**
+   * Items finished so far, for polls of the running job (the indexer's `partial_results`): kept in
+   * immutable chunks that readers cache, so a poll never re-reads the job's checkpoints.
+   */
+  readonly partials: {
+    append(items: readonly JsonRecord[]): Promise<void>;
+  };
+}
+
+export type JobHandler = (ctx: JobContext) => Promise<JobOutcome>;
+
+/** The run no longer owns the job: another replica took it over after this one stalled. */
+export class LeaseLostError extends Error {
+  override readonly name = "LeaseLostError";
+  constructor(jobId: string) {
+    super(`job ${jobId} was taken over by another worker`);
+  }
+}
+
+/** The run was handed back on graceful shutdown: nothing more may be written or acked. */
+export class HandedBackError extends Error {
+  override readonly name = "HandedBackError";
+}

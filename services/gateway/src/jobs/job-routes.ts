@@ -1,0 +1,86 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { headers, operations, ServiceError, type JobService, type Operation } from "@litrev/contracts";
+import { isActive, KeySealer, type MirrorEntry } from "@litrev/jobs/client";
+import { callOperation } from "@litrev/messaging";
+import type { GatewayDeps } from "../app";
+import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
+
+export type JobRouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/** The job operations of each kind: the gateway serves both kinds by the same code. */
+const JOB_OPERATIONS: Record<JobService, { create: Operation; get: Operation; active: Operation }> = {
+  screening: { create: operations.createScreeningJob, get: operations.getScreeningJob, active: operations.activeScreeningJob },
+  indexer: { create: operations.createIndexerJob, get: operations.getIndexerJob, active: operations.activeIndexerJob },
+};
+
+/**
+ * The job-aware handlers of both job kinds, by operation (the routes and their schemas come
+ * from the one route table, see routes/forwarded.ts). Creation seals the client's provider key
+ * here, once, so only a worker can open it. Polls and active-job questions of pending and running
+ * jobs are answered from this process's mirror of the live-state bucket (no NATS hop on the hot
+ * path; a body is serialised once per state revision); everything else — terminal jobs, which the
+ * owning service reads from its store of record — goes to the owning service.
+ */
+export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, JobRouteHandler>; close: () => Promise<void> } {
+  const sealer = KeySealer.fromSecret(deps.env.JOB_KEY_SECRET);
+  const live = new LiveJobsRegistry(deps.link, deps.logger);
+  const bodies = new WeakMap<MirrorEntry, string>();
+  const handlers = new Map<Operation, JobRouteHandler>();
+
+  /** The mirror, or null when it cannot be opened yet (no service has created the buckets): the service answers. */
+  const opened = async (service: JobService): Promise<LiveJobs | null> => {
+    const ready = live.ready(service);
+    if (ready) return ready;
+    try {
+      return await live.get(service);
+    } catch (error) {
+      if (error instanceof ServiceError) throw error; // NATS down: a retryable 503
+      deps.logger.debug({ err: error }, "job-state mirror unavailable; asking the service");
+      return null;
+    }
+  };
+
+  const send = async (reply: FastifyReply, jobs: LiveJobs, entry: MirrorEntry) => {
+    let body = bodies.get(entry);
+    if (body === undefined) {
+      body = JSON.stringify(await jobs.reader.active(entry));
+      bodies.set(entry, body);
+    }
+    return reply.type("application/json; charset=utf-8").send(body);
+  };
+
+  for (const service of ["screening", "indexer"] as const) {
+    const ops = JOB_OPERATIONS[service];
+
+    handlers.set(ops.create, async (request) => {
+      const key = providerKeyOf(request);
+      return callOperation(deps.link, ops.create, request.body, {
+        requestId: request.id,
+        headers: key ? { [headers.sealedProviderKey]: sealer.seal(key) } : {},
+        timeoutMs: deps.env.RPC_TIMEOUT_MS,
+      });
+    });
+
+    handlers.set(ops.get, async (request, reply) => {
+      const { job_id } = request.params as { job_id: string };
+      const jobs = await opened(service);
+      const entry = jobs ? (jobs.mirror.get(job_id) ?? (await jobs.mirror.fetch(job_id))) : null;
+      if (jobs && entry && isActive(entry.state)) return send(reply, jobs, entry);
+      return callOperation(deps.link, ops.get, { job_id }, { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS });
+    });
+
+    handlers.set(ops.active, async (request, reply) => {
+      const { project_id } = request.query as { project_id: number };
+      const jobs = await opened(service);
+      if (!jobs) return callOperation(deps.link, ops.active, { project_id }, { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS });
+      const entry = await jobs.mirror.activeForProject(project_id);
+      return entry ? send(reply, jobs, entry) : null;
+    });
+  }
+  return { handlers, close: () => live.close() };
+}
+
+function providerKeyOf(request: FastifyRequest): string | undefined {
+  const value = request.headers[headers.providerKey];
+  return typeof value === "string" && value.trim() ? value.trim() : undefined;
+}

@@ -1,0 +1,119 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { operations, type CreateScreeningJobRequest } from "@litrev/contracts";
+import { JobMirror, JobReader, KeySealer, MemoryJobStore, NoJobStore, openJobInfra, PartialReader, type JobInfra, type JobStore } from "@litrev/jobs";
+import type { HandlerContext, HandlerEntry } from "@litrev/messaging";
+import { createLogger } from "@litrev/telemetry";
+import { startNatsServer, type NatsServerHandle } from "../../scripts/lib/launch";
+import { screeningHandlers } from "../../services/screening/src/handlers";
+import { createIndexerJob } from "../../services/indexer/src/jobs/admission";
+
+/**
+ * The services' own job reads and admission, driven directly against a real nats-server (no
+ * worker runs, so jobs stay where the test puts them): what a poll gets when the gateway's mirror
+ * is not there, what active-job answers for a project with several jobs, and how often admission
+ * looks for orphans.
+ */
+
+const logger = createLogger("job-reads-test", process.env.TEST_LOG_LEVEL ?? "silent");
+const sealer = KeySealer.fromSecret("unit-test-secret-0123456789");
+const ctx: HandlerContext = { subject: "test", requestId: "r", providerKey: undefined, header: () => undefined };
+const pipeline = { labelBatch: 5, reasonBatch: 5, clusterChunk: 120, assignBatch: 40, maxClusters: 8, callConcurrency: 4 };
+
+function op(entries: HandlerEntry[], name: string) {
+  const entry = entries.find((e) => e.operation.name === name);
+  if (!entry) throw new Error(`no handler for ${name}`);
+  return (input: unknown) => entry.handle(input, ctx);
+}
+
+const screeningRequest = (projectId: number): CreateScreeningJobRequest => ({
+  papers: [{ id: "p1", title: "A trial", abstract: "Adults." }],
+  criteria: [{ name: "Adults", type: "include", value: "Adults only" }],
+  questions: [],
+  model: "llm-5-nano",
+  repetitions: 1,
+  threshold: 1,
+  mock: true,
+  project_id: projectId,
+});
+
+describe("service-side job reads and admission", { timeout: 60_000 }, () => {
+  let server: NatsServerHandle;
+  let storeDir: string;
+  let nc: NatsConnection;
+  let screening: JobInfra;
+  let indexer: JobInfra;
+
+  beforeAll(async () => {
+    storeDir = mkdtempSync(join(tmpdir(), "litrev-job-reads-"));
+    server = await startNatsServer({ storeDir });
+    nc = await connect({ servers: server.url });
+    [screening, indexer] = await Promise.all([openJobInfra(nc, "screening"), openJobInfra(nc, "indexer")]);
+  });
+  const mirrors: JobMirror[] = [];
+  async function readerOf(infra: JobInfra, store: JobStore) {
+    const mirror = await JobMirror.open(nc, infra.service, logger);
+    mirrors.push(mirror);
+    return new JobReader(infra.service, mirror, infra.data, new PartialReader(infra.data), store);
+  }
+
+  afterAll(async () => {
+    for (const mirror of mirrors) mirror.stop();
+    await nc?.close();
+    await server?.stop();
+    rmSync(storeDir, { recursive: true, force: true });
+  });
+
+  it("a running screening job is found by the service itself (the gateway's fallback), not 404", async () => {
+    const store = new NoJobStore();
+    const handlers = screeningHandlers({ infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000, pipeline });
+    const created = (await op(handlers, operations.createScreeningJob.name)(screeningRequest(601))) as { job_id: string };
+    const polled = (await op(handlers, operations.getScreeningJob.name)({ job_id: created.job_id })) as { status: string };
+    expect(polled.status).toBe("pending");
+    await screening.queue.discard(created.job_id);
+  });
+
+  it("screening admission looks for the project's orphans once", async () => {
+    const store = new MemoryJobStore();
+    const lookups = vi.spyOn(store, "activeJobs");
+    const handlers = screeningHandlers({ infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000, pipeline });
+    const created = (await op(handlers, operations.createScreeningJob.name)(screeningRequest(602))) as { job_id: string };
+    expect(lookups).toHaveBeenCalledTimes(1);
+    await screening.queue.discard(created.job_id);
+  });
+
+  it("indexer active-job finds a project's second running job after the first one ended", async () => {
+    const store = new NoJobStore();
+    const deps = { infra: indexer, store, sealer, logger, config: () => ({ service_id: "extraction", model: "llm-5-mini", system_prompt: "", prompt_template_id: "indexer.extraction", temperature: 0, max_output_tokens: 4096, extra: {} }), resolveModel: (m: string) => m };
+    const request = { records: [{ ID: "1", Title: "t", Abstract: "a" }], fields: [], model: "llm-5-mini", mode: "full" as const, project_id: 603 };
+    const first = await createIndexerJob(deps, request, {});
+    const second = await createIndexerJob(deps, request, {});
+    for (const job of [first, second]) {
+      await indexer.registry.update(job.job_id, (s) => ({ ...s, status: "running", started_at: new Date().toISOString() }));
+    }
+    // The first one ends the way a worker ends it.
+    await indexer.registry.update(first.job_id, (s) => ({ ...s, status: "completed", completed_at: new Date().toISOString() }));
+    await indexer.registry.releaseLock(603, first.job_id);
+
+    const reader = await readerOf(indexer, store);
+    expect(((await reader.activeForProject(603)) as { job_id: string } | null)?.job_id).toBe(second.job_id);
+    for (const job of [first, second]) await indexer.queue.discard(job.job_id);
+  });
+
+  it("polling a running indexer job does not read its checkpoints", async () => {
+    const store = new NoJobStore();
+    const deps = { infra: indexer, store, sealer, logger, config: () => ({ service_id: "extraction", model: "llm-5-mini", system_prompt: "", prompt_template_id: "indexer.extraction", temperature: 0, max_output_tokens: 4096, extra: {} }), resolveModel: (m: string) => m };
+    const request = { records: [{ ID: "1", Title: "t", Abstract: "a" }], fields: [], model: "llm-5-mini", mode: "full" as const, project_id: null };
+    const job = await createIndexerJob(deps, request, {});
+    await indexer.registry.update(job.job_id, (s) => ({ ...s, status: "running", started_at: new Date().toISOString() }));
+    const loads = vi.spyOn(indexer.checkpoints, "load");
+    const reader = await readerOf(indexer, store);
+    for (let i = 0; i < 5; i++) expect(((await reader.get(job.job_id)) as { status: string }).status).toBe("running");
+    expect(loads).not.toHaveBeenCalled();
+    loads.mockRestore();
+    await indexer.queue.discard(job.job_id);
+  });
+});
