@@ -103,7 +103,7 @@ export class EmbeddedJobStore implements JobStore {
     return `jetstream (embedded, R${this.replicas})`;
   }
 
-  upsertJob(job: StoredJob): Promise<UpsertOutcome> {
+  async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
     checkFence(job.fence);
     checkJobId(job.job_id);
     const row = finiteOrNull(job);
@@ -218,7 +218,7 @@ export class EmbeddedJobStore implements JobStore {
     });
   }
 
-  replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+  async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     checkFence(fence);
     checkJobId(jobId);
     return this.#call("items write", this.transferTimeoutMs, async () => {
