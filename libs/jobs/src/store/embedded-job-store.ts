@@ -200,9 +200,11 @@ export class EmbeddedJobStore implements JobStore {
   }
 
   activeJobs(projectId: number): Promise<StoredJob[]> {
+    let keys: Awaited<ReturnType<KV["keys"]>> | undefined;
+    const stop = () => keys?.stop();
     return this.#call("active-job look-up", this.timeoutMs, async () => {
       const ids: string[] = [];
-      const keys = await this.kv.keys(this.names.storeActiveKeys(projectId));
+      keys = await this.kv.keys(this.names.storeActiveKeys(projectId));
       try {
         for await (const key of keys) {
           ids.push(key.slice(key.lastIndexOf(".") + 1));
@@ -215,7 +217,7 @@ export class EmbeddedJobStore implements JobStore {
       const rows = await Promise.all(ids.map((id) => limiter(() => this.#row(id))));
       // The index may hold a stale key (a crash between writes, a refused write): the row decides.
       return rows.filter((row): row is StoredJob => row !== null && row.project_id === projectId && isActiveStatus(row.status)).sort(newestFirst);
-    });
+    }, stop);
   }
 
   async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
@@ -255,9 +257,9 @@ export class EmbeddedJobStore implements JobStore {
   }
 
   /** Bounded in time; readiness follows the last call (an outage shows until a call succeeds). */
-  async #call<T>(what: string, ms: number, run: () => Promise<T>): Promise<T> {
+  async #call<T>(what: string, ms: number, run: () => Promise<T>, onTimeout?: () => void): Promise<T> {
     try {
-      const value = await withDeadline(ms, `job store ${what}`, run);
+      const value = await withDeadline(ms, `job store ${what}`, run, onTimeout);
       this.#lastError = undefined;
       return value;
     } catch (error) {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { JobStatus } from "@litrev/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newJobState } from "../state";
@@ -78,31 +79,41 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
     });
 
     it("ends consistent when 10 writers upsert one job at once", async () => {
-      const project = newProject();
-      const job = storedJob({ projectId: project, status: "pending" });
-      const writes = Array.from({ length: 10 }, (_, i) => ({
-        ...job,
-        fence: i % 5,
-        status: (i % 2 === 0 ? "running" : "completed") as JobStatus,
-        progress: i / 10,
-      }));
-      const outcomes = await Promise.all(writes.map((w) => store.upsertJob(w)));
-      expect(outcomes).toContain("written");
-      const final = await store.getJob(job.job_id);
-      // Whatever the interleaving, the row is one of the writes and no write that the rule would
-      // have let through over it was refused: nothing with a higher fence, nothing of the same fence
-      // that may follow it.
-      const row = writes.find((w) => w.fence === final?.fence && w.progress === final?.progress);
-      expect(row).toBeDefined();
-      expect(final?.fence).toBe(4);
-      const written = writes.filter((_, i) => outcomes[i] === "written");
-      expect(written).toContainEqual(final);
-      // The active index agrees with the row.
-      const active = await store.activeJobs(project);
-      expect(active.map((j) => j.job_id)).toEqual(final?.status === "running" ? [job.job_id] : []);
-      // A terminal write of the highest fence settles it, and the index follows.
-      expect(await store.upsertJob({ ...job, fence: 4, status: "completed", progress: 1 })).toBe("written");
-      expect(await store.activeJobs(project)).toEqual([]);
+      // Writers on separate store instances (separate connections where the store has them), so
+      // that their read-decide-write steps truly interleave; many jobs, so that they do at least once.
+      const writers = [store, await subjectOf.open(), await subjectOf.open()];
+      try {
+        for (let round = 0; round < 20; round++) {
+          const project = newProject();
+          const job = storedJob({ projectId: project, status: "pending" });
+          // Fences 0..4, each as running and completed: only the completed fence-4 write may end on
+          // top — or, in every other pair of rounds, a running fence-5 write (a newer run), which
+          // must then be found by activeJobs.
+          const writes = Array.from({ length: 10 }, (_, i) => ({
+            ...job,
+            fence: Math.floor(i / 2),
+            status: (i % 2 === 0 ? "running" : "completed") as JobStatus,
+            progress: i / 10,
+          }));
+          const reactivated = round % 4 >= 2;
+          if (reactivated) writes[0] = { ...job, fence: 5, status: "running", progress: 0.05 };
+          const winner = reactivated ? writes[0]! : writes.find((w) => w.fence === 4 && w.status === "completed")!;
+          if (round % 2 === 0) writes.reverse();
+          const outcomes = await Promise.all(
+            writes.map(async (w, i) => {
+              await sleep(Math.random() * 3);
+              return writers[i % writers.length]!.upsertJob(w);
+            }),
+          );
+          const final = await store.getJob(job.job_id);
+          expect(final, `round ${round}`).toEqual(winner);
+          expect(outcomes[writes.indexOf(winner)], `round ${round}`).toBe("written");
+          // Whatever the interleaving, the active index agrees with the row.
+          expect(await store.activeJobs(project), `round ${round}`).toEqual(reactivated ? [winner] : []);
+        }
+      } finally {
+        await Promise.all(writers.slice(1).map((w) => w.close()));
+      }
     });
 
     it("lists newest created_at first, up to limit, also beyond limit jobs and after many updates", async () => {

@@ -116,4 +116,14 @@ describe("RetryingJobStore", () => {
     expect(await inner.getItems("f")).toEqual([{ id: "newest" }]);
     await store.close();
   });
+
+  it("does not keep a write the store refuses as malformed (it would fail forever)", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger, 10);
+    await expect(store.upsertJob(job("g", "running", 0.1, -1))).rejects.toThrow(RangeError);
+    await expect(store.replaceItems("g", 1.5, [])).rejects.toThrow(RangeError);
+    expect(store.pending).toBe(0);
+    expect(store.status()).toBe("ok");
+    await store.close();
+  });
 });

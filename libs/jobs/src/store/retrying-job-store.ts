@@ -3,6 +3,9 @@ import { accepts, type JobStore, type JsonRecord, type StoredJob, type UpsertOut
 
 const RETRY_MS = 2_000;
 
+/** A write the store refused as malformed (a bad fence or id, a row too large) would fail forever: not kept. */
+const invalid = (error: unknown) => error instanceof RangeError;
+
 interface KeptItems {
   fence: number;
   items: readonly JsonRecord[];
@@ -14,7 +17,7 @@ interface KeptItems {
  * is over. Per job, only the write that the fencing rule would keep is retained (the newest of equal
  * fence, the highest fence otherwise; for items, the highest fence), and the writes of one job run
  * one after another. A failed write still rejects (callers log it); a `stale` outcome is final and
- * never retried; reads pass through.
+ * never retried, nor is a write refused as malformed (RangeError); reads pass through.
  */
 export class RetryingJobStore implements JobStore {
   readonly kind: JobStore["kind"];
@@ -58,7 +61,7 @@ export class RetryingJobStore implements JobStore {
       try {
         return await this.inner.upsertJob(job);
       } catch (error) {
-        this.#keepJob(job);
+        if (!invalid(error)) this.#keepJob(job);
         throw error;
       }
     });
@@ -71,7 +74,7 @@ export class RetryingJobStore implements JobStore {
       try {
         return await this.inner.replaceItems(jobId, fence, items);
       } catch (error) {
-        this.#keepItems(jobId, { fence, items });
+        if (!invalid(error)) this.#keepItems(jobId, { fence, items });
         throw error;
       }
     });
