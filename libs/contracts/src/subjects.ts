@@ -70,6 +70,20 @@ export const jobNames = (service: JobService) => {
     checkpointSubjects: `${ROOT}.ckpt.${service}.>`,
     stateBucket: `litrev_jobs_${service}`,
     dataBucket: `litrev_jobdata_${service}`,
+    /**
+     * The embedded store of record (libs/jobs/src/store/embedded-job-store.ts): a KV bucket with one
+     * row per job plus an `active.<project>.<job>` key while the row is pending/running, a stream
+     * indexing jobs in order of their first write (newest-first listings read it backwards), and an
+     * object store holding each job's items per fencing token.
+     */
+    storeBucket: `litrev_store_${service}`,
+    storeJobKey: (jobId: string) => `job.${jobId}`,
+    storeActiveKey: (projectId: number, jobId: string) => `active.${projectId}.${jobId}`,
+    storeActiveKeys: (projectId: number) => `active.${projectId}.*`,
+    storeIndexStream: `LITREV_STORE_INDEX_${upper}`,
+    storeIndexSubject: `${ROOT}.store.${service}.created`,
+    storeItemsBucket: `litrev_store_items_${service}`,
+    storeItemsObject: (jobId: string, fence: number) => `${jobId}/${fence}`,
   };
 };
 export type JobNames = ReturnType<typeof jobNames>;

@@ -13,5 +13,7 @@ export const JobsEnv = JobKeySecretEnv.extend({
   JOB_ORPHAN_LEASE_MS: z.coerce.number().int().min(0).default(60_000),
   /** How long live state, inputs, results and checkpoints are kept after their last write. */
   JOB_RETENTION_MS: z.coerce.number().int().min(60_000).default(7 * 24 * 60 * 60 * 1000),
+  /** How long the embedded store of record (used when MONGO_URL is unset) keeps a job after its last write. */
+  JOB_STORE_RETENTION_MS: z.coerce.number().int().min(60_000).default(30 * 24 * 60 * 60 * 1000),
 });
 export type JobsEnv = z.infer<typeof JobsEnv>;

@@ -6,7 +6,7 @@ import { PartialReader } from "./client/partial-reader";
 import { JobReader } from "./client/reader";
 import { openJobInfra, type JobInfra } from "./infra";
 import type { JobStore } from "./store/job-store";
-import { openJobStore } from "./store/mongo-job-store";
+import { openJobStore } from "./store/open-job-store";
 
 export interface ServiceJobsOptions {
   /** MongoDB's URL; without it the store of record is the embedded one on JetStream. */
@@ -14,6 +14,8 @@ export interface ServiceJobsOptions {
   ackWaitMs: number;
   maxAttempts: number;
   retentionMs: number;
+  /** How long the embedded store of record keeps a job after its last write. */
+  storeRetentionMs: number;
   logger: Logger;
 }
 
@@ -30,7 +32,15 @@ export interface ServiceJobs {
 export async function openServiceJobs(nc: NatsConnection, service: JobService, options: ServiceJobsOptions): Promise<ServiceJobs> {
   const { logger } = options;
   const infra = await openJobInfra(nc, service, options);
-  const store = await openJobStore({ url: options.mongoUrl, jobs: `${service}_jobs`, items: `${service}_results`, logger });
+  const store = await openJobStore({
+    url: options.mongoUrl,
+    nc,
+    service,
+    jobs: `${service}_jobs`,
+    items: `${service}_results`,
+    retentionMs: options.storeRetentionMs,
+    logger,
+  });
   const mirror = await JobMirror.open(nc, service, logger);
   const reader = new JobReader(service, mirror, infra.data, new PartialReader(infra.data), store);
   return {

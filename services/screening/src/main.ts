@@ -43,6 +43,7 @@ await startService({
       ackWaitMs: env.JOB_ACK_WAIT_MS,
       maxAttempts: env.JOB_MAX_ATTEMPTS,
       retentionMs: env.JOB_RETENTION_MS,
+      storeRetentionMs: env.JOB_STORE_RETENTION_MS,
       logger,
     });
     shutdown.add("job store", () => jobs.close());

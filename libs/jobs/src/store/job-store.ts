@@ -1,76 +1,92 @@
-import type { LiveJobState } from "@litrev/contracts";
+import { isTerminalStatus, type JobStatus, type LiveJobState } from "@litrev/contracts";
+import { finiteOrNull } from "../finite";
 
 /**
  * A job as the system of record keeps it: the live state without the worker's bookkeeping, plus the
- * job's small result extras (e.g. screening clusters). Per-item results live apart (`replaceItems`),
- * so no stored document grows with the job's size.
+ * job's small result extras (e.g. screening clusters) and its fencing token. Per-item results live
+ * apart (`replaceItems`), so no stored row grows with the job's size.
  */
 export type StoredJob = Omit<LiveJobState, "version" | "type" | "attempt" | "handoffs" | "worker" | "result" | "releasable"> & {
   result: Record<string, unknown> | null;
-  /** Fencing token: the delivery number of the worker run that wrote this row (admission: 0). */
+  /** Fencing token: the delivery number of the worker run that wrote this row (admission and reapers write the row's current fence; 0 at admission). */
   fence: number;
 };
 
-/** `stale`: refused by the fencing rule (a newer run owns the job); nothing changed. */
-export type UpsertOutcome = "written" | "stale";
-
 export type JsonRecord = Record<string, unknown>;
 
+/** `stale` = refused by the fencing rule; nothing changed. */
+export type UpsertOutcome = "written" | "stale";
+
 /**
- * The persistence port of a job service. One real implementation (MongoDB) and two without a
- * database: `NoJobStore` (the spec's "continue without persistence") and `MemoryJobStore` (tests).
- * Writes are upserts keyed by job id, so a retried or redelivered write is harmless.
+ * The persistence port of a job service. Real implementations: the embedded JetStream store (the
+ * default) and MongoDB (when MONGO_URL is set); `NoJobStore` is the spec's "continue without
+ * persistence", `MemoryJobStore` is for tests. All of them pass `job-store.contract.ts`.
+ *
+ * Every write is fenced (see `accepts`): a worker that lost its job to a newer delivery, or a late
+ * "running" write after the job ended, is refused with `stale` rather than overwriting newer data.
  */
 export interface JobStore {
   readonly kind: "jetstream" | "mongodb" | "memory" | "none";
   /** False when jobs are not kept beyond their live state (listing empty, terminal jobs readable once). */
   readonly persistent: boolean;
-  /** For readiness: `ok` or `error: <reason>`. */
+  /** For readiness: `ok` or `error: <short reason>` (never credentials or raw driver text). */
   status(): string;
-  /** Which store, for readiness. */
+  /** Which store, for readiness, e.g. `jetstream (embedded, R1)` or `mongodb`. */
   describe(): string;
-  /**
-   * Accepted iff there is no row, or the incoming fence is higher, or it is equal and the write does
-   * not take a terminal row back to pending/running; otherwise `stale`.
-   */
+  /** Writes the row if the fencing rule accepts it (atomically, per job). */
   upsertJob(job: StoredJob): Promise<UpsertOutcome>;
   getJob(jobId: string): Promise<StoredJob | null>;
-  /** Newest first. */
+  /** Newest `created_at` first; costs O(limit), never O(all jobs). */
   listJobs(limit: number): Promise<StoredJob[]>;
-  /** Pending or running jobs of a project, as stored. */
+  /** Stored pending/running jobs of a project. */
   activeJobs(projectId: number): Promise<StoredJob[]>;
-  /** Replaces the job's items written under `fence` (idempotent); `stale` when the row's fence is higher. */
+  /**
+   * Replaces the items written under `fence` (idempotent: the same fence twice keeps one copy).
+   * `stale` when the stored row already has a higher fence.
+   */
   replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome>;
-  /** The items written under the fence of the job's current row, in their original order. */
+  /** The items written under the fence of the job's current row, in order; [] if none. */
   getItems(jobId: string): Promise<JsonRecord[]>;
   close(): Promise<void>;
 }
 
-/** The stored form of a live state. */
-export function toStoredJob(state: LiveJobState, result: Record<string, unknown> | null = null, fence = state.attempt): StoredJob {
+/** The stored form of a live state; the fence defaults to the state's delivery number. */
+export function toStoredJob(state: LiveJobState, result: Record<string, unknown> | null = null, fence: number = state.attempt): StoredJob {
   const { version: _v, type: _t, attempt: _a, handoffs: _h, worker: _w, result: _r, releasable: _rel, ...rest } = state;
   return { ...rest, result, fence };
 }
 
-const isActiveStatus = (status: string) => status === "pending" || status === "running";
+export const isActiveStatus = (status: JobStatus) => status === "pending" || status === "running";
 
-/** The fencing rule every store applies atomically per job. */
-export function acceptsWrite(stored: Pick<StoredJob, "fence" | "status"> | null, incoming: Pick<StoredJob, "fence" | "status">): boolean {
-  if (!stored || incoming.fence > stored.fence) return true;
-  return incoming.fence === stored.fence && !(!isActiveStatus(stored.status) && isActiveStatus(incoming.status));
+/**
+ * The fencing rule, shared by every store: a write is accepted when there is no row, when it comes
+ * from a newer run (higher fence), or from the same run unless it would move an ended job back to
+ * pending/running. Rows written before fencing existed count as fence 0.
+ */
+export function accepts(stored: Pick<StoredJob, "fence" | "status"> | null, incoming: Pick<StoredJob, "fence" | "status">): boolean {
+  if (!stored) return true;
+  const storedFence = stored.fence ?? 0;
+  if (incoming.fence !== storedFence) return incoming.fence > storedFence;
+  return !(isTerminalStatus(stored.status) && isActiveStatus(incoming.status));
+}
+
+/** Rejects fences that are not whole non-negative numbers (they would break the ordering). */
+export function checkFence(fence: number): void {
+  if (!Number.isSafeInteger(fence) || fence < 0) throw new RangeError(`a fence is a non-negative integer, got ${fence}`);
 }
 
 /** Without a database: nothing is kept, so reads find nothing (spec: listing empty, 404 after the first terminal poll). */
 export class NoJobStore implements JobStore {
   readonly kind = "none";
   readonly persistent = false;
-  constructor(private readonly reason = "no database configured (MONGO_URL is not set); running without persistence") {}
+  constructor(private readonly reason = "no job store configured; running without persistence") {}
   status(): string {
     return `error: ${this.reason}`;
   }
   describe(): string {
     return "none";
   }
+  /** "written" because nothing refused it: there is simply nothing kept. */
   async upsertJob(_job: StoredJob): Promise<UpsertOutcome> {
     return "written";
   }
@@ -92,12 +108,13 @@ export class NoJobStore implements JobStore {
   async close(): Promise<void> {}
 }
 
-/** An in-process store with the MongoDB store's semantics, for tests of code that persists jobs. */
+/** An in-process store with the persistent stores' semantics, for tests of code that persists jobs. */
 export class MemoryJobStore implements JobStore {
   readonly kind = "memory";
   readonly persistent = true;
   readonly jobs = new Map<string, StoredJob>();
-  readonly items = new Map<string, JsonRecord[]>();
+  /** Items by job, then by fence. */
+  readonly items = new Map<string, Map<number, JsonRecord[]>>();
   status(): string {
     return "ok";
   }
@@ -105,8 +122,9 @@ export class MemoryJobStore implements JobStore {
     return "memory";
   }
   async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
-    if (!acceptsWrite(this.jobs.get(job.job_id) ?? null, job)) return "stale";
-    this.jobs.set(job.job_id, structuredClone(job));
+    checkFence(job.fence);
+    if (!accepts(this.jobs.get(job.job_id) ?? null, job)) return "stale";
+    this.jobs.set(job.job_id, finiteOrNull(structuredClone(job)));
     return "written";
   }
   async getJob(jobId: string): Promise<StoredJob | null> {
@@ -116,20 +134,25 @@ export class MemoryJobStore implements JobStore {
   async listJobs(limit: number): Promise<StoredJob[]> {
     return [...this.jobs.values()]
       .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0))
-      .slice(0, limit)
+      .slice(0, Math.max(0, limit))
       .map((job) => structuredClone(job));
   }
   async activeJobs(projectId: number): Promise<StoredJob[]> {
-    return [...this.jobs.values()].filter((j) => j.project_id === projectId && (j.status === "pending" || j.status === "running"));
+    return [...this.jobs.values()].filter((j) => j.project_id === projectId && isActiveStatus(j.status)).map((job) => structuredClone(job));
   }
   async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-    if ((this.jobs.get(jobId)?.fence ?? 0) > fence) return "stale";
-    this.items.set(`${jobId}/${fence}`, structuredClone([...items]));
+    checkFence(fence);
+    const row = this.jobs.get(jobId);
+    if (row && row.fence > fence) return "stale";
+    let perFence = this.items.get(jobId);
+    if (!perFence) this.items.set(jobId, (perFence = new Map()));
+    perFence.set(fence, finiteOrNull(structuredClone([...items])));
     return "written";
   }
   async getItems(jobId: string): Promise<JsonRecord[]> {
-    const fence = this.jobs.get(jobId)?.fence ?? 0;
-    return structuredClone(this.items.get(`${jobId}/${fence}`) ?? []);
+    const row = this.jobs.get(jobId);
+    if (!row) return [];
+    return structuredClone(this.items.get(jobId)?.get(row.fence) ?? []);
   }
   async close(): Promise<void> {}
 }

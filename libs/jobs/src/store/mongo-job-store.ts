@@ -1,8 +1,7 @@
-import { MongoClient, MongoServerError, type Collection, type Db } from "mongodb";
-import type { Logger } from "@litrev/telemetry";
+import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Filter } from "mongodb";
 import { finiteOrNull } from "../finite";
-import { NoJobStore, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
-import { RetryingJobStore } from "./retrying-job-store";
+import { checkFence, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
+
 
 export interface MongoJobStoreOptions {
   url: string;
@@ -17,16 +16,26 @@ export interface MongoJobStoreOptions {
 
 interface ItemDoc {
   job_id: string;
+  fence: number;
   seq: number;
   data: JsonRecord;
 }
 
 const ITEM_BATCH = 1_000;
+const DUPLICATE_KEY = 11000;
+const INDEX_NOT_FOUND = 27;
+const NAMESPACE_NOT_FOUND = 26;
+const ACTIVE = ["pending", "running"];
 
 /**
- * The system of record in MongoDB: one document per job (upsert keyed by `job_id`, unique index)
- * and one document per item in a separate collection, so a 20,000-paper job is 20,000 small
- * documents rather than one near the 16 MB limit. NaN/±∞ are stored as null.
+ * The system of record in MongoDB: one document per job (unique index on `job_id`) and one document
+ * per item in a separate collection keyed by `(job_id, fence, seq)`, so a 20,000-paper job is
+ * 20,000 small documents rather than one near the 16 MB limit. NaN/±∞ are stored as null.
+ *
+ * The fencing rule is one conditional replace: the filter matches the job's row only when the rule
+ * accepts the write; with `upsert`, a write that matches nothing inserts — which fails with a
+ * duplicate key when a row exists that refused it (or that a concurrent first write just created;
+ * the write is then decided once more against that row).
  */
 export class MongoJobStore implements JobStore {
   readonly kind = "mongodb";
@@ -49,11 +58,12 @@ export class MongoJobStore implements JobStore {
       const db: Db = options.database ? client.db(options.database) : client.db(undefined);
       const jobs = db.collection<StoredJob>(options.jobs);
       const items = db.collection<ItemDoc>(options.items);
+      await migrateUnfenced(jobs, items);
       await Promise.all([
         jobs.createIndex({ job_id: 1 }, { unique: true }),
         jobs.createIndex({ created_at: -1 }),
         jobs.createIndex({ project_id: 1, status: 1 }),
-        items.createIndex({ job_id: 1, seq: 1 }, { unique: true }),
+        items.createIndex({ job_id: 1, fence: 1, seq: 1 }, { unique: true }),
       ]);
       return new MongoJobStore(client, jobs, items);
     } catch (error) {
@@ -71,18 +81,23 @@ export class MongoJobStore implements JobStore {
   }
 
   async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
+    checkFence(job.fence);
     const doc = finiteOrNull(job);
-    await this.#track(async () => {
+    // Matches the row only if the fencing rule accepts this write (job-store.ts `accepts`).
+    const sameFence = isActiveStatus(job.status) ? { fence: job.fence, status: { $in: ACTIVE } } : { fence: job.fence };
+    const filter = { job_id: job.job_id, $or: [{ fence: { $lt: job.fence } }, sameFence] } as Filter<StoredJob>;
+    return this.#track(async () => {
       try {
-        await this.jobs.replaceOne({ job_id: job.job_id }, doc, { upsert: true });
+        await this.jobs.replaceOne(filter, doc, { upsert: true });
+        return "written";
       } catch (error) {
-        // Two concurrent upserts of a new id: one insert wins, the other must update.
-        if (error instanceof MongoServerError && error.code === 11000) {
-          await this.jobs.replaceOne({ job_id: job.job_id }, doc, { upsert: true });
-        } else throw error;
+        if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
       }
+      // A row exists that the filter did not match: it refused the write, or it is a concurrent
+      // first write that won the insert. Decide against it once more (rows are never deleted).
+      const again = await this.jobs.replaceOne(filter, doc, { upsert: false });
+      return again.matchedCount === 1 ? "written" : "stale";
     });
-    return "written";
   }
 
   async getJob(jobId: string): Promise<StoredJob | null> {
@@ -90,35 +105,62 @@ export class MongoJobStore implements JobStore {
   }
 
   async listJobs(limit: number): Promise<StoredJob[]> {
-    return this.#track(() => this.jobs.find({}, { projection: { _id: 0 } }).sort({ created_at: -1 }).limit(limit).toArray());
+    const want = Math.max(0, Math.floor(limit));
+    if (want === 0) return [];
+    return this.#track(() => this.jobs.find({}, { projection: { _id: 0 } }).sort({ created_at: -1 }).limit(want).toArray());
   }
 
   async activeJobs(projectId: number): Promise<StoredJob[]> {
     return this.#track(() =>
-      this.jobs.find({ project_id: projectId, status: { $in: ["pending", "running"] } }, { projection: { _id: 0 } }).toArray(),
+      this.jobs.find({ project_id: projectId, status: { $in: ACTIVE } } as Filter<StoredJob>, { projection: { _id: 0 } }).sort({ created_at: -1 }).toArray(),
     );
   }
 
-  async replaceItems(jobId: string, _fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-    await this.#track(async () => {
-      await this.items.deleteMany({ job_id: jobId });
+  async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+    checkFence(fence);
+    return this.#track(async () => {
+      const row = await this.jobs.findOne({ job_id: jobId }, { projection: { _id: 0, fence: 1 } });
+      const rowFence = row?.fence ?? 0;
+      if (row && rowFence > fence) return "stale";
+      // Upserts by (job, fence, seq): writing the same fence again (a retry, a redelivery) keeps one copy.
       for (let start = 0; start < items.length; start += ITEM_BATCH) {
-        const docs = items.slice(start, start + ITEM_BATCH).map((data, i) => ({ job_id: jobId, seq: start + i, data: finiteOrNull(data) }));
-        await this.items.insertMany(docs, { ordered: false });
+        const batch: AnyBulkWriteOperation<ItemDoc>[] = items.slice(start, start + ITEM_BATCH).map((data, i) => {
+          const doc: ItemDoc = { job_id: jobId, fence, seq: start + i, data: finiteOrNull(data) };
+          return { replaceOne: { filter: { job_id: jobId, fence, seq: start + i }, replacement: doc, upsert: true } };
+        });
+        await this.#bulk(batch);
       }
+      // A longer earlier write under this fence leaves a tail; older fences' items are unreachable.
+      await this.items.deleteMany({ job_id: jobId, fence, seq: { $gte: items.length } });
+      if (row && rowFence > 0) await this.items.deleteMany({ job_id: jobId, fence: { $lt: rowFence } });
+      return "written";
     });
-    return "written";
   }
 
   async getItems(jobId: string): Promise<JsonRecord[]> {
     return this.#track(async () => {
-      const docs = await this.items.find({ job_id: jobId }, { projection: { _id: 0, data: 1 } }).sort({ seq: 1 }).toArray();
+      const row = await this.jobs.findOne({ job_id: jobId }, { projection: { _id: 0, fence: 1 } });
+      if (!row) return [];
+      const docs = await this.items
+        .find({ job_id: jobId, fence: row.fence ?? 0 }, { projection: { _id: 0, data: 1 } })
+        .sort({ seq: 1 })
+        .toArray();
       return docs.map((d) => d.data);
     });
   }
 
   async close(): Promise<void> {
     await this.client.close();
+  }
+
+  /** Two concurrent writes of the same fence may both insert one item: the loser's batch is written once more (now as updates). */
+  async #bulk(batch: AnyBulkWriteOperation<ItemDoc>[]): Promise<void> {
+    try {
+      await this.items.bulkWrite(batch, { ordered: false });
+    } catch (error) {
+      if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
+      await this.items.bulkWrite(batch, { ordered: false });
+    }
   }
 
   /** Readiness follows the last operation: an outage shows as `error: …` until a call succeeds again. */
@@ -128,34 +170,20 @@ export class MongoJobStore implements JobStore {
       this.#lastError = undefined;
       return value;
     } catch (error) {
-      this.#lastError = (error as Error).message;
+      this.#lastError = `database unavailable (${(error as Error).name || "error"})`;
       throw error;
     }
   }
 }
 
-export interface OpenJobStoreOptions extends Omit<MongoJobStoreOptions, "url"> {
-  url: string | undefined;
-  logger: Logger;
-}
-
 /**
- * MongoDB when MONGO_URL is set and reachable; otherwise a store without persistence and one
- * clear warning (spec: "If database initialisation fails, the service continues without persistence").
+ * Rows and items written before fencing existed get fence 0, and the old `(job_id, seq)` unique
+ * index goes (it would forbid the same seq under two fences). Idempotent and cheap once done.
  */
-export async function openJobStore(options: OpenJobStoreOptions): Promise<JobStore> {
-  if (!options.url) {
-    options.logger.warn("MONGO_URL is not set: jobs are not persisted (listings are empty; a finished job is readable once)");
-    return new NoJobStore();
-  }
-  try {
-    const store = await MongoJobStore.connect({ ...options, url: options.url });
-    options.logger.info({ jobs: options.jobs, items: options.items }, "job persistence: MongoDB");
-    // A later outage loses nothing: failed writes are kept and retried until the database is back.
-    return new RetryingJobStore(store, options.logger);
-  } catch (error) {
-    const reason = (error as Error).message;
-    options.logger.warn({ reason }, "MongoDB is unreachable: continuing without persistence (listings are empty; a finished job is readable once)");
-    return new NoJobStore(`database unreachable at start-up (${reason}); running without persistence`);
-  }
+async function migrateUnfenced(jobs: Collection<StoredJob>, items: Collection<ItemDoc>): Promise<void> {
+  await items.dropIndex("job_id_1_seq_1").catch((error: unknown) => {
+    if (!(error instanceof MongoServerError && (error.code === INDEX_NOT_FOUND || error.code === NAMESPACE_NOT_FOUND))) throw error;
+  });
+  await jobs.updateMany({ fence: { $exists: false } } as Filter<StoredJob>, { $set: { fence: 0 } });
+  await items.updateMany({ fence: { $exists: false } } as Filter<ItemDoc>, { $set: { fence: 0 } });
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "@litrev/telemetry";
 import { newJobState } from "../state";
-import { MemoryJobStore, toStoredJob, type JsonRecord, type StoredJob } from "./job-store";
+import { MemoryJobStore, toStoredJob, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
 import { RetryingJobStore } from "./retrying-job-store";
 
 const logger = createLogger("retrying-store-test", process.env.TEST_LOG_LEVEL ?? "silent");
@@ -10,19 +10,22 @@ const logger = createLogger("retrying-store-test", process.env.TEST_LOG_LEVEL ??
 class FlakyStore extends MemoryJobStore {
   down = false;
   delayMs = 0;
-  override async upsertJob(job: StoredJob): Promise<void> {
+  calls = 0;
+  override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
+    this.calls++;
     await new Promise((r) => setTimeout(r, this.delayMs));
     if (this.down) throw new Error("connection refused");
     return super.upsertJob(job);
   }
-  override async replaceItems(jobId: string, items: readonly JsonRecord[]): Promise<void> {
+  override async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+    this.calls++;
     if (this.down) throw new Error("connection refused");
-    return super.replaceItems(jobId, items);
+    return super.replaceItems(jobId, fence, items);
   }
 }
 
-const job = (id: string, status: StoredJob["status"], progress: number): StoredJob => ({
-  ...toStoredJob(newJobState({ jobId: id, service: "screening", modelVersion: "m", config: {}, estimatedCostUsd: 0 })),
+const job = (id: string, status: StoredJob["status"], progress: number, fence = 0): StoredJob => ({
+  ...toStoredJob(newJobState({ jobId: id, service: "screening", modelVersion: "m", config: {}, estimatedCostUsd: 0 }), null, fence),
   status,
   progress,
 });
@@ -42,7 +45,7 @@ describe("RetryingJobStore", () => {
     inner.down = true;
     await expect(store.upsertJob(job("a", "running", 0.5))).rejects.toThrow();
     await expect(store.upsertJob(job("a", "completed", 1))).rejects.toThrow();
-    await expect(store.replaceItems("a", [{ id: 1 }, { id: 2 }])).rejects.toThrow();
+    await expect(store.replaceItems("a", 0, [{ id: 1 }, { id: 2 }])).rejects.toThrow();
     await expect(store.upsertJob(job("b", "pending", 0))).rejects.toThrow();
     expect(store.pending).toBe(3); // the newest write per job, plus a's items
     expect(store.status()).toMatch(/^error/);
@@ -52,7 +55,7 @@ describe("RetryingJobStore", () => {
     inner.down = false;
     await until(() => store.pending === 0);
     expect(inner.jobs.get("a")).toMatchObject({ status: "completed", progress: 1 });
-    expect(inner.items.get("a")).toEqual([{ id: 1 }, { id: 2 }]);
+    expect(await inner.getItems("a")).toEqual([{ id: 1 }, { id: 2 }]);
     expect(inner.jobs.get("b")).toMatchObject({ status: "pending" });
     expect(store.status()).toBe("ok");
     await store.close();
@@ -82,5 +85,45 @@ describe("RetryingJobStore", () => {
     inner.down = false;
     await store.close();
     expect(inner.jobs.get("d")).toMatchObject({ status: "completed" });
+  });
+
+  it("treats a stale outcome as final: returned, not kept, not retried", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger, 10);
+    expect(await store.upsertJob(job("e", "running", 0.1, 2))).toBe("written");
+    expect(await store.upsertJob(job("e", "running", 0.9, 1))).toBe("stale");
+    expect(await store.replaceItems("e", 1, [{ id: "late" }])).toBe("stale");
+    expect(store.pending).toBe(0);
+    const calls = inner.calls;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(inner.calls).toBe(calls);
+    expect(inner.jobs.get("e")).toMatchObject({ fence: 2, progress: 0.1 });
+    await store.close();
+  });
+
+  it("keeps the write the fencing rule would keep: a later lower-fence write does not displace it", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger, 60_000);
+    inner.down = true;
+    await expect(store.upsertJob(job("f", "completed", 1, 3))).rejects.toThrow();
+    await expect(store.replaceItems("f", 3, [{ id: "newest" }])).rejects.toThrow();
+    await expect(store.upsertJob(job("f", "running", 0.5, 2))).rejects.toThrow();
+    await expect(store.replaceItems("f", 2, [{ id: "older" }])).rejects.toThrow();
+    inner.down = false;
+    await store.flush();
+    expect(store.pending).toBe(0);
+    expect(inner.jobs.get("f")).toMatchObject({ status: "completed", fence: 3 });
+    expect(await inner.getItems("f")).toEqual([{ id: "newest" }]);
+    await store.close();
+  });
+
+  it("does not keep a write the store refuses as malformed (it would fail forever)", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger, 10);
+    await expect(store.upsertJob(job("g", "running", 0.1, -1))).rejects.toThrow(RangeError);
+    await expect(store.replaceItems("g", 1.5, [])).rejects.toThrow(RangeError);
+    expect(store.pending).toBe(0);
+    expect(store.status()).toBe("ok");
+    await store.close();
   });
 });

@@ -1,22 +1,31 @@
 import type { Logger } from "@litrev/telemetry";
-import type { JobStore, JsonRecord, StoredJob, UpsertOutcome } from "./job-store";
+import { accepts, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
 
 const RETRY_MS = 2_000;
 
+/** A write the store refused as malformed (a bad fence or id, a row too large) would fail forever: not kept. */
+const invalid = (error: unknown) => error instanceof RangeError;
+
+interface KeptItems {
+  fence: number;
+  items: readonly JsonRecord[];
+}
+
 /**
- * Keeps writes that failed (the database briefly unreachable) and writes them again in the
- * background until they land, so jobs that start, progress or finish during a database outage are
- * all in the database once it is back. Only the newest write per job is kept, and the writes of
- * one job run one after another, so a retried older write never overwrites a newer one. A failed
- * write still rejects (callers log it); reads pass through.
+ * Keeps writes that failed (the store briefly unreachable) and writes them again in the background
+ * until they land, so jobs that start, progress or finish during an outage are all stored once it
+ * is over. Per job, only the write that the fencing rule would keep is retained (the newest of equal
+ * fence, the highest fence otherwise; for items, the highest fence), and the writes of one job run
+ * one after another. A failed write still rejects (callers log it); a `stale` outcome is final and
+ * never retried, nor is a write refused as malformed (RangeError); reads pass through.
  */
 export class RetryingJobStore implements JobStore {
   readonly kind: JobStore["kind"];
   readonly persistent: boolean;
   readonly #jobs = new Map<string, StoredJob>();
-  readonly #items = new Map<string, { fence: number; items: readonly JsonRecord[] }>();
+  readonly #items = new Map<string, KeptItems>();
   /** The tail of each job's chain of writes. */
-  readonly #chains = new Map<string, Promise<void>>();
+  readonly #chains = new Map<string, Promise<unknown>>();
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
   #reported = false;
@@ -30,14 +39,14 @@ export class RetryingJobStore implements JobStore {
     this.persistent = inner.persistent;
   }
 
-  /** Writes waiting for the database. */
+  /** Writes waiting for the store. */
   get pending(): number {
     return this.#jobs.size + this.#items.size;
   }
 
   status(): string {
     const inner = this.inner.status();
-    return inner === "ok" && this.pending > 0 ? `error: ${this.pending} write(s) waiting for the database` : inner;
+    return inner === "ok" && this.pending > 0 ? `error: ${this.pending} write(s) waiting for the job store` : inner;
   }
 
   describe(): string {
@@ -46,11 +55,13 @@ export class RetryingJobStore implements JobStore {
 
   upsertJob(job: StoredJob): Promise<UpsertOutcome> {
     return this.#serial(job.job_id, async () => {
-      this.#jobs.delete(job.job_id); // superseded by this newer write, whatever becomes of it
+      const kept = this.#jobs.get(job.job_id);
+      // Superseded by this write, whatever becomes of it — unless the kept one would win over it.
+      if (kept && accepts(kept, job)) this.#jobs.delete(job.job_id);
       try {
         return await this.inner.upsertJob(job);
       } catch (error) {
-        this.#keep(this.#jobs, job.job_id, job);
+        if (!invalid(error)) this.#keepJob(job);
         throw error;
       }
     });
@@ -58,11 +69,12 @@ export class RetryingJobStore implements JobStore {
 
   replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     return this.#serial(jobId, async () => {
-      this.#items.delete(jobId);
+      const kept = this.#items.get(jobId);
+      if (kept && kept.fence <= fence) this.#items.delete(jobId);
       try {
         return await this.inner.replaceItems(jobId, fence, items);
       } catch (error) {
-        this.#keep(this.#items, jobId, { fence, items });
+        if (!invalid(error)) this.#keepItems(jobId, { fence, items });
         throw error;
       }
     });
@@ -89,40 +101,54 @@ export class RetryingJobStore implements JobStore {
     this.#closed = true;
     clearTimeout(this.#timer);
     if (this.pending > 0) await this.flush();
-    if (this.pending > 0) this.logger.error({ pending: this.pending }, "job store: writes still waiting for the database are lost at shutdown");
+    if (this.pending > 0) this.logger.error({ pending: this.pending }, "job store: writes still waiting for the store are lost at shutdown");
     await this.inner.close();
   }
 
-  /** Writes every waiting write once (items before the job, as the worker does). */
+  /** Writes every waiting write once (items before the job, as the worker does); a `stale` outcome ends it too. */
   async flush(): Promise<void> {
     const ids = new Set([...this.#items.keys(), ...this.#jobs.keys()]);
     await Promise.all(
       [...ids].map((id) =>
         this.#serial(id, async () => {
+          // Writes of one job are serialised, so what is kept cannot change while it is written;
+          // it stays counted as waiting until the write has landed (or was refused as stale).
           const items = this.#items.get(id);
           if (items) {
+            await this.inner.replaceItems(id, items.fence, items.items);
             this.#items.delete(id);
-            await this.inner.replaceItems(id, items.fence, items.items).catch(() => this.#items.has(id) || this.#items.set(id, items));
           }
           const job = this.#jobs.get(id);
           if (job) {
+            await this.inner.upsertJob(job);
             this.#jobs.delete(id);
-            await this.inner.upsertJob(job).catch(() => this.#jobs.has(id) || this.#jobs.set(id, job));
           }
         }).catch(() => undefined),
       ),
     );
     if (this.pending === 0 && this.#reported) {
       this.#reported = false;
-      this.logger.info("job store: writes that waited for the database are saved");
+      this.logger.info("job store: writes that waited for the store are saved");
     }
   }
 
-  #keep<T>(map: Map<string, T>, id: string, value: T): void {
-    map.set(id, value);
+  /** Keeps `job` unless a kept write of the same job would win over it. */
+  #keepJob(job: StoredJob): void {
+    const kept = this.#jobs.get(job.job_id);
+    if (!kept || accepts(kept, job)) this.#jobs.set(job.job_id, job);
+    this.#waiting();
+  }
+
+  #keepItems(jobId: string, items: KeptItems): void {
+    const kept = this.#items.get(jobId);
+    if (!kept || kept.fence <= items.fence) this.#items.set(jobId, items);
+    this.#waiting();
+  }
+
+  #waiting(): void {
     if (!this.#reported) {
       this.#reported = true;
-      this.logger.warn("job store: the database is unreachable; failed writes are kept and retried");
+      this.logger.warn("job store: the store is unreachable; failed writes are kept and retried");
     }
     this.#schedule();
   }
@@ -141,10 +167,7 @@ export class RetryingJobStore implements JobStore {
   #serial<T>(jobId: string, write: () => Promise<T>): Promise<T> {
     const previous = this.#chains.get(jobId) ?? Promise.resolve();
     const next = previous.then(write, write);
-    const tail = next.then(
-      () => undefined,
-      () => undefined,
-    );
+    const tail = next.catch(() => undefined);
     this.#chains.set(jobId, tail);
     void tail.then(() => {
       if (this.#chains.get(jobId) === tail) this.#chains.delete(jobId);

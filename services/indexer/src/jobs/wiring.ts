@@ -27,6 +27,7 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
     ackWaitMs: env.JOB_ACK_WAIT_MS,
     maxAttempts: env.JOB_MAX_ATTEMPTS,
     retentionMs: env.JOB_RETENTION_MS,
+    storeRetentionMs: env.JOB_STORE_RETENTION_MS,
     logger,
   });
   runtime.shutdown.add("job store", () => jobs.close());

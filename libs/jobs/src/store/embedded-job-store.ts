@@ -1,0 +1,368 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
+import { Objm, type ObjectStore } from "@nats-io/obj";
+import { nanos, type NatsConnection } from "@nats-io/transport-node";
+import pLimit from "p-limit";
+import { jobNames, type JobNames, type JobService } from "@litrev/contracts";
+import { streamReplicas } from "@litrev/messaging";
+import { finiteOrNull } from "../finite";
+import { isStreamOrMessageNotFound, isWrongLastSequence, shortReason, withDeadline } from "./jetstream-codes";
+import { accepts, checkFence, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
+
+export const DEFAULT_STORE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+export interface EmbeddedJobStoreOptions {
+  /** How long a job's row, index entry and items are kept after their last write (default 30 days). */
+  retentionMs?: number;
+  /** Upper bound on one row read/write or listing; beyond it the call throws (callers retry). */
+  timeoutMs?: number;
+  /** Upper bound on writing or reading one job's items (a 20,000-item job is several MB). */
+  transferTimeoutMs?: number;
+  /** Copies JetStream keeps (default: `streamReplicas()`, i.e. NATS_REPLICAS). */
+  replicas?: number;
+}
+
+/** A row larger than this would not fit one NATS message with room to spare (default max payload 1 MB). */
+const MAX_ROW_BYTES = 900 * 1024;
+/** Compare-and-set attempts per write before giving up (contention is a handful of writers per job). */
+const MAX_CAS_ATTEMPTS = 64;
+/** Requests in flight at once for one listing or project look-up. */
+const READ_CONCURRENCY = 32;
+/** Most active-index keys read for one project (a project has a few active jobs at most). */
+const MAX_ACTIVE_KEYS = 1_000;
+/** A listing reads this many index entries beyond `limit`, so that sorting the page by created_at has margin. */
+const LISTING_SLACK = 16;
+/** Job ids become key and subject tokens. */
+const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+interface IndexEntry {
+  job_id: string;
+  created_at: string;
+}
+
+/**
+ * The default store of record, embedded in the NATS deployment the system already runs (file
+ * storage, replicated with NATS_REPLICAS), used whenever MONGO_URL is unset.
+ *
+ * - Rows: KV bucket `litrev_store_<svc>`, key `job.<id>` → the StoredJob as JSON. Every write is a
+ *   compare-and-set on the key's revision, so the fencing rule is checked and applied atomically.
+ * - Active index: key `active.<project>.<job>` exists while the row is pending/running; it is put
+ *   *before* the row turns active (a crash leaves at most a stale key, which readers filter out) and
+ *   deleted after the row turns terminal, conditional on the revision read before the row write, so
+ *   a concurrent re-activation is never undone.
+ * - Creation index: stream `LITREV_STORE_INDEX_<SVC>`, one message per job appended before its first
+ *   row write (Nats-Msg-Id = job id, so a racing first write is de-duplicated). A listing reads the
+ *   newest ~limit entries backwards by sequence with direct gets: O(limit), whatever the job count.
+ * - Items: object store `litrev_store_items_<svc>`, one object per (job, fence) (128 KiB chunks).
+ *
+ * Everything expires `retentionMs` (default 30 days) after its last write. Every call is bounded
+ * in time: during a NATS outage calls throw (`StoreTimeoutError` or the client's own error) rather
+ * than hang, and `status()` reports the failure until a call succeeds again.
+ */
+export class EmbeddedJobStore implements JobStore {
+  readonly kind = "jetstream";
+  readonly persistent = true;
+  #lastError: string | undefined;
+
+  private constructor(
+    private readonly names: JobNames,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly kv: KV,
+    private readonly objects: ObjectStore,
+    private readonly replicas: number,
+    private readonly timeoutMs: number,
+    private readonly transferTimeoutMs: number,
+  ) {}
+
+  /** Creates (idempotently, safe from every replica at once) and opens the service's store. */
+  static async open(nc: NatsConnection, service: JobService, options: EmbeddedJobStoreOptions = {}): Promise<EmbeddedJobStore> {
+    const names = jobNames(service);
+    const retentionMs = options.retentionMs ?? DEFAULT_STORE_RETENTION_MS;
+    const replicas = options.replicas ?? streamReplicas();
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    const js = jetstream(nc, { timeout: Math.min(timeoutMs, 5_000) });
+    const jsm = await jetstreamManager(nc, { timeout: Math.min(timeoutMs, 5_000) });
+    const kv = await new Kvm(js).create(names.storeBucket, { history: 1, ttl: retentionMs, storage: StorageType.File, replicas, maxValueSize: MAX_ROW_BYTES });
+    await keepMaxAge(jsm, `KV_${names.storeBucket}`, retentionMs);
+    const objects = await new Objm(js).create(names.storeItemsBucket, { ttl: nanos(retentionMs), storage: StorageType.File, replicas });
+    await keepMaxAge(jsm, `OBJ_${names.storeItemsBucket}`, retentionMs);
+    await ensureIndexStream(jsm, names, retentionMs, replicas);
+    return new EmbeddedJobStore(names, js, jsm, kv, objects, replicas, timeoutMs, options.transferTimeoutMs ?? 60_000);
+  }
+
+  status(): string {
+    return this.#lastError ? `error: job store unavailable (${this.#lastError})` : "ok";
+  }
+
+  describe(): string {
+    return `jetstream (embedded, R${this.replicas})`;
+  }
+
+  async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
+    checkFence(job.fence);
+    checkJobId(job.job_id);
+    const row = finiteOrNull(job);
+    const bytes = encoder.encode(JSON.stringify(row));
+    if (bytes.length > MAX_ROW_BYTES) throw new RangeError(`job ${job.job_id}: the stored row is ${bytes.length} bytes, over ${MAX_ROW_BYTES}`);
+    return this.#call("upsert", this.timeoutMs, async () => {
+      const key = this.names.storeJobKey(row.job_id);
+      const activeKey = row.project_id === null ? null : this.names.storeActiveKey(row.project_id, row.job_id);
+      for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+        const entry = live(await this.kv.get(key));
+        const current = entry ? (entry.json() as StoredJob) : null;
+        if (!accepts(current, row)) return "stale";
+
+        let activeRevision: number | undefined;
+        if (activeKey && isActiveStatus(row.status)) {
+          // Put before the row turns active; an already-active row of the same project has its key.
+          const keyed = current && isActiveStatus(current.status) && current.project_id === row.project_id;
+          if (!keyed) await this.kv.put(activeKey, encoder.encode(row.job_id));
+        } else if (activeKey) {
+          activeRevision = live(await this.kv.get(activeKey))?.revision;
+        }
+
+        try {
+          if (entry) {
+            await this.kv.update(key, bytes, entry.revision);
+          } else {
+            await this.#index(row);
+            await this.kv.create(key, bytes);
+          }
+        } catch (error) {
+          if (!isWrongLastSequence(error)) throw error;
+          await sleep(Math.random() * Math.min(50, 2 ** attempt)); // lost the race: re-read and decide again
+          continue;
+        }
+
+        if (activeKey && activeRevision !== undefined) {
+          // Only if nobody re-activated the job since we looked (a newer run puts the key again).
+          await this.kv.delete(activeKey, { previousSeq: activeRevision }).catch((error: unknown) => {
+            if (!isWrongLastSequence(error)) throw error;
+          });
+        }
+        return "written";
+      }
+      throw new Error(`job ${row.job_id}: gave up after ${MAX_CAS_ATTEMPTS} concurrent writes`);
+    });
+  }
+
+  getJob(jobId: string): Promise<StoredJob | null> {
+    if (!JOB_ID.test(jobId)) return Promise.resolve(null);
+    return this.#call("read", this.timeoutMs, () => this.#row(jobId));
+  }
+
+  listJobs(limit: number): Promise<StoredJob[]> {
+    const want = Math.max(0, Math.floor(limit));
+    if (want === 0) return Promise.resolve([]);
+    return this.#call("listing", this.timeoutMs, async () => {
+      const last = await this.jsm.direct.getMessage(this.names.storeIndexStream, { last_by_subj: this.names.storeIndexSubject });
+      if (!last) return [];
+      const limiter = pLimit(READ_CONCURRENCY);
+      const target = want + Math.min(want, LISTING_SLACK);
+      // Bounded: repeated or vanished entries are rare (a de-duplication window missed, a row expired).
+      const maxScanned = 4 * target + 64;
+      const rows = new Map<string, StoredJob>();
+      const seen = new Set<string>();
+      let next = last.seq;
+      let scanned = 0;
+      let reachedStart = false;
+      while (rows.size < target && next >= 1 && scanned < maxScanned && !reachedStart) {
+        const count = Math.min(target - rows.size, next, maxScanned - scanned);
+        const seqs = Array.from({ length: count }, (_, i) => next - i);
+        next -= count;
+        scanned += count;
+        const entries = await Promise.all(
+          seqs.map((seq) => limiter(() => this.jsm.direct.getMessage(this.names.storeIndexStream, { seq }))),
+        );
+        const ids: string[] = [];
+        for (const message of entries) {
+          // Index entries only ever leave from the front (max age): a missing one means nothing older remains.
+          if (!message) {
+            reachedStart = true;
+            continue;
+          }
+          const id = parseIndexEntry(message.data)?.job_id;
+          if (id && !seen.has(id)) {
+            seen.add(id);
+            ids.push(id);
+          }
+        }
+        const found = await Promise.all(ids.map((id) => limiter(() => this.#row(id))));
+        for (const row of found) if (row) rows.set(row.job_id, row);
+      }
+      return [...rows.values()].sort(newestFirst).slice(0, want);
+    });
+  }
+
+  activeJobs(projectId: number): Promise<StoredJob[]> {
+    let keys: Awaited<ReturnType<KV["keys"]>> | undefined;
+    const stop = () => keys?.stop();
+    return this.#call("active-job look-up", this.timeoutMs, async () => {
+      const ids: string[] = [];
+      keys = await this.kv.keys(this.names.storeActiveKeys(projectId));
+      try {
+        for await (const key of keys) {
+          ids.push(key.slice(key.lastIndexOf(".") + 1));
+          if (ids.length >= MAX_ACTIVE_KEYS) break;
+        }
+      } finally {
+        keys.stop();
+      }
+      const limiter = pLimit(READ_CONCURRENCY);
+      const rows = await Promise.all(ids.map((id) => limiter(() => this.#row(id))));
+      // The index may hold a stale key (a crash between writes, a refused write): the row decides.
+      return rows.filter((row): row is StoredJob => row !== null && row.project_id === projectId && isActiveStatus(row.status)).sort(newestFirst);
+    }, stop);
+  }
+
+  async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+    checkFence(fence);
+    checkJobId(jobId);
+    return this.#call("items write", this.transferTimeoutMs, async () => {
+      const row = await this.#row(jobId);
+      if (row && row.fence > fence) return "stale";
+      const bytes = encoder.encode(JSON.stringify(finiteOrNull(items)));
+      // Same name for the same fence: a second write replaces the first (the client purges the old chunks).
+      await this.objects.putBlob({ name: this.names.storeItemsObject(jobId, fence) }, bytes);
+      return "written";
+    });
+  }
+
+  getItems(jobId: string): Promise<JsonRecord[]> {
+    if (!JOB_ID.test(jobId)) return Promise.resolve([]);
+    return this.#call("items read", this.transferTimeoutMs, async () => {
+      const row = await this.#row(jobId);
+      if (!row) return [];
+      const bytes = await readObject(this.objects, this.names.storeItemsObject(jobId, row.fence));
+      return bytes ? (JSON.parse(decoder.decode(bytes)) as JsonRecord[]) : [];
+    });
+  }
+
+  /** The connection belongs to the caller; nothing else to release. */
+  async close(): Promise<void> {}
+
+  async #row(jobId: string): Promise<StoredJob | null> {
+    const entry = live(await this.kv.get(this.names.storeJobKey(jobId)));
+    return entry ? (entry.json() as StoredJob) : null;
+  }
+
+  async #index(row: StoredJob): Promise<void> {
+    const entry: IndexEntry = { job_id: row.job_id, created_at: row.created_at };
+    await this.js.publish(this.names.storeIndexSubject, JSON.stringify(entry), { msgID: row.job_id });
+  }
+
+  /** Bounded in time; readiness follows the last call (an outage shows until a call succeeds). */
+  async #call<T>(what: string, ms: number, run: () => Promise<T>, onTimeout?: () => void): Promise<T> {
+    try {
+      const value = await withDeadline(ms, `job store ${what}`, run, onTimeout);
+      this.#lastError = undefined;
+      return value;
+    } catch (error) {
+      this.#lastError = shortReason(error);
+      throw error;
+    }
+  }
+}
+
+/** The entry if it holds a value (not a delete marker). */
+const live = (entry: KvEntry | null): KvEntry | null => (entry && entry.operation === "PUT" ? entry : null);
+
+const newestFirst = (a: StoredJob, b: StoredJob) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0);
+
+function checkJobId(jobId: string): void {
+  if (!JOB_ID.test(jobId)) throw new RangeError(`job ids in the store are 1-128 letters, digits, '-' or '_' (got ${JSON.stringify(jobId.slice(0, 40))})`);
+}
+
+function parseIndexEntry(data: Uint8Array): IndexEntry | null {
+  try {
+    const value = JSON.parse(decoder.decode(data)) as Partial<IndexEntry>;
+    return typeof value.job_id === "string" ? (value as IndexEntry) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** An object's bytes, or null when it does not exist; a read whose chunks stop coming (e.g. purged by a rewrite) is retried once. */
+async function readObject(objects: ObjectStore, name: string, attempts = 2): Promise<Uint8Array | null> {
+  for (let attempt = 1; ; attempt++) {
+    const result = await objects.get(name);
+    if (!result) return null;
+    result.error.catch(() => undefined); // failures also surface through the stream
+    const reader = result.data.getReader();
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    let stalled = false;
+    try {
+      for (;;) {
+        const step = await firstOf(reader.read(), CHUNK_STALL_MS);
+        if (step === "stalled") {
+          stalled = true;
+          break;
+        }
+        if (step.done) break;
+        chunks.push(step.value);
+        size += step.value.length;
+      }
+    } finally {
+      if (stalled) void reader.cancel().catch(() => undefined);
+    }
+    if (stalled) {
+      if (attempt >= attempts) throw new Error(`reading the stored object ${name} stalled`);
+      continue;
+    }
+    const bytes = new Uint8Array(size);
+    let offset = 0;
+    for (const chunk of chunks) {
+      bytes.set(chunk, offset);
+      offset += chunk.length;
+    }
+    return bytes;
+  }
+}
+
+/** A read waits this long for its next chunk before it checks whether the object was replaced. */
+const CHUNK_STALL_MS = 5_000;
+
+/** The promise's value, or "stalled" after `ms` (the timer is cleared either way). */
+async function firstOf<T>(promise: Promise<T>, ms: number): Promise<T | "stalled"> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([promise, sleep(ms, "stalled" as const, { signal: timer.signal, ref: false })]);
+  } finally {
+    timer.abort();
+  }
+}
+
+async function ensureIndexStream(jsm: JetStreamManager, names: JobNames, retentionMs: number, replicas: number): Promise<void> {
+  const config = {
+    name: names.storeIndexStream,
+    subjects: [names.storeIndexSubject],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    num_replicas: replicas,
+    discard: DiscardPolicy.Old,
+    max_age: nanos(retentionMs),
+    duplicate_window: nanos(Math.min(2 * 60 * 1000, retentionMs)),
+    allow_direct: true,
+  };
+  try {
+    await jsm.streams.add(config);
+  } catch (error) {
+    // Exists already (another replica, an earlier run): keep its retention in line with ours.
+    const info = await jsm.streams.info(config.name).catch((infoError: unknown) => {
+      throw isStreamOrMessageNotFound(infoError) ? error : infoError;
+    });
+    if (info.config.max_age !== config.max_age) await jsm.streams.update(config.name, { ...info.config, max_age: config.max_age });
+  }
+}
+
+/** Kvm/Objm open an existing bucket as it is; a changed retention is applied here. */
+async function keepMaxAge(jsm: JetStreamManager, stream: string, retentionMs: number): Promise<void> {
+  const info = await jsm.streams.info(stream);
+  if (info.config.max_age !== nanos(retentionMs)) await jsm.streams.update(stream, { ...info.config, max_age: nanos(retentionMs) });
+}

@@ -1,0 +1,221 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { JobStatus } from "@litrev/contracts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { newJobState } from "../state";
+import { toStoredJob, type JobStore, type StoredJob } from "./job-store";
+
+export interface ContractSubject {
+  /** A store over the same data each time it is called (a second call must see the first one's writes). */
+  open(): Promise<JobStore>;
+  /** Called once after the suite. */
+  cleanUp?(): Promise<void>;
+}
+
+let clock = Date.parse("2026-03-01T00:00:00.000Z");
+/** Distinct, increasing creation times, so "newest first" is well defined. */
+const nextCreatedAt = () => new Date((clock += 1_000)).toISOString();
+
+export function storedJob(options: { projectId?: number | null; status?: JobStatus; fence?: number; createdAt?: string } = {}): StoredJob {
+  const state = newJobState({
+    jobId: randomUUID(),
+    service: "screening",
+    projectId: options.projectId ?? null,
+    modelVersion: "m",
+    config: { papers_count: 2 },
+    estimatedCostUsd: 0.5,
+    now: new Date(options.createdAt ?? nextCreatedAt()),
+  });
+  return { ...toStoredJob(state, null, options.fence ?? 0), status: options.status ?? "pending" };
+}
+
+const newProject = () => Math.floor(Math.random() * 1e9);
+
+/**
+ * The behaviour every persistent JobStore must have, run by `job-store.test.ts` against the memory,
+ * embedded (JetStream) and MongoDB stores. Each case uses fresh job ids and project ids, so the
+ * cases share one store without interfering.
+ */
+export function jobStoreContract(name: string, subject: ContractSubject | (() => ContractSubject | undefined), options: { skip?: string } = {}) {
+  const suite = options.skip ? describe.skip : describe;
+  suite(`${name} store contract${options.skip ? ` (skipped: ${options.skip})` : ""}`, { timeout: 60_000 }, () => {
+    let store: JobStore;
+    let subjectOf: ContractSubject;
+    beforeAll(async () => {
+      const resolved = typeof subject === "function" ? subject() : subject;
+      if (!resolved) throw new Error(`${name}: no store to test`);
+      subjectOf = resolved;
+      store = await subjectOf.open();
+    }, 30_000);
+    afterAll(async () => {
+      await store?.close();
+      await subjectOf?.cleanUp?.();
+    });
+
+    it("upserts by job id and reads back, with null for an unknown job", async () => {
+      const job = storedJob({ status: "running" });
+      expect(await store.upsertJob(job)).toBe("written");
+      expect(await store.upsertJob({ ...job, progress: 0.5 })).toBe("written");
+      expect(await store.getJob(job.job_id)).toEqual({ ...job, progress: 0.5 });
+      expect(await store.getJob(randomUUID())).toBeNull();
+      expect(store.status()).toBe("ok");
+      expect(store.describe()).toMatch(/\w/);
+    });
+
+    it("fences: a higher fence wins, a lower one is stale, the same fence cannot go terminal → active", async () => {
+      const job = storedJob({ status: "pending", fence: 0 });
+      expect(await store.upsertJob(job)).toBe("written");
+      expect(await store.upsertJob({ ...job, status: "running", fence: 2, progress: 0.2 })).toBe("written");
+      expect(await store.upsertJob({ ...job, status: "running", fence: 1, progress: 0.9 })).toBe("stale");
+      expect(await store.getJob(job.job_id)).toMatchObject({ fence: 2, progress: 0.2 });
+
+      expect(await store.upsertJob({ ...job, status: "failed", fence: 2, error: "boom" })).toBe("written");
+      expect(await store.upsertJob({ ...job, status: "running", fence: 2, progress: 0.3 })).toBe("stale");
+      expect(await store.upsertJob({ ...job, status: "completed", fence: 2, progress: 1 })).toBe("written"); // terminal → terminal, same run
+      expect(await store.getJob(job.job_id)).toMatchObject({ status: "completed", fence: 2 });
+      // A newer run may take an ended job up again (the store does not judge the worker's reasons).
+      expect(await store.upsertJob({ ...job, status: "running", fence: 3 })).toBe("written");
+      expect(await store.getJob(job.job_id)).toMatchObject({ status: "running", fence: 3 });
+    });
+
+    it("ends consistent when 10 writers upsert one job at once", async () => {
+      // Writers on separate store instances (separate connections where the store has them), so
+      // that their read-decide-write steps truly interleave; many jobs, so that they do at least once.
+      const writers = [store, await subjectOf.open(), await subjectOf.open()];
+      try {
+        for (let round = 0; round < 20; round++) {
+          const project = newProject();
+          const job = storedJob({ projectId: project, status: "pending" });
+          // Fences 0..4, each as running and completed: only the completed fence-4 write may end on
+          // top — or, in every other pair of rounds, a running fence-5 write (a newer run), which
+          // must then be found by activeJobs.
+          const writes = Array.from({ length: 10 }, (_, i) => ({
+            ...job,
+            fence: Math.floor(i / 2),
+            status: (i % 2 === 0 ? "running" : "completed") as JobStatus,
+            progress: i / 10,
+          }));
+          const reactivated = round % 4 >= 2;
+          if (reactivated) writes[0] = { ...job, fence: 5, status: "running", progress: 0.05 };
+          const winner = reactivated ? writes[0]! : writes.find((w) => w.fence === 4 && w.status === "completed")!;
+          if (round % 2 === 0) writes.reverse();
+          const outcomes = await Promise.all(
+            writes.map(async (w, i) => {
+              await sleep(Math.random() * 3);
+              return writers[i % writers.length]!.upsertJob(w);
+            }),
+          );
+          const final = await store.getJob(job.job_id);
+          expect(final, `round ${round}`).toEqual(winner);
+          expect(outcomes[writes.indexOf(winner)], `round ${round}`).toBe("written");
+          // Whatever the interleaving, the active index agrees with the row.
+          expect(await store.activeJobs(project), `round ${round}`).toEqual(reactivated ? [winner] : []);
+        }
+      } finally {
+        await Promise.all(writers.slice(1).map((w) => w.close()));
+      }
+    });
+
+    it("lists newest created_at first, up to limit, also beyond limit jobs and after many updates", async () => {
+      const jobs = Array.from({ length: 12 }, () => storedJob({ status: "pending" }));
+      for (const job of jobs) await store.upsertJob(job);
+      // The oldest ones are updated many times after the newer ones were created.
+      for (let round = 1; round <= 8; round++) {
+        for (const job of jobs.slice(0, 3)) {
+          expect(await store.upsertJob({ ...job, status: "running", progress: round / 10, fence: 1 })).toBe("written");
+        }
+      }
+      const newestFirst = [...jobs].reverse().map((j) => j.job_id);
+      expect((await store.listJobs(5)).map((j) => j.job_id)).toEqual(newestFirst.slice(0, 5));
+      expect((await store.listJobs(1)).map((j) => j.job_id)).toEqual(newestFirst.slice(0, 1));
+      expect(await store.listJobs(0)).toEqual([]);
+      const all = (await store.listJobs(1_000)).map((j) => j.job_id);
+      const ours = all.filter((id) => newestFirst.includes(id));
+      expect(ours).toEqual(newestFirst);
+      expect(new Set(all).size).toBe(all.length);
+      const updated = (await store.listJobs(1_000)).find((j) => j.job_id === jobs[0]!.job_id);
+      expect(updated).toMatchObject({ status: "running", progress: 0.8 });
+    });
+
+    it("finds a project's active jobs while they are pending or running, and not after", async () => {
+      const project = newProject();
+      const a = storedJob({ projectId: project, status: "pending" });
+      const b = storedJob({ projectId: project, status: "pending" });
+      const elsewhere = storedJob({ projectId: newProject(), status: "running" });
+      await store.upsertJob(a);
+      await store.upsertJob(b);
+      await store.upsertJob(elsewhere);
+      expect((await store.activeJobs(project)).map((j) => j.job_id).sort()).toEqual([a.job_id, b.job_id].sort());
+      await store.upsertJob({ ...a, status: "running", fence: 1 });
+      await store.upsertJob({ ...b, status: "completed", fence: 0 });
+      expect((await store.activeJobs(project)).map((j) => [j.job_id, j.status])).toEqual([[a.job_id, "running"]]);
+      // A refused write changes nothing, the index included.
+      expect(await store.upsertJob({ ...b, status: "running", fence: 0 })).toBe("stale");
+      expect((await store.activeJobs(project)).map((j) => j.job_id)).toEqual([a.job_id]);
+      await store.upsertJob({ ...a, status: "failed", fence: 1 });
+      expect(await store.activeJobs(project)).toEqual([]);
+      // A newer run re-activates it.
+      await store.upsertJob({ ...a, status: "running", fence: 2 });
+      expect((await store.activeJobs(project)).map((j) => j.job_id)).toEqual([a.job_id]);
+      expect(await store.activeJobs(newProject())).toEqual([]);
+    });
+
+    it("keeps items per fence: in order, idempotent, a stale write refused, the row's fence read", async () => {
+      const job = storedJob({ status: "running", fence: 1 });
+      await store.upsertJob(job);
+      const items = Array.from({ length: 2_600 }, (_, i) => ({ id: `p${i}`, final_score: i % 6, text: "x".repeat(40) }));
+      expect(await store.replaceItems(job.job_id, 1, items)).toBe("written");
+      expect(await store.replaceItems(job.job_id, 1, items)).toBe("written"); // a retry: still one copy
+      const back = await store.getItems(job.job_id);
+      expect(back).toHaveLength(2_600);
+      expect(back).toEqual(items);
+
+      // A newer run writes its own items; until its row lands, the row's fence decides what is read.
+      expect(await store.replaceItems(job.job_id, 2, [{ id: "new" }])).toBe("written");
+      expect(await store.getItems(job.job_id)).toHaveLength(2_600);
+      await store.upsertJob({ ...job, status: "completed", fence: 2 });
+      expect(await store.getItems(job.job_id)).toEqual([{ id: "new" }]);
+      // The old run, late: refused, nothing changes.
+      expect(await store.replaceItems(job.job_id, 1, [{ id: "old" }])).toBe("stale");
+      expect(await store.getItems(job.job_id)).toEqual([{ id: "new" }]);
+      // A shorter rewrite under the same fence replaces, it does not merge.
+      expect(await store.replaceItems(job.job_id, 2, [])).toBe("written");
+      expect(await store.getItems(job.job_id)).toEqual([]);
+      expect(await store.getItems(randomUUID())).toEqual([]);
+    });
+
+    it("stores NaN and ±Infinity as null, in rows and items", async () => {
+      const job = {
+        ...storedJob({ status: "completed" }),
+        estimated_cost_usd: Number.NaN,
+        result: { clusters: [{ cluster_id: 0, score: Number.POSITIVE_INFINITY }] },
+        extra: { ratio: Number.NEGATIVE_INFINITY },
+      };
+      await store.upsertJob(job);
+      const back = await store.getJob(job.job_id);
+      expect(back?.estimated_cost_usd).toBeNull();
+      expect(back?.result).toEqual({ clusters: [{ cluster_id: 0, score: null }] });
+      expect(back?.extra).toEqual({ ratio: null });
+      await store.replaceItems(job.job_id, job.fence, [{ id: "a", score: Number.NaN, nested: [1, Number.POSITIVE_INFINITY] }]);
+      expect(await store.getItems(job.job_id)).toEqual([{ id: "a", score: null, nested: [1, null] }]);
+    });
+
+    it("keeps everything across a reopen of the store", async () => {
+      const project = newProject();
+      const job = storedJob({ projectId: project, status: "running", fence: 1 });
+      await store.upsertJob(job);
+      await store.replaceItems(job.job_id, 1, [{ id: "kept" }]);
+      const other = await subjectOf.open();
+      try {
+        expect(await other.getJob(job.job_id)).toEqual(job);
+        expect(await other.getItems(job.job_id)).toEqual([{ id: "kept" }]);
+        expect((await other.activeJobs(project)).map((j) => j.job_id)).toEqual([job.job_id]);
+        expect((await other.listJobs(1))[0]?.job_id).toBe(job.job_id);
+        // Fencing holds across instances.
+        expect(await other.upsertJob({ ...job, fence: 0 })).toBe("stale");
+      } finally {
+        await other.close();
+      }
+    });
+  });
+}
