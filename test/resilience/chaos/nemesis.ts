@@ -4,7 +4,8 @@ import type { FaultKind, History } from "./history";
 /**
  * The nemesis: one fault at a time, each recorded as an invoke when it strikes and an ok once it
  * has healed (info if healing failed), chosen by a seeded generator so a run can be replayed:
- * - `kill`: SIGKILL a gateway, screening or indexer process, restart it after a short down time;
+ * - `kill`: SIGKILL a screening or indexer process (a gateway one time in five), restart it after a
+ *   short down time;
  * - `pause`: SIGSTOP one for a while (sometimes longer than the job ack wait, so its job is
  *   redelivered while the paused worker still believes it owns it), then SIGCONT;
  * - `nats-restart`: stop nats-server (SIGTERM or SIGKILL) and start it on the same port and store;
@@ -69,6 +70,14 @@ export class Nemesis {
     return list[Math.floor(this.#random() * list.length)]!;
   }
 
+  /** A live process, a worker four times in five (a gateway fault costs clients, not jobs). */
+  #target(): Node {
+    const alive = this.options.cluster.nodes.filter((n) => n.alive());
+    const gateways = alive.filter((n) => n.role === "gateway");
+    const workers = alive.filter((n) => n.role !== "gateway");
+    return this.#pick(gateways.length && (!workers.length || this.#random() < 0.2) ? gateways : workers);
+  }
+
   async #sleep(ms: number): Promise<void> {
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
@@ -83,7 +92,7 @@ export class Nemesis {
       await this.#sleep(this.#between(this.options.gapMs));
       if (!this.#running) return;
       const kind = this.#pick(kinds);
-      const target: Node | undefined = kind === "kill" || kind === "pause" ? this.#pick(cluster.nodes.filter((n) => n.alive())) : undefined;
+      const target: Node | undefined = kind === "kill" || kind === "pause" ? this.#target() : undefined;
       const fault =
         kind === "nats-restart"
           ? { kind, target: "nats-server", role: "nats" as const }
