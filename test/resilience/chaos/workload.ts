@@ -68,15 +68,19 @@ export class Workload {
     await Promise.all(this.#followers.values());
   }
 
-  /** Reads every known job `times` times, `gapMs` apart (an unknown answer is retried, each attempt recorded). */
-  async finalReads(times = 2, gapMs = 1_000): Promise<void> {
+  /**
+   * Reads every known job `times` times, `gapMs` apart; an unknown answer (5xx, timeout) is retried
+   * (each attempt recorded) up to 5 times while `budgetMs` lasts.
+   */
+  async finalReads(times = 2, gapMs = 1_000, budgetMs = 60_000): Promise<void> {
     const ids = [...this.jobs];
+    const deadline = Date.now() + budgetMs;
     for (let round = 0; round < times; round++) {
       if (round > 0) await sleep(gapMs);
       for (let i = 0; i < ids.length; i += 16) {
         await Promise.all(
           ids.slice(i, i + 16).map(async ([job, service]) => {
-            for (let attempt = 0; attempt < 5; attempt++) {
+            for (let attempt = 0; attempt < 5 && Date.now() < deadline; attempt++) {
               if ((await this.#poll(`final-${job}`, service, job, "read")) !== "unknown") return;
               await sleep(500);
             }
