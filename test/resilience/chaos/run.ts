@@ -129,6 +129,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     await cluster.stop().catch(() => undefined);
     await provider.close();
   }
+  // What a post-mortem needs is the logs and the history, not nats-server's store.
+  rmSync(join(dir, "nats"), { recursive: true, force: true });
   writeFileSync(join(dir, "history.jsonl"), history.entries.map((e) => JSON.stringify(e)).join("\n"));
   const report = formatReport(result);
   if (result.valid && !options.keep) rmSync(dir, { recursive: true, force: true });
