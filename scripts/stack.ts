@@ -1,13 +1,15 @@
 /**
  * `npm start`: the whole stack on one machine. Starts nats-server (JetStream, data in .data/nats)
- * unless NATS_URL is set, then the gateway and every service as separate processes. Ctrl-C stops
- * them in order: services first, NATS last.
+ * unless NATS_URL is set, then the gateway and every service as separate processes, each kept
+ * running by a supervisor: a process that crashes is restarted with backoff (its jobs resume from
+ * their checkpoints) instead of stopping the stack. Ctrl-C (SIGINT or SIGTERM) stops them in order:
+ * pending restarts cancelled, services first, NATS last.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import type { ChildProcess } from "node:child_process";
-import { ROOT, SERVICES, spawnService, startNatsServer, stopProcess, waitForPort, type NatsServerHandle } from "./lib/launch";
+import { ROOT, SERVICES, spawnService, startNatsServer, waitForPort, type NatsServerHandle } from "./lib/launch";
+import { supervise, type Supervised } from "./lib/supervise";
 
 const dataDir = join(ROOT, ".data");
 mkdirSync(dataDir, { recursive: true });
@@ -36,19 +38,30 @@ if (!process.env.JOB_KEY_SECRET) {
   console.log(`[stack] JOB_KEY_SECRET is not set: using the generated secret stored in .data/job-key-secret`);
 }
 
-const children = new Map<string, ChildProcess>();
+// Restart backoff: 0.5 s doubling to 30 s; a run that lasted a minute counts as stable and resets it.
+const backoff = { initialDelayMs: 500, maxDelayMs: 30_000, stableMs: 60_000 };
+let stopping = false;
+const children: Supervised[] = [];
 for (const service of SERVICES) {
   if (!existsSync(join(ROOT, `services/${service}/src/main.ts`))) continue;
-  const child = spawnService(service, env);
-  children.set(service, child);
-  child.on("exit", (code, signal) => {
-    if (!stopping) console.error(`[stack] ${service} exited (${signal ?? code}); stopping the stack`);
-    void stop(1);
-  });
+  children.push(
+    supervise({
+      name: service,
+      ...backoff,
+      start: () => {
+        const child = spawnService(service, env);
+        console.log(`[stack] ${service} started (pid ${child.pid})`);
+        return child;
+      },
+    }),
+  );
 }
 
+// Registered before waiting for the gateway, so Ctrl-C during start-up also stops everything.
+process.on("SIGINT", () => void stop(0));
+process.on("SIGTERM", () => void stop(0));
+
 const port = Number(process.env.PORT ?? 8000);
-let stopping = false;
 try {
   await waitForPort(port, 60_000);
   console.log(`[stack] API:  http://localhost:${port}/v1  (health: http://localhost:${port}/health)`);
@@ -62,10 +75,7 @@ try {
 async function stop(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
-  await Promise.all([...children.values()].map((child) => stopProcess(child, "SIGTERM")));
+  await Promise.all(children.map((child) => child.stop("SIGTERM")));
   if (nats) await nats.stop();
   process.exit(code);
 }
-
-process.on("SIGINT", () => void stop(0));
-process.on("SIGTERM", () => void stop(0));

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { runChaos } from "./chaos/run";
+
+/**
+ * The chaos checker in `npm test` (the long run is `pnpm bench chaos`; docs/resilience.md): screening
+ * and indexer jobs across four projects, live against the fake provider, while a nemesis SIGKILLs,
+ * SIGSTOPs and restarts gateway and worker processes and restarts nats-server (and stops MongoDB
+ * when MONGO_URL is set). The checker (test/resilience/chaos/checker.ts) reads the recorded
+ * history; its figures are printed whatever the outcome, and the run's logs and history are kept
+ * when it finds a violation.
+ */
+
+const JOBS = 20;
+const FAULTS = 10;
+
+describe("chaos: jobs under a nemesis", () => {
+  it(`${JOBS}+ jobs through ${FAULTS}+ faults: none lost, every item once, never two active jobs per project, terminal jobs readable, bounded repeats`, async () => {
+    const seed = Number(process.env.CHAOS_SEED) || Math.floor(Math.random() * 1_000_000);
+    const run = await runChaos({ jobs: JOBS, faults: FAULTS, maxMs: 90_000, projects: 4, seed });
+    console.log(`${run.report}\n[chaos] wall time ${(run.wallMs / 1000).toFixed(1)} s; seed ${seed} (CHAOS_SEED=${seed} replays the nemesis' choices)`);
+    expect(run.jobs, "jobs accepted").toBeGreaterThanOrEqual(JOBS);
+    expect(run.faults, "faults healed").toBeGreaterThanOrEqual(FAULTS);
+    expect(run.result.violations, `logs and history.jsonl kept in ${run.dir}`).toEqual([]);
+  }, 300_000);
+});

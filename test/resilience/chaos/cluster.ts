@@ -1,0 +1,242 @@
+import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { once } from "node:events";
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
+import { connect, createServer, type Server, type Socket } from "node:net";
+import { join } from "node:path";
+import { freePort, spawnService, startNatsServer, stopProcess, waitForPort, type NatsServerHandle } from "../../../scripts/lib/launch";
+import { TEST_API_KEY } from "../../support/stack";
+
+/**
+ * The processes of a chaos run, each behind a handle the nemesis can kill, restart, pause and
+ * resume: nats-server (restarted on the same port and store), gateways (restarted on the same
+ * port, so clients keep their URLs), screening and indexer workers, and, when MONGO_URL is set, a
+ * TCP relay in front of MongoDB that can be cut and reopened. Logs go to files in `dir`, appended
+ * across restarts, so memory stays bounded however long the run.
+ */
+
+export type Role = "gateway" | "screening" | "indexer";
+
+export interface Node {
+  name: string;
+  role: Role;
+  /** Gateways: the HTTP port, kept across restarts. */
+  port: number | undefined;
+  readonly child: ChildProcess | undefined;
+  readonly paused: boolean;
+  alive(): boolean;
+  /** Starts a new run and resolves once it serves (gateway: listens; service: "service ready"). */
+  start(): Promise<void>;
+  /** Sends `signal` and waits for the exit (SIGCONT first if paused). */
+  kill(signal: NodeJS.Signals): Promise<void>;
+  pause(): void;
+  resume(): void;
+}
+
+export interface ClusterOptions {
+  dir: string;
+  gateways: number;
+  screening: number;
+  indexer: number;
+  /** Environment of every gateway and service. */
+  env: NodeJS.ProcessEnv;
+  /** MongoDB to relay (chaos runs only stop it when set). */
+  mongoUrl?: string | undefined;
+}
+
+export interface Cluster {
+  natsUrl: string;
+  gatewayUrls: string[];
+  nodes: Node[];
+  mongo: MongoRelay | undefined;
+  restartNats(downMs: number, signal: NodeJS.Signals): Promise<void>;
+  /** Resumes paused nodes and starts dead ones (after the nemesis stopped). */
+  heal(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const READY = '"service ready"';
+
+function node(name: string, role: Role, port: number | undefined, env: NodeJS.ProcessEnv, log: WriteStream): Node {
+  let child: ChildProcess | undefined;
+  let paused = false;
+  let run = 0;
+  const alive = () => child !== undefined && child.exitCode === null && child.signalCode === null;
+  return {
+    name,
+    role,
+    port,
+    get child() {
+      return child;
+    },
+    get paused() {
+      return paused;
+    },
+    alive,
+    async start() {
+      if (alive()) return;
+      paused = false;
+      const current = spawnService(role, { ...env, ...(port ? { PORT: String(port), HOST: "127.0.0.1" } : {}) }, { stdio: ["ignore", "pipe", "pipe"] });
+      child = current;
+      log.write(`\n===== ${name} run ${++run} (pid ${current.pid}) at ${new Date().toISOString()} =====\n`);
+      let tail = "";
+      let ready = false;
+      const onData = (chunk: Buffer) => {
+        log.write(chunk);
+        if (ready) return;
+        tail = (tail + chunk.toString()).slice(-4_096);
+        if (tail.includes(READY)) ready = true;
+      };
+      current.stdout!.on("data", onData);
+      current.stderr!.on("data", onData);
+      if (port) {
+        await waitForPort(port, 60_000, current);
+        return;
+      }
+      const deadline = Date.now() + 60_000;
+      while (!ready) {
+        if (current.exitCode !== null || current.signalCode !== null) throw new Error(`${name} exited before it was ready (see ${name}.log)`);
+        if (Date.now() > deadline) throw new Error(`${name} not ready within 60 s (see ${name}.log)`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
+    async kill(signal) {
+      const current = child;
+      if (!current || !alive()) return;
+      const exited = once(current, "exit");
+      if (paused) current.kill("SIGCONT");
+      paused = false;
+      if (signal === "SIGKILL") {
+        current.kill("SIGKILL");
+        await exited;
+      } else await stopProcess(current, signal, 10_000);
+    },
+    pause() {
+      if (!alive() || paused) return;
+      child!.kill("SIGSTOP");
+      paused = true;
+    },
+    resume() {
+      if (!paused) return;
+      paused = false;
+      if (alive()) child!.kill("SIGCONT");
+    },
+  };
+}
+
+export async function startCluster(options: ClusterOptions): Promise<Cluster> {
+  mkdirSync(options.dir, { recursive: true });
+  const storeDir = join(options.dir, "nats");
+  let nats: NatsServerHandle = await startNatsServer({ storeDir });
+  const logs: WriteStream[] = [];
+  const logFor = (name: string) => {
+    const stream = createWriteStream(join(options.dir, `${name}.log`), { flags: "a" });
+    logs.push(stream);
+    return stream;
+  };
+  const mongo = options.mongoUrl ? await MongoRelay.open(options.mongoUrl) : undefined;
+  const env: NodeJS.ProcessEnv = {
+    API_KEY: TEST_API_KEY,
+    JOB_KEY_SECRET: randomBytes(32).toString("base64url"),
+    LOG_LEVEL: "info",
+    SHUTDOWN_TIMEOUT_MS: "3000",
+    ...options.env,
+    NATS_URL: nats.url,
+    MONGO_URL: mongo ? mongo.url(`litrev_chaos_${process.pid}_${Date.now()}`) : "",
+  };
+  const nodes: Node[] = [];
+  for (let i = 0; i < options.gateways; i++) nodes.push(node(`gateway-${i}`, "gateway", await freePort(), env, logFor(`gateway-${i}`)));
+  for (const role of ["screening", "indexer"] as const) {
+    for (let i = 0; i < options[role]; i++) nodes.push(node(`${role}-${i}`, role, undefined, env, logFor(`${role}-${i}`)));
+  }
+  const cluster: Cluster = {
+    natsUrl: nats.url,
+    gatewayUrls: nodes.filter((n) => n.port).map((n) => `http://127.0.0.1:${n.port}`),
+    nodes,
+    mongo,
+    async restartNats(downMs, signal) {
+      await nats.stop(signal);
+      await new Promise((r) => setTimeout(r, downMs));
+      nats = await startNatsServer({ storeDir, port: nats.port });
+    },
+    async heal() {
+      for (const n of nodes) n.resume();
+      if (nats.process.exitCode !== null || nats.process.signalCode !== null) nats = await startNatsServer({ storeDir, port: nats.port });
+      await mongo?.open();
+      await Promise.all(nodes.map((n) => n.start()));
+    },
+    async stop() {
+      await Promise.all(nodes.map((n) => n.kill("SIGTERM")));
+      await nats.stop();
+      await mongo?.cut();
+      await Promise.all(logs.map((s) => new Promise((r) => s.end(r))));
+    },
+  };
+  try {
+    await Promise.all(nodes.map((n) => n.start()));
+  } catch (error) {
+    await cluster.stop();
+    throw error;
+  }
+  return cluster;
+}
+
+/**
+ * "Stopping MongoDB" without owning the server: services reach it through this relay, which the
+ * nemesis cuts (every connection dropped, new ones refused) and reopens on the same port.
+ */
+export class MongoRelay {
+  #server: Server | undefined;
+  readonly #sockets = new Set<Socket>();
+  #port = 0;
+
+  private constructor(private readonly target: URL) {}
+
+  static async open(mongoUrl: string): Promise<MongoRelay> {
+    const relay = new MongoRelay(new URL(mongoUrl));
+    await relay.open();
+    return relay;
+  }
+
+  /** Why a MONGO_URL cannot be relayed (multi-host, TLS), or undefined. */
+  static unsupported(mongoUrl: string): string | undefined {
+    if (!mongoUrl.startsWith("mongodb://") || mongoUrl.slice(10).split("/")[0]!.includes(",")) return "needs a single-host mongodb:// MONGO_URL (the relay forwards one host)";
+    const url = new URL(mongoUrl);
+    if (/^(true|1)$/i.test(url.searchParams.get("tls") ?? url.searchParams.get("ssl") ?? "")) return "needs a MONGO_URL without TLS (the relay changes the host name)";
+    return undefined;
+  }
+
+  /** MONGO_URL for the services: the relay's address, database `db`. */
+  url(db: string): string {
+    const relayed = new URL(this.target.toString());
+    relayed.host = `127.0.0.1:${this.#port}`;
+    relayed.pathname = `/${db}`;
+    relayed.searchParams.set("directConnection", "true");
+    if (this.target.username && !this.target.searchParams.has("authSource")) relayed.searchParams.set("authSource", this.target.pathname.slice(1) || "admin");
+    return relayed.toString();
+  }
+
+  async open(): Promise<void> {
+    if (this.#server) return;
+    const server = createServer((client) => {
+      const upstream = connect(Number(this.target.port || 27017), this.target.hostname);
+      for (const s of [client, upstream]) {
+        this.#sockets.add(s);
+        s.on("close", () => this.#sockets.delete(s));
+        s.on("error", () => (client.destroy(), upstream.destroy()));
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    server.listen(this.#port, "127.0.0.1");
+    await once(server, "listening");
+    this.#port = (server.address() as { port: number }).port;
+    this.#server = server;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    for (const s of this.#sockets) s.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,138 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { check, formatReport, type CheckResult } from "./checker";
+import { MongoRelay, startCluster } from "./cluster";
+import { History, type FaultKind } from "./history";
+import { Nemesis } from "./nemesis";
+import { startChaosProvider } from "./provider";
+import { Workload } from "./workload";
+
+/**
+ * One chaos run: a cluster, the fake provider, the workload and the nemesis until both targets are
+ * met (or the time limit), then heal, let every job end, read every job twice, and check.
+ */
+
+export interface ChaosOptions {
+  /** Accepted jobs to reach before the run winds down. */
+  jobs: number;
+  /** Healed faults to reach before the run winds down (0: no nemesis, a clean run). */
+  faults: number;
+  /** Gives up on the targets after this long (the checker still runs on what happened). */
+  maxMs: number;
+  projects: number;
+  seed: number;
+  /** Keep the run directory (logs, history.jsonl) even when the history is valid. */
+  keep?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface ChaosRun {
+  result: CheckResult;
+  report: string;
+  /** Where the logs and history.jsonl are (removed when valid unless `keep`). */
+  dir: string;
+  jobs: number;
+  faults: number;
+  /** Why a fault kind did not run, e.g. mongo-stop without MONGO_URL. */
+  skipped: string[];
+  wallMs: number;
+}
+
+// The job machinery's knobs for a run: short ack wait (a pause longer than it gets the job
+// redelivered), one provider call in flight per job (a fault can repeat at most one checkpoint
+// unit), enough attempts that the nemesis alone cannot exhaust them.
+const ACK_WAIT_MS = 4_000;
+const LABEL_BATCH = 5;
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const began = Date.now();
+  const dir = mkdtempSync(join(tmpdir(), "litrev-chaos-"));
+  const history = new History();
+  const skipped: string[] = [];
+  const kinds: FaultKind[] = options.faults > 0 ? ["kill", "kill", "pause", "pause", "nats-restart"] : [];
+  const mongoUrl = process.env.MONGO_URL || undefined;
+  const unrelayable = mongoUrl ? MongoRelay.unsupported(mongoUrl) : "needs a MongoDB server (set MONGO_URL)";
+  if (unrelayable) skipped.push(`mongo-stop: skipped, ${unrelayable}`);
+  else if (kinds.length) kinds.push("mongo-stop");
+
+  const provider = await startChaosProvider(history, 200);
+  const cluster = await startCluster({
+    dir,
+    gateways: 2,
+    screening: 2,
+    indexer: 2,
+    mongoUrl: unrelayable ? undefined : mongoUrl,
+    env: {
+      OPENAI_API_KEY: "sk-chaos",
+      OPENAI_BASE_URL: provider.provider.url,
+      RPC_TIMEOUT_MS: "8000",
+      JOB_CONCURRENCY: "2",
+      JOB_ACK_WAIT_MS: String(ACK_WAIT_MS),
+      JOB_ORPHAN_LEASE_MS: "5000",
+      JOB_MAX_ATTEMPTS: "50",
+      SCREENING_LABEL_BATCH: String(LABEL_BATCH),
+      SCREENING_CALL_CONCURRENCY: "1",
+      INDEXER_JOB_RECORD_CONCURRENCY: "1",
+    },
+  }).catch(async (error: unknown) => {
+    await provider.close();
+    throw error;
+  });
+  log(`[chaos] cluster up in ${((Date.now() - began) / 1000).toFixed(1)} s: 2 gateways, 2 screening, 2 indexer, nats-server; logs in ${dir}; seed ${options.seed}`);
+  for (const line of skipped) log(`[chaos] ${line}`);
+
+  const base = 1_000 + (options.seed % 1_000) * 100;
+  const workload = new Workload({
+    history,
+    gatewayUrls: cluster.gatewayUrls,
+    projects: Array.from({ length: options.projects }, (_, i) => base + i),
+    screeningClients: 2,
+    indexerClients: 1,
+    papers: 15,
+    records: 8,
+    repetitions: 2,
+    pollMs: 250,
+    jobTimeoutMs: 60_000,
+    requestTimeoutMs: 15_000,
+    thinkMs: 300,
+  });
+  const nemesis = new Nemesis({ cluster, history, kinds, seed: options.seed, gapMs: [500, 2_000], pauseMs: [1_000, 7_000], downMs: [300, 1_500], log });
+
+  let result: CheckResult;
+  try {
+    const runStart = Date.now();
+    workload.start();
+    nemesis.start();
+    let lastNote = Date.now();
+    while (Date.now() - runStart < options.maxMs && (workload.accepted < options.jobs || nemesis.faults < options.faults)) {
+      await new Promise((r) => setTimeout(r, 250));
+      if (Date.now() - lastNote >= 15_000) {
+        lastNote = Date.now();
+        log(`[chaos] t+${((Date.now() - runStart) / 1000).toFixed(0)} s: ${workload.accepted} jobs accepted, ${nemesis.faults} faults`);
+      }
+    }
+    log(`[chaos] winding down after ${((Date.now() - runStart) / 1000).toFixed(1)} s: ${workload.accepted} jobs accepted, ${nemesis.faults} faults`);
+    await nemesis.stop();
+    await cluster.heal();
+    await workload.stop();
+    await workload.finalReads(2, 1_000);
+    provider.drain();
+    result = check(history.entries, {
+      minCompletedRatio: 0.8,
+      finalReads: 2,
+      unitsPerFault: { screening: 1, indexer: 1 },
+      unitSize: { screening: LABEL_BATCH, indexer: 1 },
+    });
+  } finally {
+    await cluster.stop().catch(() => undefined);
+    await provider.close();
+  }
+  // What a post-mortem needs is the logs and the history, not nats-server's store.
+  rmSync(join(dir, "nats"), { recursive: true, force: true });
+  writeFileSync(join(dir, "history.jsonl"), history.entries.map((e) => JSON.stringify(e)).join("\n"));
+  const report = formatReport(result);
+  if (result.valid && !options.keep) rmSync(dir, { recursive: true, force: true });
+  return { result, report, dir, jobs: workload.accepted, faults: nemesis.faults, skipped, wallMs: Date.now() - began };
+}
