@@ -1,36 +1,26 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import { type Operation, ClassifiedErrorBody, forwardedRoutes as routes, operations, SimpleErrorBody, ValidationErrorBody, headers } from "@litrev/contracts";
+import { type Operation, forwardedRoutes as routes, operations, headers } from "@litrev/contracts";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { JOB_ROUTE_OPERATIONS } from "../jobs/screening-routes";
 
-const ERROR_SCHEMAS: Record<number, unknown> = {
-  400: ValidationErrorBody.or(SimpleErrorBody).or(ClassifiedErrorBody),
-  401: ClassifiedErrorBody,
-  404: SimpleErrorBody,
-  409: SimpleErrorBody,
-  429: ClassifiedErrorBody,
-  500: ClassifiedErrorBody,
-};
-
-/** Every spec route owned by a backend service: validate here, then one NATS request to its owner. */
+/**
+ * Every spec route owned by a backend service: validate here, then one NATS request to its owner.
+ * Summaries, tags and error statuses come from the operations table (openapi.ts applies them).
+ */
 export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     for (const route of routes) {
       if (JOB_ROUTE_OPERATIONS.has(route.operation)) continue; // served by the job-aware routes
       const operation: Operation = operations[route.operation];
-      const response: Record<number, unknown> = { 200: operation.response };
-      for (const code of route.codes) if (ERROR_SCHEMAS[code]) response[code] = ERROR_SCHEMAS[code];
       app.route({
         method: route.method,
         url: route.path,
         schema: {
-          summary: route.summary,
-          tags: [operation.service],
           ...(route.input === "body" ? { body: operation.request } : {}),
           ...(route.params ? { params: route.params } : {}),
           ...(route.query ? { querystring: route.query } : {}),
-          response,
+          response: { 200: operation.response },
         },
         handler: async (request: FastifyRequest) => {
           const input =
