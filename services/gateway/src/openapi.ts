@@ -93,7 +93,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
  * success body. An operation without an entry is left bare (and logged), which the gateway's
  * OpenAPI test reports by name.
  */
-export function describeOperations(document: JsonObject, log?: FastifyBaseLogger): JsonObject {
+function describeOperations(document: JsonObject, log?: FastifyBaseLogger): JsonObject {
   const components = (document.components ?? {}) as JsonObject;
   const schemas: JsonObject = { ...((components.schemas ?? {}) as JsonObject) };
   for (const [name, body] of Object.entries(ERROR_BODIES)) {
