@@ -1,3 +1,4 @@
+export * from "./api-examples";
 export * from "./common";
 export * from "./config";
 export * from "./criteria";

@@ -65,44 +65,221 @@ export interface ForwardedRoute {
   input: "body" | "params+query";
   params?: z.ZodObject;
   query?: z.ZodObject;
-  summary: string;
-  /** HTTP codes the spec lists for the route (for the OpenAPI document). */
-  codes: number[];
 }
 
-const post = (path: string, operation: OperationKey, summary: string, codes: number[]): ForwardedRoute => ({
-  method: "POST", path, operation, input: "body", summary, codes,
+const post = (path: string, operation: OperationKey): ForwardedRoute => ({ method: "POST", path, operation, input: "body" });
+const get = (path: string, operation: OperationKey, parts: { params?: z.ZodObject; query?: z.ZodObject }): ForwardedRoute => ({
+  method: "GET",
+  path,
+  operation,
+  input: "params+query",
+  ...parts,
 });
-const get = (
-  path: string,
-  operation: OperationKey,
-  summary: string,
-  codes: number[],
-  parts: { params?: z.ZodObject; query?: z.ZodObject },
-): ForwardedRoute => ({ method: "GET", path, operation, input: "params+query", summary, codes, ...parts });
 
-const criteriaCodes = [200, 400, 401, 429, 500];
+/** Summaries, operation ids and documented statuses of these routes live in `apiOperations` below. */
 export const forwardedRoutes: ForwardedRoute[] = [
-  post("/v1/criteria/analyze-question", "analyzeQuestion", "Check whether a research question is ready for a search", criteriaCodes),
-  post("/v1/criteria/generate", "generateCriteria", "Generate eligibility criteria", criteriaCodes),
-  post("/v1/criteria/picos", "picos", "Extract PICOS elements", criteriaCodes),
-  post("/v1/criteria/refine-context", "refineContext", "Refine a project description and research questions", criteriaCodes),
-  post("/v1/criteria/refine", "refineCriteria", "Refine criteria from reviewer conflicts", criteriaCodes),
-  post("/v1/criteria/consolidate", "consolidate", "Find and merge duplicate criteria", criteriaCodes),
+  post("/v1/criteria/analyze-question", "analyzeQuestion"),
+  post("/v1/criteria/generate", "generateCriteria"),
+  post("/v1/criteria/picos", "picos"),
+  post("/v1/criteria/refine-context", "refineContext"),
+  post("/v1/criteria/refine", "refineCriteria"),
+  post("/v1/criteria/consolidate", "consolidate"),
 
-  post("/v1/screening/jobs", "createScreeningJob", "Start a screening job", [200, 400, 401, 409, 500]),
-  get("/v1/screening/jobs/:job_id", "getScreeningJob", "Poll a screening job", [200, 401, 404], { params: byJobId }),
-  get("/v1/screening/jobs", "listScreeningJobs", "List screening jobs, newest first", [200, 401], { query: listQuery }),
-  get("/v1/screening/active-job", "activeScreeningJob", "The pending or running screening job of a project, or null", [200, 401], { query: activeQuery }),
-  post("/v1/screening/estimate", "estimateScreening", "Estimate the tokens and cost of a screening job", [200, 400, 401, 500]),
+  post("/v1/screening/jobs", "createScreeningJob"),
+  get("/v1/screening/jobs/:job_id", "getScreeningJob", { params: byJobId }),
+  get("/v1/screening/jobs", "listScreeningJobs", { query: listQuery }),
+  get("/v1/screening/active-job", "activeScreeningJob", { query: activeQuery }),
+  post("/v1/screening/estimate", "estimateScreening"),
 
-  post("/v1/indexer/run", "indexerRun", "Extract fields from records synchronously", [200, 400, 401, 429, 500]),
-  post("/v1/indexer/jobs", "createIndexerJob", "Start an extraction job", [200, 400, 401, 500]),
-  get("/v1/indexer/jobs/:job_id", "getIndexerJob", "Poll an extraction job", [200, 401, 404], { params: byJobId }),
-  get("/v1/indexer/jobs", "listIndexerJobs", "List extraction jobs, newest first", [200, 401], { query: listQuery }),
-  get("/v1/indexer/active-job", "activeIndexerJob", "The pending or running extraction job of a project, or null", [200, 401], { query: activeQuery }),
-  post("/v1/indexer/estimate", "estimateIndexer", "Estimate the tokens and cost of an extraction", [200, 400, 401, 500]),
-  post("/v1/indexer/suggest-fields", "suggestFields", "Suggest fields to extract", [200, 400, 401, 429, 500]),
-  post("/v1/indexer/refine-fields", "refineFields", "Review field definitions", [200, 400, 401, 429, 500]),
-  post("/v1/indexer/group-tags", "groupTags", "Group extracted values", [200, 400, 401, 429, 500]),
+  post("/v1/indexer/run", "indexerRun"),
+  post("/v1/indexer/jobs", "createIndexerJob"),
+  get("/v1/indexer/jobs/:job_id", "getIndexerJob", { params: byJobId }),
+  get("/v1/indexer/jobs", "listIndexerJobs", { query: listQuery }),
+  get("/v1/indexer/active-job", "activeIndexerJob", { query: activeQuery }),
+  post("/v1/indexer/estimate", "estimateIndexer"),
+  post("/v1/indexer/suggest-fields", "suggestFields"),
+  post("/v1/indexer/refine-fields", "refineFields"),
+  post("/v1/indexer/group-tags", "groupTags"),
 ];
+
+/** The capabilities, as OpenAPI tags (generators group methods by them). */
+export const API_TAGS = {
+  health: "Liveness and readiness; no service key needed.",
+  configuration: "Per-service model, temperature and prompt settings, and the prompt registry.",
+  screening: "AI Screening: asynchronous jobs that score papers against eligibility criteria, explain and cluster the reasons.",
+  indexer: "AutoIndexer: evidence-backed extraction of typed fields from titles and abstracts, synchronously or as jobs, with helpers.",
+  criteria: "Criteria AI: synchronous help to draft, check and refine eligibility criteria.",
+} as const;
+export type ApiTag = keyof typeof API_TAGS;
+
+/** The spec's three error bodies (Errors), by the component name the OpenAPI document gives each. */
+export type ErrorBodyName = "ValidationError" | "SimpleError" | "ClassifiedError";
+
+/**
+ * What a route answers for one non-2xx status: the error bodies it can carry, or `"success-body"`
+ * when it is the success body under another status (`/health/ready`'s 503).
+ */
+export type ErrorResponse = readonly ErrorBodyName[] | "success-body";
+
+/**
+ * The documentation of one HTTP operation: the one table the OpenAPI document takes operation ids,
+ * summaries, tags and non-2xx statuses from. The gateway applies it to every route centrally
+ * (services/gateway/src/openapi.ts), matching by method and canonical path, so a route defined
+ * anywhere gets it; a route without an entry fails the gateway's OpenAPI test.
+ */
+export interface ApiOperation {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  /** Canonical path in OpenAPI form (`/v1/screening/jobs/{job_id}`; health without `/v1`). */
+  path: string;
+  /** Stable name generated clients call the method by: never derive it from the path. */
+  operationId: string;
+  summary: string;
+  tag: ApiTag;
+  /** Served without a service key. */
+  public?: boolean;
+  /** Every non-2xx status the spec lists for the route, plus the ones the gateway also answers (docs/errors.md). */
+  errors: Partial<Record<number, ErrorResponse>>;
+}
+
+const V = ["ValidationError"] as const;
+const S = ["SimpleError"] as const;
+const C = ["ClassifiedError"] as const;
+
+/**
+ * Statuses by what a route does. Every route behind the key may answer 401; every route that needs
+ * NATS answers a retryable 503 while it (or the owning service) is unreachable and 504 when the
+ * service does not answer in time; any route can fail with 500.
+ */
+const keyed = { 401: C, 500: C, 503: C } as const;
+const forwarded = { ...keyed, 504: C } as const;
+/** A JSON body: field-level or simple 400 (malformed JSON, wrong media type), 413 over the size limit. */
+const withBody = { 400: [...V, ...S], 413: S } as const;
+/** Query or path parameters: a field-level 400. */
+const withParams = { 400: V } as const;
+/** A synchronous provider call: the provider may reject the request (classified 400), limit it (429) or fail (502). */
+const providerBacked = { ...forwarded, 400: [...V, ...S, ...C], 413: S, 429: C, 502: C } as const;
+
+const criteriaOp = (path: string, operationId: string, summary: string): ApiOperation => ({
+  method: "POST",
+  path: `/v1/criteria/${path}`,
+  operationId,
+  summary,
+  tag: "criteria",
+  errors: providerBacked,
+});
+
+export const apiOperations: readonly ApiOperation[] = [
+  { method: "GET", path: "/health", operationId: "getHealth", summary: "Liveness: the gateway process is up", tag: "health", public: true, errors: {} },
+  {
+    method: "GET",
+    path: "/health/ready",
+    operationId: "getReadiness",
+    summary: "Readiness: database, provider key and messaging checks",
+    tag: "health",
+    public: true,
+    errors: { 503: "success-body" },
+  },
+
+  { method: "GET", path: "/v1/config/services", operationId: "listServiceConfigs", summary: "List every service's effective configuration", tag: "configuration", errors: keyed },
+  {
+    method: "GET",
+    path: "/v1/config/services/{service_id}",
+    operationId: "getServiceConfig",
+    summary: "Read one service's effective configuration (an unknown id gets the default)",
+    tag: "configuration",
+    errors: { ...keyed, ...withParams },
+  },
+  {
+    method: "PUT",
+    path: "/v1/config/services/{service_id}",
+    operationId: "updateServiceConfig",
+    summary: "Patch one service's configuration; every replica applies it at once",
+    tag: "configuration",
+    errors: { ...keyed, ...withBody },
+  },
+  { method: "GET", path: "/v1/config/prompts", operationId: "listPrompts", summary: "List the prompt registry", tag: "configuration", errors: keyed },
+
+  {
+    method: "POST",
+    path: "/v1/screening/jobs",
+    operationId: "createScreeningJob",
+    summary: "Start a screening job",
+    tag: "screening",
+    errors: { ...forwarded, ...withBody, 409: S },
+  },
+  {
+    method: "GET",
+    path: "/v1/screening/jobs/{job_id}",
+    operationId: "getScreeningJob",
+    summary: "Poll a screening job",
+    tag: "screening",
+    errors: { ...forwarded, ...withParams, 404: S },
+  },
+  { method: "GET", path: "/v1/screening/jobs", operationId: "listScreeningJobs", summary: "List screening jobs, newest first", tag: "screening", errors: { ...forwarded, ...withParams } },
+  {
+    method: "GET",
+    path: "/v1/screening/active-job",
+    operationId: "getActiveScreeningJob",
+    summary: "The pending or running screening job of a project, or null",
+    tag: "screening",
+    errors: { ...forwarded, ...withParams },
+  },
+  {
+    method: "POST",
+    path: "/v1/screening/estimate",
+    operationId: "estimateScreening",
+    summary: "Estimate the tokens and cost of a screening job",
+    tag: "screening",
+    errors: { ...forwarded, ...withBody },
+  },
+
+  { method: "POST", path: "/v1/indexer/run", operationId: "runIndexer", summary: "Extract fields from records synchronously", tag: "indexer", errors: providerBacked },
+  { method: "POST", path: "/v1/indexer/jobs", operationId: "createIndexerJob", summary: "Start an extraction job", tag: "indexer", errors: { ...forwarded, ...withBody } },
+  {
+    method: "GET",
+    path: "/v1/indexer/jobs/{job_id}",
+    operationId: "getIndexerJob",
+    summary: "Poll an extraction job",
+    tag: "indexer",
+    errors: { ...forwarded, ...withParams, 404: S },
+  },
+  { method: "GET", path: "/v1/indexer/jobs", operationId: "listIndexerJobs", summary: "List extraction jobs, newest first", tag: "indexer", errors: { ...forwarded, ...withParams } },
+  {
+    method: "GET",
+    path: "/v1/indexer/active-job",
+    operationId: "getActiveIndexerJob",
+    summary: "The pending or running extraction job of a project, or null",
+    tag: "indexer",
+    errors: { ...forwarded, ...withParams },
+  },
+  {
+    method: "POST",
+    path: "/v1/indexer/estimate",
+    operationId: "estimateIndexer",
+    summary: "Estimate the tokens and cost of an extraction",
+    tag: "indexer",
+    errors: { ...forwarded, ...withBody },
+  },
+  { method: "POST", path: "/v1/indexer/suggest-fields", operationId: "suggestIndexerFields", summary: "Suggest fields to extract", tag: "indexer", errors: providerBacked },
+  { method: "POST", path: "/v1/indexer/refine-fields", operationId: "refineIndexerFields", summary: "Review field definitions", tag: "indexer", errors: providerBacked },
+  { method: "POST", path: "/v1/indexer/group-tags", operationId: "groupIndexerTags", summary: "Group extracted values", tag: "indexer", errors: providerBacked },
+
+  criteriaOp("analyze-question", "analyzeResearchQuestion", "Check whether a research question is ready for a search"),
+  criteriaOp("generate", "generateCriteria", "Generate eligibility criteria"),
+  criteriaOp("picos", "extractPicos", "Extract PICOS elements"),
+  criteriaOp("refine-context", "refineProjectContext", "Refine a project description and research questions"),
+  criteriaOp("refine", "refineCriteria", "Refine criteria from reviewer conflicts"),
+  criteriaOp("consolidate", "consolidateCriteria", "Find and merge duplicate criteria"),
+];
+
+/** `GET /v1/screening/jobs/:job_id` (fastify form) or `{job_id}` (OpenAPI form) as one key. */
+export function apiOperationKey(method: string, path: string): string {
+  return `${method.toUpperCase()} ${path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`;
+}
+
+const byKey = new Map(apiOperations.map((entry) => [apiOperationKey(entry.method, entry.path), entry]));
+
+/** The table entry of a route, by method and canonical path (either path form). */
+export function findApiOperation(method: string, path: string): ApiOperation | undefined {
+  return byKey.get(apiOperationKey(method, path));
+}

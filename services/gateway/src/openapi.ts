@@ -1,7 +1,54 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import type { FastifyInstance } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { jsonSchemaTransform } from "fastify-type-provider-zod";
+import { z } from "zod";
+import {
+  API_TAGS,
+  ClassifiedErrorBody,
+  findApiOperation,
+  requestExamples,
+  SimpleErrorBody,
+  ValidationErrorBody,
+  type ApiOperation,
+  type ErrorBodyName,
+  type ErrorResponse,
+} from "@litrev/contracts";
+
+/** The spec's three error bodies, as reusable components; routes refer to them by name. */
+const ERROR_BODIES: Record<ErrorBodyName, { schema: z.ZodType; description: string; example: unknown }> = {
+  ValidationError: {
+    schema: ValidationErrorBody,
+    description: "Field-level validation error: one entry per problem, `loc` like `[\"body\", \"papers\"]` (FastAPI-compatible).",
+    example: { detail: [{ type: "missing", loc: ["body", "research_question"], msg: "Field required" }] },
+  },
+  SimpleError: {
+    schema: SimpleErrorBody,
+    description: "Simple error: a message only (404, 409, the screening cost ceiling, a body over the size limit).",
+    example: { detail: "Job not found" },
+  },
+  ClassifiedError: {
+    schema: ClassifiedErrorBody,
+    description: "Classified error: `error_code` is the category (docs/errors.md) and `retryable` says whether retrying can help.",
+    example: { detail: { message: "Missing or invalid API key", error_code: "auth", retryable: false } },
+  },
+};
+
+const STATUS_TEXT: Record<number, string> = {
+  400: "The request is invalid",
+  401: "Missing or invalid service key, or an invalid provider key (`error_code` `auth`)",
+  404: "Not found",
+  409: "Another job for this project is pending or running",
+  413: "The request body exceeds the size limit",
+  429: "The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable)",
+  500: "Unexpected server error",
+  502: "The provider failed or could not be reached, after retries (retryable)",
+  503: "Messaging or the owning service is unavailable (retryable)",
+  504: "The owning service did not answer in time (retryable)",
+};
+
+type JsonObject = Record<string, unknown>;
+const HTTP_METHODS = ["get", "put", "post", "delete", "patch"] as const;
 
 /** OpenAPI generated from the same zod contracts that validate requests: `/openapi.json`, UI at `/docs`. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
@@ -12,18 +59,100 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         title: "Literature-review AI service",
         version: "1.0.0",
         description:
-          "Screening, structured extraction and eligibility-criteria assistance. Every route is also served without the /v1 prefix.",
+          "Screening, structured extraction and eligibility-criteria assistance. Every route is also served without the /v1 prefix. " +
+          "Send the service key as `X-API-Key` or `Authorization: Bearer`; `X-LLM-API-Key` overrides the provider key for one request.",
+        license: { name: "MIT", identifier: "MIT" },
       },
+      servers: [
+        {
+          url: "{base_url}",
+          description: "Where the gateway is served",
+          variables: { base_url: { default: "http://localhost:8000", description: "Scheme, host and port of the gateway (`npm start` listens on 8000)" } },
+        },
+      ],
+      tags: Object.entries(API_TAGS).map(([name, description]) => ({ name, description })),
       components: {
         securitySchemes: {
-          apiKey: { type: "apiKey", in: "header", name: "X-API-Key" },
-          bearer: { type: "http", scheme: "bearer" },
+          apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "The service key" },
+          bearer: { type: "http", scheme: "bearer", description: "The service key as a bearer token" },
         },
       },
       security: [{ apiKey: [] }, { bearer: [] }],
     },
     transform: jsonSchemaTransform,
+    transformObject: (input) => describeOperations((input as { openapiObject: JsonObject }).openapiObject, app.log),
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+}
+
+/**
+ * Applies the operations table to every operation of the document, wherever its route was
+ * defined: operation id, summary, tag, security, request example, and the error statuses with
+ * their named bodies. The table is authoritative for non-2xx statuses; the route keeps its own
+ * success body. An operation without an entry is left bare (and logged), which the gateway's
+ * OpenAPI test reports by name.
+ */
+function describeOperations(document: JsonObject, log?: FastifyBaseLogger): JsonObject {
+  const components = (document.components ?? {}) as JsonObject;
+  const schemas: JsonObject = { ...((components.schemas ?? {}) as JsonObject) };
+  for (const [name, body] of Object.entries(ERROR_BODIES)) {
+    schemas[name] = { ...z.toJSONSchema(body.schema, { target: "draft-2020-12" }), description: body.description, examples: [body.example] };
+    delete (schemas[name] as JsonObject).$schema;
+  }
+  const paths = (document.paths ?? {}) as Record<string, JsonObject>;
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method] as JsonObject | undefined;
+      if (!operation) continue;
+      const entry = findApiOperation(method, path);
+      if (!entry) {
+        log?.warn({ method: method.toUpperCase(), path }, "route has no entry in the operations table (libs/contracts/src/operations.ts)");
+        continue;
+      }
+      item[method] = describe(operation, entry);
+    }
+  }
+  return { ...document, components: { ...components, schemas } };
+}
+
+function describe(operation: JsonObject, entry: ApiOperation): JsonObject {
+  const ownResponses = (operation.responses ?? {}) as Record<string, JsonObject>;
+  const responses: Record<string, unknown> = {};
+  for (const [status, response] of Object.entries(ownResponses)) {
+    // fastify-swagger's placeholder description says nothing; the summary says what succeeds.
+    if (/^2/.test(status)) responses[status] = response.description === "Default Response" ? { ...response, description: "OK" } : response;
+  }
+  const success = Object.values(responses)[0] as JsonObject | undefined;
+  for (const [status, errors] of Object.entries(entry.errors) as [string, ErrorResponse][]) {
+    responses[status] =
+      errors === "success-body"
+        ? { ...success, description: "Degraded: a check failed (the same body as the success response)" }
+        : errorResponse(Number(status), errors);
+  }
+  const described: JsonObject = {
+    ...operation,
+    operationId: entry.operationId,
+    summary: entry.summary,
+    tags: [entry.tag],
+    responses,
+  };
+  if (entry.public) described.security = [];
+  const example = requestExamples[entry.operationId];
+  const json = ((operation.requestBody as JsonObject | undefined)?.content as Record<string, JsonObject> | undefined)?.["application/json"];
+  if (example !== undefined && json) {
+    described.requestBody = {
+      ...(operation.requestBody as JsonObject),
+      content: { "application/json": { ...json, example } },
+    };
+  }
+  return described;
+}
+
+function errorResponse(status: number, bodies: readonly ErrorBodyName[]): JsonObject {
+  const refs = bodies.map((name) => ({ $ref: `#/components/schemas/${name}` }));
+  return {
+    description: STATUS_TEXT[status] ?? `HTTP ${status}`,
+    content: { "application/json": { schema: refs.length === 1 ? refs[0] : { oneOf: refs } } },
+  };
 }

@@ -1,21 +1,13 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import { type Operation, ClassifiedErrorBody, forwardedRoutes as routes, operations, SimpleErrorBody, ValidationErrorBody, headers } from "@litrev/contracts";
+import { type Operation, forwardedRoutes as routes, operations, headers } from "@litrev/contracts";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { jobRouteHandlers } from "../jobs/job-routes";
 
-const ERROR_SCHEMAS: Record<number, unknown> = {
-  400: ValidationErrorBody.or(SimpleErrorBody).or(ClassifiedErrorBody),
-  401: ClassifiedErrorBody,
-  404: SimpleErrorBody,
-  409: SimpleErrorBody,
-  429: ClassifiedErrorBody,
-  500: ClassifiedErrorBody,
-};
-
 /**
  * Every spec route owned by a backend service: validate here, then one NATS request to its owner —
  * or, for the job routes that the gateway answers itself where it can, the job-aware handler.
+ * Summaries, tags and error statuses come from the operations table (openapi.ts applies them).
  */
 export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
@@ -24,18 +16,14 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
       const jobHandler = jobs.handlers.get(operation);
-      const response: Record<number, unknown> = { 200: operation.response };
-      for (const code of route.codes) if (ERROR_SCHEMAS[code]) response[code] = ERROR_SCHEMAS[code];
       app.route({
         method: route.method,
         url: route.path,
         schema: {
-          summary: route.summary,
-          tags: [operation.service],
           ...(route.input === "body" ? { body: operation.request } : {}),
           ...(route.params ? { params: route.params } : {}),
           ...(route.query ? { querystring: route.query } : {}),
-          response,
+          response: { 200: operation.response },
         },
         handler: jobHandler ?? (async (request: FastifyRequest) => {
           const input =

@@ -1,0 +1,194 @@
+import type { FastifyInstance } from "fastify";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { apiOperations, ServiceError } from "@litrev/contracts";
+import type { ConfigStore, NatsLink } from "@litrev/messaging";
+import { createLogger } from "@litrev/telemetry";
+import { buildApp } from "./app";
+import { GatewayEnv } from "./env";
+
+/**
+ * The OpenAPI document as generators see it: every operation named, summarised, tagged and with
+ * the spec's statuses, all taken from the one operations table whatever file defines the route.
+ */
+
+interface Operation {
+  operationId?: string;
+  summary?: string;
+  tags?: string[];
+  security?: unknown[];
+  responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>;
+  requestBody?: { content: Record<string, { example?: unknown }> };
+}
+type Document = {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, Record<string, string>> };
+  tags: { name: string }[];
+  servers: { url: string }[];
+  info: { license?: { name: string } };
+  security: Record<string, unknown>[];
+};
+
+/** The spec's status codes per route (Endpoints), written out here independently of the table. */
+const SPEC_CODES: Record<string, number[]> = {
+  "GET /health": [200],
+  "GET /health/ready": [200, 503],
+  "GET /v1/config/services": [200, 401],
+  "GET /v1/config/services/{service_id}": [200, 401],
+  "PUT /v1/config/services/{service_id}": [200, 400, 401, 500],
+  "GET /v1/config/prompts": [200, 401],
+  "POST /v1/screening/jobs": [200, 400, 401, 409, 500],
+  "GET /v1/screening/jobs/{job_id}": [200, 401, 404],
+  "GET /v1/screening/jobs": [200, 401],
+  "GET /v1/screening/active-job": [200, 401],
+  "POST /v1/screening/estimate": [200, 400, 401, 500],
+  "POST /v1/indexer/run": [200, 400, 401, 429, 500],
+  "POST /v1/indexer/jobs": [200, 400, 401, 500],
+  "GET /v1/indexer/jobs/{job_id}": [200, 401, 404],
+  "GET /v1/indexer/jobs": [200, 401],
+  "GET /v1/indexer/active-job": [200, 401],
+  "POST /v1/indexer/estimate": [200, 400, 401, 500],
+  "POST /v1/indexer/suggest-fields": [200, 400, 401, 429, 500],
+  "POST /v1/indexer/refine-fields": [200, 400, 401, 429, 500],
+  "POST /v1/indexer/group-tags": [200, 400, 401, 429, 500],
+  ...Object.fromEntries(
+    ["analyze-question", "generate", "picos", "refine-context", "refine", "consolidate"].map((p) => [`POST /v1/criteria/${p}`, [200, 400, 401, 429, 500]]),
+  ),
+};
+
+const offlineLink = {
+  connected: false,
+  connection: () => {
+    throw new ServiceError("service_unavailable", "offline");
+  },
+  ready: () => new Promise(() => undefined),
+  close: async () => undefined,
+} as unknown as NatsLink;
+
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+async function gateway(extraRoutes?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
+  app = await buildApp({
+    env: GatewayEnv.parse({ API_KEY: "openapi-test-key", NATS_URL: "nats://127.0.0.1:1", JOB_KEY_SECRET: "openapi-test-job-key-secret" }),
+    logger: createLogger("openapi-test", "silent"),
+    link: offlineLink,
+    configStore: () => Promise.reject(new Error("no config store")) as Promise<ConfigStore>,
+  });
+  extraRoutes?.(app);
+  return app;
+}
+
+async function documentOf(target: FastifyInstance): Promise<Document> {
+  const res = await target.inject({ method: "GET", url: "/openapi.json" });
+  expect(res.statusCode).toBe(200);
+  return res.json() as Document;
+}
+
+function operationsOf(doc: Document): [string, Operation][] {
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => [`${method.toUpperCase()} ${path}`, op] as [string, Operation]),
+  );
+}
+
+/** Operations the table does not describe: what a route added without an entry looks like. */
+const withoutEntry = (doc: Document) => operationsOf(doc).filter(([, op]) => !op.operationId).map(([key]) => key);
+
+describe("the OpenAPI document", () => {
+  it("describes every route from the operations table, one entry per route and no entry without a route", async () => {
+    const doc = await documentOf(await gateway());
+    expect(withoutEntry(doc), "routes with no entry in apiOperations (libs/contracts/src/operations.ts)").toEqual([]);
+    const documented = operationsOf(doc).map(([key]) => key).sort();
+    expect(documented).toEqual(apiOperations.map((e) => `${e.method} ${e.path}`).sort());
+    for (const [key, op] of operationsOf(doc)) {
+      const entry = apiOperations.find((e) => `${e.method} ${e.path}` === key)!;
+      expect(op, key).toMatchObject({ operationId: entry.operationId, summary: entry.summary, tags: [entry.tag] });
+    }
+  });
+
+  it("names every operation uniquely, readably, and independently of its path", async () => {
+    const doc = await documentOf(await gateway());
+    const ids = operationsOf(doc).map(([, op]) => op.operationId!);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z]+$/);
+    expect(ids.length).toBe(Object.keys(SPEC_CODES).length);
+  });
+
+  it("documents every status the spec lists for each route, and a 4xx for every route but liveness", async () => {
+    const doc = await documentOf(await gateway());
+    for (const [key, codes] of Object.entries(SPEC_CODES)) {
+      const [method, path] = key.split(" ") as [string, string];
+      const op = doc.paths[path]?.[method.toLowerCase()];
+      expect(op, key).toBeDefined();
+      const statuses = Object.keys(op!.responses).map(Number);
+      expect(statuses, key).toEqual(expect.arrayContaining(codes));
+      const failure = statuses.some((s) => s >= 400 && s < 500) || (key === "GET /health/ready" && statuses.includes(503));
+      expect(failure || key === "GET /health", `${key} documents no failure`).toBe(true);
+    }
+    expect(Object.keys(doc.paths["/health"]!.get!.responses)).toEqual(["200"]);
+  });
+
+  it("refers every error status to one of the spec's three named bodies", async () => {
+    const doc = await documentOf(await gateway());
+    const names = ["ValidationError", "SimpleError", "ClassifiedError"];
+    for (const name of names) expect(doc.components.schemas[name], name).toBeDefined();
+    for (const [key, op] of operationsOf(doc)) {
+      for (const [status, response] of Object.entries(op.responses)) {
+        if (Number(status) < 400 || key === "GET /health/ready") continue;
+        const schema = response.content!["application/json"]!.schema;
+        const refs = ((schema.oneOf as { $ref: string }[] | undefined) ?? [schema as { $ref: string }]).map((s) => s.$ref);
+        expect(refs.length, `${key} ${status}`).toBeGreaterThan(0);
+        for (const ref of refs) expect(names.map((n) => `#/components/schemas/${n}`), `${key} ${status}`).toContain(ref);
+      }
+    }
+    expect(doc.paths["/v1/screening/jobs"]!.post!.responses["409"]!.content!["application/json"]!.schema).toEqual({ $ref: "#/components/schemas/SimpleError" });
+    expect(doc.paths["/v1/criteria/picos"]!.post!.responses["429"]!.content!["application/json"]!.schema).toEqual({ $ref: "#/components/schemas/ClassifiedError" });
+  });
+
+  it("gives the error components the shapes the gateway really sends", async () => {
+    const target = await gateway();
+    const doc = await documentOf(target);
+    const validator = (name: string) => z.fromJSONSchema(doc.components.schemas[name] as never);
+    const unauthorised = await target.inject({ method: "GET", url: "/v1/config/prompts" });
+    expect(validator("ClassifiedError").safeParse(unauthorised.json()).success).toBe(true);
+    const invalid = await target.inject({ method: "POST", url: "/v1/criteria/picos", headers: { "x-api-key": "openapi-test-key" }, payload: {} });
+    expect(invalid.statusCode).toBe(400);
+    expect(validator("ValidationError").safeParse(invalid.json()).success).toBe(true);
+    const notFound = await target.inject({ method: "GET", url: "/v1/nowhere", headers: { "x-api-key": "openapi-test-key" } });
+    expect(validator("SimpleError").safeParse(notFound.json()).success).toBe(true);
+    expect(validator("SimpleError").safeParse(unauthorised.json()).success).toBe(false);
+  });
+
+  it("declares servers, a licence, the capability tags, both key headers, and public health routes", async () => {
+    const doc = await documentOf(await gateway());
+    expect(doc.servers.length).toBeGreaterThan(0);
+    expect(doc.info.license?.name).toBe("MIT");
+    expect(doc.tags.map((t) => t.name).sort()).toEqual(["configuration", "criteria", "health", "indexer", "screening"]);
+    expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: "apiKey", in: "header", name: "X-API-Key" });
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc.security).toEqual([{ apiKey: [] }, { bearer: [] }]);
+    for (const [key, op] of operationsOf(doc)) {
+      if (key.startsWith("GET /health")) expect(op.security, key).toEqual([]);
+      else expect(op.security, key).toBeUndefined();
+    }
+  });
+
+  it("shows request examples built from the spec's defaults", async () => {
+    const doc = await documentOf(await gateway());
+    const example = (path: string) => doc.paths[path]!.post!.requestBody!.content["application/json"]!.example as Record<string, unknown>;
+    expect(example("/v1/screening/jobs")).toMatchObject({ model: "llm-5-nano", repetitions: 5, threshold: 1.0 });
+    expect(example("/v1/indexer/run")).toMatchObject({ model: "llm-5-mini", mode: "full", max_workers: 4, batch_size: 50 });
+    expect(example("/v1/criteria/analyze-question")).toMatchObject({ model: "llm-5-mini" });
+    expect(example("/v1/criteria/generate")).toMatchObject({ model: "llm-4.1", criterion_type: "exclude" });
+  });
+
+  it("leaves a route added without a table entry bare, so the first test names it", async () => {
+    const doc = await documentOf(
+      await gateway((target) => target.get("/v1/screening/jobs/:job_id/unlisted", { schema: { summary: "not in the table" } }, async () => ({}))),
+    );
+    expect(withoutEntry(doc)).toEqual(["GET /v1/screening/jobs/{job_id}/unlisted"]);
+  });
+});
