@@ -7,6 +7,8 @@ import { estimateScreening } from "./estimate";
 export interface HandlerDeps extends AdmissionDeps {
   infra: JobInfra;
   store: JobStore;
+  /** The job's model when the request named none: the service config's, else the spec's default. */
+  chooseModel?: (requested: string) => string;
 }
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
@@ -18,7 +20,9 @@ const notFound = () => new ServiceError("not_found", "Job not found", { simple: 
  */
 export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
   return [
-    handler(operations.createScreeningJob, (request, ctx) => admitScreeningJob(deps, request, ctx)),
+    handler(operations.createScreeningJob, (request, ctx) =>
+      admitScreeningJob(deps, deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request, ctx),
+    ),
     handler(operations.getScreeningJob, async ({ job_id }) => {
       const stored = await storageRead(deps.store, () => deps.store.getJob(job_id));
       if (!stored) throw notFound();

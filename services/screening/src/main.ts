@@ -1,7 +1,6 @@
 import { DEFAULT_MODEL } from "@litrev/contracts";
 import { JobWorker, KeySealer, openJobInfra, openJobStore, type JobStore } from "@litrev/jobs";
-import { LlmClient } from "@litrev/llm";
-import { llmOptions, startService } from "@litrev/runtime";
+import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
 import { screeningHandlers } from "./handlers";
 import { createLiveModel } from "./model/live-model";
@@ -46,7 +45,7 @@ await startService({
       maxAttempts: env.JOB_MAX_ATTEMPTS,
       retentionMs: env.JOB_RETENTION_MS,
     });
-    const llm = new LlmClient({ ...llmOptions(env), logger });
+    const { llm } = runtime;
     const worker = new JobWorker({
       infra,
       store: jobStore,
@@ -74,6 +73,14 @@ await startService({
     worker.start();
     // Steps run in reverse order: the operations drain first, then running jobs are handed back, then NATS closes.
     shutdown.add("job worker", () => worker.stop());
-    return screeningHandlers({ infra, store: jobStore, sealer, logger, orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS, pipeline });
+    return screeningHandlers({
+      infra,
+      store: jobStore,
+      sealer,
+      logger,
+      orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
+      pipeline,
+      chooseModel: (requested) => runtime.model(requested, DEFAULT_MODEL.screening),
+    });
   },
 });

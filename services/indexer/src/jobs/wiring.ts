@@ -1,4 +1,4 @@
-import { headers, operations } from "@litrev/contracts";
+import { DEFAULT_MODEL, headers, operations } from "@litrev/contracts";
 import { JobWorker, KeySealer, openJobInfra, openJobStore, type JobStore } from "@litrev/jobs";
 import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
@@ -45,7 +45,7 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
   const admission = { infra, store, sealer, logger, config: runtime.config, resolveModel: (m: string) => llm.resolveModel(m) };
   const handlers = [
     handler(operations.createIndexerJob, async (req, ctx) =>
-      createIndexerJob(admission, req, { plain: ctx.providerKey, sealed: ctx.header(headers.sealedProviderKey) }),
+      createIndexerJob(admission, { ...req, model: runtime.model(req.model, DEFAULT_MODEL.indexerRun) }, { plain: ctx.providerKey, sealed: ctx.header(headers.sealedProviderKey) }),
     ),
     handler(operations.getIndexerJob, async (req) => reader.get(req.job_id)),
     handler(operations.listIndexerJobs, async (req) => reader.list(req.limit)),
