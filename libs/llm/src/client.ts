@@ -99,6 +99,8 @@ interface Provider {
   digest: string;
   sdk: OpenAI;
   limiter: RateLimiter;
+  /** Set once the server refused `n` > 1 (llama.cpp): later calls ask for one choice. */
+  singleChoice?: boolean;
 }
 
 const NO_KEY_MESSAGE = "No language-model provider key is configured: set OPENAI_API_KEY or send X-LLM-API-Key";
@@ -224,7 +226,7 @@ export class LlmClient {
           model,
           messages: [...messages, ...repair],
           response_format: format.responseFormat,
-          ...(request.n !== undefined && request.n !== 1 ? { n: request.n } : {}),
+          ...(request.n !== undefined && request.n !== 1 && !provider.singleChoice ? { n: request.n } : {}),
           ...modelRequestParams(model, {
             temperature: request.temperature,
             maxOutputTokens,
@@ -232,7 +234,16 @@ export class LlmClient {
           }),
         };
         const estimated = estimateTokens(request.system) + estimateTokens(request.user) + (maxOutputTokens ?? 0);
-        const completion = await this.send(provider, body, { signal: request.signal, deadlineAt, deadlineMs, requested: request.model }, estimated);
+        const call = { signal: request.signal, deadlineAt, deadlineMs, requested: request.model };
+        const completion = await this.send(provider, body, call, estimated).catch(async (error: unknown) => {
+          // A server that refuses several choices (llama.cpp: "Only one completion choice is
+          // allowed"): ask for one; the caller sees one choice, as from a server that ignores `n`.
+          if (body.n === undefined || !refusesChoices(error)) throw error;
+          provider.singleChoice = true;
+          const { n: _n, ...single } = body;
+          this.logger?.warn({ model, key_digest: provider.digest.slice(0, 12) }, "provider refuses n > 1; asking for one choice per request");
+          return this.send(provider, single, call, estimated);
+        });
         const modelVersion = completion.model || model;
         usages.push(this.usageOf(completion, model, body));
 
@@ -426,6 +437,15 @@ function decodeChoices<S extends z.ZodType>(format: StructuredFormat<S>, complet
 }
 
 const DEFAULT_INTERACTIVE_DEADLINE_MS = 15_000;
+
+/** A 400 that rejects the `n` parameter rather than the request. */
+function refusesChoices(error: unknown): boolean {
+  return (
+    error instanceof ServiceError &&
+    error.category === "validation" &&
+    /only one completion choice|\bn\b[^.]*\b(not supported|must be 1|unsupported)|'n' is not supported/i.test(error.message)
+  );
+}
 
 /** Retirement dates some providers attach to a model entry (fields vary; none is standard). */
 function shutdownDateOf(model: object): string | undefined {

@@ -77,8 +77,8 @@ function classifyStatus(error: APIError, status: number): ServiceError {
 
 /**
  * "This model does not exist / is retired": OpenAI answers 404 `model_not_found`, Azure 404
- * `DeploymentNotFound`, vLLM and LiteLLM 404 or 400 with the model named in the message, Ollama 404
- * `model "x" not found`. Asking again never helps.
+ * `DeploymentNotFound`, vLLM 404 "The model `x` does not exist.", LiteLLM 400 "Invalid model name
+ * passed in model=x", Ollama 404 `model "x" not found`. Asking again never helps.
  */
 export function isModelNotFound(error: unknown): boolean {
   if (!(error instanceof APIError) || (error.status !== 404 && error.status !== 400)) return false;
@@ -86,7 +86,8 @@ export function isModelNotFound(error: unknown): boolean {
   if (/model_not_found|deploymentnotfound|model_not_available|notfounderror/i.test(code)) return true;
   const message = providerMessage(error);
   return /\bmodel\b.*\b(does not exist|not found|not exist|is not (available|supported)|deprecated|decommissioned|retired|shut ?down)/i.test(message)
-    || /\b(deployment)\b.*\b(does not exist|not found)/i.test(message);
+    || /\b(deployment)\b.*\b(does not exist|not found)/i.test(message)
+    || /invalid model name passed/i.test(message); // LiteLLM proxy
 }
 
 /** A model the provider does not offer: a 400 `validation` that names it and says how to remap it. */
