@@ -79,13 +79,14 @@ export const PROVIDER_PROFILES: Readonly<Record<ProfileName, ProviderProfile>> =
   azure: {
     ...base,
     name: "azure",
-    aliases: { "llm-5-nano": "nano-deployment", "llm-5-mini": "mini-deployment", "llm-4.1": "large-deployment" },
+    // Deployments named after their model keep GPT-5 request fields right (models.ts decides by name).
+    aliases: { "llm-5-nano": "gpt-5-nano-eu", "llm-5-mini": "gpt-5-mini-eu", "llm-4.1": "gpt-4.1-eu" },
     basePath: "/openai/v1",
     auth: "azure",
-    models: ["nano-deployment", "mini-deployment", "large-deployment"],
+    models: ["gpt-5-nano-eu", "gpt-5-mini-eu", "gpt-4.1-eu"],
     rateLimitHeaders: "remaining",
     // Azure reports the underlying model, not the deployment.
-    replyModel: (requested) => (requested.startsWith("nano") ? "gpt-5-nano-2025-08-07" : requested.startsWith("mini") ? "gpt-5-mini-2025-08-07" : "gpt-4.1-2025-04-14"),
+    replyModel: (requested) => (requested.startsWith("gpt-5-nano") ? "gpt-5-nano-2025-08-07" : requested.startsWith("gpt-5-mini") ? "gpt-5-mini-2025-08-07" : "gpt-4.1-2025-04-14"),
     modelNotFound: () => ({
       status: 404,
       body: {
