@@ -62,6 +62,10 @@ describe("live model configuration (2 screening replicas, criteria, real nats-se
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ aliases: { "llm-5-nano": "gpt-5.1-nano" }, overrides: { "llm-5-nano": "gpt-5.1-nano" } });
     expect(put.body.defaults["llm-5-nano"]).toBe("gpt-5-nano");
+    // The alias table lives in the config bucket too, but is no service: the listing stays the services'.
+    const ids = (await stack.http("GET", "/v1/config/services")).body.map((c: { service_id: string }) => c.service_id);
+    expect(ids).not.toContain("defaults");
+    expect(ids).not.toContain("overrides");
 
     // Jobs until both replicas have run at least one (bounded): every provider call uses the new model.
     for (let round = 0; round < 8; round++) {
