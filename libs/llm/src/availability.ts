@@ -70,5 +70,10 @@ export function describeAvailability(wanted: readonly string[], offered: readonl
   const parts: string[] = [];
   if (missing.length > 0) parts.push(`missing: ${missing.join(", ")}`);
   if (retiring.length > 0) parts.push(`shutting down: ${retiring.join(", ")}`);
-  return parts.length > 0 ? parts.join("; ") : `ok (${seen.size} model${seen.size === 1 ? "" : "s"} offered)`;
+  // Bounded: the text travels in a health reply and a readiness body.
+  return parts.length > 0 ? truncate(parts.join("; "), 1000) : `ok (${seen.size} model${seen.size === 1 ? "" : "s"} offered)`;
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
 }

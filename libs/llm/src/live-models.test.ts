@@ -117,3 +117,12 @@ describe("model availability", () => {
     expect(availability.status).not.toContain("sk-wrong");
   });
 });
+
+describe("availability text", () => {
+  it("stays bounded however many models are missing", () => {
+    const wanted = Array.from({ length: 500 }, (_, i) => `model-with-a-long-name-${i}`);
+    const text = describeAvailability(wanted, [], (name) => name);
+    expect(text.length).toBeLessThanOrEqual(1000);
+    expect(text.startsWith("missing: model-with-a-long-name-0")).toBe(true);
+  });
+});

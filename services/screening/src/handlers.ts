@@ -42,6 +42,9 @@ export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
       const live = await deps.infra.registry.get(lock.lock.job_id);
       return live && isActive(live.state) ? toScreeningJob(live.state) : null;
     }),
-    handler(operations.estimateScreening, async (request) => estimateScreening(request)),
+    // Priced with the model a job of the same request would use.
+    handler(operations.estimateScreening, async (request) =>
+      estimateScreening(deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request),
+    ),
   ];
 }
