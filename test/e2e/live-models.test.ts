@@ -77,7 +77,16 @@ describe("live model configuration (2 screening replicas, criteria, real nats-se
     expect(jobsStarted(b!)).toBeGreaterThan(startedBefore[1]!);
     const models = new Set(provider.chatRequests().map((r) => bodyOf(r).model));
     expect([...models]).toEqual(["gpt-5.1-nano"]);
-    for (const replica of [a!, b!]) expect(replica.output()).toContain('"llm-5-nano":"gpt-5.1-nano"');
+    for (const replica of [a!, b!]) {
+      expect(replica.output()).toContain('"llm-5-nano":"gpt-5.1-nano"');
+      // No restart: each replica started once and is still the same process.
+      expect(replica.output().split('"service ready"').length - 1).toBe(1);
+      expect(replica.child.exitCode).toBeNull();
+    }
+    // A malformed table is refused at the edge with the field-level body.
+    const bad = await stack.http("PUT", "/v1/config/models", { aliases: { "llm-5-nano": "" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail[0].loc).toEqual(["body", "aliases", "llm-5-nano"]);
 
     // Dropping the override goes back to the default.
     const reset = await stack.http("PUT", "/v1/config/models", { aliases: { "llm-5-nano": null } });
