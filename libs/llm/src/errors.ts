@@ -85,7 +85,7 @@ export function isModelNotFound(error: unknown): boolean {
   const code = `${error.code ?? ""} ${(error.error as { type?: unknown } | undefined)?.type ?? ""}`;
   if (/model_not_found|deploymentnotfound|model_not_available|notfounderror/i.test(code)) return true;
   const message = providerMessage(error);
-  return /\bmodel\b.*\b(does not exist|not found|not exist|is not (available|supported)|deprecated|decommissioned|retired|shut ?down)/i.test(message)
+  return /\bmodel\b.*\b(does not exist|not found|not exist|is not available|deprecated|decommissioned|retired|shut ?down)/i.test(message)
     || /\b(deployment)\b.*\b(does not exist|not found)/i.test(message)
     || /invalid model name passed/i.test(message); // LiteLLM proxy
 }
