@@ -62,3 +62,32 @@ export function applyConfigPatch(base: ServiceConfigResponse, patch: ServiceConf
   const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   return { ...base, ...defined, extra: { ...base.extra, ...(extra ?? {}) } };
 }
+
+/** Keys of the model-alias table in the config bucket (outside the `defaults.`/`overrides.` service keys). */
+export const MODEL_ALIAS_KEYS = {
+  /** Built-in aliases merged with LLM_MODEL_ALIASES, announced by each service at start-up. */
+  defaults: "aliases.defaults",
+  /** What operators changed through PUT /v1/config/models. */
+  overrides: "aliases.overrides",
+} as const;
+
+const ModelName = z.string().min(1).max(200);
+export const ModelAliasTable = z.record(ModelName, ModelName);
+export type ModelAliasTable = z.infer<typeof ModelAliasTable>;
+
+/** GET/PUT /v1/config/models: the alias table in force, and where each entry comes from. */
+export const ModelAliasesResponse = z.object({
+  /** What every service resolves an alias to now. */
+  aliases: ModelAliasTable,
+  /** Built-in and environment aliases (LLM_MODEL_ALIASES), as the services announced them. */
+  defaults: ModelAliasTable,
+  /** Changes made through this API; they win over `defaults`. */
+  overrides: ModelAliasTable,
+});
+export type ModelAliasesResponse = z.infer<typeof ModelAliasesResponse>;
+
+/** PUT /v1/config/models: set an alias to a model, or `null` to drop the override. */
+export const ModelAliasesPatch = z.object({
+  aliases: z.record(ModelName, ModelName.nullable()).refine((table) => Object.keys(table).length <= 100, "at most 100 aliases per request"),
+});
+export type ModelAliasesPatch = z.infer<typeof ModelAliasesPatch>;

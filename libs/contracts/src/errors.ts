@@ -54,6 +54,8 @@ export const WireError = z.object({
   issues: z.array(ValidationIssue).optional(),
   /** Use the spec's simple `{detail: string}` body (404, 409, cost ceiling). */
   simple: z.boolean().optional(),
+  /** How long a client should wait before retrying a `rate_limit` error (the gateway's Retry-After). */
+  retry_after_ms: z.number().int().min(0).max(86_400_000).optional(),
 });
 export type WireError = z.infer<typeof WireError>;
 
@@ -72,6 +74,7 @@ interface ServiceErrorOptions {
   retryable?: boolean;
   issues?: ValidationIssue[];
   simple?: boolean;
+  retryAfterMs?: number | undefined;
 }
 
 /**
@@ -84,6 +87,8 @@ export class ServiceError extends Error {
   readonly retryable: boolean;
   readonly issues: ValidationIssue[] | undefined;
   readonly simple: boolean;
+  /** Set on a rate limit that outlasted the caller's budget: when the provider expects the next try. */
+  readonly retryAfterMs: number | undefined;
 
   constructor(category: ErrorCategory, message: string, options: ServiceErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -91,6 +96,7 @@ export class ServiceError extends Error {
     this.retryable = options.retryable ?? RETRYABLE[category];
     this.issues = options.issues;
     this.simple = options.simple ?? false;
+    this.retryAfterMs = options.retryAfterMs === undefined ? undefined : Math.max(0, Math.round(options.retryAfterMs));
   }
 
   toWire(): WireError {
@@ -100,6 +106,7 @@ export class ServiceError extends Error {
       retryable: this.retryable,
       ...(this.issues ? { issues: this.issues } : {}),
       ...(this.simple ? { simple: true } : {}),
+      ...(this.retryAfterMs !== undefined ? { retry_after_ms: Math.min(this.retryAfterMs, 86_400_000) } : {}),
     };
   }
 
@@ -108,6 +115,7 @@ export class ServiceError extends Error {
       retryable: wire.retryable,
       ...(wire.issues ? { issues: wire.issues } : {}),
       ...(wire.simple ? { simple: true } : {}),
+      ...(wire.retry_after_ms !== undefined ? { retryAfterMs: wire.retry_after_ms } : {}),
     });
   }
 

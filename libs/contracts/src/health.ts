@@ -15,5 +15,7 @@ export const ServiceHealth = z.object({
   instance: z.string(),
   /** `ok`, `error: <message>`, or `not_used` for a service without storage. */
   database: z.string(),
+  /** Whether the provider offers the models this instance uses (`ok …`, `missing: …`, `error: …`); absent without a provider key. */
+  models: z.string().max(2000).optional(),
 });
 export type ServiceHealth = z.infer<typeof ServiceHealth>;

@@ -208,7 +208,8 @@ describe("LlmClient.structured", () => {
     provider.setBehaviour({ knownModels: ["gpt-4.1"] });
     const error = await failure(client().structured(request));
     expect(error.category).toBe("validation");
-    expect(error.message).toMatch(/^provider rejected the request: .*gpt-5-nano/);
+    expect(error.message).toContain("does not offer the model 'gpt-5-nano' (alias 'llm-5-nano')");
+    expect(error.message).toContain("PUT /v1/config/models");
     expect(provider.chatRequests()).toHaveLength(1);
   });
 

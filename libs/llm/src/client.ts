@@ -4,12 +4,12 @@ import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatComple
 import type { z } from "zod";
 import { ServiceError } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
-import { LlmAbortError, classifyProviderError, invalidReplyError, redactSecrets } from "./errors";
+import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
 import { RateLimiter } from "./limiter";
 import { LruCache } from "./lru";
 import { DEFAULT_MODEL_ALIASES, loadModelAliases, modelRequestParams, resolveModel, type ReasoningEffort } from "./models";
 import { costUsd, estimateTokens, priceFor } from "./pricing";
-import { DEFAULT_RETRY_POLICY, deadlineError, withRetry } from "./retry";
+import { DEFAULT_RETRY_POLICY, deadlineError, withRetry, withRetryAfter } from "./retry";
 import { structuredFormat, type StructuredFormat } from "./schema";
 import { accumulateUsage, type LlmUsage } from "./usage";
 
@@ -35,6 +35,12 @@ export interface LlmClientOptions {
   maxAttempts?: number | undefined;
   /** Budget for a whole `structured` call: retries, waits and repairs (default 120 s). */
   deadlineMs?: number | undefined;
+  /**
+   * The same budget for an `interactive` call, one a client holds an HTTP request open for
+   * (default 15 s): a rate limit that does not clear within it is handed back at once as a
+   * `rate_limit` error with a retry-after, for the client to retry later.
+   */
+  interactiveDeadlineMs?: number | undefined;
   /** Extra requests when a reply does not match the schema (default 2). */
   repairAttempts?: number | undefined;
   /** Backoff for retries without a retry-after header (defaults 500 ms doubling, capped at 20 s). */
@@ -65,7 +71,16 @@ export interface StructuredRequest<S extends z.ZodType> {
   n?: number | undefined;
   /** Use this key instead of the configured one, for this call only. */
   providerKey?: string | undefined;
+  /** A synchronous call: the short `interactiveDeadlineMs` budget applies instead of `deadlineMs`. */
+  interactive?: boolean | undefined;
   signal?: AbortSignal | undefined;
+}
+
+/** One entry of the provider's `GET /models`, with a retirement date when the provider reports one. */
+export interface ProviderModel {
+  id: string;
+  /** ISO date or provider text, from fields such as `shutdown_date` or `deprecation.shutdown_date`. */
+  shutdownDate?: string | undefined;
 }
 
 export interface StructuredResult<T> {
@@ -84,6 +99,8 @@ interface Provider {
   digest: string;
   sdk: OpenAI;
   limiter: RateLimiter;
+  /** Set once the server refused `n` > 1 (llama.cpp): later calls ask for one choice. */
+  singleChoice?: boolean;
 }
 
 const NO_KEY_MESSAGE = "No language-model provider key is configured: set OPENAI_API_KEY or send X-LLM-API-Key";
@@ -104,9 +121,11 @@ export class LlmClient {
   private readonly apiKey: string | undefined;
   private readonly baseURL: string | undefined;
   private readonly logger: LlmLogger | undefined;
-  private readonly aliases: Readonly<Record<string, string>>;
+  private readonly baseAliases: Readonly<Record<string, string>>;
+  private aliases: Readonly<Record<string, string>>;
   private readonly timeoutMs: number;
   private readonly deadlineMs: number;
+  private readonly interactiveDeadlineMs: number;
   private readonly maxAttempts: number;
   private readonly repairAttempts: number;
   private readonly baseDelayMs: number;
@@ -118,9 +137,11 @@ export class LlmClient {
     this.apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY);
     this.baseURL = nonEmpty(options.baseURL) ?? nonEmpty(process.env.OPENAI_BASE_URL);
     this.logger = options.logger;
-    this.aliases = options.modelAliases ? { ...DEFAULT_MODEL_ALIASES, ...options.modelAliases } : loadModelAliases();
+    this.baseAliases = options.modelAliases ? { ...DEFAULT_MODEL_ALIASES, ...options.modelAliases } : loadModelAliases();
+    this.aliases = this.baseAliases;
     this.timeoutMs = options.timeoutMs ?? 60_000;
     this.deadlineMs = options.deadlineMs ?? DEFAULT_RETRY_POLICY.deadlineMs;
+    this.interactiveDeadlineMs = Math.min(options.interactiveDeadlineMs ?? DEFAULT_INTERACTIVE_DEADLINE_MS, this.deadlineMs);
     this.maxAttempts = options.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts;
     this.repairAttempts = Math.max(0, options.repairAttempts ?? 2);
     this.baseDelayMs = options.baseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs;
@@ -143,10 +164,46 @@ export class LlmClient {
     return resolveModel(modelOrAlias, this.aliases);
   }
 
+  /** The alias table in force: built-in and environment aliases, then the live overrides. */
+  get modelAliases(): Readonly<Record<string, string>> {
+    return this.aliases;
+  }
+
+  /** The built-in and environment aliases, what the live overrides apply over. */
+  get defaultModelAliases(): Readonly<Record<string, string>> {
+    return this.baseAliases;
+  }
+
+  /**
+   * Replaces the live alias overrides (from the configuration bucket). Calls already sent keep
+   * their model; the next call resolves against the new table.
+   */
+  setAliasOverrides(overrides: Readonly<Record<string, string>>): void {
+    this.aliases = Object.freeze({ ...this.baseAliases, ...overrides });
+  }
+
+  /** The provider's `GET /models`, under the key's default (or given) provider key. */
+  async listModels(options: { providerKey?: string; signal?: AbortSignal } = {}): Promise<ProviderModel[]> {
+    const provider = this.providerFor(options.providerKey);
+    return withRetry(
+      async ({ signal, remainingMs }) => {
+        const models: ProviderModel[] = [];
+        // Bounded: a provider listing thousands of models (OpenRouter-style) is cut at 5,000.
+        for await (const model of provider.sdk.models.list({ signal, timeout: Math.max(1, Math.min(this.timeoutMs, remainingMs)) })) {
+          models.push({ id: model.id, shutdownDate: shutdownDateOf(model) });
+          if (models.length >= 5000) break;
+        }
+        return models;
+      },
+      { maxAttempts: 2, deadlineMs: Math.min(this.deadlineMs, 15_000), signal: options.signal, baseDelayMs: this.baseDelayMs },
+    );
+  }
+
   /** One chat completion whose reply is parsed and validated against `schema`. */
   async structured<S extends z.ZodType>(request: StructuredRequest<S>): Promise<StructuredResult<z.output<S>>> {
     const provider = this.providerFor(request.providerKey);
     const model = resolveModel(request.model, this.aliases);
+    const deadlineMs = request.interactive ? this.interactiveDeadlineMs : this.deadlineMs;
     const format = structuredFormat(request.schemaName, request.schema);
     const name = format.responseFormat.json_schema.name;
     const messages: ChatCompletionMessageParam[] = [
@@ -156,7 +213,7 @@ export class LlmClient {
 
     // Time queued for a slot is not part of the deadline: a big job's calls legitimately wait.
     const slot = await provider.limiter.acquireSlot(request.signal);
-    const deadlineAt = Date.now() + this.deadlineMs;
+    const deadlineAt = Date.now() + deadlineMs;
     try {
       const usages: LlmUsage[] = [];
       let maxOutputTokens = request.maxOutputTokens;
@@ -169,7 +226,7 @@ export class LlmClient {
           model,
           messages: [...messages, ...repair],
           response_format: format.responseFormat,
-          ...(request.n !== undefined && request.n !== 1 ? { n: request.n } : {}),
+          ...(request.n !== undefined && request.n !== 1 && !provider.singleChoice ? { n: request.n } : {}),
           ...modelRequestParams(model, {
             temperature: request.temperature,
             maxOutputTokens,
@@ -177,7 +234,16 @@ export class LlmClient {
           }),
         };
         const estimated = estimateTokens(request.system) + estimateTokens(request.user) + (maxOutputTokens ?? 0);
-        const completion = await this.send(provider, body, request.signal, deadlineAt, estimated);
+        const call = { signal: request.signal, deadlineAt, deadlineMs, requested: request.model };
+        const completion = await this.send(provider, body, call, estimated).catch(async (error: unknown) => {
+          // A server that refuses several choices (llama.cpp: "Only one completion choice is
+          // allowed"): ask for one; the caller sees one choice, as from a server that ignores `n`.
+          if (body.n === undefined || !refusesChoices(error)) throw error;
+          provider.singleChoice = true;
+          const { n: _n, ...single } = body;
+          this.logger?.warn({ model, key_digest: provider.digest.slice(0, 12) }, "provider refuses n > 1; asking for one choice per request");
+          return this.send(provider, single, call, estimated);
+        });
         const modelVersion = completion.model || model;
         usages.push(this.usageOf(completion, model, body));
 
@@ -230,14 +296,20 @@ export class LlmClient {
   private async send(
     provider: Provider,
     body: ChatCompletionCreateParamsNonStreaming,
-    signal: AbortSignal | undefined,
-    deadlineAt: number,
+    call: { signal: AbortSignal | undefined; deadlineAt: number; deadlineMs: number; requested: string },
     estimatedTokens: number,
   ): Promise<ChatCompletion> {
+    const { signal, deadlineAt, deadlineMs } = call;
     if (signal?.aborted) throw new LlmAbortError(signal.reason);
-    if (deadlineAt <= Date.now()) throw deadlineError(this.deadlineMs);
+    if (deadlineAt <= Date.now()) throw deadlineError(deadlineMs);
     return withRetry(
       async ({ signal: attemptSignal, remainingMs }) => {
+        // A key paused by a 429 beyond this call's budget: hand the rate limit back now rather
+        // than wait into a timeout (a synchronous caller retries on its own schedule).
+        const pausedForMs = provider.limiter.stats().pausedForMs;
+        if (pausedForMs > 0 && pausedForMs >= remainingMs) {
+          throw withRetryAfter(new ServiceError("rate_limit", "The language-model provider's rate limit was exceeded"), pausedForMs);
+        }
         await provider.limiter.pace(attemptSignal, estimatedTokens);
         try {
           const { data, response } = await provider.sdk.chat.completions
@@ -249,6 +321,7 @@ export class LlmClient {
         } catch (error) {
           const classified = classifyProviderError(error);
           metrics.providerCall(body.model, classified instanceof ServiceError ? classified.category : "aborted");
+          if (isModelNotFound(error)) throw modelUnavailableError(body.model, call.requested, error);
           if (error instanceof APIError && error.headers) {
             const rateLimited = error.status === 429 && error.code !== "insufficient_quota";
             if (rateLimited) provider.limiter.onRateLimited(error.headers);
@@ -259,7 +332,7 @@ export class LlmClient {
       },
       {
         maxAttempts: this.maxAttempts,
-        deadlineMs: this.deadlineMs,
+        deadlineMs,
         deadlineAt,
         baseDelayMs: this.baseDelayMs,
         maxDelayMs: this.maxDelayMs,
@@ -361,6 +434,28 @@ function decodeChoices<S extends z.ZodType>(format: StructuredFormat<S>, complet
     content,
     truncated,
   };
+}
+
+const DEFAULT_INTERACTIVE_DEADLINE_MS = 15_000;
+
+/** A 400 that rejects the `n` parameter rather than the request. */
+function refusesChoices(error: unknown): boolean {
+  return (
+    error instanceof ServiceError &&
+    error.category === "validation" &&
+    /only one completion choice|\bn\b[^.]*\b(not supported|must be 1|unsupported)|'n' is not supported/i.test(error.message)
+  );
+}
+
+/** Retirement dates some providers attach to a model entry (fields vary; none is standard). */
+function shutdownDateOf(model: object): string | undefined {
+  const record = model as Record<string, unknown>;
+  const nested = record.deprecation as Record<string, unknown> | undefined;
+  for (const value of [record.shutdown_date, record.deprecation_date, nested?.shutdown_date, nested?.date]) {
+    if (typeof value === "string" && value.trim()) return value.trim().slice(0, 64);
+    if (typeof value === "number" && Number.isFinite(value)) return new Date(value * (value < 1e12 ? 1000 : 1)).toISOString().slice(0, 10);
+  }
+  return undefined;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

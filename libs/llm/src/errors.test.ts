@@ -1,7 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "@litrev/contracts";
-import { LlmAbortError, classifyProviderError, invalidReplyError, redactSecrets } from "./errors";
+import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
 
 /** An SDK error exactly as the SDK builds it from an HTTP answer. */
 function httpError(status: number, error: Record<string, unknown>, headers: Record<string, string> = {}): APIError {
@@ -86,5 +86,36 @@ describe("classifyProviderError", () => {
     const error = invalidReplyError("screening_decision", 3, "the reply is not valid JSON");
     expect(error.category).toBe("unknown");
     expect(error.message).toBe("The language model did not return a valid screening_decision reply after 3 attempts: the reply is not valid JSON");
+  });
+});
+
+describe("isModelNotFound", () => {
+  it.each([
+    ["OpenAI", 404, { message: "The model `gpt-9` does not exist or you do not have access to it.", type: "invalid_request_error", code: "model_not_found" }],
+    ["Azure", 404, { code: "DeploymentNotFound", message: "The API deployment for this resource does not exist." }],
+    ["Ollama", 404, { message: 'model "qwen9" not found, try pulling it first', type: "api_error" }],
+    ["LiteLLM", 400, { message: "/chat/completions: Invalid model name passed in model=x. Call `/v1/models` to view available models for your key.", type: "None", code: "400" }],
+    ["a retired model", 404, { message: "The model `text-davinci-003` has been deprecated." }],
+  ])("recognises %s's answer", (_server, status, body) => {
+    expect(isModelNotFound(httpError(status, body))).toBe(true);
+  });
+
+  it("recognises vLLM's top-level error body", () => {
+    const body = { object: "error", message: "The model `qwen` does not exist.", type: "NotFoundError", param: null, code: 404 };
+    expect(isModelNotFound(APIError.generate(404, body, JSON.stringify(body), new Headers()))).toBe(true);
+  });
+
+  it.each([
+    "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+    "Unsupported value: 'temperature' does not support 0 with this model. Only the default (1) value is supported.",
+    "Invalid schema for response_format 'x': additionalProperties must be false.",
+  ])("leaves other 400s alone: %s", (message) => {
+    expect(isModelNotFound(httpError(400, { message, type: "invalid_request_error" }))).toBe(false);
+    expect(isModelNotFound(httpError(429, { message: "model rate limit; model not found" }))).toBe(false);
+  });
+
+  it("names the model, its alias and the remedy", () => {
+    expect(modelUnavailableError("gpt-5-nano", "llm-5-nano").message).toContain(`PUT /v1/config/models {"aliases":{"llm-5-nano":"<model>"}}`);
+    expect(modelUnavailableError("gpt-9", "gpt-9").message).toContain("PUT /v1/config/services/{service_id}");
   });
 });

@@ -75,6 +75,31 @@ function classifyStatus(error: APIError, status: number): ServiceError {
   return new ServiceError("unknown", `The language-model provider answered with HTTP ${status}: ${providerMessage(error)}`, { cause: error });
 }
 
+/**
+ * "This model does not exist / is retired": OpenAI answers 404 `model_not_found`, Azure 404
+ * `DeploymentNotFound`, vLLM 404 "The model `x` does not exist.", LiteLLM 400 "Invalid model name
+ * passed in model=x", Ollama 404 `model "x" not found`. Asking again never helps.
+ */
+export function isModelNotFound(error: unknown): boolean {
+  if (!(error instanceof APIError) || (error.status !== 404 && error.status !== 400)) return false;
+  const code = `${error.code ?? ""} ${(error.error as { type?: unknown } | undefined)?.type ?? ""}`;
+  if (/model_not_found|deploymentnotfound|model_not_available|notfounderror/i.test(code)) return true;
+  const message = providerMessage(error);
+  return /\bmodel\b.*\b(does not exist|not found|not exist|is not available|deprecated|decommissioned|retired|shut ?down)/i.test(message)
+    || /\b(deployment)\b.*\b(does not exist|not found)/i.test(message)
+    || /invalid model name passed/i.test(message); // LiteLLM proxy
+}
+
+/** A model the provider does not offer: a 400 `validation` that names it and says how to remap it. */
+export function modelUnavailableError(model: string, requested: string, cause?: unknown): ServiceError {
+  const named = requested === model ? `'${model}'` : `'${model}' (alias '${requested}')`;
+  const remap =
+    requested === model
+      ? "send another `model`, or change the service's model with PUT /v1/config/services/{service_id}"
+      : `remap the alias with PUT /v1/config/models {"aliases":{"${requested}":"<model>"}}, or send another \`model\``;
+  return new ServiceError("validation", `The language-model provider does not offer the model ${named}: ${remap}`, { cause });
+}
+
 /** The reply never matched the schema, even after the repair attempts. */
 export function invalidReplyError(schemaName: string, attempts: number, problem: string): ServiceError {
   return new ServiceError(

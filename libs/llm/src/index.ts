@@ -1,6 +1,8 @@
+export { ModelAvailability, describeAvailability } from "./availability";
+export type { ModelLister } from "./availability";
 export { LlmClient, keyDigest } from "./client";
-export type { LlmClientOptions, LlmLogger, StructuredRequest, StructuredResult } from "./client";
-export { LlmAbortError, classifyProviderError, invalidReplyError, isAbortError, redactSecrets } from "./errors";
+export type { LlmClientOptions, LlmLogger, ProviderModel, StructuredRequest, StructuredResult } from "./client";
+export { LlmAbortError, classifyProviderError, invalidReplyError, isAbortError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
 export { errorHeaders, parseResetDuration, readRateLimitHeaders, retryAfterMs } from "./headers";
 export type { HeaderReader, RateLimitSnapshot } from "./headers";
 export { DEFAULT_CONCURRENCY, RateLimiter } from "./limiter";
@@ -8,6 +10,7 @@ export type { LimiterOptions, LimiterStats, Slot } from "./limiter";
 export {
   DEFAULT_MODEL_ALIASES,
   baseModelName,
+  chooseModel,
   isReasoningModel,
   loadModelAliases,
   modelRequestParams,
@@ -16,7 +19,7 @@ export {
 export type { GenerationSettings, ModelRequestParams, ReasoningEffort } from "./models";
 export { FALLBACK_PRICED_MODEL, PRICES, costUsd, estimateTokens, priceFor } from "./pricing";
 export type { ModelPrice, PriceLookup, TokenCounts } from "./pricing";
-export { DEFAULT_RETRY_POLICY, RETRIED_CATEGORIES, backoffDelayMs, deadlineError, withRetry } from "./retry";
+export { DEFAULT_RETRY_POLICY, RETRIED_CATEGORIES, backoffDelayMs, deadlineError, withRetry, withRetryAfter } from "./retry";
 export type { AttemptContext, RetryClock, RetryInfo, RetryOptions, RetryPolicy } from "./retry";
 export { StrictSchemaError, responseFormat, schemaName, structuredFormat, toStrictJsonSchema } from "./schema";
 export type { DecodeResult, JsonSchema, JsonSchemaResponseFormat, StructuredFormat } from "./schema";

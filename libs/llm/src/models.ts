@@ -92,3 +92,18 @@ export function modelRequestParams(model: string, settings: GenerationSettings):
   if (settings.maxOutputTokens !== undefined) params.max_tokens = settings.maxOutputTokens;
   return params;
 }
+
+/**
+ * The model a request uses, by the documented precedence: the request's own `model` → the
+ * service configuration's `model` → the spec's default for the operation. The contract fills
+ * the spec's default at the edge, so a request naming exactly that default counts as "not
+ * given". The service configuration counts only when it differs from what the service
+ * announced, because one service-wide `model` cannot express an operation's own default (criteria's
+ * analyze-question defaults to `llm-5-mini`, its other endpoints to `llm-4.1`). Aliases are
+ * resolved later, by the client, against the live alias table.
+ */
+export function chooseModel(choice: { requested: string; specDefault: string; configured: string; announced: string }): string {
+  if (choice.requested !== choice.specDefault) return choice.requested;
+  if (choice.configured && choice.configured !== choice.announced) return choice.configured;
+  return choice.specDefault;
+}

@@ -70,6 +70,19 @@ export function deadlineError(deadlineMs: number, cause?: unknown): ServiceError
 }
 
 /**
+ * A rate limit handed back to the caller carries when to try again, so the gateway can answer
+ * with a Retry-After instead of the client guessing.
+ */
+export function withRetryAfter(error: ServiceError, delayMs: number | undefined): ServiceError {
+  if (error.category !== "rate_limit" || error.retryAfterMs !== undefined) return error;
+  return new ServiceError(error.category, error.message, {
+    cause: error.cause,
+    retryable: error.retryable,
+    retryAfterMs: Math.max(1000, delayMs ?? 1000),
+  });
+}
+
+/**
  * Runs `run` under the one retry policy of this library (the SDK itself is built with
  * `maxRetries: 0`, since it cannot tell a rate limit from an exhausted quota). Throws a
  * ServiceError, or LlmAbortError when the caller cancels.
@@ -109,13 +122,14 @@ export async function withRetry<T>(run: (context: AttemptContext) => Promise<T>,
         const classified = classifyProviderError(error);
         if (classified instanceof LlmAbortError) throw classified;
         last = classified;
-        if (!RETRIED_CATEGORIES.has(classified.category) || attempt >= policy.maxAttempts) throw classified;
+        const askedMs = classified.retryAfterMs ?? retryAfterMs(errorHeaders(classified), clock.now());
+        if (!RETRIED_CATEGORIES.has(classified.category) || attempt >= policy.maxAttempts) throw withRetryAfter(classified, askedMs);
 
-        const delayMs = retryAfterMs(errorHeaders(classified), clock.now()) ?? backoffDelayMs(attempt, policy, clock.random);
+        const delayMs = askedMs ?? backoffDelayMs(attempt, policy, clock.random);
         // Waiting past the deadline only to fail later helps nobody: report the real cause now
         // (for a timeout, the cause is the spent budget).
         if (clock.now() + delayMs >= deadlineAt) {
-          throw classified.category === "timeout" ? deadlineError(policy.deadlineMs, classified) : classified;
+          throw classified.category === "timeout" ? deadlineError(policy.deadlineMs, classified) : withRetryAfter(classified, delayMs);
         }
         options.onRetry?.({ attempt, delayMs, error: classified });
         try {

@@ -1,5 +1,17 @@
 import { z } from "zod";
 
+/*
+ * Why a post-pass of our own over zod's converter (checked in schema.test.ts, "library
+ * conversions"): zod 4's `z.toJSONSchema` does the conversion (below), but its output is not a
+ * strict structured-output schema (objects stay open, optional properties are left out of
+ * `required`, zod adds a regex next to `format` and safe-integer bounds to every integer). The
+ * openai package's `zodResponseFormat` throws on any `.optional()` field, which our reply
+ * schemas use, and emits `$schema`. Neither rewrites optional → nullable nor undoes it when
+ * decoding (`dropAddedNulls`), nor keeps keywords in a fixed order for the prompt cache. So
+ * this file keeps only the strict-mode part: close objects, require every property (optional
+ * ones nullable), drop or refuse what strict mode rejects, canonical keyword order.
+ */
+
 /** One JSON Schema node as plain data. */
 export type JsonSchema = { [keyword: string]: unknown };
 

@@ -3,6 +3,10 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { streamReplicas } from "./replicas";
 import {
   CONFIG_BUCKET,
+  MODEL_ALIAS_KEYS,
+  ModelAliasTable,
+  type ModelAliasesPatch,
+  type ModelAliasesResponse,
   ServiceConfigPatch,
   ServiceDefaults,
   applyConfigPatch,
@@ -65,7 +69,10 @@ export class ConfigStore {
   /** Ids that have announced defaults or been patched. */
   async serviceIds(): Promise<string[]> {
     const ids = new Set<string>();
-    for await (const key of await this.kv.keys()) ids.add(key.slice(key.indexOf(".") + 1));
+    for await (const key of await this.kv.keys()) {
+      // Only service keys: the alias table lives under `aliases.*`.
+      if (key.startsWith("defaults.") || key.startsWith("overrides.")) ids.add(key.slice(key.indexOf(".") + 1));
+    }
     return [...ids].sort();
   }
 
@@ -100,6 +107,59 @@ export class ConfigStore {
       }
     })().catch(() => undefined); // only a throwing onChange gets here; never an unhandled rejection
     return () => watcher.stop();
+  }
+
+  /** A service's built-in and environment aliases; the last service to start wins, like service defaults. */
+  async announceModelAliases(defaults: ModelAliasTable): Promise<void> {
+    await this.kv.put(MODEL_ALIAS_KEYS.defaults, JSON.stringify(ModelAliasTable.parse(defaults)));
+  }
+
+  async modelAliases(): Promise<ModelAliasesResponse> {
+    const [defaults, overrides] = await Promise.all([this.#aliasTable(MODEL_ALIAS_KEYS.defaults), this.#aliasTable(MODEL_ALIAS_KEYS.overrides)]);
+    return { aliases: { ...defaults.table, ...overrides.table }, defaults: defaults.table, overrides: overrides.table };
+  }
+
+  /** Sets (or, with null, drops) alias overrides with compare-and-set, like `patch`. */
+  async patchModelAliases(patch: ModelAliasesPatch): Promise<ModelAliasesResponse> {
+    const key = MODEL_ALIAS_KEYS.overrides;
+    for (let attempt = 0; ; attempt++) {
+      const current = await this.#aliasTable(key);
+      const next: ModelAliasTable = { ...current.table };
+      for (const [alias, model] of Object.entries(patch.aliases)) {
+        if (model === null) delete next[alias];
+        else next[alias] = model;
+      }
+      try {
+        if (current.revision === 0) await this.kv.create(key, JSON.stringify(next));
+        else await this.kv.update(key, JSON.stringify(next), current.revision);
+        const defaults = await this.#aliasTable(MODEL_ALIAS_KEYS.defaults);
+        return { aliases: { ...defaults.table, ...next }, defaults: defaults.table, overrides: next };
+      } catch (error) {
+        if (attempt >= 10) throw error;
+      }
+    }
+  }
+
+  /**
+   * Calls `onChange` with the alias overrides now and after every change, until stopped. Each
+   * process applies them over its own built-in and environment aliases.
+   */
+  async watchModelAliases(onChange: (overrides: ModelAliasTable) => void, onMalformed?: (key: string) => void): Promise<() => void> {
+    const watcher = await this.kv.watch({ key: MODEL_ALIAS_KEYS.overrides });
+    void (async () => {
+      for await (const entry of watcher) {
+        const parsed = entry.operation === "PUT" ? ModelAliasTable.safeParse(entryJson(entry)) : undefined;
+        if (parsed && !parsed.success) onMalformed?.(entry.key);
+        onChange(parsed?.data ?? {});
+      }
+    })().catch(() => undefined);
+    return () => watcher.stop();
+  }
+
+  async #aliasTable(key: string): Promise<{ table: ModelAliasTable; revision: number }> {
+    const entry = await this.kv.get(key);
+    if (!entry || entry.operation !== "PUT") return { table: {}, revision: entry?.revision ?? 0 };
+    return { table: ModelAliasTable.safeParse(entryJson(entry)).data ?? {}, revision: entry.revision };
   }
 
   async #defaults(serviceId: string): Promise<ServiceConfigResponse | undefined> {

@@ -18,6 +18,10 @@ export const BaseEnv = z.object({
   LLM_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).optional(),
   /** Budget for one provider call including retries and repairs. */
   LLM_DEADLINE_MS: z.coerce.number().int().min(100).optional(),
+  /** The same budget for a synchronous endpoint's call (default 15 s); a 429 outlasting it is answered as a 429. */
+  LLM_SYNC_DEADLINE_MS: z.coerce.number().int().min(100).optional(),
+  /** How often each service lists the provider's models for /health/ready (GET /models). */
+  LLM_MODEL_CHECK_INTERVAL_MS: z.coerce.number().int().min(1000).default(600_000),
   /** How long a graceful shutdown may take before the process exits anyway. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
 });
@@ -46,5 +50,6 @@ export function llmOptions(env: BaseEnv) {
     requestsPerMinute: env.LLM_REQUESTS_PER_MINUTE,
     maxAttempts: env.LLM_MAX_ATTEMPTS,
     deadlineMs: env.LLM_DEADLINE_MS,
+    interactiveDeadlineMs: env.LLM_SYNC_DEADLINE_MS,
   };
 }

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
 import { ConfigStore, NatsLink, serveOperations, type HandlerEntry, type NatsConnection } from "@litrev/messaging";
+import { LlmClient, ModelAvailability, chooseModel } from "@litrev/llm";
 import { createLogger, type Logger } from "@litrev/telemetry";
 
-import type { BaseEnv } from "./env";
+import { llmOptions, type BaseEnv } from "./env";
 import { Shutdown } from "./shutdown";
 
 export interface ServiceDefinition {
@@ -12,6 +13,8 @@ export interface ServiceDefinition {
   /** The service's own defaults and prompts, announced in the config bucket. */
   defaults: ServiceConfigResponse;
   prompts: PromptMetadata[];
+  /** The spec's default models of the service's operations, checked against the provider's list. */
+  models?: readonly string[];
   /** Database status for readiness: `ok`, `error: …`, or `not_used`. */
   databaseStatus?: () => string;
   handlers: (runtime: ServiceRuntime) => HandlerEntry[] | Promise<HandlerEntry[]>;
@@ -26,6 +29,13 @@ export interface ServiceRuntime {
   readonly shutdown: Shutdown;
   /** The effective configuration, kept current by a KV watch. */
   config(): ServiceConfigResponse;
+  /** The process's one provider client; its alias table follows the config bucket. */
+  readonly llm: LlmClient;
+  /**
+   * The model for a request whose contract filled in `specDefault` when the client sent none:
+   * the request's model → the service config's model → the spec's default (docs/architecture.md).
+   */
+  model(requested: string, specDefault: string): string;
 }
 
 /**
@@ -52,21 +62,52 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   const store = await ConfigStore.open(nc);
   await store.announce(configId, { config: definition.defaults, prompts: definition.prompts });
   let current = definition.defaults;
+  const announced = definition.defaults.model;
+  const llm = new LlmClient({ ...llmOptions(env), logger });
+  const availability = new ModelAvailability(llm, () => [current.model, ...(definition.models ?? [announced])]);
+  const recheckModels = () => {
+    if (env.OPENAI_API_KEY) void availability.check().catch(() => undefined);
+  };
   const stopWatch = await store.watch(
     configId,
     (config) => {
+      const modelChanged = config.model !== current.model;
       current = config;
+      if (modelChanged) recheckModels();
       logger.info({ model: config.model, prompt_template_id: config.prompt_template_id }, "configuration applied");
     },
     (key) => logger.warn({ key }, "malformed configuration entry ignored"),
   );
   shutdown.add("config watch", stopWatch);
 
-  const runtime: ServiceRuntime = { service, instance, logger, nc, shutdown, config: () => current };
+  const model = (requested: string, specDefault: string) =>
+    chooseModel({ requested, specDefault, configured: current.model, announced });
+  await store.announceModelAliases(llm.defaultModelAliases);
+  let aliasesApplied = false;
+  const stopAliasWatch = await store.watchModelAliases(
+    (overrides) => {
+      llm.setAliasOverrides(overrides);
+      logger.info({ aliases: llm.modelAliases }, "model aliases applied");
+      // A remapped alias may point at a model the provider lacks: say so on /health/ready now.
+      if (aliasesApplied) recheckModels();
+      aliasesApplied = true;
+    },
+    (key) => logger.warn({ key }, "malformed model alias table ignored"),
+  );
+  shutdown.add("model alias watch", stopAliasWatch);
+  if (env.OPENAI_API_KEY) shutdown.add("model availability", availability.start(env.LLM_MODEL_CHECK_INTERVAL_MS));
+
+  const runtime: ServiceRuntime = { service, instance, logger, nc, shutdown, config: () => current, llm, model };
 
   const health = nc.subscribe(subjects.health(), {
     callback: (_err, msg) => {
-      const body: ServiceHealth = { service, instance, database: definition.databaseStatus?.() ?? "not_used" };
+      const models = availability.status;
+      const body: ServiceHealth = {
+        service,
+        instance,
+        database: definition.databaseStatus?.() ?? "not_used",
+        ...(models !== undefined ? { models } : {}),
+      };
       msg.respond(JSON.stringify(body));
     },
   });

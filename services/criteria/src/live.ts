@@ -1,11 +1,10 @@
-import type { CriterionResponse, JsonObject } from "@litrev/contracts";
-import type { LlmClient } from "@litrev/llm";
+import { DEFAULT_MODEL, type CriterionResponse, type JsonObject } from "@litrev/contracts";
 import type { HandlerContext } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import type { z } from "zod";
 import { applyConsolidationRules, criterionIds } from "./consolidation";
 import type { LiveCriteria } from "./handlers";
-import { PROMPTS, type PromptDefinition } from "./prompts";
+import { PROMPTS, type PromptKey } from "./prompts";
 import {
   ConsolidationReply,
   CriteriaReply,
@@ -15,26 +14,33 @@ import {
   type CriterionDraft,
 } from "./replies";
 
+/** The parts of the service runtime the live answers use. */
+export type CriteriaRuntime = Pick<ServiceRuntime, "config" | "llm" | "logger" | "model">;
+
 /** Provider-backed answers for the six endpoints, using the live service configuration. */
-export function liveCriteria(llm: LlmClient, runtime: ServiceRuntime): LiveCriteria {
+export function liveCriteria(runtime: CriteriaRuntime): LiveCriteria {
   async function ask<S extends z.ZodType>(
-    prompt: PromptDefinition,
+    key: PromptKey,
     schema: S,
-    model: string,
+    request: { model: string },
     user: Record<string, unknown>,
     ctx: HandlerContext,
   ): Promise<z.output<S>> {
     const config = runtime.config();
-    const result = await llm.structured({
-      model,
+    const prompt = PROMPTS.prompts[key];
+    const specDefault = key === "analyzeQuestion" ? DEFAULT_MODEL.criteriaAnalyzeQuestion : DEFAULT_MODEL.criteria;
+    const result = await runtime.llm.structured({
+      model: runtime.model(request.model, specDefault),
       schema,
       schemaName: prompt.name.replace(/\./g, "_"),
       // Instructions first and the request last: a stable prefix the provider can cache.
-      system: `${config.system_prompt}\n\n${prompt.instructions}`,
+      system: PROMPTS.system(key, config),
       user: renderSections(user),
       temperature: config.temperature,
       maxOutputTokens: config.max_output_tokens,
       providerKey: ctx.providerKey,
+      // A client holds its HTTP request open: a rate limit that does not clear soon is its to retry.
+      interactive: true,
     });
     runtime.logger.debug({ prompt: prompt.name, model: result.modelVersion, usage: result.usage }, "provider call");
     return result.data;
@@ -42,13 +48,13 @@ export function liveCriteria(llm: LlmClient, runtime: ServiceRuntime): LiveCrite
 
   return {
     analyzeQuestion: (req, ctx) =>
-      ask(PROMPTS.analyzeQuestion, QuestionAnalysisReply, req.model, { "Research question": req.research_question }, ctx),
+      ask("analyzeQuestion", QuestionAnalysisReply, req, { "Research question": req.research_question }, ctx),
 
     async generate(req, ctx) {
       const reply = await ask(
-        PROMPTS.generate,
+        "generate",
         CriteriaReply,
-        req.model,
+        req,
         {
           "Criterion type to draft": req.criterion_type,
           "Project description": req.project_description,
@@ -65,27 +71,27 @@ export function liveCriteria(llm: LlmClient, runtime: ServiceRuntime): LiveCrite
 
     picos: (req, ctx) =>
       ask(
-        PROMPTS.picos,
+        "picos",
         PicosReply,
-        req.model,
+        req,
         { "Project description": req.project_description, "Research questions": req.research_questions },
         ctx,
       ),
 
     refineContext: (req, ctx) =>
       ask(
-        PROMPTS.refineContext,
+        "refineContext",
         RefineContextReply,
-        req.model,
+        req,
         { "Project description": req.description, "Research questions": req.research_questions },
         ctx,
       ),
 
     async refine(req, ctx) {
       const reply = await ask(
-        PROMPTS.refine,
+        "refine",
         CriteriaReply,
-        req.model,
+        req,
         {
           "Project description": req.project_description ?? "",
           "Current criteria": req.current_criteria,
@@ -100,9 +106,9 @@ export function liveCriteria(llm: LlmClient, runtime: ServiceRuntime): LiveCrite
       const ids = criterionIds(req.criteria);
       const numbered = req.criteria.map((criterion, index) => ({ ...criterion, id: ids[index] }));
       const reply = await ask(
-        PROMPTS.consolidate,
+        "consolidate",
         ConsolidationReply,
-        req.model,
+        req,
         {
           "Project description": req.project_description ?? "",
           "Research questions": req.research_questions,

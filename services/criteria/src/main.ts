@@ -1,6 +1,5 @@
 import { DEFAULT_MODEL } from "@litrev/contracts";
-import { LlmClient } from "@litrev/llm";
-import { llmOptions, startService } from "@litrev/runtime";
+import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
 import { criteriaHandlers } from "./handlers";
 import { liveCriteria } from "./live";
@@ -21,6 +20,6 @@ await startService({
     extra: {},
   },
   prompts: PROMPT_LIST,
-  handlers: (runtime) =>
-    criteriaHandlers(liveCriteria(new LlmClient({ ...llmOptions(env), logger: runtime.logger }), runtime)),
+  models: [DEFAULT_MODEL.criteriaAnalyzeQuestion, DEFAULT_MODEL.criteria],
+  handlers: (runtime) => criteriaHandlers(liveCriteria(runtime)),
 });

@@ -1,28 +1,18 @@
-import type { PromptMetadata } from "@litrev/contracts";
+import { PromptRegistry } from "@litrev/prompts";
 
 /**
- * The criteria service's prompts. The system prompts are the defaults; a `system_prompt` set
- * through PUT /v1/config/services/criteria replaces the shared preamble for every endpoint.
+ * The criteria service's prompts, in the shared registry (libs/prompts): `system_prompt` set
+ * through PUT /v1/config/services/criteria replaces the shared preamble for every endpoint, and
+ * `extra.prompts["criteria.<name>"]` replaces one endpoint's instructions.
  */
 export const PREAMBLE =
   "You are an expert methodologist for systematic literature reviews (Cochrane, PRISMA). " +
   "You help review teams turn research questions into precise, checkable eligibility criteria. " +
   "Be specific, avoid jargon a screener could misread, and never invent facts about studies.";
 
-export interface PromptDefinition extends PromptMetadata {
-  instructions: string;
-}
+const prompt = (name: string, description: string, instructions: string) => ({ name, description, instructions });
 
-const prompt = (name: string, description: string, instructions: string): PromptDefinition => ({
-  name: `criteria.${name}`,
-  service: "criteria",
-  description,
-  has_variables: true,
-  system_or_user: "both",
-  instructions,
-});
-
-export const PROMPTS = {
+export const PROMPTS = new PromptRegistry("criteria", PREAMBLE, {
   analyzeQuestion: prompt(
     "question_analysis",
     "Checks whether a research question is specific enough to start a literature search",
@@ -63,8 +53,8 @@ export const PROMPTS = {
       "their ids. For each group give the recommended primary id and your confidence between 0 and 1. Propose merged " +
       "criteria with labels of at most 10 words.",
   ),
-} as const;
+});
 
-export const PROMPT_LIST: PromptMetadata[] = Object.values(PROMPTS).map(
-  ({ instructions: _instructions, ...metadata }) => metadata,
-);
+export type PromptKey = keyof typeof PROMPTS.prompts;
+
+export const PROMPT_LIST = PROMPTS.list();

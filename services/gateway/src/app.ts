@@ -80,6 +80,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (serviceError.category === "unknown") request.log.error({ err: error }, "unhandled error");
     const { status, body } = toHttp(serviceError);
     if (serviceError.category === "auth") reply.header("www-authenticate", "Bearer");
+    // The spec tells clients to back off on a 429; say for how long (at least a second).
+    if (serviceError.category === "rate_limit") reply.header("retry-after", String(Math.max(1, Math.ceil((serviceError.retryAfterMs ?? 1000) / 1000))));
     return reply.status(status).send(body);
   });
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: "Not Found" }));

@@ -1,4 +1,4 @@
-import { operations } from "@litrev/contracts";
+import { DEFAULT_MODEL, operations } from "@litrev/contracts";
 import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
@@ -10,7 +10,7 @@ import { suggestFieldsLive } from "./helpers/suggest-fields";
 import { runIndexer } from "./run-handler";
 
 export interface IndexerDeps {
-  runtime: Pick<ServiceRuntime, "config">;
+  runtime: Pick<ServiceRuntime, "config" | "model">;
   llm: LlmClient;
   /** Time budget of a synchronous run (INDEXER_RUN_BUDGET_MS). */
   runBudgetMs: number;
@@ -18,15 +18,23 @@ export interface IndexerDeps {
 
 /** The indexer's synchronous operations; job operations come from jobs/wiring.ts. */
 export function indexerHandlers({ runtime, llm, runBudgetMs }: IndexerDeps): HandlerEntry[] {
+  // A request without `model` uses the service config's model, else the spec's default.
+  const withModel = <R extends { model: string }>(req: R, specDefault: string): R => ({ ...req, model: runtime.model(req.model, specDefault) });
   return [
     handler(operations.indexerRun, async (req, ctx) =>
-      runIndexer(llm, runtime.config(), req, { providerKey: ctx.providerKey, budgetMs: runBudgetMs }),
+      runIndexer(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerRun), { providerKey: ctx.providerKey, budgetMs: runBudgetMs }),
     ),
-    handler(operations.estimateIndexer, async (req) => estimateIndexer(req, runtime.config())),
+    handler(operations.estimateIndexer, async (req) => estimateIndexer(withModel(req, DEFAULT_MODEL.indexerRun), runtime.config())),
     handler(operations.suggestFields, async (req, ctx) =>
-      req.mock ? mockSuggestFields(req) : suggestFieldsLive(llm, runtime.config(), req, ctx.providerKey),
+      req.mock
+        ? mockSuggestFields(req)
+        : suggestFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey),
     ),
-    handler(operations.refineFields, async (req, ctx) => refineFieldsLive(llm, runtime.config(), req, ctx.providerKey)),
-    handler(operations.groupTags, async (req, ctx) => groupTagsLive(llm, runtime.config(), req, ctx.providerKey)),
+    handler(operations.refineFields, async (req, ctx) =>
+      refineFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey),
+    ),
+    handler(operations.groupTags, async (req, ctx) =>
+      groupTagsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey),
+    ),
   ];
 }

@@ -1,6 +1,5 @@
 import { CONFIG_SERVICE_ID, DEFAULT_MODEL } from "@litrev/contracts";
-import { LlmClient } from "@litrev/llm";
-import { llmOptions, startService } from "@litrev/runtime";
+import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
 import { indexerHandlers } from "./handlers";
 import { startIndexerJobs } from "./jobs/wiring";
@@ -23,9 +22,10 @@ await startService({
     extra: { reasoning_effort: "low" },
   },
   prompts: PROMPT_LIST,
+  models: [DEFAULT_MODEL.indexerRun, DEFAULT_MODEL.indexerSuggestFields],
   databaseStatus: () => databaseStatus(),
   handlers: async (runtime) => {
-    const llm = new LlmClient({ ...llmOptions(env), logger: runtime.logger });
+    const { llm } = runtime;
     const jobs = await startIndexerJobs(runtime, env, llm);
     databaseStatus = () => jobs.store.status();
     return [...indexerHandlers({ runtime, llm, runBudgetMs: env.INDEXER_RUN_BUDGET_MS }), ...jobs.handlers];

@@ -1,7 +1,8 @@
-import type { PromptMetadata, ServiceConfigResponse } from "@litrev/contracts";
+import type { ServiceConfigResponse } from "@litrev/contracts";
+import { PromptRegistry } from "@litrev/prompts";
 
 /**
- * The indexer's prompts. Defaults live here; `PUT /v1/config/services/extraction` overrides them
+ * The indexer's prompts, in the shared registry (libs/prompts). Defaults live here; `PUT /v1/config/services/extraction` overrides them
  * without a restart: `system_prompt` replaces the shared preamble, and
  * `extra.prompts["indexer.<name>"]` replaces one prompt's instructions (docs/indexer.md).
  */
@@ -10,20 +11,9 @@ export const PREAMBLE =
   "literature review. You only report what the record states, you copy quotations verbatim, and you say so " +
   "when a record does not state something.";
 
-export interface PromptDefinition extends PromptMetadata {
-  instructions: string;
-}
+const prompt = (name: string, description: string, instructions: string) => ({ name, description, instructions });
 
-const prompt = (name: string, description: string, instructions: string): PromptDefinition => ({
-  name: `indexer.${name}`,
-  service: "indexer",
-  description,
-  has_variables: true,
-  system_or_user: "both",
-  instructions,
-});
-
-export const PROMPTS = {
+export const PROMPTS = new PromptRegistry("indexer", PREAMBLE, {
   extraction: prompt(
     "extraction",
     "Extracts typed field values with verbatim evidence quotes from one record's title and abstract",
@@ -68,19 +58,13 @@ export const PROMPTS = {
       "- Aim for the suggested number of groups when one is given.",
     ].join("\n"),
   ),
-} as const;
+});
 
-export type PromptKey = keyof typeof PROMPTS;
+export type PromptKey = keyof typeof PROMPTS.prompts;
 
-export const PROMPT_LIST: PromptMetadata[] = Object.values(PROMPTS).map(({ instructions: _instructions, ...metadata }) => metadata);
+export const PROMPT_LIST = PROMPTS.list();
 
 /** The system message of one prompt under the live configuration. */
 export function systemPrompt(config: ServiceConfigResponse, key: PromptKey): string {
-  const definition = PROMPTS[key];
-  const overrides = config.extra.prompts;
-  const override =
-    overrides && typeof overrides === "object" ? (overrides as Record<string, unknown>)[definition.name] : undefined;
-  const instructions = typeof override === "string" && override.trim() ? override : definition.instructions;
-  const preamble = config.system_prompt.trim() ? config.system_prompt : PREAMBLE;
-  return `${preamble}\n\n${instructions}`;
+  return PROMPTS.system(key, config);
 }

@@ -8,6 +8,8 @@ export interface HandlerDeps extends AdmissionDeps {
   infra: JobInfra;
   store: JobStore;
   reader: JobReader;
+  /** The job's model when the request named none: the service config's, else the spec's default. */
+  chooseModel?: (requested: string) => string;
 }
 
 /**
@@ -18,10 +20,15 @@ export interface HandlerDeps extends AdmissionDeps {
  */
 export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
   return [
-    handler(operations.createScreeningJob, (request, ctx) => admitScreeningJob(deps, request, ctx)),
+    handler(operations.createScreeningJob, (request, ctx) =>
+      admitScreeningJob(deps, deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request, ctx),
+    ),
     handler(operations.getScreeningJob, async ({ job_id }) => (await deps.reader.get(job_id)) as ScreeningJob),
     handler(operations.listScreeningJobs, async ({ limit }) => (await deps.reader.list(limit)) as ScreeningJobListItem[]),
     handler(operations.activeScreeningJob, async ({ project_id }) => (await deps.reader.activeForProject(project_id)) as ScreeningJob | null),
-    handler(operations.estimateScreening, async (request) => estimateScreening(request)),
+    // Priced with the model a job of the same request would use.
+    handler(operations.estimateScreening, async (request) =>
+      estimateScreening(deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request),
+    ),
   ];
 }

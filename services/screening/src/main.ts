@@ -1,7 +1,6 @@
 import { DEFAULT_MODEL } from "@litrev/contracts";
 import { JobWorker, KeySealer, openServiceJobs, type JobStore } from "@litrev/jobs";
-import { LlmClient } from "@litrev/llm";
-import { llmOptions, startService } from "@litrev/runtime";
+import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
 import { screeningHandlers } from "./handlers";
 import { createLiveModel } from "./model/live-model";
@@ -49,7 +48,7 @@ await startService({
     shutdown.add("job store", () => jobs.close());
     const { infra, store: jobStore, reader } = jobs;
     store = jobStore;
-    const llm = new LlmClient({ ...llmOptions(env), logger });
+    const { llm } = runtime;
     const worker = new JobWorker({
       infra,
       store: jobStore,
@@ -77,6 +76,15 @@ await startService({
     worker.start();
     // Steps run in reverse order: the operations drain first, then running jobs are handed back, then NATS closes.
     shutdown.add("job worker", () => worker.stop());
-    return screeningHandlers({ infra, store: jobStore, reader, sealer, logger, orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS, pipeline });
+    return screeningHandlers({
+      infra,
+      store: jobStore,
+      reader,
+      sealer,
+      logger,
+      orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
+      pipeline,
+      chooseModel: (requested) => runtime.model(requested, DEFAULT_MODEL.screening),
+    });
   },
 });

@@ -1,7 +1,7 @@
-import type { PromptMetadata } from "@litrev/contracts";
+import { PromptRegistry } from "@litrev/prompts";
 
 /**
- * The screening service's prompts. `PREAMBLE` is the default `system_prompt` of the service
+ * The screening service's prompts, in the shared registry (libs/prompts). `PREAMBLE` is the default `system_prompt` of the service
  * config (PUT /v1/config/services/screening replaces it for every stage); a stage's instructions can
  * be replaced one by one through `extra.prompts["screening.<stage>"]`.
  *
@@ -13,20 +13,9 @@ export const PREAMBLE =
   "Judge only from the text given; never invent facts about a study. Be consistent: the same paper and " +
   "criteria must get the same judgement.";
 
-export interface PromptDefinition extends PromptMetadata {
-  instructions: string;
-}
+const prompt = (name: string, description: string, instructions: string) => ({ name, description, instructions });
 
-const prompt = (name: string, description: string, instructions: string): PromptDefinition => ({
-  name: `screening.${name}`,
-  service: "screening",
-  description,
-  has_variables: true,
-  system_or_user: "both",
-  instructions,
-});
-
-export const PROMPTS = {
+export const PROMPTS = new PromptRegistry("screening", PREAMBLE, {
   labelling: prompt(
     "labelling",
     "Scores each paper against every eligibility criterion and votes include or exclude",
@@ -56,18 +45,13 @@ export const PROMPTS = {
     "Assign each numbered screening reason to the one cluster, by its number, that describes it best. Answer " +
       "with exactly one cluster number per reason, in order.",
   ),
-} as const;
+});
 
-export type StageName = keyof typeof PROMPTS;
+export type StageName = keyof typeof PROMPTS.prompts;
 
-export const PROMPT_LIST: PromptMetadata[] = Object.values(PROMPTS).map(({ instructions: _instructions, ...metadata }) => metadata);
+export const PROMPT_LIST = PROMPTS.list();
 
 /** A stage's instructions, after any override in the service config's `extra.prompts`. */
 export function stageInstructions(stage: StageName, extra: Record<string, unknown>): string {
-  const overrides = extra.prompts;
-  if (overrides && typeof overrides === "object") {
-    const value = (overrides as Record<string, unknown>)[PROMPTS[stage].name];
-    if (typeof value === "string" && value.trim()) return value;
-  }
-  return PROMPTS[stage].instructions;
+  return PROMPTS.instructions(stage, { extra });
 }

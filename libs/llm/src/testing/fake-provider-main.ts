@@ -2,9 +2,11 @@
  * Runs the fake provider on its own, for manual runs and local stacks:
  *   PORT=8089 FAKE_LATENCY_MS=200 FAKE_RPM=1200 tsx libs/llm/src/testing/fake-provider-main.ts
  * then point OPENAI_BASE_URL at the printed URL. Optional: FAKE_TPM, FAKE_VALID_KEYS (comma list),
- * FAKE_MODE (always429, insufficient_quota, status500, malformed, truncated, hang).
+ * FAKE_MODE (always429, insufficient_quota, status500, malformed, truncated, hang), FAKE_PROFILE
+ * (a server to imitate: azure, vllm, ollama, ollama-cloud, llamacpp, litellm; docs/providers.md).
  */
 import { type FakeMode, startFakeProvider } from "./fake-provider";
+import { PROVIDER_PROFILES, type ProfileName } from "./profiles";
 
 const MODES: readonly FakeMode[] = ["normal", "always429", "insufficient_quota", "status500", "malformed", "truncated", "hang"];
 
@@ -19,6 +21,11 @@ function numberFromEnv(name: string): number | undefined {
 const mode = (process.env.FAKE_MODE ?? "normal") as FakeMode;
 if (!MODES.includes(mode)) throw new Error(`FAKE_MODE must be one of ${MODES.join(", ")}`);
 
+const profile = process.env.FAKE_PROFILE || undefined;
+if (profile !== undefined && !Object.hasOwn(PROVIDER_PROFILES, profile)) {
+  throw new Error(`FAKE_PROFILE must be one of ${Object.keys(PROVIDER_PROFILES).join(", ")}`);
+}
+
 const provider = await startFakeProvider({
   port: numberFromEnv("PORT") ?? 0,
   host: process.env.HOST ?? "127.0.0.1",
@@ -27,8 +34,9 @@ const provider = await startFakeProvider({
   tokensPerMinute: numberFromEnv("FAKE_TPM"),
   validKeys: process.env.FAKE_VALID_KEYS ? process.env.FAKE_VALID_KEYS.split(",").map((k) => k.trim()).filter(Boolean) : undefined,
   mode,
+  profile: profile as ProfileName | undefined,
 });
-console.log(provider.url);
+console.log(provider.baseUrl(profile as ProfileName | undefined));
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {

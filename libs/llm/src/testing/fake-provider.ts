@@ -4,6 +4,7 @@ import { isReasoningModel } from "../models";
 import type { JsonSchema } from "../schema";
 import { FakeBucket, formatDuration } from "./fake-bucket";
 import { type FieldRule, sampleFromSchema } from "./json-sample";
+import { PROVIDER_PROFILES, SINGLE_CHOICE_MESSAGE, type ProfileName, type ProviderProfile } from "./profiles";
 import { strictSchemaProblem } from "./strict-check";
 
 /**
@@ -65,6 +66,11 @@ export interface FakeBehaviour {
   respond?: ((request: FakeChatRequest, context: RespondContext) => unknown) | undefined;
   /** Models that exist; others get 404 `model_not_found`. Undefined: every model exists. */
   knownModels?: readonly string[] | undefined;
+  /**
+   * Behave like another OpenAI-compatible server (profiles.ts): its path, auth, model names, `n`,
+   * `usage`, schema enforcement, error bodies and rate-limit headers. Undefined: OpenAI.
+   */
+  profile?: ProfileName | undefined;
 }
 
 export interface FakeProviderOptions extends FakeBehaviour {
@@ -86,6 +92,8 @@ export interface RecordedRequest {
 export interface FakeProvider {
   /** Base URL ending in /v1, for `baseURL` / OPENAI_BASE_URL. */
   url: string;
+  /** The base URL a profile's server is reached at (Azure: …/openai/v1). */
+  baseUrl(profile?: ProfileName): string;
   port: number;
   /** Every request, in arrival order. */
   requests: RecordedRequest[];
@@ -159,63 +167,74 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     const record: RecordedRequest = { method: req.method ?? "GET", path, headers: flatHeaders(req), body, receivedAt: Date.now() };
     requests.push(record);
 
-    const apiKey = /^Bearer\s+(.+)$/i.exec(record.headers.authorization ?? "")?.[1]?.trim() ?? "";
-    if (!apiKey) {
-      return sendJson(res, record, 401, {}, errorBody("You didn't provide an API key.", "invalid_request_error", null));
+    const profile = profileOf(behaviour);
+    const bearer = /^Bearer\s+(.+)$/i.exec(record.headers.authorization ?? "")?.[1]?.trim() ?? "";
+    const apiKey = profile?.auth === "azure" ? (record.headers["api-key"]?.trim() || bearer) : bearer;
+    if (profile?.auth !== "ignored") {
+      if (!apiKey) {
+        return sendError(res, record, 401, {}, "You didn't provide an API key.", "invalid_request_error", null);
+      }
+      if (behaviour.validKeys && !behaviour.validKeys.includes(apiKey)) {
+        return sendError(res, record, 401, {}, `Incorrect API key provided: ${maskKey(apiKey)}. You can find your API key in your account settings.`, "invalid_request_error", "invalid_api_key");
+      }
     }
-    if (behaviour.validKeys && !behaviour.validKeys.includes(apiKey)) {
-      return sendJson(res, record, 401, {}, errorBody(`Incorrect API key provided: ${maskKey(apiKey)}. You can find your API key in your account settings.`, "invalid_request_error", "invalid_api_key"));
-    }
+    // Each server's own base path (Azure: /openai/v1); anything else is a 404 as on the real one.
+    const basePath = profile?.basePath ?? "/v1";
+    const route = path.startsWith(`${basePath}/`) ? path.slice(basePath.length) : "";
 
-    if (record.method === "GET" && path === "/v1/models") {
-      const models = behaviour.knownModels ?? ["gpt-5-nano", "gpt-5-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4o-mini"];
+    if (record.method === "GET" && route === "/models") {
+      const models = behaviour.knownModels ?? profile?.models ?? ["gpt-5-nano", "gpt-5-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4o-mini"];
       return sendJson(res, record, 200, {}, {
         object: "list",
         data: models.map((id) => ({ id, object: "model", created: 1_700_000_000, owned_by: "fake-provider" })),
       });
     }
-    if (record.method !== "POST" || path !== "/v1/chat/completions") {
-      return sendJson(res, record, 404, {}, errorBody(`Invalid URL (${record.method} ${path})`, "invalid_request_error", null));
+    if (record.method !== "POST" || route !== "/chat/completions") {
+      return sendError(res, record, 404, {}, `Invalid URL (${record.method} ${path})`, "invalid_request_error", null);
     }
     if (bodyInvalid || typeof body !== "object" || body === null) {
-      return sendJson(res, record, 400, {}, errorBody("We could not parse the JSON body of your request.", "invalid_request_error", null));
+      return sendError(res, record, 400, {}, "We could not parse the JSON body of your request.", "invalid_request_error", null);
     }
-    return chat(body as FakeChatRequest, apiKey, record, res);
+    return chat(body as FakeChatRequest, apiKey || "anonymous", record, res);
   }
 
   async function chat(request: FakeChatRequest, apiKey: string, record: RecordedRequest, res: ServerResponse): Promise<void> {
     const invalid = requestProblem(request);
     if (invalid) return sendJson(res, record, invalid.status, {}, invalid.body);
+    const profile = profileOf(behaviour);
 
-    const n = Math.max(1, Math.floor(request.n ?? 1));
+    const askedN = Math.max(1, Math.floor(request.n ?? 1));
+    if (profile?.n === "rejected" && askedN > 1) return sendError(res, record, 400, {}, SINGLE_CHOICE_MESSAGE, "invalid_request_error", null);
+    const n = profile?.n === "ignored" ? 1 : askedN;
     const promptText = request.messages.map((m) => messageText(m.content)).join("\n");
     const promptTokens = estimateTokens(promptText);
     const maxOutput = request.max_completion_tokens ?? request.max_tokens;
     const now = Date.now();
     const budget = budgetFor(apiKey, now);
-    const limitHeaders = (): Record<string, string> => rateLimitHeaders(budget, Date.now());
+    const limitHeaders = (): Record<string, string> => rateLimitHeaders(budget, Date.now(), profile?.rateLimitHeaders ?? "openai");
+    const retryHeaders = (ms: number): Record<string, string> => (profile && !profile.retryAfterHeaders ? {} : retryAfterHeaders(ms));
 
     // Forced 429s come before budgets, the other forced modes after them (like real processing).
     const early = behaviour.mode === "always429" || behaviour.mode === "insufficient_quota";
     let mode: FakeMode = early ? currentMode() : "normal";
     if (mode === "always429") {
       const wait = behaviour.retryAfterMs ?? 1000;
-      return sendJson(res, record, 429, { ...limitHeaders(), ...retryAfterHeaders(wait) }, errorBody("Rate limit reached for requests. Please try again later.", "requests", "rate_limit_exceeded"));
+      return sendError(res, record, 429, { ...limitHeaders(), ...retryHeaders(wait) }, "Rate limit reached for requests. Please try again later.", "requests", "rate_limit_exceeded");
     }
     if (mode === "insufficient_quota") {
-      return sendJson(res, record, 429, limitHeaders(), errorBody("You exceeded your current quota, please check your plan and billing details.", "insufficient_quota", "insufficient_quota"));
+      return sendError(res, record, 429, limitHeaders(), "You exceeded your current quota, please check your plan and billing details.", "insufficient_quota", "insufficient_quota");
     }
 
     // Budgets: OpenAI counts the prompt plus the requested output allowance against the TPM.
     const requestWait = budget.requests?.take(1, now) ?? 0;
     if (requestWait > 0) {
       const limit = budget.requests?.perMinute;
-      return sendJson(res, record, 429, { ...limitHeaders(), ...retryAfterHeaders(requestWait) }, errorBody(`Rate limit reached on requests per min (RPM): Limit ${limit}. Please try again in ${formatDuration(requestWait)}.`, "requests", "rate_limit_exceeded"));
+      return sendError(res, record, 429, { ...limitHeaders(), ...retryHeaders(requestWait) }, `Rate limit reached on requests per min (RPM): Limit ${limit}. Please try again in ${formatDuration(requestWait)}.`, "requests", "rate_limit_exceeded");
     }
     const tokenWait = budget.tokens?.take(promptTokens + (maxOutput ?? 0) * n, now) ?? 0;
     if (tokenWait > 0) {
       const limit = budget.tokens?.perMinute;
-      return sendJson(res, record, 429, { ...limitHeaders(), ...retryAfterHeaders(tokenWait) }, errorBody(`Rate limit reached on tokens per min (TPM): Limit ${limit}. Please try again in ${formatDuration(tokenWait)}.`, "tokens", "rate_limit_exceeded"));
+      return sendError(res, record, 429, { ...limitHeaders(), ...retryHeaders(tokenWait) }, `Rate limit reached on tokens per min (TPM): Limit ${limit}. Please try again in ${formatDuration(tokenWait)}.`, "tokens", "rate_limit_exceeded");
     }
 
     if (!early) mode = currentMode();
@@ -226,7 +245,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     }
     if (behaviour.latencyMs) await new Promise((resolve) => setTimeout(resolve, behaviour.latencyMs));
     if (mode === "status500") {
-      return sendJson(res, record, 500, limitHeaders(), errorBody("The server had an error while processing your request. Sorry about that!", "server_error", null));
+      return sendError(res, record, 500, limitHeaders(), "The server had an error while processing your request. Sorry about that!", "server_error", null);
     }
 
     const index = replies++;
@@ -238,7 +257,9 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       const generated = schema ? sampleFromSchema(schema, { fields: behaviour.fields }) : { answer: "sample text" };
       const custom = behaviour.respond?.(request, { index, choice, generated, apiKey });
       const value = custom === undefined ? generated : custom;
-      let content = typeof value === "string" ? value : JSON.stringify(value);
+      // A server that does not enforce the schema: every other reply leaves out a required property.
+      const broken = profile?.schema === "unenforced" && schema !== undefined && (index + choice) % 2 === 0 ? withoutFirstProperty(value) : value;
+      let content = typeof broken === "string" ? broken : JSON.stringify(broken);
       let finishReason = "stop";
       if (mode === "malformed") content = `Sure! Here is the JSON you asked for: {${content.slice(1, 20)}`;
       if (mode === "truncated") {
@@ -250,19 +271,22 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       choices.push({ index: choice, message: { role: "assistant", content, refusal: null }, finish_reason: finishReason, logprobs: null });
     }
 
+    const fullUsage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+      prompt_tokens_details: { cached_tokens: cachedTokens(request, promptTokens), audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: reasoning * n, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+    };
+    const usageMode = profile?.usage ?? "full";
     sendJson(res, record, 200, { ...limitHeaders(), "openai-processing-ms": String(behaviour.latencyMs ?? 0) }, {
       id: `chatcmpl-fake-${++completionIds}`,
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
-      model: datedModel(request.model),
+      model: profile ? profile.replyModel(request.model) : datedModel(request.model),
       choices,
-      usage: {
-        prompt_tokens: promptTokens,
-        completion_tokens: completionTokens,
-        total_tokens: promptTokens + completionTokens,
-        prompt_tokens_details: { cached_tokens: cachedTokens(request, promptTokens), audio_tokens: 0 },
-        completion_tokens_details: { reasoning_tokens: reasoning * n, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
-      },
+      ...(usageMode === "full" ? { usage: fullUsage } : {}),
+      ...(usageMode === "basic" ? { usage: { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens } } : {}),
       service_tier: "default",
       system_fingerprint: "fp_fake",
     });
@@ -276,12 +300,9 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     });
     if (typeof request.model !== "string" || !request.model) return bad("you must provide a model parameter", "model", null);
     if (!Array.isArray(request.messages) || request.messages.length === 0) return bad("'messages' must be a non-empty array", "messages", null);
-    if (behaviour.knownModels && !behaviour.knownModels.includes(request.model)) {
-      return {
-        status: 404,
-        body: { error: { message: `The model \`${request.model}\` does not exist or you do not have access to it.`, type: "invalid_request_error", param: null, code: "model_not_found" } },
-      };
-    }
+    const profile = profileOf(behaviour);
+    const offered = behaviour.knownModels ?? (profile && !profile.servesAnyModel ? profile.models : undefined);
+    if (offered && !offered.includes(request.model)) return (profile ?? PROVIDER_PROFILES.openai).modelNotFound(request.model);
     if (isReasoningModel(request.model)) {
       if (request.temperature !== undefined && request.temperature !== 1) {
         return bad(`Unsupported value: 'temperature' does not support ${request.temperature} with this model. Only the default (1) value is supported.`, "temperature", "unsupported_value");
@@ -296,12 +317,20 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     if (format?.type === "json_schema") {
       const name = format.json_schema?.name ?? "";
       if (!/^[A-Za-z0-9_-]{1,64}$/.test(name)) return bad("Invalid 'response_format.json_schema.name'.", "response_format", "invalid_value");
-      if (format.json_schema?.strict) {
+      // Only OpenAI-run servers check strict-mode rules; self-hosted ones compile what they get.
+      if (format.json_schema?.strict && (profile?.schema ?? "strict") === "strict") {
         const problem = strictSchemaProblem(format.json_schema.schema);
         if (problem) return bad(`Invalid schema for response_format '${name}': ${problem}.`, "response_format", "invalid_json_schema");
       }
     }
     return undefined;
+  }
+
+  /** An error in the active profile's shape (OpenAI's without one). */
+  function sendError(res: ServerResponse, record: RecordedRequest, status: number, headers: Record<string, string>, message: string, type: string, code: string | null): void {
+    const openai = { message, type, code };
+    const profile = profileOf(behaviour);
+    sendJson(res, record, status, headers, profile ? profile.errorBody(status, openai) : errorBody(message, type, code));
   }
 
   function currentMode(): FakeMode {
@@ -343,9 +372,10 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
 
   return {
     url: `http://${host}:${port}/v1`,
+    baseUrl: (profile) => `http://${host}:${port}${profile ? PROVIDER_PROFILES[profile].basePath : "/v1"}`,
     port,
     requests,
-    chatRequests: () => requests.filter((r) => r.path === "/v1/chat/completions"),
+    chatRequests: () => requests.filter((r) => r.path.endsWith("/chat/completions")),
     setBehaviour(patch) {
       if ("mode" in patch || "modeTimes" in patch) forcedUsed = 0;
       // New budgets apply from a fresh bucket.
@@ -370,15 +400,30 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   };
 }
 
-function rateLimitHeaders(budget: { requests?: FakeBucket; tokens?: FakeBucket }, now: number): Record<string, string> {
+function rateLimitHeaders(budget: { requests?: FakeBucket; tokens?: FakeBucket }, now: number, style: ProviderProfile["rateLimitHeaders"]): Record<string, string> {
   const headers: Record<string, string> = {};
+  if (style === "none") return headers;
   for (const [dimension, bucket] of [["requests", budget.requests], ["tokens", budget.tokens]] as const) {
     if (!bucket) continue;
-    headers[`x-ratelimit-limit-${dimension}`] = String(bucket.perMinute);
     headers[`x-ratelimit-remaining-${dimension}`] = String(bucket.remaining(now));
+    if (style === "remaining") continue;
+    headers[`x-ratelimit-limit-${dimension}`] = String(bucket.perMinute);
     headers[`x-ratelimit-reset-${dimension}`] = formatDuration(bucket.resetMs(now));
   }
   return headers;
+}
+
+function profileOf(behaviour: FakeBehaviour): ProviderProfile | undefined {
+  return behaviour.profile ? PROVIDER_PROFILES[behaviour.profile] : undefined;
+}
+
+/** The reply with its first property dropped: what a server that ignores the schema may send. */
+function withoutFirstProperty(value: unknown): unknown {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return value;
+  const [first] = Object.keys(value);
+  if (first === undefined) return value;
+  const { [first]: _dropped, ...rest } = value as Record<string, unknown>;
+  return rest;
 }
 
 function retryAfterHeaders(ms: number): Record<string, string> {

@@ -4,3 +4,5 @@ export { sampleFromSchema } from "./json-sample";
 export type { FieldRule, SampleContext, SampleOptions } from "./json-sample";
 export { strictSchemaProblem } from "./strict-check";
 export { SampleDecision } from "./sample-schema";
+export { PROVIDER_PROFILES, SINGLE_CHOICE_MESSAGE } from "./profiles";
+export type { ProfileName, ProviderProfile } from "./profiles";

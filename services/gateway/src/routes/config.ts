@@ -2,6 +2,8 @@ import type { FastifyPluginAsync } from "fastify";
 import { z } from "zod";
 import {
   CONFIG_SERVICE_ID,
+  ModelAliasesPatch,
+  ModelAliasesResponse,
   PromptMetadata,
   ServiceConfigPatch,
   ServiceConfigResponse,
@@ -43,6 +45,31 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
         } catch (error) {
           if (error instanceof ServiceError) throw error;
           throw new ServiceError("unknown", "Could not save the configuration", { cause: error });
+        }
+      },
+    );
+    // Not in the spec: the alias table (`llm-5-nano` → a provider model), live on every replica.
+    app.get(
+      "/config/models",
+      { schema: { tags: ["config"], summary: "Model aliases in force", response: { 200: ModelAliasesResponse } } },
+      async () => (await store()).modelAliases(),
+    );
+    app.put(
+      "/config/models",
+      {
+        schema: {
+          tags: ["config"],
+          summary: "Remap model aliases without a restart (null drops an override)",
+          body: ModelAliasesPatch,
+          response: { 200: ModelAliasesResponse },
+        },
+      },
+      async (request) => {
+        try {
+          return await (await store()).patchModelAliases(request.body as ModelAliasesPatch);
+        } catch (error) {
+          if (error instanceof ServiceError) throw error;
+          throw new ServiceError("unknown", "Could not save the model aliases", { cause: error });
         }
       },
     );

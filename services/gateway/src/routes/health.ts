@@ -2,7 +2,10 @@ import type { FastifyPluginAsync } from "fastify";
 import { HealthResponse, ReadyResponse, ServiceHealth, subjects } from "@litrev/contracts";
 import type { GatewayDeps } from "../app";
 
-/** `/health` is liveness only; `/health/ready` checks the database (as services report it), the provider key and NATS. */
+/**
+ * `/health` is liveness only; `/health/ready` checks the database (as services report it), the
+ * provider key and NATS, and names any configured model the provider does not offer (`models`).
+ */
 export function healthRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     app.get("/health", { schema: { tags: ["health"], response: { 200: HealthResponse } } }, async () => ({ status: "ok" }));
@@ -50,6 +53,16 @@ async function serviceChecks(deps: GatewayDeps): Promise<Record<string, string>>
   if (failing) checks.database = `${failing.database} (${failing.service})`;
   else if (usingDb.length > 0) checks.database = "ok";
   else checks.database = "error: no database-backed service answered";
+
+  // Informational (it does not make the gateway degraded): a model the provider lacks fails only
+  // the requests that use it, and the fix is a configuration change, not a restart.
+  const missing = replies.filter((r) => r.models !== undefined && !r.models.startsWith("ok"));
+  const checked = replies.filter((r) => r.models !== undefined);
+  if (missing.length > 0) {
+    checks.models = [...new Set(missing.map((r) => `${r.models} (${r.service})`))].join("; ").slice(0, 2000);
+  } else if (checked.length > 0) {
+    checks.models = "ok";
+  }
   return checks;
 }
 

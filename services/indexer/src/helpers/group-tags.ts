@@ -75,6 +75,8 @@ export async function groupTagsLive(
     maxOutputTokens: Math.max(config.max_output_tokens, 2_000 + 4 * values.length),
     reasoningEffort: "low",
     providerKey,
+    // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
+    interactive: true,
   });
   return { groups: assignGroups(reply.data, values), usage: toContractUsage(reply.usage) };
 }

@@ -91,6 +91,8 @@ export async function refineFieldsLive(
     maxOutputTokens: Math.max(config.max_output_tokens, 4096),
     reasoningEffort: "low",
     providerKey,
+    // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
+    interactive: true,
   });
   return acceptRefinements(reply.data, request.fields);
 }

@@ -97,6 +97,8 @@ export async function suggestFieldsLive(
     maxOutputTokens: Math.max(config.max_output_tokens, 4096),
     reasoningEffort: "low",
     providerKey,
+    // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
+    interactive: true,
   });
   return acceptSuggestions(reply.data, request.existing_fields);
 }

@@ -1,6 +1,5 @@
-import { headers, operations } from "@litrev/contracts";
+import { DEFAULT_MODEL, headers, operations, type IndexerJob, type IndexerJobListItem } from "@litrev/contracts";
 import { JobWorker, KeySealer, openServiceJobs, type JobStore } from "@litrev/jobs";
-import type { IndexerJob, IndexerJobListItem } from "@litrev/contracts";
 import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
@@ -47,7 +46,7 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
   const admission = { infra, store, sealer, logger, config: runtime.config, resolveModel: (m: string) => llm.resolveModel(m) };
   const handlers = [
     handler(operations.createIndexerJob, async (req, ctx) =>
-      createIndexerJob(admission, req, { plain: ctx.providerKey, sealed: ctx.header(headers.sealedProviderKey) }),
+      createIndexerJob(admission, { ...req, model: runtime.model(req.model, DEFAULT_MODEL.indexerRun) }, { plain: ctx.providerKey, sealed: ctx.header(headers.sealedProviderKey) }),
     ),
     handler(operations.getIndexerJob, async (req) => (await reader.get(req.job_id)) as IndexerJob),
     handler(operations.listIndexerJobs, async (req) => (await reader.list(req.limit)) as IndexerJobListItem[]),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ScreeningPaper, ServiceConfigResponse } from "@litrev/contracts";
 import type { LlmClient, LlmUsage, ReasoningEffort } from "@litrev/llm";
-import { stageInstructions, type StageName } from "../prompts";
+import { PROMPTS, type StageName } from "../prompts";
 import { addStageUsage, VERDICTS, ZERO_STAGE_USAGE, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type StageUsage, type Theme } from "../pipeline/types";
 
 export interface LiveModelOptions {
@@ -38,7 +38,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
     extraSystem = "",
     n = 1,
   ) => {
-    const system = [config.system_prompt, stageInstructions(stage, config.extra), criteriaBlock, extraSystem].filter(Boolean).join("\n\n");
+    const system = PROMPTS.system(stage, config, criteriaBlock, extraSystem);
     return llm.structured({
       model: frame.model,
       schema,

@@ -1,0 +1,2 @@
+export { PromptRegistry, promptOverrides } from "./registry";
+export type { PromptConfig, PromptDefinition, PromptSpec } from "./registry";
