@@ -2,9 +2,12 @@
  * Runs the fake provider on its own, for manual runs and local stacks:
  *   PORT=8089 FAKE_LATENCY_MS=200 FAKE_RPM=1200 tsx libs/llm/src/testing/fake-provider-main.ts
  * then point OPENAI_BASE_URL at the printed URL. Optional: FAKE_TPM, FAKE_VALID_KEYS (comma list),
- * FAKE_MODE (always429, insufficient_quota, status500, malformed, truncated, hang).
+ * FAKE_MODE (always429, insufficient_quota, status500, malformed, truncated, hang), and oracle mode
+ * (oracle.ts): FAKE_ORACLE_DATASET=data/synergy/Sep_2021.jsonl.gz FAKE_ORACLE_RATES=0.9,0.8 (per-vote
+ * sensitivity, specificity) FAKE_ORACLE_SEED=1.
  */
 import { type FakeMode, startFakeProvider } from "./fake-provider";
+import { createOracle, loadOracleRecords } from "./oracle";
 
 const MODES: readonly FakeMode[] = ["normal", "always429", "insufficient_quota", "status500", "malformed", "truncated", "hang"];
 
@@ -19,6 +22,16 @@ function numberFromEnv(name: string): number | undefined {
 const mode = (process.env.FAKE_MODE ?? "normal") as FakeMode;
 if (!MODES.includes(mode)) throw new Error(`FAKE_MODE must be one of ${MODES.join(", ")}`);
 
+const oracleRates = (process.env.FAKE_ORACLE_RATES ?? "0.9,0.8").split(",").map(Number);
+const oracle = process.env.FAKE_ORACLE_DATASET
+  ? createOracle({
+      records: loadOracleRecords(process.env.FAKE_ORACLE_DATASET),
+      sensitivity: oracleRates[0]!,
+      specificity: oracleRates[1]!,
+      seed: process.env.FAKE_ORACLE_SEED ?? 1,
+    })
+  : undefined;
+
 const provider = await startFakeProvider({
   port: numberFromEnv("PORT") ?? 0,
   host: process.env.HOST ?? "127.0.0.1",
@@ -27,6 +40,7 @@ const provider = await startFakeProvider({
   tokensPerMinute: numberFromEnv("FAKE_TPM"),
   validKeys: process.env.FAKE_VALID_KEYS ? process.env.FAKE_VALID_KEYS.split(",").map((k) => k.trim()).filter(Boolean) : undefined,
   mode,
+  oracle,
 });
 console.log(provider.url);
 
