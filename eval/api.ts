@@ -37,15 +37,16 @@ export type ScreeningJobView = z.infer<typeof ScreeningJobView>;
 export class ApiError extends Error {
   override readonly name = "ApiError";
   constructor(
+    /** 0 when no HTTP answer came (connection refused or reset, time-out). */
     readonly status: number,
     readonly body: unknown,
     what: string,
   ) {
-    super(`${what}: HTTP ${status} ${JSON.stringify(body).slice(0, 500)}`);
+    super(status === 0 ? `${what}: ${String(body)}` : `${what}: HTTP ${status} ${JSON.stringify(body).slice(0, 500)}`);
   }
   /** Worth another try: overload, rate limit, a restarting gateway. */
   get transient(): boolean {
-    return this.status === 429 || this.status === 502 || this.status === 503 || this.status === 504;
+    return this.status === 0 || this.status === 429 || this.status === 502 || this.status === 503 || this.status === 504;
   }
 }
 
@@ -71,7 +72,7 @@ export class ScreeningApi {
   /**
    * Polls until the job is completed or failed. The first terminal poll carries the results (a
    * service without persistence forgets a finished job after that poll), so it is the one returned.
-   * Transient errors (429, 502–504, connection resets) are retried with backoff until `timeoutMs`.
+   * Transient errors (no answer, 429, 502–504) are retried with backoff until `timeoutMs`.
    */
   async waitForJob(jobId: string, opts: { timeoutMs: number; intervalMs?: number; onProgress?: (job: ScreeningJobView) => void }): Promise<ScreeningJobView> {
     const deadline = Date.now() + opts.timeoutMs;
@@ -83,7 +84,7 @@ export class ScreeningApi {
         if (job.status === "completed" || job.status === "failed") return job;
         interval = Math.min(5_000, interval * 1.25);
       } catch (error) {
-        if (!(error instanceof ApiError ? error.transient : error instanceof TypeError)) throw error;
+        if (!(error instanceof ApiError && error.transient)) throw error;
         interval = Math.min(10_000, interval * 2);
       }
       if (Date.now() + interval > deadline) throw new Error(`job ${jobId} did not finish within ${Math.round(opts.timeoutMs / 1000)} s`);
@@ -95,12 +96,18 @@ export class ScreeningApi {
     const headers: Record<string, string> = { "x-api-key": this.options.apiKey, accept: "application/json" };
     if (this.options.providerKey) headers["x-llm-api-key"] = this.options.providerKey;
     if (body !== undefined) headers["content-type"] = "application/json";
-    const response = await fetch(`${this.#base}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(this.options.requestTimeoutMs ?? 120_000),
-    });
+    let response: Response;
+    try {
+      response = await fetch(`${this.#base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.options.requestTimeoutMs ?? 120_000),
+      });
+    } catch (error) {
+      const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
+      throw new ApiError(0, `no answer from ${this.#base} (${cause})`, what);
+    }
     const text = await response.text();
     let parsed: unknown = text;
     try {
