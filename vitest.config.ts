@@ -7,7 +7,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["libs/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "scripts/**/*.test.ts"],
+          include: ["libs/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "scripts/**/*.test.ts", "eval/**/*.test.ts"],
           environment: "node",
         },
       },

@@ -1,97 +1,182 @@
 /**
- * A live 10,000-paper screening job against a rate-limited fake provider: wall time against the
- * provider's bound, the worker's peak memory, and provider tokens per paper against the spec's
- * estimate formula.
+ * Live screening jobs of 2,000, 10,000 and 50,000 papers against a rate-limited fake provider, each
+ * in a fresh screening worker: wall time against the provider's bound, the worker's peak memory per
+ * job size (the goal: flat, 50,000 papers ≤ 1.25× 2,000), and provider tokens per paper against the
+ * spec's estimate formula.
  *
- *   pnpm bench screening [--papers 10000] [--rpm 12000] [--latency-ms 100] [--concurrency 32]
- *   (or BENCH_PAPERS, BENCH_RPM, BENCH_LATENCY_MS, BENCH_CONCURRENCY)
+ *   pnpm bench screening [--sizes 2000,10000,50000] [--papers N (one size)] [--rpm 12000] [--latency-ms 100] [--concurrency 32]
+ *   (or BENCH_SIZES, BENCH_PAPERS, BENCH_RPM, BENCH_LATENCY_MS, BENCH_CONCURRENCY)
  *
  * Papers are real records from nagtegaal_2019.csv (repeated with new ids), with 4 criteria and 5
  * repetitions. The fake provider answers after L ms and enforces N requests per minute (429 with
- * retry-after and x-ratelimit headers). For the K successful calls the job needed, no schedule can
+ * retry-after and x-ratelimit headers). For the K successful calls a job needed, no schedule can
  * beat max(K/N minutes, K·L/C) with C calls in flight: the goal is a wall time within 10% of it.
  * Tokens are the provider's own usage figures summed by the worker (the fake counts ~4 characters
- * per token, as the spec's formula assumes ~440 tokens for an abstract).
+ * per token, as the spec's formula assumes ~440 tokens for an abstract). Peak RSS is the worker's
+ * VmHWM: the worker is restarted before every job so each figure belongs to one job size.
  */
 import { readFileSync } from "node:fs";
 import { costUsd } from "../libs/llm/src/index";
 import { startFakeProvider } from "../libs/llm/src/testing/index";
 import { NatsLink } from "../libs/messaging/src/index";
 import { openJobInfra } from "../libs/jobs/src/index";
-import { startStack, waitFor } from "../test/support/stack";
+import { startStack, waitFor, type RunningProcess } from "../test/support/stack";
 import { CRITERIA, screeningPapers, screeningResponder } from "../test/e2e/screening-fixtures";
 
-const options = { papers: 10_000, rpm: 12_000, latencyMs: 100, concurrency: 32 };
-const FLAGS: Record<string, keyof typeof options> = { "--papers": "papers", "--rpm": "rpm", "--latency-ms": "latencyMs", "--concurrency": "concurrency" };
-const ENV: Record<keyof typeof options, string> = { papers: "BENCH_PAPERS", rpm: "BENCH_RPM", latencyMs: "BENCH_LATENCY_MS", concurrency: "BENCH_CONCURRENCY" };
-for (const key of Object.keys(ENV) as (keyof typeof options)[]) if (process.env[ENV[key]]) options[key] = Number(process.env[ENV[key]]);
+const options = { sizes: "2000,10000,50000", papers: 0, rpm: 12_000, latencyMs: 100, concurrency: 32 };
+const FLAGS: Record<string, keyof typeof options> = { "--sizes": "sizes", "--papers": "papers", "--rpm": "rpm", "--latency-ms": "latencyMs", "--concurrency": "concurrency" };
+const ENV: Record<keyof typeof options, string> = { sizes: "BENCH_SIZES", papers: "BENCH_PAPERS", rpm: "BENCH_RPM", latencyMs: "BENCH_LATENCY_MS", concurrency: "BENCH_CONCURRENCY" };
+const set = (key: keyof typeof options, value: string) => {
+  if (key === "sizes") options.sizes = value;
+  else options[key] = Number(value);
+};
+for (const key of Object.keys(ENV) as (keyof typeof options)[]) if (process.env[ENV[key]]) set(key, process.env[ENV[key]]!);
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined];
   const key = FLAGS[flag];
   if (!key) throw new Error(`unknown option ${flag}; expected one of ${Object.keys(FLAGS).join(", ")}`);
-  options[key] = Number(inline ?? argv[++i]);
+  set(key, inline ?? argv[++i]!);
 }
+const sizes = options.papers > 0 ? [options.papers] : options.sizes.split(",").map((v) => Number(v.trim()));
+if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes must be positive integers, got ${options.sizes}`);
 const REPETITIONS = 5;
 const MODEL = "llm-5-nano";
 
+interface Usage {
+  calls: number;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+}
+interface SizeResult {
+  papers: number;
+  outcome: string;
+  wallSeconds?: number;
+  boundSeconds?: number;
+  peakRssMb: number;
+  results?: number;
+}
+
 const provider = await startFakeProvider({ latencyMs: options.latencyMs, requestsPerMinute: options.rpm, respond: screeningResponder() });
+// The fake records every request; tally answered ones and let them go, so the bench process stays small at 50,000 papers.
+const tally = { ok: 0, rejected: 0 };
+const drain = setInterval(() => {
+  const pending = provider.requests.filter((r) => r.status === undefined);
+  for (const r of provider.requests) {
+    if (r.path !== "/v1/chat/completions" || r.status === undefined) continue;
+    if (r.status === 200) tally.ok++;
+    else if (r.status === 429) tally.rejected++;
+  }
+  provider.requests.splice(0, provider.requests.length, ...pending);
+}, 500);
 const stack = await startStack({
-  services: { screening: 1 },
+  services: {},
   env: { OPENAI_API_KEY: "sk-bench-screening", OPENAI_BASE_URL: provider.url, LLM_CONCURRENCY: String(options.concurrency), SCREENING_CALL_CONCURRENCY: String(options.concurrency) },
 });
 const link = new NatsLink({ servers: stack.natsUrl, name: "bench-screening" });
+const summary: SizeResult[] = [];
+let idleRssMb = 0;
 try {
   const infra = await openJobInfra(await link.ready(), "screening");
-  const worker = stack.processes.find((p) => p.name === "screening")!;
-  const papers = screeningPapers(options.papers);
+  console.log(`live screening jobs: ${sizes.map((n) => n.toLocaleString("en")).join(", ")} papers; ${CRITERIA.length} criteria, ${REPETITIONS} repetitions, model ${MODEL}`);
+  console.log(`fake provider: ${options.rpm} requests/min, ${options.latencyMs} ms latency; ${options.concurrency} calls in flight; a fresh worker per job`);
+  let worker: RunningProcess | undefined;
+  for (const size of sizes) {
+    if (worker) await stack.stopProcess(worker);
+    worker = await stack.startService("screening");
+    idleRssMb = Math.max(idleRssMb, peakRss(worker.child.pid!));
+    summary.push(await runJob(size, worker, infra));
+  }
+
+  console.log(`\n${"papers".padStart(8)}  ${"outcome".padEnd(44)}  ${"wall s".padStart(7)}  ${"wall/bound".padStart(10)}  ${"peak RSS".padStart(9)}  ${"× first".padStart(7)}`);
+  for (const r of summary) {
+    const cells = [
+      r.papers.toLocaleString("en").padStart(8),
+      r.outcome.slice(0, 44).padEnd(44),
+      (r.wallSeconds?.toFixed(1) ?? "–").padStart(7),
+      (r.wallSeconds && r.boundSeconds ? (r.wallSeconds / r.boundSeconds).toFixed(3) : "–").padStart(10),
+      `${r.peakRssMb.toFixed(0)} MB`.padStart(9),
+      (r.peakRssMb / summary[0]!.peakRssMb).toFixed(2).padStart(7),
+    ];
+    console.log(cells.join("  "));
+  }
+  console.log(`idle worker RSS ≈ ${idleRssMb.toFixed(0)} MB (VmHWM right after start-up)`);
+  const small = summary.find((r) => r.papers === 2_000);
+  const large = summary.find((r) => r.papers === 50_000);
+  if (small && large) {
+    const ok = large.outcome.startsWith("completed") && large.results === 50_000;
+    console.log(
+      large.wallSeconds === undefined
+        ? `peak RSS 50,000 / 2,000 papers: not measured (the 50,000-paper job ${large.outcome})`
+        : `peak RSS 50,000 / 2,000 papers: ${(large.peakRssMb / small.peakRssMb).toFixed(2)}× (goal ≤ 1.25×; a result for every paper: ${ok ? "yes" : "no"})`,
+    );
+  }
+} finally {
+  clearInterval(drain);
+  await link.close();
+  await stack.stop();
+  await provider.close();
+}
+
+async function runJob(size: number, worker: RunningProcess, infra: Awaited<ReturnType<typeof openJobInfra>>): Promise<SizeResult> {
+  tally.ok = 0;
+  tally.rejected = 0;
+  let papers: ReturnType<typeof screeningPapers> | undefined = screeningPapers(size);
   const bodyBytes = JSON.stringify(papers).length;
+  console.log(`\n── ${size.toLocaleString("en")} papers (${(bodyBytes / 1e6).toFixed(1)} MB of JSON)`);
   const started = Date.now();
   const created = await stack.http("POST", "/v1/screening/jobs", { papers, criteria: CRITERIA, repetitions: REPETITIONS, model: MODEL });
-  if (created.status !== 200) throw new Error(`job creation failed: ${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
+  papers = undefined;
+  if (created.status !== 200) {
+    const detail = JSON.stringify(created.body).slice(0, 200);
+    console.log(`job creation refused: HTTP ${created.status} ${detail}`);
+    return { papers: size, outcome: `refused at admission (HTTP ${created.status})`, peakRssMb: peakRss(worker.child.pid!) };
+  }
   const admittedMs = Date.now() - started;
   // Watch the live state directly (a gateway poll would take the finished job out of the registry).
   const state = await waitFor(async () => {
     const entry = await infra.registry.get(created.body.job_id);
     return entry && (entry.state.status === "completed" || entry.state.status === "failed") ? entry.state : null;
-  }, 30 * 60_000, 200);
-  const wallSeconds = (Date.parse(state.completed_at!) - Date.parse(state.created_at)) / 1000;
+  }, 60 * 60_000, 500);
   const peakRssMb = peakRss(worker.child.pid!);
+  const wallSeconds = (Date.parse(state.completed_at!) - Date.parse(state.created_at)) / 1000;
+  if (state.status !== "completed") {
+    console.log(`job failed after ${wallSeconds.toFixed(1)} s: ${state.error}`);
+    return { papers: size, outcome: `failed: ${state.error ?? ""}`, wallSeconds, peakRssMb };
+  }
   const poll = await stack.http("GET", `/v1/screening/jobs/${created.body.job_id}`);
-  if (state.status !== "completed") throw new Error(`job failed: ${state.error}`);
+  const results = Array.isArray(poll.body?.results) ? (poll.body.results as unknown[]).length : 0;
+  const pollMb = poll.status === 200 ? (JSON.stringify(poll.body).length / 1e6).toFixed(1) : "–";
 
-  const calls = provider.chatRequests();
-  const ok = calls.filter((r) => r.status === 200).length;
-  const rejected = calls.filter((r) => r.status === 429).length;
+  await new Promise((r) => setTimeout(r, 600)); // one more drain of the provider's records
+  const ok = tally.ok;
   const boundSeconds = Math.max((ok / options.rpm) * 60, (ok * options.latencyMs) / 1000 / options.concurrency);
-  const usage = state.extra.usage as { calls: number; input_tokens: number; cached_input_tokens: number; output_tokens: number; cost_usd: number };
-  const byStage = state.extra.usage_by_stage as Record<string, typeof usage>;
+  const usage = state.extra.usage as Usage;
+  const byStage = state.extra.usage_by_stage as Record<string, Usage>;
   const c = CRITERIA.length;
   const formulaIn = (200 + 30 * c) * REPETITIONS + 300;
   const formulaOut = 10 * REPETITIONS + 100;
   const formulaCost = costUsd({ model: MODEL, inputTokens: formulaIn, outputTokens: formulaOut });
-  const per = (n: number) => n / options.papers;
+  const per = (n: number) => n / size;
 
-  console.log(`\nlive screening job: ${options.papers} papers (${(bodyBytes / 1e6).toFixed(1)} MB of JSON), ${c} criteria, ${REPETITIONS} repetitions, model ${MODEL}`);
-  console.log(`fake provider: ${options.rpm} requests/min, ${options.latencyMs} ms latency; ${options.concurrency} calls in flight`);
-  console.log(`admission (HTTP 200): ${admittedMs} ms; result poll: ${poll.status}, ${(JSON.stringify(poll.body).length / 1e6).toFixed(1)} MB`);
-  console.log(`\nwall time                      ${wallSeconds.toFixed(1)} s (created → completed)`);
-  console.log(`provider calls                 ${ok} answered, ${rejected} answered 429 (absorbed by the limiter)`);
+  console.log(`admission (HTTP 200): ${admittedMs} ms; result poll: ${poll.status}, ${pollMb} MB, ${results} results`);
+  console.log(`wall time                      ${wallSeconds.toFixed(1)} s (created → completed)`);
+  console.log(`provider calls                 ${ok} answered, ${tally.rejected} answered 429 (absorbed by the limiter)`);
   console.log(`bound max(K/N, K·L/C)          ${boundSeconds.toFixed(1)} s`);
   console.log(`wall / bound                   ${(wallSeconds / boundSeconds).toFixed(3)} (goal ≤ 1.10)`);
   console.log(`stage timings                  ${Object.entries(state.stage_timings).map(([k, v]) => `${k} ${((v ?? 0) / 1000).toFixed(1)} s`).join(", ")}`);
   console.log(`worker peak RSS (VmHWM)        ${peakRssMb.toFixed(0)} MB`);
-  console.log(`\ntokens per paper               input ${per(usage.input_tokens).toFixed(0)} (cached ${per(usage.cached_input_tokens).toFixed(0)}), output ${per(usage.output_tokens).toFixed(0)}`);
+  console.log(`tokens per paper               input ${per(usage.input_tokens).toFixed(0)} (cached ${per(usage.cached_input_tokens).toFixed(0)}), output ${per(usage.output_tokens).toFixed(0)}`);
   for (const [stage, u] of Object.entries(byStage)) {
     console.log(`  ${stage.padEnd(28)} input ${per(u.input_tokens).toFixed(0)}, output ${per(u.output_tokens).toFixed(1)}, ${u.calls} calls`);
   }
   console.log(`spec formula per paper         input ${formulaIn}, output ${formulaOut}`);
   console.log(`ratio to the formula           input ${(per(usage.input_tokens) / formulaIn).toFixed(2)}, output ${(per(usage.output_tokens) / formulaOut).toFixed(2)}, total ${((per(usage.input_tokens) + per(usage.output_tokens)) / (formulaIn + formulaOut)).toFixed(2)}`);
   console.log(`cost per paper                 $${per(usage.cost_usd).toFixed(7)} vs formula $${formulaCost.toFixed(7)} → ${(per(usage.cost_usd) / formulaCost).toFixed(2)} (goal ≤ 1, aim 0.5)`);
-} finally {
-  await link.close();
-  await stack.stop();
-  await provider.close();
+  const complete = poll.status === 200 && results === size;
+  return { papers: size, outcome: complete ? "completed, a result for every paper" : `completed, poll ${poll.status} with ${results} results`, wallSeconds, boundSeconds, peakRssMb, results };
 }
 
 /** Peak resident set size of a Linux process, from /proc (VmHWM). */

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { isReasoningModel } from "../models";
 import type { JsonSchema } from "../schema";
 import { FakeBucket, formatDuration } from "./fake-bucket";
+import type { Oracle } from "./oracle";
 import { type FieldRule, sampleFromSchema } from "./json-sample";
 import { PROVIDER_PROFILES, SINGLE_CHOICE_MESSAGE, type ProfileName, type ProviderProfile } from "./profiles";
 import { strictSchemaProblem } from "./strict-check";
@@ -64,6 +65,8 @@ export interface FakeBehaviour {
    * keeps the generated reply.
    */
   respond?: ((request: FakeChatRequest, context: RespondContext) => unknown) | undefined;
+  /** Oracle mode (oracle.ts): screening labelling replies from a dataset's labels, used where `respond` gives undefined. */
+  oracle?: Pick<Oracle, "respond"> | undefined;
   /** Models that exist; others get 404 `model_not_found`. Undefined: every model exists. */
   knownModels?: readonly string[] | undefined;
   /**
@@ -255,7 +258,8 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     let completionTokens = 0;
     for (let choice = 0; choice < n; choice++) {
       const generated = schema ? sampleFromSchema(schema, { fields: behaviour.fields }) : { answer: "sample text" };
-      const custom = behaviour.respond?.(request, { index, choice, generated, apiKey });
+      const context: RespondContext = { index, choice, generated, apiKey };
+      const custom = behaviour.respond?.(request, context) ?? behaviour.oracle?.respond(request, context);
       const value = custom === undefined ? generated : custom;
       // A server that does not enforce the schema: every other reply leaves out a required property.
       const broken = profile?.schema === "unenforced" && schema !== undefined && (index + choice) % 2 === 0 ? withoutFirstProperty(value) : value;

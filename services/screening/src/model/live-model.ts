@@ -77,6 +77,10 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       return { value: votes, usage };
     },
 
+    keepForReasoning(paper: ScreeningPaper): ScreeningPaper {
+      return { id: paper.id, title: paper.title, abstract: excerpt(paper.abstract, options.reasoningAbstractChars) };
+    },
+
     async reason(items: ReasoningInput[]): Promise<ModelCall<string[]>> {
       const schema = z.object({ reasons: z.array(z.string()).length(items.length) });
       const user = items
@@ -136,11 +140,13 @@ function describePaper(paper: ScreeningPaper): string {
   return `Title: ${paper.title || "(no title)"}\nAbstract: ${paper.abstract || "(no abstract)"}`;
 }
 
+/** At most `max` characters, cut at a word where one is near, "…" included (so an excerpt is its own excerpt). */
 function excerpt(text: string, max: number): string {
   if (text.length <= max) return text;
-  const cut = text.slice(0, max);
+  if (max <= 1) return text.slice(0, max);
+  const cut = text.slice(0, max - 1);
   const end = cut.lastIndexOf(" ");
-  return `${cut.slice(0, end > max * 0.6 ? end : max)}…`;
+  return `${cut.slice(0, end > max * 0.6 ? end : max - 1)}…`;
 }
 
 function stageUsage(usage: LlmUsage): StageUsage {

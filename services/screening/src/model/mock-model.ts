@@ -33,6 +33,8 @@ export function createMockModel(frame: JobFrame): ScreeningModel {
       );
       return free(votes);
     },
+    // Mock reasoning is built from the votes alone.
+    keepForReasoning: (paper: ScreeningPaper) => ({ id: paper.id, title: "", abstract: "" }),
     async reason(items: ReasoningInput[]) {
       return free(
         items.map(

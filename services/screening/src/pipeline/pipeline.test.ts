@@ -99,6 +99,54 @@ describe("the screening pipeline (mock model)", () => {
     expect(resumed).toEqual(fresh);
   });
 
+  it("lets each paper's text go once its batch is labelled, and all of it before clustering", async () => {
+    // The worker hands the pipeline one parsed input and keeps it for the run: watch that object.
+    const held = structuredClone(input);
+    const ctx = { ...jobContext(params({ clusters_type: null })), input: async <T>() => held as T };
+    const fullTexts = () => held.papers.filter((p) => p.abstract.startsWith("Abstract")).length;
+    const seen: { stage: string; full: number; labelled: number; papers: number }[] = [];
+    let labelled = 0;
+    const watching = (frame: JobFrame): ScreeningModel => {
+      const mock = createMockModel(frame);
+      return {
+        ...mock,
+        label: async (papers, r) => {
+          seen.push({ stage: "label", full: fullTexts(), labelled, papers: held.papers.length });
+          labelled += papers.length;
+          return mock.label(papers, r);
+        },
+        reason: async (items) => (seen.push({ stage: "reason", full: fullTexts(), labelled, papers: held.papers.length }), mock.reason(items)),
+        themes: async (reasons, max) => (seen.push({ stage: "themes", full: fullTexts(), labelled, papers: held.papers.length }), mock.themes(reasons, max)),
+      };
+    };
+    await runScreeningPipeline(ctx, watching, { ...SETTINGS, callConcurrency: 1 });
+    // Only papers not yet labelled still carry their abstract.
+    for (const s of seen.filter((s) => s.stage === "label")) expect(s.full).toBe(37 - s.labelled);
+    expect(seen.filter((s) => s.stage === "reason").every((s) => s.full === 0)).toBe(true);
+    expect(seen.filter((s) => s.stage === "themes").every((s) => s.papers === 0)).toBe(true);
+    expect(seen.some((s) => s.stage === "themes")).toBe(true);
+  });
+
+  it("sends reasoning the title and an abstract excerpt from the live model", async () => {
+    const { llm, requests } = fakeLlmForReasons();
+    const model = createLiveModel({
+      llm,
+      frame: { criteria: input.criteria, questions: [], model: "llm-5-nano" },
+      providerKey: undefined,
+      signal: new AbortController().signal,
+      config: defaultServiceConfig("screening"),
+      reasoningAbstractChars: 40,
+    });
+    const long = { id: "x", title: "A long one", abstract: "word ".repeat(100).trim() };
+    const kept = model.keepForReasoning(long);
+    expect(kept.title).toBe("A long one");
+    expect(kept.abstract.length).toBeLessThanOrEqual(40);
+    expect(kept.abstract.endsWith("…")).toBe(true);
+    expect(model.keepForReasoning(kept)).toEqual(kept);
+    await model.reason([{ paper: kept, decision: "include", includeVotes: 3, repetitions: 5, verdicts: ["met", "unclear"] }]);
+    expect(requests[0]).toContain(`Abstract (excerpt): ${kept.abstract}`);
+  });
+
   it("uses the batch sizes fixed at admission over the process's own", async () => {
     const sizes: number[] = [];
     const model = (frame: JobFrame): ScreeningModel => {
@@ -109,6 +157,18 @@ describe("the screening pipeline (mock model)", () => {
     expect(sizes.sort((a, b) => b - a)[0]).toBe(10);
   });
 });
+
+function fakeLlmForReasons() {
+  const requests: string[] = [];
+  const llm = {
+    structured: async (req: { user: string }) => {
+      requests.push(req.user);
+      const reasons = (req.user.match(/^\[\d+\] Title:/gm) ?? []).map(() => "A reason.");
+      return { data: { reasons }, choices: [{ reasons }], usage: { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, totalTokens: 2, costUsd: 0 }, modelVersion: "m" };
+    },
+  } as unknown as LlmClient;
+  return { llm, requests };
+}
 
 describe("the live model", () => {
   const frame: JobFrame = { criteria: input.criteria, questions: input.questions, model: "llm-5-nano" };

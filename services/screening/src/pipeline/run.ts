@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { ScreeningJobParams, type ScreeningJobInput, type ScreeningStage } from "@litrev/contracts";
-import type { JobContext, JobOutcome } from "@litrev/jobs";
+import type { JobContext, JobOutcome, JsonRecord } from "@litrev/jobs";
 import { assignClusters } from "./assignment";
 import { clusterReasons } from "./clustering";
 import { labelPapers } from "./labelling";
 import { reasonPapers } from "./reasoning";
 import { UsageMeter, type StageContext } from "./stage";
-import { VERDICTS, type JobFrame, type LabelVote, type ReasoningInput, type ScreeningModel, type Verdict } from "./types";
+import { VERDICTS, type JobFrame, type LabelVote, type PaperResult, type ScreeningModel, type Verdict } from "./types";
 
 export const PipelineSettingsSchema = z.object({
   labelBatch: z.number().int().min(1),
@@ -38,6 +38,9 @@ export async function runScreeningPipeline(
   const params = ScreeningJobParams.parse(job.params);
   // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units.
   const settings: PipelineSettings = { ...defaults, ...PipelineSettingsSchema.partial().parse(job.params.pipeline ?? {}) };
+  // The worker keeps the parsed input for the whole run, so the stages let text go by replacing
+  // entries of `papers` (the input's own array): labelled papers shrink to what reasoning needs,
+  // reasoned papers to their id, and the array is emptied before clustering.
   const input = await job.input<ScreeningJobInput>();
   const { papers, criteria, questions } = input;
   const frame: JobFrame = { criteria, questions, model: params.model };
@@ -54,45 +57,57 @@ export async function runScreeningPipeline(
     },
   };
 
-  const labels = await labelPapers(ctx, papers, params.repetitions, settings.labelBatch);
-  const scores = labels.map((votes) => votes.filter((v) => v.include).length);
-  const decisions = scores.map((score) => (score >= params.threshold ? "include" : "exclude") as "include" | "exclude");
-  const majority = labels.map((votes) => majorityVerdicts(votes, criteria.length));
-
-  const reasoningInputs: ReasoningInput[] = papers.map((paper, i) => ({
-    paper,
-    decision: decisions[i]!,
-    includeVotes: scores[i]!,
-    repetitions: params.repetitions,
-    verdicts: majority[i]!,
-  }));
-  const reasons = await reasonPapers(ctx, papers, reasoningInputs, settings.reasonBatch);
+  const results: PaperResult[] = new Array(papers.length);
+  await labelPapers(ctx, papers, params.repetitions, settings.labelBatch, (i, votes) => {
+    results[i] = labelledResult(papers[i]!.id, votes, criteria, params.threshold);
+  });
+  await reasonPapers(
+    ctx,
+    papers,
+    (i, paper) => ({
+      paper,
+      decision: results[i]!.decision,
+      includeVotes: results[i]!.final_score,
+      repetitions: params.repetitions,
+      verdicts: results[i]!.criteria_verdicts.map((v) => v.verdict),
+    }),
+    settings.reasonBatch,
+    (i, reason) => (results[i]!.reasoning = reason),
+  );
+  papers.length = 0;
 
   // The clustered side (spec): include → score ≥ threshold, exclude → below it, absent → every paper.
-  const clustered = papers.map((_, i) => i).filter((i) => params.clusters_type === null || decisions[i] === params.clusters_type);
-  const themes = await clusterReasons(ctx, clustered.map((i) => reasons[i]!), settings.clusterChunk, settings.maxClusters);
-  const assignment = await assignClusters(ctx, clustered.map((i) => reasons[i]!), themes, settings.assignBatch);
-  const clusterOf = new Map(clustered.map((paperIndex, k) => [paperIndex, assignment.clusterIds[k] ?? -1]));
+  const clustered = results.flatMap((result, i) => (params.clusters_type === null || result.decision === params.clusters_type ? [i] : []));
+  const reasons = clustered.map((i) => results[i]!.reasoning);
+  const themes = await clusterReasons(ctx, reasons, settings.clusterChunk, settings.maxClusters);
+  const assignment = await assignClusters(ctx, reasons, themes, settings.assignBatch);
+  clustered.forEach((paperIndex, k) => (results[paperIndex]!.cluster_id = assignment.clusterIds[k] ?? -1));
 
-  const items = papers.map((paper, i) => ({
-    id: paper.id,
-    final_score: scores[i]!,
-    cluster_id: clusterOf.get(i) ?? -1,
-    reasoning: reasons[i]!,
-    decision: decisions[i]!,
-    votes: labels[i]!.map((v) => (v.include ? "include" : "exclude")),
+  const total = usage.total();
+  return {
+    items: results as unknown as JsonRecord[],
+    result: { clusters: assignment.clusters },
+    extra: { usage: total, usage_by_stage: usage.byStage },
+  };
+}
+
+/** A paper's result item as labelling leaves it: votes tallied, reasoning and cluster still to come. */
+function labelledResult(id: PaperResult["id"], votes: LabelVote[], criteria: JobFrame["criteria"], threshold: number): PaperResult {
+  const score = votes.filter((v) => v.include).length;
+  const majority = majorityVerdicts(votes, criteria.length);
+  return {
+    id,
+    final_score: score,
+    cluster_id: -1,
+    reasoning: "",
+    decision: score >= threshold ? "include" : "exclude",
+    votes: votes.map((v) => (v.include ? "include" : "exclude")),
     criteria_verdicts: criteria.map((criterion, c) => ({
       name: criterion.name,
       type: criterion.type,
-      verdict: majority[i]![c]!,
-      ...tally(labels[i]!, c),
+      verdict: majority[c]!,
+      ...tally(votes, c),
     })),
-  }));
-  const total = usage.total();
-  return {
-    items,
-    result: { clusters: assignment.clusters },
-    extra: { usage: total, usage_by_stage: usage.byStage },
   };
 }
 

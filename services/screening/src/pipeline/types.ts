@@ -58,6 +58,11 @@ export interface ModelCall<T> {
 export interface ScreeningModel {
   /** `repetitions` independent votes for each paper of the batch. */
   label(papers: ScreeningPaper[], repetitions: number): Promise<ModelCall<LabelVote[][]>>;
+  /**
+   * What `reason` will still need of a labelled paper (e.g. the title and an abstract excerpt):
+   * the pipeline keeps only this once a paper is labelled, so a job's full texts are not all held.
+   */
+  keepForReasoning(paper: ScreeningPaper): ScreeningPaper;
   /** One short reasoning per paper. */
   reason(items: ReasoningInput[]): Promise<ModelCall<string[]>>;
   /** Themes found in a chunk of reasons (clustering, map step). */
@@ -66,6 +71,23 @@ export interface ScreeningModel {
   merge(themes: Theme[], maxClusters: number): Promise<ModelCall<Theme[]>>;
   /** For each reason, the index of the cluster that fits it best. */
   assign(reasons: string[], clusters: Theme[]): Promise<ModelCall<number[]>>;
+}
+
+export type Decision = "include" | "exclude";
+
+/**
+ * One paper's result item, filled in stage by stage (labelling: score, decision, votes, verdicts;
+ * reasoning: `reasoning`; assignment: `cluster_id`). It is the job's per-paper output, so nothing
+ * is copied at the end.
+ */
+export interface PaperResult {
+  id: ScreeningPaper["id"];
+  final_score: number;
+  cluster_id: number;
+  reasoning: string;
+  decision: Decision;
+  votes: Decision[];
+  criteria_verdicts: ({ name: string; type: string; verdict: Verdict } & Record<Verdict, number>)[];
 }
 
 /** The job-wide facts every stage's prompts and mock answers depend on. */

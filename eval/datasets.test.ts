@@ -1,0 +1,57 @@
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { gzipSync } from "node:zlib";
+import { describe, expect, it } from "vitest";
+import { builtInNames, loadBuiltIn, loadCriteriaFile, loadRecords, ROOT, sampleRecords } from "./datasets";
+
+const dir = mkdtempSync(join(tmpdir(), "eval-datasets-"));
+const write = (name: string, content: string | Buffer) => {
+  const path = join(dir, name);
+  writeFileSync(path, content);
+  return path;
+};
+
+describe("labelled datasets", () => {
+  it("loads every built-in review with the counts reviews.json states", () => {
+    const meta = JSON.parse(readFileSync(resolve(ROOT, "data/synergy/reviews.json"), "utf8")) as { name: string; records: number; included: number }[];
+    expect(builtInNames()).toEqual(meta.map((m) => m.name));
+    for (const m of meta) {
+      const review = loadBuiltIn(m.name);
+      expect(review.records).toHaveLength(m.records);
+      expect(review.records.filter((r) => r.included)).toHaveLength(m.included);
+      expect(review.criteria.criteria).toHaveLength(1);
+      expect(review.criteria.criteria[0]!.type).toBe("include");
+      expect(review.criteria.questions).toHaveLength(1);
+    }
+  });
+
+  it("reads gzipped or plain JSON Lines and names the bad line", () => {
+    const lines = [{ id: "a", title: "T", abstract: null, included: true }, { id: 2, title: "U", abstract: "x", included: false }].map((r) => JSON.stringify(r)).join("\n");
+    expect(loadRecords(write("ok.jsonl.gz", gzipSync(lines)))).toEqual([
+      { id: "a", title: "T", abstract: "", included: true },
+      { id: 2, title: "U", abstract: "x", included: false },
+    ]);
+    expect(loadRecords(write("ok.jsonl", `${lines}\n\n`))).toHaveLength(2);
+    expect(() => loadRecords(write("bad.jsonl", `${lines}\n{"id":"c","title":"V","abstract":""}`))).toThrow(/bad\.jsonl:3: .*included/s);
+    expect(() => loadRecords(write("dup.jsonl", `${lines}\n${lines}`))).toThrow(/:3: duplicate id a/);
+  });
+
+  it("reads criteria as JSON (object or bare array) or as prose", () => {
+    const criteria = [{ name: "Population", type: "include", value: "Adults" }];
+    expect(loadCriteriaFile(write("c.json", JSON.stringify({ criteria, questions: ["Q?"] })))).toEqual({ criteria, questions: ["Q?"] });
+    expect(loadCriteriaFile(write("bare.json", JSON.stringify(criteria)))).toEqual({ criteria, questions: [] });
+    expect(loadCriteriaFile(write("c.txt", "  Adults with asthma.\n"))).toEqual({ criteria: [{ name: "Eligibility criteria", type: "include", value: "Adults with asthma." }], questions: [] });
+    expect(() => loadCriteriaFile(write("wrong.json", JSON.stringify([{ type: "maybe", value: "x" }])))).toThrow(/wrong\.json/);
+  });
+
+  it("samples a fixed subset keeping the share of inclusions", () => {
+    const records = loadBuiltIn("Nelson_2002").records; // 366 records, 80 included
+    const sample = sampleRecords(records, 100);
+    expect(sample).toHaveLength(100);
+    expect(sample.filter((r) => r.included)).toHaveLength(Math.round((100 * 80) / 366));
+    expect(sampleRecords(records, 100)).toEqual(sample);
+    expect(sampleRecords(records, 1000)).toBe(records);
+    expect(sampleRecords(records, 2).filter((r) => r.included)).toHaveLength(1);
+  });
+});
