@@ -1,12 +1,13 @@
 /**
- * Polls per second through the gateway, as a ratio to a bare fastify hello-world route measured in
- * the same run on the same machine (goal ≥ 0.6; p99 < 5 ms at 10 connections).
+ * Polls per second of running screening and indexer jobs through the gateway, each as a ratio to a
+ * bare fastify hello-world route measured in the same run on the same machine (goal ≥ 0.6 for both
+ * job kinds; p99 < 5 ms at 10 connections).
  *
  *   pnpm bench polls        (knobs: BENCH_CONNECTIONS=10, BENCH_SECONDS=6, BENCH_ROUNDS=3)
  *
- * Starts a real stack (nats-server, one gateway, one screening worker) and the fake provider, which
- * answers slowly so the polled job stays `running` for the whole run (a terminal job leaves the live
- * registry at its first poll). A poll is served from the gateway's in-process mirror of the job-state
+ * Starts a real stack (nats-server, one gateway, a screening and an indexer worker) and the fake
+ * provider, which answers slowly so the polled jobs stay `running` for the whole run. Both job kinds
+ * take the same path: a poll is served from the gateway's in-process mirror of the job-state
  * bucket (kept current by a KV watch), with its body serialised once per state revision: no NATS
  * hop per request. Runs alternate hello / poll so background noise hits both alike. The gateway
  * samples poll traces at OTEL_POLL_TRACE_RATIO (default 1%); a second gateway that traces every
@@ -49,7 +50,7 @@ async function measure(url: string, headers: Record<string, string>, seconds: nu
 const provider = await startFakeProvider({ latencyMs: 60_000 });
 const JOB_KEY_SECRET = "bench-polls-job-key-secret-0123456789";
 const stack = await startStack({
-  services: { screening: 1 },
+  services: { screening: 1, indexer: 1 },
   env: { OPENAI_API_KEY: "sk-bench-polls", OPENAI_BASE_URL: provider.url, LLM_CONCURRENCY: "1", LLM_DEADLINE_MS: "600000", JOB_KEY_SECRET },
 });
 // A second gateway, identical except that it traces every poll: shows what one HTTP server span
@@ -70,18 +71,29 @@ try {
   await waitFor(async () => (await stack.http("GET", `/v1/screening/jobs/${created.body.job_id}`)).body.status === "running", 30_000);
   const sample = await stack.http("GET", `/v1/screening/jobs/${created.body.job_id}`);
   console.log(`polled job ${created.body.job_id}: status ${sample.body.status}, stage ${sample.body.stage}, body ${JSON.stringify(sample.body).length} bytes`);
+  const records = Array.from({ length: 20 }, (_, i) => ({ ID: `r${i}`, Title: `Record ${i}`, Abstract: "A trial in adults." }));
+  const fields = [{ name: "design", description: "Study design", data_type_primary: "text", data_type_secondary: "NA" }];
+  const indexerJob = await stack.http("POST", "/v1/indexer/jobs", { records, fields });
+  if (indexerJob.status !== 200) throw new Error(`indexer job creation failed: ${indexerJob.status} ${JSON.stringify(indexerJob.body)}`);
+  const indexerUrl = `${stack.baseUrl}/v1/indexer/jobs/${indexerJob.body.job_id}`;
+  await waitFor(async () => (await stack.http("GET", `/v1/indexer/jobs/${indexerJob.body.job_id}`)).body.status === "running", 30_000);
+  const indexerSample = await stack.http("GET", `/v1/indexer/jobs/${indexerJob.body.job_id}`);
+  console.log(`polled indexer job ${indexerJob.body.job_id}: status ${indexerSample.body.status}, body ${JSON.stringify(indexerSample.body).length} bytes`);
 
   const auth = { "x-api-key": TEST_API_KEY };
   await measure(helloUrl, {}, 2); // warm-up
   await measure(pollUrl, auth, 2);
+  await measure(indexerUrl, auth, 2);
   const quietUrl = pollUrl.replace(stack.baseUrl, `http://127.0.0.1:${quietPort}`);
   await measure(quietUrl, auth, 2);
   const hellos: Figures[] = [];
   const polls: Figures[] = [];
+  const indexerPolls: Figures[] = [];
   const quietPolls: Figures[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     hellos.push(await measure(helloUrl, {}, SECONDS));
     polls.push(await measure(pollUrl, auth, SECONDS));
+    indexerPolls.push(await measure(indexerUrl, auth, SECONDS));
     quietPolls.push(await measure(quietUrl, auth, SECONDS));
   }
   const mean = (rows: Figures[], key: keyof Figures) => rows.reduce((s, r) => s + r[key], 0) / rows.length;
@@ -92,10 +104,13 @@ try {
   console.log(`\n${CONNECTIONS} connections, ${ROUNDS} × ${SECONDS} s per target, alternating`);
   show("bare fastify hello (own process)", hellos);
   show("GET /v1/screening/jobs/{id}", polls);
-  show("  same, every poll traced", quietPolls);
+  show("GET /v1/indexer/jobs/{id}", indexerPolls);
+  show("  screening, every poll traced", quietPolls);
   const ratio = mean(polls, "rps") / mean(hellos, "rps");
+  const indexerRatio = mean(indexerPolls, "rps") / mean(hellos, "rps");
   const quietRatio = mean(quietPolls, "rps") / mean(hellos, "rps");
-  console.log(`\npolls / hello = ${ratio.toFixed(2)} (goal ≥ 0.6)   poll p99 ${mean(polls, "p99").toFixed(2)} ms (goal < 5 ms)`);
+  console.log(`\nscreening polls / hello = ${ratio.toFixed(2)} (goal ≥ 0.6)   poll p99 ${mean(polls, "p99").toFixed(2)} ms (goal < 5 ms)`);
+  console.log(`indexer polls / hello = ${indexerRatio.toFixed(2)} (goal ≥ 0.6)   poll p99 ${mean(indexerPolls, "p99").toFixed(2)} ms (goal < 5 ms)`);
   console.log(`polls / hello with an OpenTelemetry server span on every poll = ${quietRatio.toFixed(2)}`);
 } finally {
   await stopProcess(quiet);

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { once } from "node:events";
 import { mkdirSync } from "node:fs";
@@ -86,7 +87,7 @@ export async function waitForPort(port: number, timeoutMs: number, child?: Child
       socket.once("error", () => done(false));
     });
     if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
+    await sleep(50);
   }
   throw new Error(`nothing listened on port ${port} within ${timeoutMs} ms`);
 }

@@ -9,12 +9,12 @@ const REPETITIONS = 20;
 const POLLS = 40;
 
 /**
- * Many clients polling one finished, very large job at once through two gateways, without MongoDB:
- * exactly one poll answers with the result (the job then leaves the live registry), every other
- * one answers 404 promptly. Before the fix (libs/jobs JobData) each poll read the 16 MB result
- * object on its own, and the poll that won deleted it while the others were still reading; the
- * NATS object reader waits forever for purged chunks, so 36 of 40 polls hung (> 45 s). Reads of one
- * object are now shared per process, and a stalled read ends with null once its object is gone.
+ * Many clients polling one finished, very large job at once through two gateways: every poll
+ * answers with the whole result (the first one releases the live entry; every poll reads the store
+ * of record, the embedded one here), none fails or hangs. Concurrent reads of one job's results
+ * are shared per service process (libs/jobs JobReader), as reads of one object are (JobData): an
+ * earlier design read the 16 MB result once per poll and deleted it under the other readers, and
+ * 36 of 40 polls hung.
  */
 describe(`${POLLS} concurrent polls of a finished ${PAPERS.toLocaleString("en")}-paper × ${REPETITIONS} mock job`, () => {
   let stack: Stack;
@@ -31,7 +31,7 @@ describe(`${POLLS} concurrent polls of a finished ${PAPERS.toLocaleString("en")}
     await stack?.stop();
   });
 
-  it("one poll gets the result, the rest a prompt 404, none fails or hangs", async () => {
+  it("every poll gets the whole result, none fails or hangs", async () => {
     const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(PAPERS), criteria: CRITERIA, repetitions: REPETITIONS, mock: true });
     expect(created.status, JSON.stringify(created.body).slice(0, 300)).toBe(200);
     const id = created.body.job_id as string;
@@ -41,7 +41,8 @@ describe(`${POLLS} concurrent polls of a finished ${PAPERS.toLocaleString("en")}
       return state && state.status !== "pending" && state.status !== "running" ? state : null;
     }, 150_000, 250);
     expect(final.status, final.error ?? "").toBe("completed");
-    console.log(`[large-polls] job done after ${final.duration_ms} ms; result object ${(final.result!.bytes / 1e6).toFixed(1)} MB`);
+    expect(final.releasable).toBe(true); // the results are in the store of record
+    console.log(`[large-polls] job done after ${final.duration_ms} ms`);
 
     const started = Date.now();
     const answers = await Promise.all(
@@ -59,12 +60,11 @@ describe(`${POLLS} concurrent polls of a finished ${PAPERS.toLocaleString("en")}
     const elapsed = Date.now() - started;
     const statuses = answers.map((a) => a.status);
     console.log(`[large-polls] ${POLLS} polls in ${elapsed} ms; statuses ${JSON.stringify(count(statuses))}; slowest ${Math.max(...answers.map((a) => a.ms))} ms`);
-    const ok = answers.filter((a) => a.status === 200);
-    expect(statuses.filter((s) => s !== 200 && s !== 404), JSON.stringify(answers.filter((a) => a.status !== 200 && a.status !== 404).map((a) => a.body)).slice(0, 500)).toEqual([]);
-    expect(ok).toHaveLength(1);
-    expect(ok[0]!.body.results).toHaveLength(PAPERS);
-    expect(ok[0]!.body.results[0].votes).toHaveLength(REPETITIONS);
-    for (const a of answers) if (a.status === 404) expect(a.body).toEqual({ detail: "Job not found" });
+    expect(statuses.filter((s) => s !== 200), JSON.stringify(answers.filter((a) => a.status !== 200).map((a) => a.body)).slice(0, 500)).toEqual([]);
+    for (const a of answers) {
+      expect(a.body.results).toHaveLength(PAPERS);
+      expect(a.body.results[0].votes).toHaveLength(REPETITIONS);
+    }
     expect(Math.max(...answers.map((a) => a.ms))).toBeLessThan(30_000);
   }, 240_000);
 });

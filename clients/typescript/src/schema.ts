@@ -72,6 +72,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/config/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read the model alias table in force */
+        get: operations["getModelAliases"];
+        /** Remap model aliases on every replica without a restart (null drops an override) */
+        put: operations["updateModelAliases"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/config/prompts": {
         parameters: {
             query?: never;
@@ -81,58 +99,6 @@ export interface paths {
         };
         /** List the prompt registry */
         get: operations["listPrompts"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/screening/jobs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** List screening jobs, newest first */
-        get: operations["listScreeningJobs"];
-        put?: never;
-        /** Start a screening job */
-        post: operations["createScreeningJob"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/screening/jobs/{job_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Poll a screening job */
-        get: operations["getScreeningJob"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/screening/active-job": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The pending or running screening job of a project, or null */
-        get: operations["getActiveScreeningJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -237,6 +203,58 @@ export interface paths {
         put?: never;
         /** Find and merge duplicate criteria */
         post: operations["consolidateCriteria"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List screening jobs, newest first */
+        get: operations["listScreeningJobs"];
+        put?: never;
+        /** Start a screening job */
+        post: operations["createScreeningJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Poll a screening job */
+        get: operations["getScreeningJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/active-job": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The pending or running screening job of a project, or null */
+        get: operations["getActiveScreeningJob"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -742,6 +760,153 @@ export interface operations {
             };
         };
     };
+    getModelAliases: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        aliases: {
+                            [key: string]: string;
+                        };
+                        defaults: {
+                            [key: string]: string;
+                        };
+                        overrides: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    updateModelAliases: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "aliases": {
+                 *         "llm-5-nano": "gpt-5-nano"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    aliases: {
+                        [key: string]: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        aliases: {
+                            [key: string]: string;
+                        };
+                        defaults: {
+                            [key: string]: string;
+                        };
+                        overrides: {
+                            [key: string]: string;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The request body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
     listPrompts: {
         parameters: {
             query?: never;
@@ -788,445 +953,6 @@ export interface operations {
             };
             /** @description Messaging or the owning service is unavailable (retryable) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    listScreeningJobs: {
-        parameters: {
-            query?: {
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        progress: number;
-                        stage: string;
-                        papers_count: number;
-                        model: string;
-                        project_id: number | null;
-                        project_name: null;
-                        duration_ms: number | null;
-                        estimated_cost_usd: number | null;
-                        created_at: string;
-                        completed_at: string | null;
-                    }[];
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    createScreeningJob: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "papers": [
-                 *         {
-                 *           "id": "p1",
-                 *           "title": "Effect of peer comparison letters on antibiotic prescribing by general practitioners",
-                 *           "abstract": "A randomised trial in 1,581 practices found that feedback letters reduced prescribing by 3.3%."
-                 *         }
-                 *       ],
-                 *       "criteria": [
-                 *         {
-                 *           "name": "Population",
-                 *           "type": "include",
-                 *           "value": "Physicians"
-                 *         }
-                 *       ],
-                 *       "model": "llm-5-nano",
-                 *       "repetitions": 5,
-                 *       "threshold": 1,
-                 *       "clusters_type": "include",
-                 *       "project_id": 42,
-                 *       "mock": true
-                 *     }
-                 */
-                "application/json": {
-                    papers: {
-                        id: string | number;
-                        /** @default  */
-                        title?: string;
-                        abstract?: string | null;
-                    }[];
-                    criteria?: ({
-                        /** @default  */
-                        name?: string;
-                        /** @enum {string} */
-                        type: "include" | "exclude";
-                        value: string;
-                    } & {
-                        [key: string]: unknown;
-                    })[] | null;
-                    questions?: string[] | null;
-                    /** @default llm-5-nano */
-                    model?: string;
-                    /** @default 5 */
-                    repetitions?: number;
-                    /** @default 1 */
-                    threshold?: number;
-                    clusters_type?: ("include" | "exclude") | null;
-                    project_id?: number | null;
-                    /** @default false */
-                    mock?: boolean;
-                    max_estimated_cost_usd?: number | null;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending";
-                        progress: number;
-                        stage: string;
-                    };
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Another job for this project is pending or running */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description The request body exceeds the size limit */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    getScreeningJob: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        progress: number;
-                        stage: string;
-                        results: ({
-                            id: string | number;
-                            final_score: number | null;
-                            cluster_id: number;
-                            reasoning: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[] | null;
-                        clusters: ({
-                            cluster_id: number;
-                            label: string;
-                            count: number;
-                        } & {
-                            [key: string]: unknown;
-                        })[] | null;
-                        error: string | null;
-                        error_category: string | null;
-                        error_retryable: boolean | null;
-                        model_version: string;
-                        config: {
-                            [key: string]: unknown;
-                        };
-                        stage_timings: {
-                            [key: string]: number | null;
-                        };
-                        duration_ms: number | null;
-                        estimated_cost_usd: number | null;
-                        created_at: string;
-                        completed_at: string | null;
-                    };
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    getActiveScreeningJob: {
-        parameters: {
-            query: {
-                project_id: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        progress: number;
-                        stage: string;
-                        results: ({
-                            id: string | number;
-                            final_score: number | null;
-                            cluster_id: number;
-                            reasoning: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[] | null;
-                        clusters: ({
-                            cluster_id: number;
-                            label: string;
-                            count: number;
-                        } & {
-                            [key: string]: unknown;
-                        })[] | null;
-                        error: string | null;
-                        error_category: string | null;
-                        error_retryable: boolean | null;
-                        model_version: string;
-                        config: {
-                            [key: string]: unknown;
-                        };
-                        stage_timings: {
-                            [key: string]: number | null;
-                        };
-                        duration_ms: number | null;
-                        estimated_cost_usd: number | null;
-                        created_at: string;
-                        completed_at: string | null;
-                    } | null;
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1987,6 +1713,445 @@ export interface operations {
             };
             /** @description The provider failed or could not be reached, after retries (retryable) */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    listScreeningJobs: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job_id: string;
+                        /** @enum {string} */
+                        status: "pending" | "running" | "completed" | "failed";
+                        progress: number;
+                        stage: string;
+                        papers_count: number;
+                        model: string;
+                        project_id: number | null;
+                        project_name: null;
+                        duration_ms: number | null;
+                        estimated_cost_usd: number | null;
+                        created_at: string;
+                        completed_at: string | null;
+                    }[];
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    createScreeningJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "papers": [
+                 *         {
+                 *           "id": "p1",
+                 *           "title": "Effect of peer comparison letters on antibiotic prescribing by general practitioners",
+                 *           "abstract": "A randomised trial in 1,581 practices found that feedback letters reduced prescribing by 3.3%."
+                 *         }
+                 *       ],
+                 *       "criteria": [
+                 *         {
+                 *           "name": "Population",
+                 *           "type": "include",
+                 *           "value": "Physicians"
+                 *         }
+                 *       ],
+                 *       "model": "llm-5-nano",
+                 *       "repetitions": 5,
+                 *       "threshold": 1,
+                 *       "clusters_type": "include",
+                 *       "project_id": 42,
+                 *       "mock": true
+                 *     }
+                 */
+                "application/json": {
+                    papers: {
+                        id: string | number;
+                        /** @default  */
+                        title?: string;
+                        abstract?: string | null;
+                    }[];
+                    criteria?: ({
+                        /** @default  */
+                        name?: string;
+                        /** @enum {string} */
+                        type: "include" | "exclude";
+                        value: string;
+                    } & {
+                        [key: string]: unknown;
+                    })[] | null;
+                    questions?: string[] | null;
+                    /** @default llm-5-nano */
+                    model?: string;
+                    /** @default 5 */
+                    repetitions?: number;
+                    /** @default 1 */
+                    threshold?: number;
+                    clusters_type?: ("include" | "exclude") | null;
+                    project_id?: number | null;
+                    /** @default false */
+                    mock?: boolean;
+                    max_estimated_cost_usd?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job_id: string;
+                        /** @enum {string} */
+                        status: "pending";
+                        progress: number;
+                        stage: string;
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description The request body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    getScreeningJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job_id: string;
+                        /** @enum {string} */
+                        status: "pending" | "running" | "completed" | "failed";
+                        progress: number;
+                        stage: string;
+                        results: ({
+                            id: string | number;
+                            final_score: number | null;
+                            cluster_id: number;
+                            reasoning: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[] | null;
+                        clusters: ({
+                            cluster_id: number;
+                            label: string;
+                            count: number;
+                        } & {
+                            [key: string]: unknown;
+                        })[] | null;
+                        error: string | null;
+                        error_category: string | null;
+                        error_retryable: boolean | null;
+                        model_version: string;
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        stage_timings: {
+                            [key: string]: number | null;
+                        };
+                        duration_ms: number | null;
+                        estimated_cost_usd: number | null;
+                        created_at: string;
+                        completed_at: string | null;
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    getActiveScreeningJob: {
+        parameters: {
+            query: {
+                project_id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job_id: string;
+                        /** @enum {string} */
+                        status: "pending" | "running" | "completed" | "failed";
+                        progress: number;
+                        stage: string;
+                        results: ({
+                            id: string | number;
+                            final_score: number | null;
+                            cluster_id: number;
+                            reasoning: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[] | null;
+                        clusters: ({
+                            cluster_id: number;
+                            label: string;
+                            count: number;
+                        } & {
+                            [key: string]: unknown;
+                        })[] | null;
+                        error: string | null;
+                        error_category: string | null;
+                        error_retryable: boolean | null;
+                        model_version: string;
+                        config: {
+                            [key: string]: unknown;
+                        };
+                        stage_timings: {
+                            [key: string]: number | null;
+                        };
+                        duration_ms: number | null;
+                        estimated_cost_usd: number | null;
+                        created_at: string;
+                        completed_at: string | null;
+                    } | null;
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

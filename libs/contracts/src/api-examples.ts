@@ -21,6 +21,7 @@ const criterion = { category: "Population", text: "Physicians", description: "Pr
 
 export const requestExamples: Readonly<Record<string, unknown>> = {
   updateServiceConfig: { temperature: 0.3 },
+  updateModelAliases: { aliases: { "llm-5-nano": "gpt-5-nano" } },
 
   createScreeningJob: {
     papers: [paper],

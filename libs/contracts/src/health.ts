@@ -15,6 +15,8 @@ export const ServiceHealth = z.object({
   instance: z.string(),
   /** `ok`, `error: <message>`, or `not_used` for a service without storage. */
   database: z.string(),
+  /** Which store of record the instance uses, e.g. `jetstream (embedded, R1)` or `mongodb`; absent for a service without storage. */
+  store: z.string().max(200).optional(),
   /** Whether the provider offers the models this instance uses (`ok …`, `missing: …`, `error: …`); absent without a provider key. */
   models: z.string().max(2000).optional(),
 });

@@ -198,6 +198,15 @@ export const apiOperations: readonly ApiOperation[] = [
     errors: { ...keyed, ...withBody },
   },
   { method: "GET", path: "/v1/config/prompts", operationId: "listPrompts", summary: "List the prompt registry", tag: "configuration", errors: keyed },
+  { method: "GET", path: "/v1/config/models", operationId: "getModelAliases", summary: "Read the model alias table in force", tag: "configuration", errors: keyed },
+  {
+    method: "PUT",
+    path: "/v1/config/models",
+    operationId: "updateModelAliases",
+    summary: "Remap model aliases on every replica without a restart (null drops an override)",
+    tag: "configuration",
+    errors: { ...keyed, ...withBody },
+  },
 
   {
     method: "POST",

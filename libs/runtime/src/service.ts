@@ -17,6 +17,8 @@ export interface ServiceDefinition {
   models?: readonly string[];
   /** Database status for readiness: `ok`, `error: …`, or `not_used`. */
   databaseStatus?: () => string;
+  /** Which store of record the service uses (readiness names it). */
+  storeDescription?: () => string;
   handlers: (runtime: ServiceRuntime) => HandlerEntry[] | Promise<HandlerEntry[]>;
 }
 
@@ -106,6 +108,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
         service,
         instance,
         database: definition.databaseStatus?.() ?? "not_used",
+        ...(definition.storeDescription ? { store: definition.storeDescription() } : {}),
         ...(models !== undefined ? { models } : {}),
       };
       msg.respond(JSON.stringify(body));

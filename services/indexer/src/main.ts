@@ -7,6 +7,7 @@ import { PREAMBLE, PROMPT_LIST } from "./prompts";
 
 const env = loadEnv();
 let databaseStatus = () => "error: not connected yet";
+let storeDescription = () => "not connected yet";
 
 await startService({
   service: "indexer",
@@ -24,10 +25,12 @@ await startService({
   prompts: PROMPT_LIST,
   models: [DEFAULT_MODEL.indexerRun, DEFAULT_MODEL.indexerSuggestFields],
   databaseStatus: () => databaseStatus(),
+  storeDescription: () => storeDescription(),
   handlers: async (runtime) => {
     const { llm } = runtime;
     const jobs = await startIndexerJobs(runtime, env, llm);
     databaseStatus = () => jobs.store.status();
+    storeDescription = () => jobs.store.describe();
     return [...indexerHandlers({ runtime, llm, runBudgetMs: env.INDEXER_RUN_BUDGET_MS }), ...jobs.handlers];
   },
 });

@@ -35,6 +35,7 @@ await startService({
   },
   prompts: PROMPT_LIST,
   databaseStatus: () => store?.status() ?? "error: not connected yet",
+  storeDescription: () => store?.describe() ?? "not connected yet",
   handlers: async (runtime) => {
     const { logger, shutdown } = runtime;
     const jobs = await openServiceJobs(runtime.nc, "screening", {

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { JOB_KINDS, jobDataObjects, RETRYABLE, ServiceError, type LiveJobState } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
@@ -31,8 +32,10 @@ export interface ProjectConflict {
 export type AdmitResult = { ok: true; state: LiveJobState } | { ok: false; conflict: ProjectConflict };
 
 /** How long a project lock whose job state is not written yet counts as an admission in progress. */
-const LOCK_SETTLE_MS = 10_000;
+const LOCK_SETTLE_MS = 3_000;
 const DEFAULT_ORPHAN_LEASE_MS = 60_000;
+/** How long a conflicting admission waits for a fresh lock's job state to appear. */
+const HOLDER_WAIT_MS = 1_000;
 /** An admission refreshes its pending job's heartbeat this often while its input uploads. */
 const UPLOAD_HEARTBEAT_MS = 5_000;
 
@@ -120,16 +123,29 @@ async function takeProjectSlot(infra: JobInfra, projectId: number, jobId: string
     const taken = await infra.registry.acquireLock(projectId, jobId);
     if (taken.ok) return null;
     if (!taken.lock.job_id) continue; // released under us: try again
-    const holder = await infra.registry.get(taken.lock.job_id);
+    const holder = await holderState(infra, taken.lock.job_id, Date.parse(taken.lock.created_at));
     if (holder && isActive(holder.state)) return conflictOf(holder);
     if (!holder && Date.now() - Date.parse(taken.lock.created_at) < LOCK_SETTLE_MS) {
-      // Its admission is between taking the lock and writing the pending state.
+      // Its admission is (still) between taking the lock and writing the pending state.
       return { job_id: taken.lock.job_id, status: "pending" };
     }
     // The holder finished (or vanished) without releasing: clear the stale slot, if nobody else did.
     await infra.registry.removeLockIfUnchanged(projectId, taken.revision);
   }
   throw new ServiceError("service_unavailable", `Could not take the job slot of project ${projectId}: too much contention; retry`);
+}
+
+/**
+ * The lock holder's live state. A lock taken a moment ago may not have its state yet (its
+ * admission writes it right after the lock): wait a little for it, so that a 409 names a job that
+ * polls and active-job can already see.
+ */
+async function holderState(infra: JobInfra, jobId: string, lockedAt: number): Promise<LiveEntry | null> {
+  for (;;) {
+    const entry = await infra.registry.get(jobId);
+    if (entry || !Number.isFinite(lockedAt) || Date.now() - lockedAt > HOLDER_WAIT_MS) return entry;
+    await sleep(20);
+  }
 }
 
 /**

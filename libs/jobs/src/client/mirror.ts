@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Kvm, type KV, type KvEntry, type KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { jobNames, jobStateKeys, type JobService, type LiveJobState } from "@litrev/contracts";
+import { jobNames, jobStateKeys, ProjectLock, type JobService, type LiveJobState } from "@litrev/contracts";
 import type { Logger } from "@litrev/telemetry";
 import { isWrongRevision, unavailable } from "../nats-errors";
 import { parseState } from "../registry";
@@ -35,6 +35,12 @@ export class JobMirror {
   readonly #synced: Promise<void>;
   #markSynced!: () => void;
   #isSynced = false;
+  /**
+   * Copies confirmed before this moment are not trusted for active jobs: the connection dropped or
+   * the watch restarted since, so updates may have been missed meanwhile (a poll on this replica
+   * must not show an older state than one another replica has already shown).
+   */
+  #staleBefore = 0;
   #stopped = false;
   #stopWatch: (() => void) | undefined;
 
@@ -49,6 +55,7 @@ export class JobMirror {
     const kv = await new Kvm(nc).open(jobNames(service).stateBucket);
     const mirror = new JobMirror(kv, logger);
     void mirror.#watchForever();
+    void mirror.#distrustAcrossReconnects(nc);
     return mirror;
   }
 
@@ -64,7 +71,7 @@ export class JobMirror {
   /** The in-memory copy only (no I/O). */
   get(jobId: string): MirrorEntry | undefined {
     const entry = this.#jobs.get(jobId);
-    if (entry && isActive(entry.state) && Date.now() - entry.seenAt > STALE_ACTIVE_MS) return undefined;
+    if (entry && isActive(entry.state) && (Date.now() - entry.seenAt > STALE_ACTIVE_MS || entry.seenAt < this.#staleBefore)) return undefined;
     return entry;
   }
 
@@ -96,6 +103,20 @@ export class JobMirror {
       if (entry && isActive(entry.state) && (!newest || entry.state.created_at > newest.state.created_at)) newest = entry;
     }
     return newest;
+  }
+
+  /**
+   * The job holding the project's admission lock (job kinds with one active job per project), read
+   * directly: it names a job the moment its admission took the project, before any watch delivers
+   * the job's state to this process.
+   */
+  async lockedJob(projectId: number): Promise<MirrorEntry | null> {
+    const entry = await this.#read(jobStateKeys.lock(projectId));
+    if (!entry || entry.operation !== "PUT") return null;
+    const lock = ProjectLock.safeParse(safeJson(entry));
+    if (!lock.success) return null;
+    const job = await this.fetch(lock.data.job_id);
+    return job && isActive(job.state) ? job : null;
   }
 
   /**
@@ -188,10 +209,18 @@ export class JobMirror {
     this.#markSynced();
   }
 
+  async #distrustAcrossReconnects(nc: NatsConnection): Promise<void> {
+    for await (const status of nc.status()) {
+      if (this.#stopped) return;
+      if (status.type === "disconnect" || status.type === "reconnect") this.#staleBefore = Date.now();
+    }
+  }
+
   /** Watches until stopped; a watch that ends (server restart, lost consumer) is started again. */
   async #watchForever(): Promise<void> {
     while (!this.#stopped) {
       try {
+        this.#staleBefore = Date.now();
         const watcher = await this.kv.watch({ key: ">" });
         this.#stopWatch = () => watcher.stop();
         if (this.#stopped) watcher.stop();
@@ -203,5 +232,13 @@ export class JobMirror {
       }
       if (!this.#stopped) await sleep(1_000);
     }
+  }
+}
+
+function safeJson(entry: KvEntry): unknown {
+  try {
+    return entry.json();
+  } catch {
+    return undefined;
   }
 }

@@ -1,4 +1,4 @@
-import { ServiceError, type JobService } from "@litrev/contracts";
+import { JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
 import type { JobData } from "../data";
 import { isActive } from "../state";
 import type { JobStore } from "../store/job-store";
@@ -19,6 +19,8 @@ const notFound = () => new ServiceError("not_found", "Job not found", { simple: 
  */
 export class JobReader {
   readonly #view;
+  /** Terminal reads in progress by job: concurrent polls of one finished job share one read of its results. */
+  readonly #reads = new Map<string, Promise<unknown>>();
 
   constructor(
     readonly service: JobService,
@@ -57,12 +59,35 @@ export class JobReader {
   }
 
   async activeForProject(projectId: number): Promise<unknown> {
-    const entry = await this.mirror.activeForProject(projectId);
+    const entry = await this.activeEntry(projectId);
     return entry ? this.active(entry) : null;
   }
 
+  /**
+   * The project's active job as the mirror knows it; for a kind with one active job per project,
+   * also the job its admission lock names (a creation answered 409 a moment ago names that job,
+   * and active-job must not deny it while the mirror catches up).
+   */
+  async activeEntry(projectId: number): Promise<MirrorEntry | null> {
+    const known = await this.mirror.activeForProject(projectId);
+    if (known || !JOB_KINDS[this.service].exclusiveProject) return known;
+    return this.mirror.lockedJob(projectId);
+  }
+
+  #stored(jobId: string, terminalOnly: boolean): Promise<unknown> {
+    const key = `${terminalOnly}:${jobId}`;
+    let read = this.#reads.get(key);
+    if (!read) {
+      read = this.#readStored(jobId, terminalOnly);
+      this.#reads.set(key, read);
+      const forget = () => this.#reads.delete(key);
+      read.then(forget, forget);
+    }
+    return read;
+  }
+
   /** The stored row with its results, or null (no store, no row, or an active row when only a terminal one will do). */
-  async #stored(jobId: string, terminalOnly: boolean): Promise<unknown> {
+  async #readStored(jobId: string, terminalOnly: boolean): Promise<unknown> {
     if (!this.store.persistent) return null;
     const row = await storageRead(this.store, () => this.store.getJob(jobId));
     if (!row) return null;

@@ -26,6 +26,22 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
   const live = new LiveJobsRegistry(deps.link, deps.logger);
   const bodies = new WeakMap<MirrorEntry, string>();
   const handlers = new Map<Operation, JobRouteHandler>();
+  /**
+   * Reads of jobs that are not active, in progress by service and job id: concurrent polls of one
+   * finished job (its results can be many MB) share one request to the service and one serialised body.
+   */
+  const storedReads = new Map<string, Promise<string>>();
+  const readStored = (operation: Operation, jobId: string, requestId: string): Promise<string> => {
+    const key = `${operation.service}/${jobId}`;
+    let read = storedReads.get(key);
+    if (!read) {
+      read = callOperation(deps.link, operation, { job_id: jobId }, { requestId, timeoutMs: deps.env.READ_TIMEOUT_MS }).then((body) => JSON.stringify(body));
+      storedReads.set(key, read);
+      const forget = () => storedReads.delete(key);
+      read.then(forget, forget);
+    }
+    return read;
+  };
 
   /** The mirror, or null when it cannot be opened yet (no service has created the buckets): the service answers. */
   const opened = async (service: JobService): Promise<LiveJobs | null> => {
@@ -66,14 +82,14 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
       const jobs = await opened(service);
       const entry = jobs ? (jobs.mirror.get(job_id) ?? (await jobs.mirror.fetch(job_id))) : null;
       if (jobs && entry && isActive(entry.state)) return send(reply, jobs, entry);
-      return callOperation(deps.link, ops.get, { job_id }, { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS });
+      return reply.type("application/json; charset=utf-8").send(await readStored(ops.get, job_id, request.id));
     });
 
     handlers.set(ops.active, async (request, reply) => {
       const { project_id } = request.query as { project_id: number };
       const jobs = await opened(service);
       if (!jobs) return callOperation(deps.link, ops.active, { project_id }, { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS });
-      const entry = await jobs.mirror.activeForProject(project_id);
+      const entry = await jobs.reader.activeEntry(project_id);
       return entry ? send(reply, jobs, entry) : null;
     });
   }

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import {
   CONFIG_SERVICE_ID,
@@ -20,7 +21,9 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
     deps.link.connection(); // fail fast with a retryable error while NATS is down
     return deps.configStore();
   };
-  return async (app) => {
+  return async (untyped) => {
+    // Request types come from the route schemas (the validator compiler is the gateway's own).
+    const app = untyped.withTypeProvider<ZodTypeProvider>();
     app.get(
       "/config/services",
       { schema: { tags: ["config"], response: { 200: z.array(ServiceConfigResponse) } } },
@@ -33,15 +36,15 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
     app.get(
       "/config/services/:service_id",
       { schema: { tags: ["config"], params: ServiceIdParams, response: { 200: ServiceConfigResponse } } },
-      async (request) => (await store()).effective((request.params as { service_id: string }).service_id),
+      async (request) => (await store()).effective(request.params.service_id),
     );
     app.put(
       "/config/services/:service_id",
       { schema: { tags: ["config"], params: ServiceIdParams, body: ServiceConfigPatch, response: { 200: ServiceConfigResponse } } },
       async (request) => {
-        const { service_id } = request.params as { service_id: string };
+        const { service_id } = request.params;
         try {
-          return await (await store()).patch(service_id, request.body as ServiceConfigPatch);
+          return await (await store()).patch(service_id, request.body);
         } catch (error) {
           if (error instanceof ServiceError) throw error;
           throw new ServiceError("unknown", "Could not save the configuration", { cause: error });
@@ -66,7 +69,7 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
       },
       async (request) => {
         try {
-          return await (await store()).patchModelAliases(request.body as ModelAliasesPatch);
+          return await (await store()).patchModelAliases(request.body);
         } catch (error) {
           if (error instanceof ServiceError) throw error;
           throw new ServiceError("unknown", "Could not save the model aliases", { cause: error });

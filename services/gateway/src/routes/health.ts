@@ -47,6 +47,8 @@ async function serviceChecks(deps: GatewayDeps): Promise<Record<string, string>>
   const instances = new Map<string, number>();
   for (const reply of replies) instances.set(reply.service, (instances.get(reply.service) ?? 0) + 1);
   for (const [service, count] of instances) checks[`service:${service}`] = `ok (${count} instance${count > 1 ? "s" : ""})`;
+  // Which store of record each job service keeps its jobs in (informational).
+  for (const reply of replies) if (reply.store) checks[`store:${reply.service}`] = reply.store;
 
   const failing = replies.find((r) => r.database.startsWith("error"));
   const usingDb = replies.filter((r) => r.database !== "not_used");

@@ -90,7 +90,8 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
         onRecord: async (outcome, k) => {
           const index = pending[k] as number;
           const checkpoint = toCheckpoint(outcome);
-          await saveCheckpoint(ctx, String(index), checkpoint);
+          // Retried through a brief NATS outage by the worker; refused once this run lost the job.
+          await ctx.checkpoints.save(EXTRACTION_STAGE, String(index), checkpoint);
           finished[index] = checkpoint;
           progress.add(checkpoint);
           await ctx.partials.append([toPartial(checkpoint)]);
@@ -116,16 +117,4 @@ function collect(finished: readonly (RecordCheckpoint | undefined)[]) {
     items: done.map((c) => c.record),
     errors: done.flatMap((c) => (c.error ? [c.error] : [])),
   };
-}
-
-/** A checkpoint survives a brief NATS hiccup; a hand-back (shutdown, lost lease) stops at once. */
-async function saveCheckpoint(ctx: JobContext, unit: string, checkpoint: RecordCheckpoint): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await ctx.checkpoints.save(EXTRACTION_STAGE, unit, checkpoint);
-    } catch (error) {
-      if (ctx.signal.aborted || attempt >= 5) throw error;
-      await new Promise((r) => setTimeout(r, 200 * attempt));
-    }
-  }
 }
