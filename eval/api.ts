@@ -1,10 +1,13 @@
 import { z } from "zod";
-import type { CreateScreeningJobRequest } from "@litrev/contracts";
+import { createLitrevClient, type LitrevClient, type paths } from "@litrev/client";
 
 /**
- * Every HTTP call the harness makes, in one place, so it can later become a client generated from
- * the gateway's OpenAPI document. It talks to the public API exactly as a client application does.
+ * Every HTTP call the harness makes, in one place, through the typed client generated from the
+ * gateway's OpenAPI document (`clients/typescript`): a drift between the document and the gateway
+ * breaks the harness's own test. It talks to the public API exactly as a client application does.
  */
+
+type CreateJobBody = paths["/v1/screening/jobs"]["post"]["requestBody"]["content"]["application/json"];
 
 export interface ApiOptions {
   /** The gateway, e.g. http://localhost:8000 (with or without /v1). */
@@ -52,20 +55,28 @@ export class ApiError extends Error {
 
 export class ScreeningApi {
   readonly #base: string;
+  readonly #client: LitrevClient;
 
   constructor(private readonly options: ApiOptions) {
     this.#base = options.baseUrl.replace(/\/+$/, "").replace(/\/v1$/, "");
+    this.#client = createLitrevClient({
+      baseUrl: this.#base,
+      apiKey: options.apiKey,
+      ...(options.providerKey ? { providerKey: options.providerKey } : {}),
+    });
   }
 
   /** POST /v1/screening/jobs → the new job's id. */
-  async createJob(request: z.input<typeof CreateScreeningJobRequest>): Promise<string> {
-    const body = await this.#call("POST", "/v1/screening/jobs", request, "creating the screening job");
+  async createJob(request: CreateJobBody): Promise<string> {
+    const body = await this.#call("creating the screening job", (signal) => this.#client.POST("/v1/screening/jobs", { body: request, signal }));
     return z.object({ job_id: z.string() }).parse(body).job_id;
   }
 
   /** GET /v1/screening/jobs/{id}. */
   async getJob(jobId: string): Promise<ScreeningJobView> {
-    const body = await this.#call("GET", `/v1/screening/jobs/${encodeURIComponent(jobId)}`, undefined, "polling the screening job");
+    const body = await this.#call("polling the screening job", (signal) =>
+      this.#client.GET("/v1/screening/jobs/{job_id}", { params: { path: { job_id: jobId } }, signal }),
+    );
     return ScreeningJobView.parse(body);
   }
 
@@ -92,30 +103,15 @@ export class ScreeningApi {
     }
   }
 
-  async #call(method: string, path: string, body: unknown, what: string): Promise<unknown> {
-    const headers: Record<string, string> = { "x-api-key": this.options.apiKey, accept: "application/json" };
-    if (this.options.providerKey) headers["x-llm-api-key"] = this.options.providerKey;
-    if (body !== undefined) headers["content-type"] = "application/json";
-    let response: Response;
+  async #call(what: string, request: (signal: AbortSignal) => Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<unknown> {
+    let answer: Awaited<ReturnType<typeof request>>;
     try {
-      response = await fetch(`${this.#base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.options.requestTimeoutMs ?? 120_000),
-      });
+      answer = await request(AbortSignal.timeout(this.options.requestTimeoutMs ?? 120_000));
     } catch (error) {
       const cause = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
       throw new ApiError(0, `no answer from ${this.#base} (${cause})`, what);
     }
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      // not JSON: keep the text for the error message
-    }
-    if (!response.ok) throw new ApiError(response.status, parsed, what);
-    return parsed;
+    if (!answer.response.ok) throw new ApiError(answer.response.status, answer.error, what);
+    return answer.data;
   }
 }

@@ -56,6 +56,9 @@ const SPEC_CODES: Record<string, number[]> = {
   ),
 };
 
+/** Routes the project adds beyond the spec (issues asked for them); every other route is the spec's. */
+const ADDED_ROUTES = ["GET /v1/config/models", "PUT /v1/config/models"];
+
 const offlineLink = {
   connected: false,
   connection: () => {
@@ -114,7 +117,7 @@ describe("the OpenAPI document", () => {
     const ids = operationsOf(doc).map(([, op]) => op.operationId!);
     expect(new Set(ids).size).toBe(ids.length);
     for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z]+$/);
-    expect(ids.length).toBe(Object.keys(SPEC_CODES).length);
+    expect(ids.length).toBe(Object.keys(SPEC_CODES).length + ADDED_ROUTES.length);
   });
 
   it("documents every status the spec lists for each route, and a 4xx for every route but liveness", async () => {

@@ -18,6 +18,9 @@ export interface MirrorEntry {
 const STALE_ACTIVE_MS = 15_000;
 /** How long a project question waits for the first full copy of the bucket before reading directly. */
 const SYNC_WAIT_MS = 5_000;
+/** The event loop's heartbeat; a gap longer than STALL_MS means the process was stopped or starved. */
+const TICK_MS = 250;
+const STALL_MS = 1_000;
 
 /**
  * An in-process copy of one service's job-state bucket, kept current by a KV watch, so a poll or
@@ -41,6 +44,8 @@ export class JobMirror {
    * must not show an older state than one another replica has already shown).
    */
   #staleBefore = 0;
+  #lastTick = Date.now();
+  readonly #ticker: NodeJS.Timeout;
   #stopped = false;
   #stopWatch: (() => void) | undefined;
 
@@ -49,6 +54,8 @@ export class JobMirror {
     private readonly logger: Logger,
   ) {
     this.#synced = new Promise((resolve) => (this.#markSynced = resolve));
+    this.#ticker = setInterval(() => (this.#lastTick = Date.now()), TICK_MS);
+    this.#ticker.unref();
   }
 
   static async open(nc: NatsConnection, service: JobService, logger: Logger): Promise<JobMirror> {
@@ -68,8 +75,17 @@ export class JobMirror {
     return this.#isSynced;
   }
 
-  /** The in-memory copy only (no I/O). */
+  /**
+   * The in-memory copy only (no I/O). After the process was stopped or starved (a gap in the event
+   * loop's heartbeat: SIGSTOP, a long GC pause), copies of active jobs are not trusted until read
+   * again: the watch may not have delivered what changed meanwhile.
+   */
   get(jobId: string): MirrorEntry | undefined {
+    const now = Date.now();
+    if (now - this.#lastTick > STALL_MS) {
+      this.#staleBefore = now;
+      this.#lastTick = now;
+    }
     const entry = this.#jobs.get(jobId);
     if (entry && isActive(entry.state) && (Date.now() - entry.seenAt > STALE_ACTIVE_MS || entry.seenAt < this.#staleBefore)) return undefined;
     return entry;
@@ -77,8 +93,11 @@ export class JobMirror {
 
   /** The copy, or a direct read when it is missing or stale. */
   async fetch(jobId: string): Promise<MirrorEntry | null> {
-    const cached = this.get(jobId);
-    if (cached) return cached;
+    return this.get(jobId) ?? this.read(jobId);
+  }
+
+  /** A direct read of the bucket (the copy is updated with it). */
+  async read(jobId: string): Promise<MirrorEntry | null> {
     const live = parseState(await this.#read(jobStateKeys.job(jobId)));
     if (!live) {
       this.#drop(jobId);
@@ -115,7 +134,7 @@ export class JobMirror {
     if (!entry || entry.operation !== "PUT") return null;
     const lock = ProjectLock.safeParse(safeJson(entry));
     if (!lock.success) return null;
-    const job = await this.fetch(lock.data.job_id);
+    const job = await this.read(lock.data.job_id);
     return job && isActive(job.state) ? job : null;
   }
 
@@ -136,6 +155,7 @@ export class JobMirror {
 
   stop(): void {
     this.#stopped = true;
+    clearInterval(this.#ticker);
     this.#stopWatch?.();
   }
 

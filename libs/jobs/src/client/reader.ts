@@ -38,8 +38,13 @@ export class JobReader {
     return this.#view.job(entry.state, null, partial);
   }
 
+  /**
+   * A poll. The gateway answers active jobs from its own copy and asks the service only for the
+   * rest, so this reads the bucket directly: the service's copy may be stale (a process that was
+   * stopped answers queued requests the moment it resumes).
+   */
   async get(jobId: string): Promise<unknown> {
-    const entry = await this.mirror.fetch(jobId);
+    const entry = await this.mirror.read(jobId);
     if (entry && isActive(entry.state)) return this.active(entry);
     if (entry) {
       if (entry.state.releasable) await this.mirror.removeIfUnchanged(jobId, entry);
@@ -69,8 +74,10 @@ export class JobReader {
    * and active-job must not deny it while the mirror catches up).
    */
   async activeEntry(projectId: number): Promise<MirrorEntry | null> {
-    const known = await this.mirror.activeForProject(projectId);
-    if (known || !JOB_KINDS[this.service].exclusiveProject) return known;
+    const candidate = await this.mirror.activeForProject(projectId);
+    // Confirmed by a direct read: a stale copy must not name a job that has ended.
+    const known = candidate ? await this.mirror.read(candidate.state.job_id) : null;
+    if ((known && isActive(known.state)) || !JOB_KINDS[this.service].exclusiveProject) return known && isActive(known.state) ? known : null;
     return this.mirror.lockedJob(projectId);
   }
 
