@@ -14,6 +14,7 @@ import { KeySealer } from "./key-sealer";
 import { newJobState } from "./state";
 import { MemoryJobStore, type StoredJob } from "./store/job-store";
 import { JobWorker } from "./worker/job-worker";
+import { waitFor } from "../../../test/support/stack";
 
 /**
  * The job invariants that a read of the code found broken (issue "Jobs core"), each as a test
@@ -25,15 +26,6 @@ import { JobWorker } from "./worker/job-worker";
 const logger = createLogger("job-invariants-test", process.env.TEST_LOG_LEVEL ?? "silent");
 const sealer = KeySealer.fromSecret("unit-test-secret-0123456789");
 
-async function until<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await sleep(25);
-  }
-}
 
 describe("job invariants against a real nats-server", { timeout: 60_000 }, () => {
   let server: NatsServerHandle;
@@ -76,10 +68,10 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     });
     worker.start();
     await admitJob(infra, store, { state, input: { n: 1 }, logger });
-    await until(async () => (await infra.registry.get(state.job_id))?.state.worker === "stale");
+    await waitFor(async () => (await infra.registry.get(state.job_id))?.state.worker === "stale");
     await takeOver(state.job_id, "new-owner");
     release();
-    await until(() => worker.running.length === 0);
+    await waitFor(() => worker.running.length === 0);
     await worker.stop();
 
     const live = await infra.registry.get(state.job_id);
@@ -105,10 +97,10 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     });
     worker.start();
     await admitJob(infra, store, { state, input: { n: 2 }, logger });
-    await until(async () => (await infra.registry.get(state.job_id))?.state.worker === "stale");
+    await waitFor(async () => (await infra.registry.get(state.job_id))?.state.worker === "stale");
     await takeOver(state.job_id, "new-owner");
     release();
-    await until(() => worker.running.length === 0);
+    await waitFor(() => worker.running.length === 0);
     await worker.stop();
 
     expect(await infra.data.getJson(jobDataObjects.result(state.job_id))).toBeNull();
@@ -130,7 +122,7 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     const worker = new JobWorker({ infra, store, sealer, logger, instance: "w", handler: async () => ({ items: [{ id: "a" }], result: { n: 1 } }) });
     worker.start();
     await admitJob(infra, store, { state, input: {}, logger });
-    await until(async () => (await infra.registry.get(state.job_id))?.state.status === "completed", 20_000);
+    await waitFor(async () => (await infra.registry.get(state.job_id))?.state.status === "completed", 20_000);
     // Whoever sees the live terminal state (a first poll that then releases it) may rely on the store.
     const stored = await store.getJob(state.job_id);
     await worker.stop();
@@ -173,13 +165,13 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     });
     worker.start();
     await admitJob(infra, store, { state, input: {}, logger });
-    await until(async () => (await infra.registry.get(state.job_id))?.state.status === "running");
+    await waitFor(async () => (await infra.registry.get(state.job_id))?.state.status === "running");
     // Ended meanwhile by someone else (an orphan reaper, an operator): the run's failure writes nothing.
     await infra.registry.update(state.job_id, (s) => ({ ...s, status: "failed", error: "ended elsewhere", completed_at: new Date().toISOString() }));
     const counted = vi.spyOn(metrics, "jobsByStatus");
     try {
       release();
-      await until(() => worker.running.length === 0);
+      await waitFor(() => worker.running.length === 0);
       expect(counted.mock.calls.filter(([, status]) => status === "failed")).toEqual([]);
     } finally {
       counted.mockRestore();

@@ -15,19 +15,11 @@ import { applyProgress, newJobState } from "./state";
 import { MemoryJobStore } from "./store/job-store";
 import { JobWorker } from "./worker/job-worker";
 import type { JobHandler } from "./worker/types";
+import { waitFor } from "../../../test/support/stack";
 
 const logger = createLogger("jobs-test", process.env.TEST_LOG_LEVEL ?? "silent");
 const sealer = KeySealer.fromSecret("unit-test-secret-0123456789");
 
-async function until<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("KeySealer", () => {
   it("round-trips, never repeats a token, and rejects another secret or a tampered token", () => {
@@ -128,7 +120,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
       logger,
     });
     expect(admitted.ok).toBe(true);
-    const done = await until(async () => {
+    const done = await waitFor(async () => {
       const e = await infra.registry.get(state.job_id);
       return e && e.state.status === "completed" ? e : null;
     });
@@ -159,7 +151,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     worker.start();
     const state = pending();
     await admitJob(infra, store, { state, input: {}, logger });
-    const failed = await until(async () => {
+    const failed = await waitFor(async () => {
       const e = await infra.registry.get(state.job_id);
       return e && e.state.status === "failed" ? e : null;
     });
@@ -187,12 +179,12 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     first.start();
     const state = pending();
     await admitJob(infra, store, { state, input: {}, logger });
-    await until(() => worked.length >= 2);
+    await waitFor(() => worked.length >= 2);
     const stoppedAt = Date.now();
     await first.stop();
     const second = new JobWorker({ infra, store, sealer, logger, instance: "b", handler: handlerFor("b") });
     second.start();
-    const done = await until(async () => {
+    const done = await waitFor(async () => {
       const e = await infra.registry.get(state.job_id);
       return e && e.state.status === "completed" ? e : null;
     });
@@ -213,25 +205,25 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     // Two deliveries taken and never acknowledged: what a worker killed twice looks like.
     const consumer = await infra.js.consumers.get(infra.names.commandStream, infra.names.consumer);
     for (let i = 0; i < 2; i++) {
-      const msg = await until(() => consumer.next({ expires: 2_000 }));
+      const msg = await waitFor(() => consumer.next({ expires: 2_000 }));
       expect(msg.info.deliveryCount).toBe(i + 1);
     }
     const worker = new JobWorker({ infra, store, sealer, logger, instance: "c", handler: async () => ({}) });
     worker.start();
-    const failed = await until(async () => {
+    const failed = await waitFor(async () => {
       const e = await infra.registry.get(state.job_id);
       return e && e.state.status === "failed" ? e : null;
     });
     await worker.stop();
     expect(failed.state.error).toMatch(/abandoned.*2 delivery attempts/);
-    await until(async () => !(await infra.queue.isQueued(state.job_id)));
+    await waitFor(async () => !(await infra.queue.isQueued(state.job_id)));
   });
 
   it("mirrors live state and lets exactly one reader remove a terminal job", async () => {
     const mirror = await JobMirror.open(nc, "screening", logger);
     const state = { ...pending(99), status: "completed" as const };
     await infra.registry.create(state);
-    const seen = await until(() => mirror.get(state.job_id));
+    const seen = await waitFor(() => mirror.get(state.job_id));
     expect(seen.state.status).toBe("completed");
     const results = await Promise.all([mirror.removeIfUnchanged(state.job_id, seen), mirror.removeIfUnchanged(state.job_id, seen)]);
     expect(results.filter(Boolean)).toHaveLength(1);

@@ -1,7 +1,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { jetstream } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,16 +10,10 @@ import { startNatsServer, type NatsServerHandle } from "../../../../scripts/lib/
 import { EmbeddedJobStore } from "./embedded-job-store";
 import { storedJob } from "./job-store.contract";
 import { RetryingJobStore } from "./retrying-job-store";
+import { waitFor } from "../../../../test/support/stack";
 
 const logger = createLogger("embedded-store-test", process.env.TEST_LOG_LEVEL ?? "silent");
 
-async function until(check: () => Promise<boolean> | boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await sleep(100);
-  }
-}
 
 describe("embedded JetStream job store", { timeout: 90_000 }, () => {
   let storeDir: string;
@@ -95,7 +88,7 @@ describe("embedded JetStream job store", { timeout: 90_000 }, () => {
 
     server = await startNatsServer({ port: server.port, storeDir });
     // The kept write lands once NATS is back; everything written before the restart is still there.
-    await until(() => retrying.pending === 0);
+    await waitFor(() => retrying.pending === 0);
     expect(await store.getJob(before.job_id)).toMatchObject({ status: "completed", progress: 1 });
     expect(await store.getItems(before.job_id)).toEqual([{ id: "a" }]);
     expect(await store.activeJobs(project)).toEqual([]);

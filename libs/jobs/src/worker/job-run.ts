@@ -2,25 +2,18 @@ import type { JsMsg } from "@nats-io/jetstream";
 import { jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState, type ObjectRef } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
-import type { KeySealer } from "../key-sealer";
 import type { UpdatedEntry } from "../registry";
 import { retrying } from "../retry";
 import { applyProgress, isActive, type ProgressReport } from "../state";
-import { toStoredJob, type JobStore, type JsonRecord } from "../store/job-store";
+import { toStoredJob, type JsonRecord } from "../store/job-store";
 import { PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
 import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
-import { HandedBackError, LeaseLostError, type JobContext, type JobHandler, type JobOutcome } from "./types";
+import type { JobWorkerOptions } from "./job-worker";
+import { HandedBackError, LeaseLostError, type JobContext, type JobOutcome } from "./types";
 
-export interface JobRunDeps {
-  infra: JobInfra;
-  store: JobStore;
-  sealer: KeySealer;
-  logger: Logger;
-  instance: string;
-  handler: JobHandler;
-  reportIntervalMs: number;
-}
+/** What a run needs: the worker's options, with the progress-write interval resolved. */
+export type JobRunDeps = Omit<JobWorkerOptions, "concurrency" | "reportIntervalMs"> & { reportIntervalMs: number };
 
 /** How long a terminal write to the store of record is retried before the live state keeps the only copy. */
 const STORE_BUDGET_MS = 30_000;
