@@ -45,8 +45,6 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
 
   /** The mirror, or null when it cannot be opened yet (no service has created the buckets): the service answers. */
   const opened = async (service: JobService): Promise<LiveJobs | null> => {
-    const ready = live.ready(service);
-    if (ready) return ready;
     try {
       return await live.get(service);
     } catch (error) {
@@ -56,13 +54,15 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
     }
   };
 
-  const send = async (reply: FastifyReply, jobs: LiveJobs, entry: MirrorEntry) => {
-    let body = bodies.get(entry);
-    if (body === undefined) {
-      body = JSON.stringify(await jobs.reader.active(entry));
-      bodies.set(entry, body);
-    }
-    return reply.type("application/json; charset=utf-8").send(body);
+  // The hot path: a cached body is sent synchronously; only a new state revision builds one.
+  const send = (reply: FastifyReply, jobs: LiveJobs, entry: MirrorEntry): FastifyReply | Promise<FastifyReply> => {
+    const body = bodies.get(entry);
+    if (body !== undefined) return reply.type("application/json; charset=utf-8").send(body);
+    return jobs.reader.active(entry).then((view) => {
+      const built = JSON.stringify(view);
+      bodies.set(entry, built);
+      return reply.type("application/json; charset=utf-8").send(built);
+    });
   };
 
   for (const service of ["screening", "indexer"] as const) {
@@ -79,7 +79,7 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
 
     handlers.set(ops.get, async (request, reply) => {
       const { job_id } = request.params as { job_id: string };
-      const jobs = await opened(service);
+      const jobs = live.ready(service) ?? (await opened(service));
       const entry = jobs ? (jobs.mirror.get(job_id) ?? (await jobs.mirror.fetch(job_id))) : null;
       if (jobs && entry && isActive(entry.state)) return send(reply, jobs, entry);
       return reply.type("application/json; charset=utf-8").send(await readStored(ops.get, job_id, request.id));
@@ -87,7 +87,7 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
 
     handlers.set(ops.active, async (request, reply) => {
       const { project_id } = request.query as { project_id: number };
-      const jobs = await opened(service);
+      const jobs = live.ready(service) ?? (await opened(service));
       if (!jobs) return callOperation(deps.link, ops.active, { project_id }, { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS });
       const entry = await jobs.reader.activeEntry(project_id);
       return entry ? send(reply, jobs, entry) : null;
