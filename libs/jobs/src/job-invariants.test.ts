@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { jobDataObjects, ServiceError } from "@litrev/contracts";
 import { createLogger, metrics } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
-import { admitJob } from "./client/admission";
+import { admitJob, reapOrphans } from "./client/admission";
 import { openJobInfra, type JobInfra } from "./infra";
 import { KeySealer } from "./key-sealer";
 import { newJobState } from "./state";
-import { MemoryJobStore, type StoredJob } from "./store/job-store";
+import { MemoryJobStore, toStoredJob, type StoredJob } from "./store/job-store";
 import { JobWorker } from "./worker/job-worker";
 import { waitFor } from "../../../test/support/stack";
 
@@ -178,5 +178,36 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
       await worker.stop();
     }
     expect((await infra.registry.get(state.job_id))?.state.error).toBe("ended elsewhere");
+  });
+
+  it("an orphan reaper whose look-ups were slow never overwrites a job that finished meanwhile", async () => {
+    // A store whose active-job look-up takes a second (a store timing out), during which the job ends.
+    const store = new (class extends MemoryJobStore {
+      override async activeJobs(projectId: number) {
+        const rows = await super.activeJobs(projectId);
+        await sleep(1_000);
+        return rows;
+      }
+    })();
+    const state = pending(506);
+    const admitted = await admitJob(infra, store, { state, input: {}, logger });
+    expect(admitted.ok).toBe(true);
+    // It looks like an orphan: running, not heard of for long, its command gone.
+    const old = new Date(Date.now() - 60_000).toISOString();
+    await infra.registry.update(state.job_id, (s) => ({ ...s, status: "running", attempt: 1, worker: "w", heartbeat_at: old }));
+    await infra.queue.discard(state.job_id);
+
+    const reaping = reapOrphans(infra, store, 506, 1_000, logger);
+    await sleep(300);
+    // Meanwhile its worker finishes it the way a worker does: store first, then live, then the release.
+    const done = (await infra.registry.get(state.job_id))!.state;
+    const completed = { ...done, status: "completed" as const, progress: 1, completed_at: new Date().toISOString(), releasable: true };
+    await store.upsertJob(toStoredJob(completed, {}, 1));
+    await infra.registry.update(state.job_id, () => completed);
+    await infra.registry.releaseLock(506, state.job_id);
+    await infra.registry.remove(state.job_id);
+
+    expect(await reaping).toEqual([]);
+    expect((await store.getJob(state.job_id))?.status).toBe("completed");
   });
 });

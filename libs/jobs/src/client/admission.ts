@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { JOB_KINDS, jobDataObjects, RETRYABLE, ServiceError, type LiveJobState } from "@litrev/contracts";
+import { JOB_KINDS, jobDataObjects, jobStateKeys, RETRYABLE, ServiceError, type LiveJobState } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
+import { isWrongRevision } from "../nats-errors";
 import type { LiveEntry } from "../registry";
 import { durationMs, isActive } from "../state";
 import { toStoredJob, type JobStore, type StoredJob } from "../store/job-store";
@@ -135,6 +136,17 @@ async function takeProjectSlot(infra: JobInfra, projectId: number, jobId: string
   throw new ServiceError("service_unavailable", `Could not take the job slot of project ${projectId}: too much contention; retry`);
 }
 
+/** An orphan's failure into the store of record; false when the store did not take it (the live state keeps it then). */
+async function saveOrphan(store: JobStore, record: StoredJob, logger: Logger): Promise<boolean> {
+  if (!store.persistent) return true;
+  try {
+    return (await store.upsertJob(record)) === "written";
+  } catch (error) {
+    logger.warn({ err: error, job_id: record.job_id }, "could not save an orphaned job's failure");
+    return false;
+  }
+}
+
 /**
  * The lock holder's live state. A lock taken a moment ago may not have its state yet (its
  * admission writes it right after the lock): wait a little for it, so that a 409 names a job that
@@ -178,18 +190,15 @@ export async function reapOrphans(infra: JobInfra, store: JobStore, projectId: n
   }
 
   const reaped: string[] = [];
-  const now = Date.now();
   for (const id of new Set([...live.keys(), ...stored.keys()])) {
-    const entry = live.get(id);
-    const row = stored.get(id);
+    // Decided on fresh reads: the look-ups above may have taken long (a store timing out), and a
+    // job that finished meanwhile must never be overwritten as an orphan.
+    const entry = await infra.registry.get(id);
+    const row = entry ? null : store.persistent ? await store.getJob(id).catch(() => null) : null;
     const view = entry?.state ?? row;
-    if (!view) continue;
-    if (!isActive(view)) {
-      // Finished, but its row still says active (its terminal save is still on its way): not an orphan.
-      continue;
-    }
+    if (!view || !isActive(view)) continue;
     const lastSeen = Date.parse(view.heartbeat_at ?? view.created_at);
-    if (Number.isFinite(lastSeen) && now - lastSeen < leaseMs) continue;
+    if (Number.isFinite(lastSeen) && Date.now() - lastSeen < leaseMs) continue;
     if (await infra.queue.isQueued(id)) continue;
 
     const failedAt = new Date();
@@ -201,16 +210,22 @@ export async function reapOrphans(infra: JobInfra, store: JobStore, projectId: n
       completed_at: failedAt.toISOString(),
       duration_ms: durationMs(view.started_at ?? view.created_at, failedAt),
     };
-    const fence = entry?.state.attempt ?? row?.fence ?? 0;
-    const record = entry ? toStoredJob({ ...entry.state, ...orphaned }, null, Math.max(fence, row?.fence ?? 0)) : { ...row!, ...orphaned };
-    let saved = !store.persistent;
-    if (store.persistent) {
-      saved = await store.upsertJob(record).then(
-        (outcome) => outcome === "written",
-        (error: unknown) => (logger.warn({ err: error, job_id: id }, "could not save an orphaned job's failure"), false),
-      );
+    if (entry) {
+      // The live state decides (compare-and-set on the revision just read): a job that changed
+      // since — a worker resumed it or finished it — is left alone, and nothing is stored for it.
+      const failed = { ...entry.state, ...orphaned, releasable: false };
+      try {
+        await infra.registry.kv.update(jobStateKeys.job(id), JSON.stringify(failed), entry.revision);
+      } catch (error) {
+        if (isWrongRevision(error)) continue;
+        throw error;
+      }
+      const saved = await saveOrphan(store, toStoredJob(failed, null, entry.state.attempt), logger);
+      if (saved) await infra.registry.update(id, (s) => (s.status === "failed" && !s.releasable ? { ...s, releasable: true } : null)).catch(() => undefined);
+    } else if (row) {
+      // No live state: no worker can be running the job, and the stored row is all there is.
+      await saveOrphan(store, { ...row, ...orphaned }, logger);
     }
-    if (entry) await infra.registry.update(id, (s) => (isActive(s) ? { ...s, ...orphaned, releasable: saved || !store.persistent } : null));
     await infra.registry.releaseLock(projectId, id).catch(() => undefined);
     logger.warn({ job_id: id, project_id: projectId }, "orphaned job marked failed");
     reaped.push(id);
