@@ -11,7 +11,7 @@ export { finiteOrNull } from "./finite";
 export { DEFAULT_JOB_INFRA_OPTIONS, openJobInfra } from "./infra";
 export type { JobInfra, JobInfraOptions, ResolvedJobInfraOptions } from "./infra";
 export { JobQueue } from "./queue";
-export { JobRegistry, UpdateAborted } from "./registry";
+export { JobRegistry } from "./registry";
 export type { LiveEntry, LockEntry, UpdatedEntry } from "./registry";
 export { retrying } from "./retry";
 export type { RetryOptions } from "./retry";

@@ -21,11 +21,6 @@ export interface LockEntry {
 const encoder = new TextEncoder();
 const encode = (value: unknown) => encoder.encode(JSON.stringify(value));
 
-/** Thrown by an `update` callback to stop without writing. */
-export class UpdateAborted extends Error {
-  override readonly name = "UpdateAborted";
-}
-
 /**
  * Live job state in a service's KV bucket: `job.<id>` holds a `LiveJobState`, `lock.<project>` the
  * project's active job. Every write after creation is a compare-and-set on the entry revision, so
@@ -61,17 +56,6 @@ export class JobRegistry {
       } catch (error) {
         if (!isWrongRevision(error) || attempt >= 50) throw error;
       }
-    }
-  }
-
-  /** Deletes the entry only if it is still at `revision`; false when someone changed or removed it first. */
-  async removeIfUnchanged(jobId: string, revision: number): Promise<boolean> {
-    try {
-      await this.kv.delete(jobStateKeys.job(jobId), { previousSeq: revision });
-      return true;
-    } catch (error) {
-      if (isWrongRevision(error)) return false;
-      throw error;
     }
   }
 

@@ -66,15 +66,6 @@ export class JobMirror {
     return mirror;
   }
 
-  get size(): number {
-    return this.#jobs.size;
-  }
-
-  /** Whether the first full copy of the bucket has arrived. */
-  get synced(): boolean {
-    return this.#isSynced;
-  }
-
   /**
    * The in-memory copy only (no I/O). After the process was stopped or starved (a gap in the event
    * loop's heartbeat: SIGSTOP, a long GC pause), copies of active jobs are not trusted until read
