@@ -48,15 +48,18 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
   });
   traceRoutes(app, env.OTEL_POLL_TRACE_RATIO);
-  // Per-request lines at debug level only (polls are frequent and cheap), carrying the trace id.
-  app.addHook("onRequest", (request, _reply, done) => {
-    request.log.debug({ req: { method: request.method, url: request.url } }, "incoming request");
-    done();
-  });
-  app.addHook("onResponse", (request, reply, done) => {
-    request.log.debug({ res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, "request completed");
-    done();
-  });
+  // Per-request lines at debug level only (polls are frequent and cheap), carrying the trace id;
+  // without debug logging the hooks are not registered at all (they run on every poll).
+  if (deps.logger.isLevelEnabled("debug")) {
+    app.addHook("onRequest", (request, _reply, done) => {
+      request.log.debug({ req: { method: request.method, url: request.url } }, "incoming request");
+      done();
+    });
+    app.addHook("onResponse", (request, reply, done) => {
+      request.log.debug({ res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, "request completed");
+      done();
+    });
+  }
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(jsonSerializerCompiler);
 
