@@ -168,29 +168,19 @@ async function holderState(infra: JobInfra, jobId: string, lockedAt: number): Pr
  * the store of record before the live state. Returns the ids it reaped.
  */
 export async function reapOrphans(infra: JobInfra, store: JobStore, projectId: number, leaseMs: number, logger: Logger): Promise<string[]> {
-  const live = new Map<string, LiveEntry>();
-  const stored = new Map<string, StoredJob>();
+  const candidates = new Set<string>();
   const holder = await infra.registry.lockHolder(projectId);
-  if (holder?.lock.job_id) {
-    const entry = await infra.registry.get(holder.lock.job_id);
-    if (entry) live.set(entry.state.job_id, entry);
-  }
+  if (holder?.lock.job_id) candidates.add(holder.lock.job_id);
   if (store.persistent) {
     try {
-      for (const job of await store.activeJobs(projectId)) stored.set(job.job_id, job);
+      for (const job of await store.activeJobs(projectId)) candidates.add(job.job_id);
     } catch (error) {
       logger.warn({ err: error, project_id: projectId }, "could not read stored jobs for orphan cleanup");
     }
   }
-  for (const id of stored.keys()) {
-    if (!live.has(id)) {
-      const entry = await infra.registry.get(id);
-      if (entry) live.set(id, entry);
-    }
-  }
 
   const reaped: string[] = [];
-  for (const id of new Set([...live.keys(), ...stored.keys()])) {
+  for (const id of candidates) {
     // Decided on fresh reads: the look-ups above may have taken long (a store timing out), and a
     // job that finished meanwhile must never be overwritten as an orphan.
     const entry = await infra.registry.get(id);

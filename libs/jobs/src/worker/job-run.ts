@@ -2,7 +2,7 @@ import type { JsMsg } from "@nats-io/jetstream";
 import { jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState, type ObjectRef } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
-import type { UpdatedEntry } from "../registry";
+import type { LiveEntry, UpdatedEntry } from "../registry";
 import { retrying } from "../retry";
 import { applyProgress, isActive, type ProgressReport } from "../state";
 import { toStoredJob, type JsonRecord } from "../store/job-store";
@@ -117,7 +117,7 @@ export class JobRun {
     const { infra, sealer } = this.deps;
     const signal = this.controller.signal;
     let input: Promise<unknown> | undefined;
-    this.#partials = new PartialWriter(infra.data, this.jobId, this.identity.deliveries, () => this.#assertLease());
+    this.#partials = new PartialWriter(infra.data, this.jobId, this.identity.deliveries, async () => void (await this.#assertLease()));
     const partials = this.#partials;
     return {
       jobId: this.jobId,
@@ -155,11 +155,12 @@ export class JobRun {
     return error instanceof LeaseLostError || this.controller.signal.reason instanceof LeaseLostError;
   }
 
-  /** Throws unless this run still holds the job (a read of the live state). */
-  async #assertLease(): Promise<void> {
+  /** The live state, read now; throws unless this run still holds the job. */
+  async #assertLease(): Promise<LiveEntry> {
     if (this.released) throw new HandedBackError("worker shutting down");
     const entry = await retrying(() => this.deps.infra.registry.get(this.jobId), { signal: this.controller.signal });
     if (!entry || !holds(entry.state, this.identity)) this.#lose();
+    return entry;
   }
 
   #lose(): never {
@@ -244,9 +245,7 @@ export class JobRun {
     const { infra, store } = this.deps;
     await this.#writes;
     await this.#partials?.flush().catch(() => undefined);
-    await this.#assertLease();
-    const current = await retrying(() => infra.registry.get(this.jobId), { signal: undefined });
-    if (!current || !holds(current.state, this.identity)) this.#lose();
+    const current = await this.#assertLease();
 
     const finished = new Date();
     const items = outcome.items ?? [];
