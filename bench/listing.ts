@@ -13,9 +13,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
+import pLimit from "p-limit";
 import type { JobService } from "../libs/contracts/src/index";
 import { EmbeddedJobStore } from "../libs/jobs/src/store/embedded-job-store";
-import type { StoredJob } from "../libs/jobs/src/store/job-store";
+import { toStoredJob, type StoredJob } from "../libs/jobs/src/store/job-store";
+import { newJobState } from "../libs/jobs/src/state";
 import { startNatsServer } from "../scripts/lib/launch";
 
 const num = (name: string, fallback: number) => {
@@ -34,53 +36,34 @@ const server = await startNatsServer({ storeDir });
 const nc = await connect({ servers: server.url });
 
 function job(service: JobService, i: number): StoredJob {
-  const created = new Date(Date.UTC(2026, 0, 1) + i * 1_000).toISOString();
-  return {
-    job_id: `${service}-${String(i).padStart(6, "0")}`,
+  const state = newJobState({
+    jobId: `${service}-${String(i).padStart(6, "0")}`,
     service,
-    status: "pending",
-    progress: 0,
-    stage: "",
-    stage_timings: {},
-    stage_started_at: null,
-    project_id: i % 500,
-    model_version: "llm-5-nano",
+    projectId: i % 500,
+    modelVersion: "llm-5-nano",
     config: { papers_count: 100 + (i % 50), threshold: 3 },
-    estimated_cost_usd: 0.01,
-    created_at: created,
-    started_at: null,
-    heartbeat_at: null,
-    completed_at: null,
-    duration_ms: null,
-    error: null,
-    error_category: null,
-    error_retryable: null,
-    extra: {},
-    result: null,
-    fence: 0,
-  };
-}
-
-/** Runs `task(i)` for i in [0, count) with at most `concurrency` in flight. */
-async function pool(count: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) await task(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+    estimatedCostUsd: 0.01,
+    now: new Date(Date.UTC(2026, 0, 1) + i * 1_000),
+  });
+  return toStoredJob(state, null, 0);
 }
 
 async function fill(service: JobService, count: number): Promise<EmbeddedJobStore> {
   const store = await EmbeddedJobStore.open(nc, service);
   const started = performance.now();
-  await pool(count, FILL_CONCURRENCY, async (i) => {
-    const row = job(service, i);
-    await store.upsertJob(row);
-    if (i % 10 === 0) {
-      await store.upsertJob({ ...row, status: "running", progress: 0.5, fence: 1 });
-      await store.upsertJob({ ...row, status: "completed", progress: 1, fence: 1 });
-    }
-  });
+  const limit = pLimit(FILL_CONCURRENCY);
+  await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      limit(async () => {
+        const row = job(service, i);
+        await store.upsertJob(row);
+        if (i % 10 === 0) {
+          await store.upsertJob({ ...row, status: "running", progress: 0.5, fence: 1 });
+          await store.upsertJob({ ...row, status: "completed", progress: 1, fence: 1 });
+        }
+      }),
+    ),
+  );
   const seconds = (performance.now() - started) / 1000;
   console.log(`filled ${service}: ${count} jobs in ${seconds.toFixed(1)} s (${Math.round(count / seconds)} jobs/s)`);
   return store;

@@ -116,13 +116,7 @@ export class JobData {
         void reader.cancel().catch(() => undefined);
       }
     }
-    const bytes = new Uint8Array(size);
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return bytes;
+    return Buffer.concat(chunks, size);
   }
 }
 

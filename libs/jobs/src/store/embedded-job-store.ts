@@ -315,13 +315,7 @@ async function readObject(objects: ObjectStore, name: string, attempts = 2): Pro
       if (attempt >= attempts) throw new Error(`reading the stored object ${name} stalled`);
       continue;
     }
-    const bytes = new Uint8Array(size);
-    let offset = 0;
-    for (const chunk of chunks) {
-      bytes.set(chunk, offset);
-      offset += chunk.length;
-    }
-    return bytes;
+    return Buffer.concat(chunks, size);
   }
 }
 
