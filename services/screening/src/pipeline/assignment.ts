@@ -34,8 +34,8 @@ export async function assignClusters(ctx: StageContext, reasons: string[], theme
     finished += saved.assignments.length;
   }
   await ctx.progress("assignment", finished, reasons.length);
-  const todo = units.filter((unit) => raw[unit.start] === undefined);
-  await forEachLimited(todo, ctx.concurrency, ctx.job.signal, async (unit) => {
+  const unfinished = units.filter((unit) => raw[unit.start] === undefined);
+  await forEachLimited(unfinished, ctx.concurrency, ctx.job.signal, async (unit) => {
     const { value, usage } = await ctx.model.assign(reasons.slice(unit.start, unit.end), themes);
     await ctx.job.checkpoints.save("assignment", String(unit.index), { assignments: value, usage } satisfies AssignCheckpoint);
     value.forEach((a, i) => (raw[unit.start + i] = a));

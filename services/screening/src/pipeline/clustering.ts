@@ -28,17 +28,17 @@ export async function clusterReasons(ctx: StageContext, reasons: string[], chunk
   const done = await ctx.job.checkpoints.load<ThemesCheckpoint>("clustering");
 
   const mapped: Theme[][] = new Array(chunks.length);
-  const todo = [];
+  const unfinished = [];
   for (const chunk of chunks) {
     const saved = done.get(`map-${chunk.index}`);
     if (saved) {
       mapped[chunk.index] = saved.themes;
       ctx.usage.add("clustering", saved.usage);
       finished++;
-    } else todo.push(chunk);
+    } else unfinished.push(chunk);
   }
   await ctx.progress("clustering", finished, total);
-  await forEachLimited(todo, ctx.concurrency, ctx.job.signal, async (chunk) => {
+  await forEachLimited(unfinished, ctx.concurrency, ctx.job.signal, async (chunk) => {
     const { value, usage } = await ctx.model.themes(reasons.slice(chunk.start, chunk.end), THEMES_PER_CHUNK);
     await ctx.job.checkpoints.save("clustering", `map-${chunk.index}`, { themes: value, usage } satisfies ThemesCheckpoint);
     mapped[chunk.index] = value;

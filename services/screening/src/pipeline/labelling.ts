@@ -47,8 +47,8 @@ export async function labelPapers(
   if (finished > 0) ctx.job.logger.info({ papers: finished }, "labelling resumed from checkpoints");
   await ctx.progress("labelling", finished, papers.length);
 
-  const todo = units.filter((unit) => !restored.has(unit.index));
-  await forEachLimited(todo, ctx.concurrency, ctx.job.signal, async (unit) => {
+  const unfinished = units.filter((unit) => !restored.has(unit.index));
+  await forEachLimited(unfinished, ctx.concurrency, ctx.job.signal, async (unit) => {
     const { value, usage } = await ctx.model.label(papers.slice(unit.start, unit.end), repetitions);
     await ctx.job.checkpoints.save("labelling", String(unit.index), { votes: value, usage } satisfies LabelCheckpoint);
     labelled(unit.start, value);

@@ -42,8 +42,8 @@ export async function reasonPapers(
   done.clear();
   await ctx.progress("reasoning", finished, papers.length);
 
-  const todo = units.filter((unit) => !restored.has(unit.index));
-  await forEachLimited(todo, ctx.concurrency, ctx.job.signal, async (unit) => {
+  const unfinished = units.filter((unit) => !restored.has(unit.index));
+  await forEachLimited(unfinished, ctx.concurrency, ctx.job.signal, async (unit) => {
     const inputs = papers.slice(unit.start, unit.end).map((paper, i) => inputFor(unit.start + i, paper));
     const { value, usage } = await ctx.model.reason(inputs);
     await ctx.job.checkpoints.save("reasoning", String(unit.index), { reasons: value, usage } satisfies ReasonCheckpoint);
