@@ -1,6 +1,7 @@
-import type { JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
+import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { DeliverPolicy } from "@nats-io/jetstream";
 import { JobCheckpoint, ServiceError, type JobNames } from "@litrev/contracts";
+import { safeJson } from "./safe-json";
 
 const encoder = new TextEncoder();
 
@@ -64,13 +65,6 @@ export class CheckpointLog {
   }
 }
 
-function safeJson(msg: JsMsg): unknown {
-  try {
-    return msg.json();
-  } catch {
-    return undefined;
-  }
-}
 
 /** Subject tokens cannot hold dots, spaces or wildcards. */
 function safeToken(unit: string): string {

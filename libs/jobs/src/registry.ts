@@ -1,6 +1,7 @@
 import type { KV, KvEntry } from "@nats-io/kv";
 import { jobStateKeys, LiveJobState, ProjectLock } from "@litrev/contracts";
 import { isWrongRevision } from "./nats-errors";
+import { safeJson } from "./safe-json";
 
 export interface LiveEntry {
   state: LiveJobState;
@@ -118,12 +119,4 @@ export function parseState(entry: KvEntry | null): LiveEntry | null {
   if (!entry || entry.operation !== "PUT") return null;
   const parsed = LiveJobState.safeParse(safeJson(entry));
   return parsed.success ? { state: parsed.data, revision: entry.revision } : null;
-}
-
-function safeJson(entry: KvEntry): unknown {
-  try {
-    return entry.json();
-  } catch {
-    return undefined;
-  }
 }

@@ -6,6 +6,7 @@ import type { Logger } from "@litrev/telemetry";
 import { isWrongRevision, unavailable } from "../nats-errors";
 import { parseState } from "../registry";
 import { isActive } from "../state";
+import { safeJson } from "../safe-json";
 
 export interface MirrorEntry {
   state: LiveJobState;
@@ -243,13 +244,5 @@ export class JobMirror {
       }
       if (!this.#stopped) await sleep(1_000);
     }
-  }
-}
-
-function safeJson(entry: KvEntry): unknown {
-  try {
-    return entry.json();
-  } catch {
-    return undefined;
   }
 }

@@ -8,6 +8,7 @@ import { isActive } from "../state";
 import type { JobStore } from "../store/job-store";
 import { JobRun } from "./job-run";
 import type { JobHandler } from "./types";
+import { safeJson } from "../safe-json";
 
 export interface JobWorkerOptions {
   infra: JobInfra;
@@ -129,13 +130,5 @@ export class JobWorker {
         .catch(() => undefined);
     }
     msg.nak();
-  }
-}
-
-function safeJson(msg: JsMsg): unknown {
-  try {
-    return msg.json();
-  } catch {
-    return undefined;
   }
 }
