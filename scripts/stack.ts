@@ -30,8 +30,8 @@ if (!process.env.API_KEY) {
   console.log(`[stack] API_KEY is not set: using the generated key stored in .data/api-key`);
 }
 
-if (!process.env.JOB_KEY_SECRET) {
-  // The gateway and the job workers must share it (it seals provider keys of queued jobs); kept across restarts so queued jobs stay readable.
+if (!process.env.JOB_KEY_SECRET && !process.env.JOB_KEY_SECRETS) {
+  // The gateway and the services must share it (it seals every provider key they pass on); kept across restarts so queued jobs stay readable.
   const secretFile = join(dataDir, "job-key-secret");
   if (!existsSync(secretFile)) writeFileSync(secretFile, randomBytes(32).toString("base64url"), { mode: 0o600 });
   env.JOB_KEY_SECRET = readFileSync(secretFile, "utf8").trim();

@@ -89,7 +89,7 @@ describe("deploy/compose.yaml", () => {
       expect(services).toHaveProperty(hostOf(vars.NATS_URL!));
       expect(services).toHaveProperty(hostOf(vars.OTEL_EXPORTER_OTLP_ENDPOINT!));
       // The job-command key only where job commands are sealed or opened; the service key only at the edge.
-      expect("JOB_KEY_SECRET" in vars, `${service} JOB_KEY_SECRET`).toBe(["gateway", "screening", "indexer"].includes(service));
+      expect("JOB_KEY_SECRET" in vars, `${service} JOB_KEY_SECRET`).toBe(["gateway", "screening", "indexer", "criteria"].includes(service));
       expect("API_KEY" in vars, `${service} API_KEY`).toBe(service === "gateway");
     }
     // Required secrets fail fast instead of starting with an empty key.

@@ -130,7 +130,7 @@ describe("deploy/k8s", () => {
         expect(secrets).toContain(ref.name);
         expect(secretKeys).toContain(ref.key);
       }
-      expect(names.includes("JOB_KEY_SECRET"), `${service} JOB_KEY_SECRET`).toBe(["gateway", "screening", "indexer"].includes(service));
+      expect(names.includes("JOB_KEY_SECRET"), `${service} JOB_KEY_SECRET`).toBe(["gateway", "screening", "indexer", "criteria"].includes(service));
       expect(names.includes("API_KEY"), `${service} API_KEY`).toBe(service === "gateway");
       expect(names.includes("MONGO_URL"), `${service} MONGO_URL`).toBe(service !== "gateway");
     }

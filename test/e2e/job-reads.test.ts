@@ -89,8 +89,8 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
     const store = new NoJobStore();
     const deps = { infra: indexer, store, sealer, logger, config: () => ({ service_id: "extraction", model: "llm-5-mini", system_prompt: "", prompt_template_id: "indexer.extraction", temperature: 0, max_output_tokens: 4096, extra: {} }), resolveModel: (m: string) => m };
     const request = { records: [{ ID: "1", Title: "t", Abstract: "a" }], fields: [], model: "llm-5-mini", mode: "full" as const, project_id: 603 };
-    const first = await createIndexerJob(deps, request, {});
-    const second = await createIndexerJob(deps, request, {});
+    const first = await createIndexerJob(deps, request, () => undefined);
+    const second = await createIndexerJob(deps, request, () => undefined);
     for (const job of [first, second]) {
       await indexer.registry.update(job.job_id, (s) => ({ ...s, status: "running", started_at: new Date().toISOString() }));
     }
@@ -107,7 +107,7 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
     const store = new NoJobStore();
     const deps = { infra: indexer, store, sealer, logger, config: () => ({ service_id: "extraction", model: "llm-5-mini", system_prompt: "", prompt_template_id: "indexer.extraction", temperature: 0, max_output_tokens: 4096, extra: {} }), resolveModel: (m: string) => m };
     const request = { records: [{ ID: "1", Title: "t", Abstract: "a" }], fields: [], model: "llm-5-mini", mode: "full" as const, project_id: null };
-    const job = await createIndexerJob(deps, request, {});
+    const job = await createIndexerJob(deps, request, () => undefined);
     await indexer.registry.update(job.job_id, (s) => ({ ...s, status: "running", started_at: new Date().toISOString() }));
     const loads = vi.spyOn(indexer.checkpoints, "load");
     const reader = await readerOf(indexer, store);

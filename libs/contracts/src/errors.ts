@@ -8,6 +8,7 @@ import { z } from "zod";
 export const ErrorCategory = z.enum([
   "validation",
   "auth",
+  "forbidden",
   "rate_limit",
   "unknown",
   "orphan_cleanup",
@@ -25,6 +26,7 @@ export type ErrorCategory = z.infer<typeof ErrorCategory>;
 export const RETRYABLE: Record<ErrorCategory, boolean> = {
   validation: false,
   auth: false,
+  forbidden: false,
   rate_limit: true,
   unknown: false,
   orphan_cleanup: true,

@@ -51,6 +51,11 @@ export const LiveJobState = z.object({
   stage_timings: z.record(z.string(), nullableNumber),
   stage_started_at: Timestamp.nullable(),
   project_id: z.number().int().nullable(),
+  /**
+   * The client whose service key created the job (an owner id from the gateway's key table, never a
+   * key). Absent on jobs created before jobs had owners: they belong to `DEFAULT_JOB_OWNER`.
+   */
+  owner: z.string().optional(),
   model_version: z.string(),
   config: JsonObject,
   estimated_cost_usd: nullableNumber,
@@ -90,6 +95,8 @@ export const ProjectLock = z.object({
   type: z.literal("job.lock"),
   job_id: z.string(),
   created_at: Timestamp,
+  /** The holder job's owner, so a 409 can tell whether it may name the job (docs/security.md). */
+  owner: z.string().optional(),
 });
 export type ProjectLock = z.infer<typeof ProjectLock>;
 

@@ -195,7 +195,7 @@ export const apiOperations: readonly ApiOperation[] = [
     operationId: "updateServiceConfig",
     summary: "Patch one service's configuration; every replica applies it at once",
     tag: "configuration",
-    errors: { ...keyed, ...withBody },
+    errors: { ...keyed, ...withBody, 403: C },
   },
   { method: "GET", path: "/v1/config/prompts", operationId: "listPrompts", summary: "List the prompt registry", tag: "configuration", errors: keyed },
   { method: "GET", path: "/v1/config/models", operationId: "getModelAliases", summary: "Read the model alias table in force", tag: "configuration", errors: keyed },
@@ -205,7 +205,7 @@ export const apiOperations: readonly ApiOperation[] = [
     operationId: "updateModelAliases",
     summary: "Remap model aliases on every replica without a restart (null drops an override)",
     tag: "configuration",
-    errors: { ...keyed, ...withBody },
+    errors: { ...keyed, ...withBody, 403: C },
   },
 
   {

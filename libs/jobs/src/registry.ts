@@ -65,8 +65,8 @@ export class JobRegistry {
   }
 
   /** Takes a project's slot atomically (KV create-if-absent), or says who holds it. */
-  async acquireLock(projectId: number, jobId: string): Promise<{ ok: true; revision: number } | ({ ok: false } & LockEntry)> {
-    const lock: ProjectLock = { version: 1, type: "job.lock", job_id: jobId, created_at: new Date().toISOString() };
+  async acquireLock(projectId: number, jobId: string, owner?: string): Promise<{ ok: true; revision: number } | ({ ok: false } & LockEntry)> {
+    const lock: ProjectLock = { version: 1, type: "job.lock", job_id: jobId, created_at: new Date().toISOString(), ...(owner ? { owner } : {}) };
     try {
       return { ok: true, revision: await this.kv.create(jobStateKeys.lock(projectId), encode(lock)) };
     } catch (error) {

@@ -1,10 +1,12 @@
-import type { JobService, LiveJobState } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, type JobService, type LiveJobState } from "@litrev/contracts";
 import { finiteOrNull } from "./finite";
 
 export interface NewJobState {
   jobId: string;
   service: JobService;
   projectId?: number | null | undefined;
+  /** The creating client's owner id (default: `DEFAULT_JOB_OWNER`). */
+  owner?: string | undefined;
   modelVersion: string;
   config: Record<string, unknown>;
   estimatedCostUsd: number | null;
@@ -25,6 +27,7 @@ export function newJobState(init: NewJobState): LiveJobState {
     stage_timings: {},
     stage_started_at: null,
     project_id: init.projectId ?? null,
+    owner: init.owner ?? DEFAULT_JOB_OWNER,
     model_version: init.modelVersion,
     config: finiteOrNull(init.config),
     estimated_cost_usd: finiteOrNull(init.estimatedCostUsd),
@@ -76,6 +79,13 @@ export function closeStage(state: LiveJobState, now = new Date()): Record<string
   const elapsed = now.getTime() - Date.parse(state.stage_started_at);
   return { ...state.stage_timings, [state.stage]: Number.isFinite(elapsed) ? Math.max(0, elapsed) : null };
 }
+
+/**
+ * Whether a job belongs to `owner`. A job without an owner is the default owner's (it predates
+ * owners); no owner asked for (a caller on NATS that is not the gateway) means no check.
+ */
+export const ownedBy = (record: { owner?: string | undefined }, owner: string | undefined): boolean =>
+  owner === undefined || (record.owner ?? DEFAULT_JOB_OWNER) === owner;
 
 export const isActive = (state: Pick<LiveJobState, "status">) => state.status === "pending" || state.status === "running";
 

@@ -4,7 +4,9 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { operations, ServiceError, type AnalyzeQuestionResponse } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
+import { headers as natsHeaders } from "@nats-io/transport-node";
 import { NatsLink } from "./connection";
+import { keyBindings, KeySealer } from "./key-sealer";
 import { callOperation, handler, serveOperations, type HandlerContext, type HandlerEntry, type ServedOperations } from "./rpc";
 import { failure } from "../../../test/support/errors";
 
@@ -15,6 +17,7 @@ let storeDir: string;
 let client: NatsLink;
 let server: NatsLink;
 const subscriptions: ServedOperations[] = [];
+const sealer = KeySealer.fromSecret("rpc-test-secret-0123456789");
 
 beforeAll(async () => {
   storeDir = mkdtempSync(join(tmpdir(), "litrev-rpc-test-"));
@@ -39,7 +42,7 @@ const analysis: AnalyzeQuestionResponse = { status: "ready", missing_elements: [
 
 async function serve(entries: HandlerEntry[], onError?: (error: unknown) => void): Promise<ServedOperations> {
   const nc = await server.ready();
-  const served = serveOperations(nc, "criteria", entries, onError ? { onError } : {});
+  const served = serveOperations(nc, "criteria", entries, { sealer, ...(onError ? { onError } : {}) });
   subscriptions.push(served);
   await nc.flush(); // the subscription is known to the server before the first request
   return served;
@@ -57,11 +60,53 @@ describe("callOperation / serveOperations", () => {
     const reply = await callOperation(client, operations.analyzeQuestion, { research_question: "q" }, {
       requestId: "req-42",
       providerKey: "sk-secret",
+      sealer,
     });
     expect(reply).toEqual(analysis);
     expect(seen).toHaveLength(1);
     expect(seen[0]!.input).toEqual({ research_question: "q", model: "llm-5-mini", mock: false });
     expect(seen[0]!.ctx).toMatchObject({ subject: "litrev.rpc.criteria.analyze-question", requestId: "req-42", providerKey: "sk-secret" });
+  });
+
+  it("sends a provider key only sealed for its request: a token replayed under another request id, or a key in clear, is refused", async () => {
+    const seen: (string | undefined)[] = [];
+    await serve([
+      handler(operations.analyzeQuestion, async (_input, ctx) => {
+        seen.push(ctx.providerKey);
+        return analysis;
+      }),
+    ]);
+    const nc = client.connection();
+    const wire: string[] = [];
+    const tap = nc.subscribe("litrev.rpc.>", {
+      callback: (_e, m) => {
+        wire.push(JSON.stringify(m.headers ? [...m.headers.keys()].map((k) => m.headers!.get(k)) : []) + new TextDecoder().decode(m.data));
+      },
+    });
+    await nc.flush();
+    await callOperation(client, operations.analyzeQuestion, { research_question: "q" }, { requestId: "req-a", providerKey: "sk-wire-secret", sealer });
+    expect(seen).toEqual(["sk-wire-secret"]);
+    expect(wire.join("\n")).not.toContain("sk-wire-secret");
+
+    const subject = "litrev.rpc.criteria.analyze-question";
+    const token = sealer.seal("sk-wire-secret", keyBindings.request(subject, "req-a"), Date.now() + 60_000);
+    const send = async (set: Record<string, string>) => {
+      const hdrs = natsHeaders();
+      for (const [k, v] of Object.entries(set)) hdrs.set(k, v);
+      const reply = await nc.request(subject, JSON.stringify({ research_question: "q" }), { headers: hdrs, timeout: 5_000 });
+      return JSON.parse(new TextDecoder().decode(reply.data)) as { ok: boolean; error?: { category: string; message: string } };
+    };
+    // The same token under its own request id opens; under another it does not.
+    expect((await send({ "x-request-id": "req-a", "x-llm-api-key-sealed": token })).ok).toBe(true);
+    const replayed = await send({ "x-request-id": "req-b", "x-llm-api-key-sealed": token });
+    expect(replayed).toMatchObject({ ok: false, error: { category: "auth" } });
+    expect(replayed.error!.message).not.toContain(token);
+    const expired = sealer.seal("sk-wire-secret", keyBindings.request(subject, "req-c"), Date.now() - 1);
+    expect(await send({ "x-request-id": "req-c", "x-llm-api-key-sealed": expired })).toMatchObject({ ok: false, error: { category: "auth" } });
+    expect(await send({ "x-request-id": "req-d", "x-llm-api-key": "sk-in-clear" })).toMatchObject({ ok: false, error: { category: "auth" } });
+    expect(seen).toEqual(["sk-wire-secret", "sk-wire-secret"]);
+    tap.unsubscribe();
+    await expect(callOperation(client, operations.analyzeQuestion, { research_question: "q" }, { providerKey: "sk-x" })).rejects.toThrow(/only sealed/);
   });
 
   it("fails fast with service_unavailable when no instance serves the operation", async () => {

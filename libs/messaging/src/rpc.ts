@@ -9,8 +9,10 @@ import {
   subjects,
   type BackendService,
   parseOrIssues,
+  providerKeyUse,
   type Operation,
 } from "@litrev/contracts";
+import { keyBindings, REQUEST_TOKEN_SKEW_MS, type KeySealer } from "./key-sealer";
 import type { NatsLink } from "./connection";
 import { PayloadStore, SPILL_THRESHOLD_BYTES } from "./payload-store";
 import { extractTraceContext, injectTraceContext, SpanKind, withMessagingSpan } from "./trace-context";
@@ -18,7 +20,10 @@ import { extractTraceContext, injectTraceContext, SpanKind, withMessagingSpan } 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-/** Per-request facts that cross the hop beside the body. The provider key is a secret. */
+/**
+ * Per-request facts that cross the hop beside the body. The provider key is a secret: it crosses
+ * only sealed for this one request (see `CallOptions.sealer`) and is opened by the serving side.
+ */
 export interface CallContext {
   requestId: string;
   providerKey?: string | undefined;
@@ -28,6 +33,8 @@ export interface CallOptions extends Partial<CallContext> {
   timeoutMs?: number;
   /** Extra NATS headers (names from `headers` in @litrev/contracts). */
   headers?: Record<string, string>;
+  /** Seals `providerKey` for this request (subject and request id, expiring with the call); required with a key. */
+  sealer?: KeySealer | undefined;
 }
 
 export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -51,7 +58,11 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
   return withMessagingSpan(`send ${subject}`, SpanKind.PRODUCER, subject, context.active(), async () => {
     const hdrs = natsHeaders();
     hdrs.set(headerNames.requestId, requestId);
-    if (options.providerKey) hdrs.set(headerNames.providerKey, options.providerKey);
+    if (options.providerKey) {
+      if (!options.sealer) throw new Error("A provider key crosses NATS only sealed: pass a sealer to callOperation");
+      const expiresAt = Date.now() + timeout + REQUEST_TOKEN_SKEW_MS;
+      hdrs.set(headerNames.sealedProviderKey, options.sealer.seal(options.providerKey, keyBindings.request(subject, requestId), expiresAt));
+    }
     for (const [name, value] of Object.entries(options.headers ?? {})) hdrs.set(name, value);
     injectTraceContext(hdrs);
 
@@ -143,6 +154,11 @@ export interface ServeOptions {
    * or a caller runs another contract version. `reason` never quotes the body (it may hold secrets).
    */
   onRejected?: (subject: string, reason: string) => void;
+  /**
+   * Opens the sealed provider key of operations that call the provider while answering
+   * (`providerKeyUse` = `request`); without it such a key is refused.
+   */
+  sealer?: KeySealer | undefined;
 }
 
 /** A service's operations being served. */
@@ -218,7 +234,7 @@ async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undef
         options.onRejected?.(msg.subject, reason);
         throw new ServiceError("validation", "Request validation failed", { issues: input.issues });
       }
-      const data = await entry.handle(input.data, contextFrom(msg.headers, msg.subject));
+      const data = await entry.handle(input.data, contextFrom(msg.headers, msg.subject, entry.operation, options.sealer));
       envelope = { ok: true, data };
     } catch (error) {
       const serviceError = ServiceError.from(error);
@@ -242,11 +258,25 @@ async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undef
   });
 }
 
-function contextFrom(hdrs: MsgHdrs | undefined, subject: string): HandlerContext {
-  const providerKey = hdrs?.get(headerNames.providerKey) || undefined;
+/**
+ * The handler's context. A provider key arrives only sealed: an operation that calls the provider
+ * gets it opened here (bound to this subject and request id, so a token captured elsewhere does
+ * not open); a job admission keeps the sealed header for its worker; a key in clear is refused.
+ */
+function contextFrom(hdrs: MsgHdrs | undefined, subject: string, operation: Operation, sealer: KeySealer | undefined): HandlerContext {
+  if (hdrs?.get(headerNames.providerKey)) {
+    throw new ServiceError("auth", "A provider key reached this service in clear text; only sealed keys are accepted");
+  }
+  const requestId = hdrs?.get(headerNames.requestId) || randomUUID();
+  const sealed = hdrs?.get(headerNames.sealedProviderKey) || undefined;
+  let providerKey: string | undefined;
+  if (sealed && providerKeyUse(operation) === "request") {
+    if (!sealer) throw new ServiceError("unknown", "This service was started without JOB_KEY_SECRET and cannot open provider keys");
+    providerKey = sealer.open(sealed, keyBindings.request(subject, requestId));
+  }
   return {
     subject,
-    requestId: hdrs?.get(headerNames.requestId) || randomUUID(),
+    requestId,
     providerKey,
     header: (name) => hdrs?.get(name) || undefined,
   };

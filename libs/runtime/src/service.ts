@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
-import { ConfigStore, NatsLink, serveOperations, type HandlerEntry, type NatsConnection } from "@litrev/messaging";
+import { ConfigStore, NatsLink, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection } from "@litrev/messaging";
 import { LlmClient, ModelAvailability, chooseModel } from "@litrev/llm";
 import { createLogger, type Logger } from "@litrev/telemetry";
 
@@ -10,6 +10,8 @@ import { Shutdown } from "./shutdown";
 export interface ServiceDefinition {
   service: BackendService;
   env: BaseEnv;
+  /** Opens the provider keys the gateway seals for this service's provider-calling requests (JOB_KEY_SECRET). */
+  sealer?: KeySealer;
   /** The service's own defaults and prompts, announced in the config bucket. */
   defaults: ServiceConfigResponse;
   prompts: PromptMetadata[];
@@ -120,6 +122,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   const sub = serveOperations(nc, service, entries, {
     onError: (error, subject) => logger.error({ err: error, subject }, "operation failed"),
     onRejected: (subject, reason) => logger.warn({ subject, reason }, "malformed request rejected"),
+    sealer: definition.sealer,
   });
   // Drain first on shutdown: in-flight requests finish, new ones go to other replicas.
   shutdown.add("operations", () => sub.drain());

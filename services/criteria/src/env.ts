@@ -1,5 +1,8 @@
+import type { z } from "zod";
+import { JobKeySecretEnv, withJobKeySecrets } from "@litrev/messaging";
 import { BaseEnv, parseEnv } from "@litrev/runtime";
 
-export const CriteriaEnv = BaseEnv;
-export type CriteriaEnv = BaseEnv;
-export const loadEnv = () => parseEnv(CriteriaEnv);
+// JOB_KEY_SECRET(S): opens the provider keys the gateway seals for each request (docs/security.md).
+export const CriteriaEnv = BaseEnv.extend(JobKeySecretEnv.shape);
+export type CriteriaEnv = z.infer<typeof CriteriaEnv>;
+export const loadEnv = () => parseEnv(withJobKeySecrets(CriteriaEnv));

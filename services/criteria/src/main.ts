@@ -1,4 +1,5 @@
 import { DEFAULT_MODEL } from "@litrev/contracts";
+import { KeySealer } from "@litrev/messaging";
 import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
 import { criteriaHandlers } from "./handlers";
@@ -10,6 +11,7 @@ const env = loadEnv();
 await startService({
   service: "criteria",
   env,
+  sealer: KeySealer.fromEnv(env),
   defaults: {
     service_id: "criteria",
     model: DEFAULT_MODEL.criteria,

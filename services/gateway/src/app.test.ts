@@ -1,7 +1,7 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { ServiceError, type ReplyEnvelope, type ServiceHealth } from "@litrev/contracts";
-import type { ConfigStore, MsgHdrs, NatsLink } from "@litrev/messaging";
+import { keyBindings, KeySealer, type ConfigStore, type MsgHdrs, type NatsLink } from "@litrev/messaging";
 import { createLogger } from "@litrev/telemetry";
 import { buildApp, rewriteUrl } from "./app";
 import { GatewayEnv } from "./env";
@@ -289,7 +289,13 @@ describe("forwarding to backend services", () => {
     expect(call!.subject).toBe("litrev.rpc.criteria.analyze-question");
     expect(call!.body).toEqual({ research_question: "q", model: "llm-5-mini", mock: false });
     expect(call!.headers?.get("x-request-id")).toBe("req-123");
-    expect(call!.headers?.get("x-llm-api-key")).toBe("sk-provider");
+    // The provider key crosses NATS only sealed, for this one request.
+    expect(call!.headers?.get("x-llm-api-key")).toBe("");
+    const sealed = call!.headers?.get("x-llm-api-key-sealed") ?? "";
+    expect(sealed).not.toContain("sk-provider");
+    const sealer = KeySealer.fromSecret("gateway-test-job-key-secret");
+    expect(sealer.open(sealed, keyBindings.request("litrev.rpc.criteria.analyze-question", "req-123"))).toBe("sk-provider");
+    expect(() => sealer.open(sealed, keyBindings.request("litrev.rpc.criteria.analyze-question", "req-124"))).toThrow();
   });
 
   it("serves the unprefixed path through the same operation", async () => {
@@ -373,5 +379,45 @@ describe("readiness with NATS up", () => {
     expect(res.status).toBe(503);
     expect(res.body.status).toBe("degraded");
     expect(res.body.checks.database).toMatch(/^error: connection refused/);
+  });
+});
+
+describe("scoped service keys", () => {
+  const ok = (data: unknown): ReplyEnvelope => ({ ok: true, data });
+  const ADMIN = "alice-admin-key-0123456789";
+  const USER = "bob-use-only-key-0123456789";
+  const keys = { API_KEYS: `alice:admin:${ADMIN},bob:use:${USER}` };
+  const as = (key: string) => ({ "x-api-key": key, "content-type": "application/json" });
+
+  it("refuses a configuration change with a use-only key (403) and lets it read configuration and use the API", async () => {
+    const { link, calls } = scriptedLink(() => ok({ status: "ready", missing_elements: [], suggestion: "none" }));
+    const gw = await gateway(link, keys);
+    for (const [url, body] of [
+      ["/v1/config/services/criteria", { temperature: 0.3 }],
+      ["/config/services/screening", { temperature: 0.3 }],
+      ["/v1/config/models", { aliases: { "llm-5-nano": "gpt-x" } }],
+    ] as const) {
+      const res = await send(gw, { method: "PUT", url, headers: as(USER), payload: JSON.stringify(body) });
+      expect(res.status, url).toBe(403);
+      expect(res.body).toEqual({ detail: { message: expect.stringContaining("not change configuration"), error_code: "forbidden", retryable: false } });
+    }
+    // An admin key gets past the check (here to the config store, which this test does not have).
+    expect((await send(gw, { method: "PUT", url: "/v1/config/services/criteria", headers: as(ADMIN), payload: "{}" })).status).not.toBe(403);
+    // A single API_KEY beside API_KEYS is the default owner's admin key, as before.
+    expect((await send(gw, { method: "PUT", url: "/v1/config/services/criteria", headers: as(KEY), payload: "{}" })).status).not.toBe(403);
+    expect((await send(gw, { method: "GET", url: "/v1/config/services/criteria", headers: as(USER) })).status).not.toBe(403);
+    expect((await send(gw, post("/v1/criteria/analyze-question", { research_question: "q" }, as(USER)))).status).toBe(200);
+    expect(calls).toHaveLength(1);
+    expect((await send(gw, { method: "PUT", url: "/v1/config/models", headers: as("not-a-key"), payload: "{}" })).status).toBe(401);
+  });
+
+  it("names the client of every job request to the owning service, never the key", async () => {
+    const { link, calls } = scriptedLink((call) => ok(call.subject.endsWith("list-jobs") ? [] : { job_id: "x", status: "pending", progress: 0, stage: "" }));
+    const gw = await gateway(link, keys);
+    await send(gw, { method: "GET", url: "/v1/screening/jobs?limit=5", headers: as(USER) });
+    await send(gw, { method: "GET", url: "/v1/indexer/jobs", headers: as(ADMIN) });
+    await send(gw, { method: "GET", url: "/v1/indexer/jobs", headers: as(KEY) });
+    expect(calls.map((c) => c.headers?.get("x-litrev-owner"))).toEqual(["bob", "alice", "default"]);
+    for (const call of calls) expect(JSON.stringify(call.headers ? [...call.headers.keys()].map((k) => call.headers!.get(k)) : [])).not.toMatch(/key-0123456789/);
   });
 });

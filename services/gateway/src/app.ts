@@ -3,8 +3,8 @@ import { randomUUID } from "node:crypto";
 import { ServiceError } from "@litrev/contracts";
 import type { ConfigStore, NatsLink } from "@litrev/messaging";
 import { metrics, type Logger } from "@litrev/telemetry";
-import { createKeyVerifier, presentedKey } from "./auth";
-import type { GatewayEnv } from "./env";
+import { createKeyring, presentedKey, type Principal } from "./auth";
+import { serviceKeys, type GatewayEnv } from "./env";
 import { toHttp } from "./http-errors";
 import { registerOpenApi } from "./openapi";
 import { traceRoutes } from "./tracing";
@@ -12,6 +12,13 @@ import { configRoutes } from "./routes/config";
 import { forwardedRoutes } from "./routes/forwarded";
 import { healthRoutes } from "./routes/health";
 import { jsonSerializerCompiler, zodValidatorCompiler } from "./validation";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Whose service key the request carries (null on the open routes). */
+    principal: Principal | null;
+  }
+}
 
 export interface GatewayDeps {
   env: GatewayEnv;
@@ -89,12 +96,20 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   });
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: "Not Found" }));
 
-  const verify = createKeyVerifier(env.API_KEY);
+  const identify = createKeyring(serviceKeys(env));
+  app.decorateRequest("principal", null);
   // Callback-style hooks: on the hot poll path an async hook costs a promise per request.
   app.addHook("onRequest", (request, _reply, done) => {
     const path = request.url.split("?")[0] ?? "";
-    if (PUBLIC.some((pattern) => pattern.test(path)) || verify(presentedKey(request))) return done();
-    done(new ServiceError("auth", "Missing or invalid API key"));
+    if (PUBLIC.some((pattern) => pattern.test(path))) return done();
+    const principal = identify(presentedKey(request));
+    if (!principal) return done(new ServiceError("auth", "Missing or invalid API key"));
+    request.principal = principal;
+    // Configuration changes (every write under /v1/config) need an admin key (docs/security.md).
+    if (principal.role !== "admin" && request.method !== "GET" && request.method !== "HEAD" && request.routeOptions.url?.startsWith("/v1/config/")) {
+      return done(new ServiceError("forbidden", "This service key may use the API but not change configuration (it is not an admin key)"));
+    }
+    done();
   });
 
   // Route templates, never raw URLs, so job ids do not become metric series.

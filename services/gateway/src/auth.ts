@@ -4,20 +4,45 @@ import type { FastifyRequest } from "fastify";
 // One-shot hashing: on every request, so the Hash object of createHash() is worth saving.
 const digest = (value: string) => hash("sha256", value, "buffer");
 
+/** `admin` may also change configuration; `use` may call every other route (docs/security.md). */
+export type KeyRole = "admin" | "use";
+
+/** A configured service key: whose it is (the owner id of the jobs it creates) and what it may do. */
+export interface ServiceKey {
+  key: string;
+  owner: string;
+  role: KeyRole;
+}
+
+/** Who a request comes from, once its key checked out. Never holds the key itself. */
+export interface Principal {
+  owner: string;
+  role: KeyRole;
+}
+
 /**
- * Checks service keys without keeping them in clear text: only SHA-256 digests are held, and
- * every configured digest is compared in constant time (no early exit), so neither timing nor
- * a heap dump reveals a key.
+ * Identifies service keys without keeping them in clear text: only SHA-256 digests are held, and
+ * every configured digest is compared in constant time (no early exit, the match picked without a
+ * branch on secret data), so neither timing nor a heap dump reveals a key.
  */
-export function createKeyVerifier(keys: readonly string[]): (presented: string | undefined) => boolean {
-  const digests = keys.map(digest);
+export function createKeyring(keys: readonly ServiceKey[]): (presented: string | undefined) => Principal | null {
+  const entries = keys.map(({ key, owner, role }) => ({ digest: digest(key), principal: Object.freeze({ owner, role }) }));
   return (presented) => {
-    if (!presented) return false;
+    if (!presented) return null;
     const candidate = digest(presented);
-    let match = false;
-    for (const known of digests) match = timingSafeEqual(known, candidate) || match;
-    return match;
+    let found: Principal | null = null;
+    for (const entry of entries) {
+      const match = timingSafeEqual(entry.digest, candidate);
+      found = match ? entry.principal : found;
+    }
+    return found;
   };
+}
+
+/** True for any configured key (every key of a single-client deployment). */
+export function createKeyVerifier(keys: readonly string[]): (presented: string | undefined) => boolean {
+  const identify = createKeyring(keys.map((key) => ({ key, owner: "default", role: "admin" as const })));
+  return (presented) => identify(presented) !== null;
 }
 
 /** The service key from `X-API-Key` or `Authorization: Bearer`. */

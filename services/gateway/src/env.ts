@@ -1,14 +1,41 @@
 import { z } from "zod";
-import { JobKeySecretEnv } from "@litrev/jobs";
+import { JobKeySecretEnv, withJobKeySecrets } from "@litrev/jobs";
+import { DEFAULT_JOB_OWNER, OWNER_ID } from "@litrev/contracts";
 import { BaseEnv, parseEnv } from "@litrev/runtime";
+import type { ServiceKey } from "./auth";
 
-// JOB_KEY_SECRET: the gateway seals provider keys of screening jobs for the workers (docs/jobs.md).
+// JOB_KEY_SECRET(S): the gateway seals every provider key it forwards, per job or request (docs/security.md).
 export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend({
-  /** One or more service keys, comma-separated. Only their digests are kept after start-up. */
+  /**
+   * One or more service keys, comma-separated: one client (owner id `default`) that may do
+   * everything. Only their digests are kept after start-up.
+   */
   API_KEY: z
-    .string({ error: "API_KEY is required: one or more service keys, comma-separated" })
+    .string()
     .transform((v) => v.split(",").map((k) => k.trim()).filter(Boolean))
-    .pipe(z.array(z.string()).min(1, "API_KEY is required: one or more service keys, comma-separated")),
+    .pipe(z.array(z.string()).min(1, "API_KEY is required: one or more service keys, comma-separated"))
+    .optional(),
+  /**
+   * Keys of several clients: `<owner>:<admin|use>:<key>`, comma-separated. A job belongs to the
+   * owner whose key created it; `use` keys may not change configuration (docs/security.md).
+   */
+  API_KEYS: z
+    .string()
+    .transform((value, ctx) => {
+      const keys: ServiceKey[] = [];
+      for (const item of value.split(",").map((s) => s.trim()).filter(Boolean)) {
+        const [owner = "", role = "", ...rest] = item.split(":");
+        const key = rest.join(":");
+        if (!OWNER_ID.test(owner) || (role !== "admin" && role !== "use") || key.length < MIN_KEY_LENGTH) {
+          ctx.addIssue({ code: "custom", message: `each entry is <owner>:<admin|use>:<key>, the owner 1-64 letters, digits, '-' or '_', the key at least ${MIN_KEY_LENGTH} characters` });
+          return z.NEVER;
+        }
+        keys.push({ owner, role, key });
+      }
+      if (keys.length === 0) ctx.addIssue({ code: "custom", message: "API_KEYS is empty" });
+      return keys;
+    })
+    .optional(),
   PORT: z.coerce.number().int().min(0).max(65_535).default(8000),
   HOST: z.string().default("0.0.0.0"),
   /** Largest accepted request body; sized for a 20,000-paper screening job (docs/limits.md). */
@@ -24,4 +51,22 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend({
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
 
-export const loadEnv = () => parseEnv(GatewayEnv);
+/** Minimum length of a key in API_KEYS (API_KEY keeps accepting what it always did). */
+const MIN_KEY_LENGTH = 16;
+
+/** Every service key: API_KEY's as the `default` owner's admin keys, then API_KEYS. */
+export function serviceKeys(env: Pick<GatewayEnv, "API_KEY" | "API_KEYS">): ServiceKey[] {
+  const single = (env.API_KEY ?? []).map((key): ServiceKey => ({ key, owner: DEFAULT_JOB_OWNER, role: "admin" }));
+  return [...single, ...(env.API_KEYS ?? [])];
+}
+
+const withServiceKeys = <S extends z.ZodType<Pick<GatewayEnv, "API_KEY" | "API_KEYS">>>(schema: S) =>
+  schema.superRefine((env, ctx) => {
+    if (!env.API_KEY?.length && !env.API_KEYS?.length) {
+      ctx.addIssue({ code: "custom", path: ["API_KEY"], message: "API_KEY is required: one or more service keys, comma-separated (or API_KEYS=<owner>:<admin|use>:<key>,…)" });
+    }
+    const all = serviceKeys(env).map((k) => k.key);
+    if (new Set(all).size !== all.length) ctx.addIssue({ code: "custom", path: ["API_KEYS"], message: "a service key is given twice" });
+  });
+
+export const loadEnv = () => parseEnv(withServiceKeys(withJobKeySecrets(GatewayEnv)));

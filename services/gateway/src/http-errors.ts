@@ -4,6 +4,7 @@ import { ServiceError, type ErrorCategory } from "@litrev/contracts";
 export const HTTP_STATUS: Record<ErrorCategory, number> = {
   validation: 400,
   auth: 401,
+  forbidden: 403,
   not_found: 404,
   conflict: 409,
   rate_limit: 429,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JobsEnv } from "@litrev/jobs";
+import { JobsEnv, withJobKeySecrets } from "@litrev/jobs";
 import { BaseEnv, parseEnv } from "@litrev/runtime";
 
 export const IndexerEnv = BaseEnv.extend(JobsEnv.shape).extend({
@@ -13,4 +13,4 @@ export const IndexerEnv = BaseEnv.extend(JobsEnv.shape).extend({
 });
 export type IndexerEnv = z.infer<typeof IndexerEnv>;
 
-export const loadEnv = () => parseEnv(IndexerEnv);
+export const loadEnv = () => parseEnv(withJobKeySecrets(IndexerEnv));

@@ -1,4 +1,5 @@
 import { CONFIG_SERVICE_ID, DEFAULT_MODEL } from "@litrev/contracts";
+import { KeySealer } from "@litrev/messaging";
 import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
 import { indexerHandlers } from "./handlers";
@@ -12,6 +13,7 @@ let storeDescription = () => "not connected yet";
 await startService({
   service: "indexer",
   env,
+  sealer: KeySealer.fromEnv(env),
   defaults: {
     service_id: CONFIG_SERVICE_ID.indexer,
     model: DEFAULT_MODEL.indexerRun,

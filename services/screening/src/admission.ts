@@ -1,13 +1,22 @@
-import { randomUUID } from "node:crypto";
 import {
-  headers,
   ServiceError,
   type CreateScreeningJobRequest,
   type CreateScreeningJobResponse,
   type ScreeningJobInput,
   type ScreeningJobParams,
 } from "@litrev/contracts";
-import { admitJob, newJobState, type JobInfra, type JobStore, type KeySealer, type ProjectConflict } from "@litrev/jobs";
+import {
+  admissionJobId,
+  admitJob,
+  creatorOf,
+  jobProviderKey,
+  newJobState,
+  projectConflictMessage,
+  type JobInfra,
+  type JobStore,
+  type KeySealer,
+  type ProjectConflict,
+} from "@litrev/jobs";
 import type { HandlerContext } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import { estimateScreening } from "./estimate";
@@ -51,7 +60,9 @@ export async function admitScreeningJob(
     );
   };
 
-  const jobId = randomUUID();
+  // The gateway chose the id: the client's provider key is sealed for this one job.
+  const jobId = admissionJobId(ctx.header);
+  const owner = creatorOf(ctx.header);
   const params: ScreeningJobParams = {
     model: request.model,
     repetitions: request.repetitions,
@@ -63,6 +74,7 @@ export async function admitScreeningJob(
     jobId,
     service: "screening",
     projectId,
+    owner,
     modelVersion: request.model,
     config: {
       model: request.model,
@@ -82,27 +94,17 @@ export async function admitScreeningJob(
     input,
     params: { ...params, pipeline: deps.pipeline },
     // Mock jobs never call a provider: no key is kept for them at all.
-    sealedProviderKey: request.mock ? null : sealedKey(deps.sealer, ctx),
+    sealedProviderKey: request.mock ? null : jobProviderKey(deps.sealer, "screening", jobId, ctx.header),
     check: checkCeiling,
     orphanLeaseMs: deps.orphanLeaseMs,
     logger: deps.logger,
   });
-  if (!admitted.ok) throw conflict(projectId!, admitted.conflict);
+  if (!admitted.ok) throw conflict(projectId!, admitted.conflict, owner);
   deps.logger.info({ job_id: jobId, papers: request.papers.length, mock: request.mock, project_id: projectId }, "screening job queued");
   return { job_id: jobId, status: "pending", progress: 0, stage: "" };
 }
 
-function conflict(projectId: number, holder: ProjectConflict): ServiceError {
-  return new ServiceError(
-    "conflict",
-    `A screening job for project ${projectId} is already ${holder.status} (job_id ${holder.job_id}); wait for it to finish before starting another`,
-    { simple: true },
-  );
-}
-
-/** The gateway seals the client's key; a caller on NATS that sent it in clear gets it sealed here. */
-function sealedKey(sealer: KeySealer, ctx: HandlerContext): string | null {
-  const sealed = ctx.header(headers.sealedProviderKey);
-  if (sealed) return sealed;
-  return ctx.providerKey ? sealer.seal(ctx.providerKey) : null;
+/** The project lock is global; the 409 names the holder's job id only to the holder's own client (docs/security.md). */
+function conflict(projectId: number, holder: ProjectConflict, owner: string): ServiceError {
+  return new ServiceError("conflict", projectConflictMessage("screening", projectId, holder, owner), { simple: true });
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JobsEnv } from "@litrev/jobs";
+import { JobsEnv, withJobKeySecrets } from "@litrev/jobs";
 import { BaseEnv, parseEnv } from "@litrev/runtime";
 
 export const ScreeningEnv = BaseEnv.extend(JobsEnv.shape).extend({
@@ -20,4 +20,4 @@ export const ScreeningEnv = BaseEnv.extend(JobsEnv.shape).extend({
 });
 export type ScreeningEnv = z.infer<typeof ScreeningEnv>;
 
-export const loadEnv = () => parseEnv(ScreeningEnv);
+export const loadEnv = () => parseEnv(withJobKeySecrets(ScreeningEnv));

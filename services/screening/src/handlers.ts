@@ -1,5 +1,5 @@
 import { operations, type ScreeningJob, type ScreeningJobListItem } from "@litrev/contracts";
-import type { JobInfra, JobReader, JobStore } from "@litrev/jobs";
+import { requestOwner, type JobInfra, type JobReader, type JobStore } from "@litrev/jobs";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import { admitScreeningJob, type AdmissionDeps } from "./admission";
 import { estimateScreening } from "./estimate";
@@ -23,9 +23,12 @@ export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
     handler(operations.createScreeningJob, (request, ctx) =>
       admitScreeningJob(deps, deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request, ctx),
     ),
-    handler(operations.getScreeningJob, async ({ job_id }) => (await deps.reader.get(job_id)) as ScreeningJob),
-    handler(operations.listScreeningJobs, async ({ limit }) => (await deps.reader.list(limit)) as ScreeningJobListItem[]),
-    handler(operations.activeScreeningJob, async ({ project_id }) => (await deps.reader.activeForProject(project_id)) as ScreeningJob | null),
+    // Reads for a client see only its own jobs (the gateway names the client; docs/security.md).
+    handler(operations.getScreeningJob, async ({ job_id }, ctx) => (await deps.reader.get(job_id, requestOwner(ctx.header))) as ScreeningJob),
+    handler(operations.listScreeningJobs, async ({ limit }, ctx) => (await deps.reader.list(limit, requestOwner(ctx.header))) as ScreeningJobListItem[]),
+    handler(operations.activeScreeningJob, async ({ project_id }, ctx) =>
+      (await deps.reader.activeForProject(project_id, requestOwner(ctx.header))) as ScreeningJob | null,
+    ),
     // Priced with the model a job of the same request would use.
     handler(operations.estimateScreening, async (request) =>
       estimateScreening(deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request),

@@ -10,7 +10,7 @@ import { runScreeningPipeline } from "./pipeline/run";
 import { PREAMBLE, PROMPT_LIST } from "./prompts";
 
 const env = loadEnv();
-const sealer = KeySealer.fromSecret(env.JOB_KEY_SECRET);
+const sealer = KeySealer.fromEnv(env);
 const pipeline: PipelineSettings = {
   labelBatch: env.SCREENING_LABEL_BATCH,
   reasonBatch: env.SCREENING_REASON_BATCH,
@@ -24,6 +24,7 @@ let store: JobStore | undefined;
 await startService({
   service: "screening",
   env,
+  sealer,
   defaults: {
     service_id: "screening",
     model: DEFAULT_MODEL.screening,

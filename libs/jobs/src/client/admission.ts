@@ -28,6 +28,8 @@ export interface AdmitRequest {
 export interface ProjectConflict {
   job_id: string;
   status: "pending" | "running";
+  /** The holder's owner (absent on jobs from before owners): a 409 names the job only to its own client. */
+  owner?: string | undefined;
 }
 
 export type AdmitResult = { ok: true; state: LiveJobState } | { ok: false; conflict: ProjectConflict };
@@ -60,7 +62,7 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
 
   if (exclusive) {
     await reapOrphans(infra, store, projectId, request.orphanLeaseMs ?? DEFAULT_ORPHAN_LEASE_MS, logger);
-    const conflict = await takeProjectSlot(infra, projectId, jobId);
+    const conflict = await takeProjectSlot(infra, projectId, jobId, state.owner);
     if (conflict) return { ok: false, conflict };
   }
 
@@ -117,18 +119,22 @@ async function withHeartbeat<T>(infra: JobInfra, jobId: string, upload: () => Pr
   }
 }
 
-const conflictOf = (entry: LiveEntry): ProjectConflict => ({ job_id: entry.state.job_id, status: entry.state.status as ProjectConflict["status"] });
+const conflictOf = (entry: LiveEntry): ProjectConflict => ({
+  job_id: entry.state.job_id,
+  status: entry.state.status as ProjectConflict["status"],
+  owner: entry.state.owner,
+});
 
-async function takeProjectSlot(infra: JobInfra, projectId: number, jobId: string): Promise<ProjectConflict | null> {
+async function takeProjectSlot(infra: JobInfra, projectId: number, jobId: string, owner: string | undefined): Promise<ProjectConflict | null> {
   for (let attempt = 0; attempt < 20; attempt++) {
-    const taken = await infra.registry.acquireLock(projectId, jobId);
+    const taken = await infra.registry.acquireLock(projectId, jobId, owner);
     if (taken.ok) return null;
     if (!taken.lock.job_id) continue; // released under us: try again
     const holder = await holderState(infra, taken.lock.job_id, Date.parse(taken.lock.created_at));
     if (holder && isActive(holder.state)) return conflictOf(holder);
     if (!holder && Date.now() - Date.parse(taken.lock.created_at) < LOCK_SETTLE_MS) {
       // Its admission is (still) between taking the lock and writing the pending state.
-      return { job_id: taken.lock.job_id, status: "pending" };
+      return { job_id: taken.lock.job_id, status: "pending", owner: taken.lock.owner };
     }
     // The holder finished (or vanished) without releasing: clear the stale slot, if nobody else did.
     await infra.registry.removeLockIfUnchanged(projectId, taken.revision);

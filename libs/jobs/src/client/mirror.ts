@@ -5,7 +5,7 @@ import { jobNames, jobStateKeys, ProjectLock, type JobService, type LiveJobState
 import type { Logger } from "@litrev/telemetry";
 import { isWrongRevision, unavailable } from "../nats-errors";
 import { parseState } from "../registry";
-import { isActive } from "../state";
+import { isActive, ownedBy } from "../state";
 import { safeJson } from "../safe-json";
 
 export interface MirrorEntry {
@@ -99,19 +99,19 @@ export class JobMirror {
   }
 
   /**
-   * The project's active job — the newest pending or running one — or null. Answered from memory
+   * The project's active job — the newest pending or running one (of `owner`, when given) — or null. Answered from memory
    * once the mirror holds the whole bucket; before that (a process that just started) it waits a
    * moment for the first full copy, and reads the bucket directly if that takes too long.
    */
-  async activeForProject(projectId: number): Promise<MirrorEntry | null> {
+  async activeForProject(projectId: number, owner?: string): Promise<MirrorEntry | null> {
     if (!this.#isSynced) {
       const synced = await Promise.race([this.#synced.then(() => true), sleep(SYNC_WAIT_MS, false)]);
-      if (!synced) return this.#scanForProject(projectId);
+      if (!synced) return this.#scanForProject(projectId, owner);
     }
     let newest: MirrorEntry | null = null;
     for (const jobId of [...(this.#byProject.get(projectId) ?? [])]) {
       const entry = await this.fetch(jobId);
-      if (entry && isActive(entry.state) && (!newest || entry.state.created_at > newest.state.created_at)) newest = entry;
+      if (entry && isActive(entry.state) && ownedBy(entry.state, owner) && (!newest || entry.state.created_at > newest.state.created_at)) newest = entry;
     }
     return newest;
   }
@@ -160,12 +160,12 @@ export class JobMirror {
   }
 
   /** The slow path for a process whose copy is not complete yet: every live job, read directly. */
-  async #scanForProject(projectId: number): Promise<MirrorEntry | null> {
+  async #scanForProject(projectId: number, owner: string | undefined): Promise<MirrorEntry | null> {
     let newest: MirrorEntry | null = null;
     try {
       for await (const key of await this.kv.keys(jobStateKeys.allJobs())) {
         const live = parseState(await this.kv.get(key));
-        if (!live || live.state.project_id !== projectId || !isActive(live.state)) continue;
+        if (!live || live.state.project_id !== projectId || !isActive(live.state) || !ownedBy(live.state, owner)) continue;
         const entry = this.#apply(live.state.job_id, live.state, live.revision);
         if (!newest || entry.state.created_at > newest.state.created_at) newest = entry;
       }

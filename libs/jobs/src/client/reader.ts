@@ -1,11 +1,17 @@
 import { JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
 import type { JobData } from "../data";
-import { isActive } from "../state";
-import type { JobStore } from "../store/job-store";
+import { isActive, ownedBy } from "../state";
+import type { JobStore, StoredJob } from "../store/job-store";
 import { storageRead } from "../store/storage-read";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
 import { JOB_VIEWS, type JobResults } from "./views";
+
+/** A stored job's poll body, with the row it came from (whose owner decides who may see it). */
+interface StoredRead {
+  row: StoredJob;
+  body: unknown;
+}
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
@@ -20,7 +26,7 @@ const notFound = () => new ServiceError("not_found", "Job not found", { simple: 
 export class JobReader {
   readonly #view;
   /** Terminal reads in progress by job: concurrent polls of one finished job share one read of its results. */
-  readonly #reads = new Map<string, Promise<unknown>>();
+  readonly #reads = new Map<string, Promise<StoredRead | null>>();
 
   constructor(
     readonly service: JobService,
@@ -43,28 +49,35 @@ export class JobReader {
    * rest, so this reads the bucket directly: the service's copy may be stale (a process that was
    * stopped answers queued requests the moment it resumes).
    */
-  async get(jobId: string): Promise<unknown> {
+  /**
+   * A poll, for `owner` when given: another client's job is not found, and its first terminal poll
+   * by another client releases nothing (the check comes before the release).
+   */
+  async get(jobId: string, owner?: string): Promise<unknown> {
     const entry = await this.mirror.read(jobId);
+    if (entry && !ownedBy(entry.state, owner)) throw notFound();
     if (entry && isActive(entry.state)) return this.active(entry);
     if (entry) {
       if (entry.state.releasable) await this.mirror.removeIfUnchanged(jobId, entry);
       const stored = await this.#stored(jobId, true);
-      if (stored) return stored;
+      if (stored && ownedBy(stored.row, owner)) return stored.body;
+      if (stored) throw notFound();
       return this.#view.job(entry.state, await this.#resultObject(entry), []);
     }
     const stored = await this.#stored(jobId, false);
-    if (stored) return stored;
+    if (stored && ownedBy(stored.row, owner)) return stored.body;
     throw notFound();
   }
 
-  async list(limit: number): Promise<unknown[]> {
+  /** Newest first; only `owner`'s jobs when given. */
+  async list(limit: number, owner?: string): Promise<unknown[]> {
     if (!this.store.persistent) return [];
-    const rows = await storageRead(this.store, () => this.store.listJobs(limit));
+    const rows = await storageRead(this.store, () => this.store.listJobs(limit, owner));
     return rows.map((row) => this.#view.listItem(row));
   }
 
-  async activeForProject(projectId: number): Promise<unknown> {
-    const entry = await this.activeEntry(projectId);
+  async activeForProject(projectId: number, owner?: string): Promise<unknown> {
+    const entry = await this.activeEntry(projectId, owner);
     return entry ? this.active(entry) : null;
   }
 
@@ -73,15 +86,16 @@ export class JobReader {
    * also the job its admission lock names (a creation answered 409 a moment ago names that job,
    * and active-job must not deny it while the mirror catches up).
    */
-  async activeEntry(projectId: number): Promise<MirrorEntry | null> {
-    const candidate = await this.mirror.activeForProject(projectId);
+  async activeEntry(projectId: number, owner?: string): Promise<MirrorEntry | null> {
+    const candidate = await this.mirror.activeForProject(projectId, owner);
     // Confirmed by a direct read: a stale copy must not name a job that has ended.
     const known = candidate ? await this.mirror.read(candidate.state.job_id) : null;
     if ((known && isActive(known.state)) || !JOB_KINDS[this.service].exclusiveProject) return known && isActive(known.state) ? known : null;
-    return this.mirror.lockedJob(projectId);
+    const locked = await this.mirror.lockedJob(projectId);
+    return locked && ownedBy(locked.state, owner) ? locked : null;
   }
 
-  #stored(jobId: string, terminalOnly: boolean): Promise<unknown> {
+  #stored(jobId: string, terminalOnly: boolean): Promise<StoredRead | null> {
     const key = `${terminalOnly}:${jobId}`;
     let read = this.#reads.get(key);
     if (!read) {
@@ -94,13 +108,13 @@ export class JobReader {
   }
 
   /** The stored row with its results, or null (no store, no row, or an active row when only a terminal one will do). */
-  async #readStored(jobId: string, terminalOnly: boolean): Promise<unknown> {
+  async #readStored(jobId: string, terminalOnly: boolean): Promise<StoredRead | null> {
     if (!this.store.persistent) return null;
     const row = await storageRead(this.store, () => this.store.getJob(jobId));
     if (!row) return null;
-    if (isActive(row)) return terminalOnly ? null : this.#view.job(row, null, []);
+    if (isActive(row)) return terminalOnly ? null : { row, body: this.#view.job(row, null, []) };
     const items = await storageRead(this.store, () => this.store.getItems(jobId));
-    return this.#view.job(row, { items, result: row.result ?? {} }, []);
+    return { row, body: this.#view.job(row, { items, result: row.result ?? {} }, []) };
   }
 
   async #resultObject(entry: MirrorEntry): Promise<JobResults | null> {

@@ -7,6 +7,7 @@ import pLimit from "p-limit";
 import { jobNames, type JobNames, type JobService } from "@litrev/contracts";
 import { streamReplicas } from "@litrev/messaging";
 import { finiteOrNull } from "../finite";
+import { ownedBy } from "../state";
 import { isStreamOrMessageNotFound, isWrongLastSequence, shortReason, withDeadline } from "./jetstream-codes";
 import { accepts, checkFence, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
 
@@ -33,6 +34,14 @@ const READ_CONCURRENCY = 32;
 const MAX_ACTIVE_KEYS = 1_000;
 /** A listing reads this many index entries beyond `limit`, so that sorting the page by created_at has margin. */
 const LISTING_SLACK = 16;
+/**
+ * A listing for one client skips at most this many newer jobs of other clients (index entries
+ * carry the owner, so a skip costs one direct get and no row read); older jobs of the client
+ * beyond them are not listed.
+ */
+const MAX_FOREIGN_SCAN = 10_000;
+/** Index entries read per round while skipping other clients' jobs. */
+const FILTERED_BATCH = 256;
 /** Job ids become key and subject tokens. */
 const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -42,6 +51,8 @@ const decoder = new TextDecoder();
 interface IndexEntry {
   job_id: string;
   created_at: string;
+  /** The job's owner (absent on entries from before owners: the default owner's). */
+  owner?: string | undefined;
 }
 
 /**
@@ -156,7 +167,7 @@ export class EmbeddedJobStore implements JobStore {
     return this.#call("read", this.timeoutMs, () => this.#row(jobId));
   }
 
-  listJobs(limit: number): Promise<StoredJob[]> {
+  listJobs(limit: number, owner?: string): Promise<StoredJob[]> {
     const want = Math.max(0, Math.floor(limit));
     if (want === 0) return Promise.resolve([]);
     return this.#call("listing", this.timeoutMs, async () => {
@@ -165,14 +176,14 @@ export class EmbeddedJobStore implements JobStore {
       const limiter = pLimit(READ_CONCURRENCY);
       const target = want + Math.min(want, LISTING_SLACK);
       // Bounded: repeated or vanished entries are rare (a de-duplication window missed, a row expired).
-      const maxScanned = 4 * target + 64;
+      const maxScanned = 4 * target + 64 + (owner === undefined ? 0 : MAX_FOREIGN_SCAN);
       const rows = new Map<string, StoredJob>();
       const seen = new Set<string>();
       let next = last.seq;
       let scanned = 0;
       let reachedStart = false;
       while (rows.size < target && next >= 1 && scanned < maxScanned && !reachedStart) {
-        const count = Math.min(target - rows.size, next, maxScanned - scanned);
+        const count = Math.min(Math.max(target - rows.size, owner === undefined ? 0 : FILTERED_BATCH), next, maxScanned - scanned);
         const seqs = Array.from({ length: count }, (_, i) => next - i);
         next -= count;
         scanned += count;
@@ -186,14 +197,17 @@ export class EmbeddedJobStore implements JobStore {
             reachedStart = true;
             continue;
           }
-          const id = parseIndexEntry(message.data)?.job_id;
+          const indexed = parseIndexEntry(message.data);
+          const id = indexed?.job_id;
+          if (indexed && !ownedBy(indexed, owner)) continue;
           if (id && !seen.has(id)) {
             seen.add(id);
             ids.push(id);
           }
         }
         const found = await Promise.all(ids.map((id) => limiter(() => this.#row(id))));
-        for (const row of found) if (row) rows.set(row.job_id, row);
+        // The row decides (the entry only spares reading other clients' rows).
+        for (const row of found) if (row && ownedBy(row, owner)) rows.set(row.job_id, row);
       }
       return [...rows.values()].sort(newestFirst).slice(0, want);
     });
@@ -252,7 +266,7 @@ export class EmbeddedJobStore implements JobStore {
   }
 
   async #index(row: StoredJob): Promise<void> {
-    const entry: IndexEntry = { job_id: row.job_id, created_at: row.created_at };
+    const entry: IndexEntry = { job_id: row.job_id, created_at: row.created_at, ...(row.owner ? { owner: row.owner } : {}) };
     await this.js.publish(this.names.storeIndexSubject, JSON.stringify(entry), { msgID: row.job_id });
   }
 

@@ -16,11 +16,14 @@ let clock = Date.parse("2026-03-01T00:00:00.000Z");
 /** Distinct, increasing creation times, so "newest first" is well defined. */
 const nextCreatedAt = () => new Date((clock += 1_000)).toISOString();
 
-export function storedJob(options: { projectId?: number | null; status?: JobStatus; fence?: number; createdAt?: string } = {}): StoredJob {
+export function storedJob(
+  options: { projectId?: number | null; status?: JobStatus; fence?: number; createdAt?: string; owner?: string } = {},
+): StoredJob {
   const state = newJobState({
     jobId: randomUUID(),
     service: "screening",
     projectId: options.projectId ?? null,
+    owner: options.owner,
     modelVersion: "m",
     config: { papers_count: 2 },
     estimatedCostUsd: 0.5,
@@ -135,6 +138,23 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
       expect(new Set(all).size).toBe(all.length);
       const updated = (await store.listJobs(1_000)).find((j) => j.job_id === jobs[0]!.job_id);
       expect(updated).toMatchObject({ status: "running", progress: 0.8 });
+    });
+
+    it("lists one owner's jobs only, newest first; a row without an owner is the default owner's", async () => {
+      const alice = `alice-${randomUUID().slice(0, 8)}`;
+      const bob = `bob-${randomUUID().slice(0, 8)}`;
+      const mine = Array.from({ length: 4 }, () => storedJob({ owner: alice }));
+      const theirs = Array.from({ length: 6 }, () => storedJob({ owner: bob }));
+      const { owner: _dropped, ...legacy } = storedJob();
+      for (const job of [mine[0]!, ...theirs.slice(0, 3), mine[1]!, mine[2]!, ...theirs.slice(3), mine[3]!, legacy as StoredJob]) await store.upsertJob(job);
+      const newestFirst = [...mine].reverse().map((j) => j.job_id);
+      expect((await store.listJobs(10, alice)).map((j) => j.job_id)).toEqual(newestFirst);
+      expect((await store.listJobs(2, alice)).map((j) => j.job_id)).toEqual(newestFirst.slice(0, 2));
+      expect((await store.listJobs(100, bob)).map((j) => j.job_id)).toEqual([...theirs].reverse().map((j) => j.job_id));
+      const byDefault = (await store.listJobs(1_000, "default")).map((j) => j.job_id);
+      expect(byDefault).toContain(legacy.job_id);
+      expect(byDefault.some((id) => mine.some((j) => j.job_id === id) || theirs.some((j) => j.job_id === id))).toBe(false);
+      expect(await store.getJob(mine[0]!.job_id)).toMatchObject({ owner: alice });
     });
 
     it("finds a project's active jobs while they are pending or running, and not after", async () => {

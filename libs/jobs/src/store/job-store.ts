@@ -1,5 +1,6 @@
 import { isTerminalStatus, type JobStatus, type LiveJobState } from "@litrev/contracts";
 import { finiteOrNull } from "../finite";
+import { ownedBy } from "../state";
 
 /**
  * A job as the system of record keeps it: the live state without the worker's bookkeeping, plus the
@@ -36,8 +37,11 @@ export interface JobStore {
   /** Writes the row if the fencing rule accepts it (atomically, per job). */
   upsertJob(job: StoredJob): Promise<UpsertOutcome>;
   getJob(jobId: string): Promise<StoredJob | null>;
-  /** Newest `created_at` first; costs O(limit), never O(all jobs). */
-  listJobs(limit: number): Promise<StoredJob[]>;
+  /**
+   * Newest `created_at` first; costs O(limit), never O(all jobs). With `owner`, only that client's
+   * jobs (`ownedBy`: a row without an owner is the default owner's).
+   */
+  listJobs(limit: number, owner?: string): Promise<StoredJob[]>;
   /** Stored pending/running jobs of a project. */
   activeJobs(projectId: number): Promise<StoredJob[]>;
   /**
@@ -93,7 +97,7 @@ export class NoJobStore implements JobStore {
   async getJob(_jobId: string): Promise<StoredJob | null> {
     return null;
   }
-  async listJobs(_limit: number): Promise<StoredJob[]> {
+  async listJobs(_limit: number, _owner?: string): Promise<StoredJob[]> {
     return [];
   }
   async activeJobs(_projectId: number): Promise<StoredJob[]> {
@@ -131,8 +135,9 @@ export class MemoryJobStore implements JobStore {
     const job = this.jobs.get(jobId);
     return job ? structuredClone(job) : null;
   }
-  async listJobs(limit: number): Promise<StoredJob[]> {
+  async listJobs(limit: number, owner?: string): Promise<StoredJob[]> {
     return [...this.jobs.values()]
+      .filter((job) => ownedBy(job, owner))
       .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0))
       .slice(0, Math.max(0, limit))
       .map((job) => structuredClone(job));

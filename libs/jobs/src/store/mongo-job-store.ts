@@ -1,4 +1,5 @@
 import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Filter } from "mongodb";
+import { DEFAULT_JOB_OWNER } from "@litrev/contracts";
 import { finiteOrNull } from "../finite";
 import { checkFence, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
 
@@ -62,6 +63,7 @@ export class MongoJobStore implements JobStore {
       await Promise.all([
         jobs.createIndex({ job_id: 1 }, { unique: true }),
         jobs.createIndex({ created_at: -1 }),
+        jobs.createIndex({ owner: 1, created_at: -1 }),
         jobs.createIndex({ project_id: 1, status: 1 }),
         items.createIndex({ job_id: 1, fence: 1, seq: 1 }, { unique: true }),
       ]);
@@ -104,10 +106,12 @@ export class MongoJobStore implements JobStore {
     return this.#track(() => this.jobs.findOne({ job_id: jobId }, { projection: { _id: 0 } }));
   }
 
-  async listJobs(limit: number): Promise<StoredJob[]> {
+  async listJobs(limit: number, owner?: string): Promise<StoredJob[]> {
     const want = Math.max(0, Math.floor(limit));
     if (want === 0) return [];
-    return this.#track(() => this.jobs.find({}, { projection: { _id: 0 } }).sort({ created_at: -1 }).limit(want).toArray());
+    // Rows from before owners have none: they are the default owner's (`ownedBy`).
+    const filter = (owner === undefined ? {} : owner === DEFAULT_JOB_OWNER ? { owner: { $in: [owner, null] } } : { owner }) as Filter<StoredJob>;
+    return this.#track(() => this.jobs.find(filter, { projection: { _id: 0 } }).sort({ created_at: -1 }).limit(want).toArray());
   }
 
   async activeJobs(projectId: number): Promise<StoredJob[]> {

@@ -84,8 +84,8 @@ export class RetryingJobStore implements JobStore {
     return this.inner.getJob(jobId);
   }
 
-  listJobs(limit: number): Promise<StoredJob[]> {
-    return this.inner.listJobs(limit);
+  listJobs(limit: number, owner?: string): Promise<StoredJob[]> {
+    return this.inner.listJobs(limit, owner);
   }
 
   activeJobs(projectId: number): Promise<StoredJob[]> {

@@ -2,6 +2,7 @@ import type { JsMsg } from "@nats-io/jetstream";
 import { jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState, type ObjectRef } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
+import { keyBindings } from "../key-sealer";
 import type { LiveEntry, UpdatedEntry } from "../registry";
 import { retrying } from "../retry";
 import { applyProgress, isActive, type ProgressReport } from "../state";
@@ -125,7 +126,8 @@ export class JobRun {
       params: command.params,
       attempt,
       signal,
-      providerKey: command.sealed_provider_key ? sealer.open(command.sealed_provider_key) : undefined,
+      // Bound to this job of this service: a token copied into another job's command does not open.
+      providerKey: command.sealed_provider_key ? sealer.open(command.sealed_provider_key, keyBindings.job(infra.service, this.jobId)) : undefined,
       logger: this.log,
       // Reads and checkpoint saves ride out a NATS restart like the run's own writes do.
       input: <T>() => {

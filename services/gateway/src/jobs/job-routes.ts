@@ -1,6 +1,7 @@
+import { randomUUID } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { headers, operations, ServiceError, type JobService, type Operation } from "@litrev/contracts";
-import { isActive, KeySealer, type MirrorEntry } from "@litrev/jobs/client";
+import { DEFAULT_JOB_OWNER, headers, operations, ServiceError, type JobService, type Operation } from "@litrev/contracts";
+import { isActive, keyBindings, KeySealer, ownedBy, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
@@ -22,7 +23,7 @@ const JOB_OPERATIONS: Record<JobService, { create: Operation; get: Operation; ac
  * owning service reads from its store of record — goes to the owning service.
  */
 export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, JobRouteHandler>; close: () => Promise<void> } {
-  const sealer = KeySealer.fromSecret(deps.env.JOB_KEY_SECRET);
+  const sealer = KeySealer.fromEnv(deps.env);
   const live = new LiveJobsRegistry(deps.link, deps.logger);
   const bodies = new WeakMap<MirrorEntry, string>();
   const handlers = new Map<Operation, JobRouteHandler>();
@@ -31,11 +32,14 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
    * finished job (its results can be many MB) share one request to the service and one serialised body.
    */
   const storedReads = new Map<string, Promise<string>>();
-  const readStored = (operation: Operation, jobId: string, requestId: string): Promise<string> => {
-    const key = `${operation.service}/${jobId}`;
+  const readStored = (operation: Operation, jobId: string, requestId: string, owner: string): Promise<string> => {
+    // Per owner too: the service answers another client's job with 404.
+    const key = `${operation.service}/${jobId}/${owner}`;
     let read = storedReads.get(key);
     if (!read) {
-      read = callOperation(deps.link, operation, { job_id: jobId }, { requestId, timeoutMs: deps.env.READ_TIMEOUT_MS }).then((body) => JSON.stringify(body));
+      read = callOperation(deps.link, operation, { job_id: jobId }, { requestId, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } }).then((body) =>
+        JSON.stringify(body),
+      );
       storedReads.set(key, read);
       const forget = () => storedReads.delete(key);
       read.then(forget, forget);
@@ -70,31 +74,49 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
 
     handlers.set(ops.create, async (request) => {
       const key = providerKeyOf(request);
+      // The gateway names the job, so the client's provider key is sealed for that one job, and
+      // the job belongs to the client whose service key created it.
+      const jobId = randomUUID();
       return callOperation(deps.link, ops.create, request.body, {
         requestId: request.id,
-        headers: key ? { [headers.sealedProviderKey]: sealer.seal(key) } : {},
+        headers: {
+          [headers.jobId]: jobId,
+          [headers.owner]: ownerOf(request),
+          ...(key ? { [headers.sealedProviderKey]: sealer.seal(key, keyBindings.job(service, jobId)) } : {}),
+        },
         timeoutMs: deps.env.RPC_TIMEOUT_MS,
       });
     });
 
     handlers.set(ops.get, async (request, reply) => {
       const { job_id } = request.params as { job_id: string };
+      const owner = ownerOf(request);
       const jobs = live.ready(service) ?? (await opened(service));
       const entry = jobs ? (jobs.mirror.get(job_id) ?? (await jobs.mirror.fetch(job_id))) : null;
+      // Another client's job is not found (and its terminal state is not released by this poll).
+      if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
       if (jobs && entry && isActive(entry.state)) return send(reply, jobs, entry);
-      return reply.type("application/json; charset=utf-8").send(await readStored(ops.get, job_id, request.id));
+      return reply.type("application/json; charset=utf-8").send(await readStored(ops.get, job_id, request.id, owner));
     });
 
     handlers.set(ops.active, async (request, reply) => {
       const { project_id } = request.query as { project_id: number };
+      const owner = ownerOf(request);
       const jobs = live.ready(service) ?? (await opened(service));
-      if (!jobs) return callOperation(deps.link, ops.active, { project_id }, { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS });
-      const entry = await jobs.reader.activeEntry(project_id);
+      if (!jobs) return callOperation(deps.link, ops.active, { project_id }, { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } });
+      const entry = await jobs.reader.activeEntry(project_id, owner);
       return entry ? send(reply, jobs, entry) : null;
     });
   }
   return { handlers, close: () => live.close() };
 }
+
+/** The owner id of the request's service key: the client its jobs belong to (docs/security.md). */
+export function ownerOf(request: FastifyRequest): string {
+  return request.principal?.owner ?? DEFAULT_JOB_OWNER;
+}
+
+const jobNotFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
 function providerKeyOf(request: FastifyRequest): string | undefined {
   const value = request.headers[headers.providerKey];

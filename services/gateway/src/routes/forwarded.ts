@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import { type Operation, forwardedRoutes as routes, operations, headers } from "@litrev/contracts";
-import { callOperation } from "@litrev/messaging";
+import { type Operation, forwardedRoutes as routes, operations, headers, providerKeyUse } from "@litrev/contracts";
+import { callOperation, KeySealer } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
-import { jobRouteHandlers } from "../jobs/job-routes";
+import { jobRouteHandlers, ownerOf } from "../jobs/job-routes";
 
 /**
  * Every spec route owned by a backend service: validate here, then one NATS request to its owner —
@@ -12,6 +12,8 @@ import { jobRouteHandlers } from "../jobs/job-routes";
 export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     const jobs = jobRouteHandlers(deps);
+    // Provider keys cross NATS only sealed, each for its one request (job creations seal per job).
+    const sealer = KeySealer.fromEnv(deps.env);
     app.addHook("onClose", () => jobs.close());
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
@@ -32,8 +34,12 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
               : { ...(request.params as object), ...(request.query as object) };
           return callOperation(deps.link, operation, input, {
             requestId: request.id,
-            providerKey: providerKeyOf(request),
+            // Only operations that call the provider get the key at all (not listings or estimates).
+            providerKey: providerKeyUse(operation) === "request" ? providerKeyOf(request) : undefined,
+            sealer,
             timeoutMs: route.method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
+            // Whose request it is: job listings show that client's jobs only.
+            headers: { [headers.owner]: ownerOf(request) },
           });
         }),
       });

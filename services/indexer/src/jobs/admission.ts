@@ -1,6 +1,5 @@
-import { randomUUID } from "node:crypto";
 import type { CreateIndexerJobRequest, CreateIndexerJobResponse, ServiceConfigResponse } from "@litrev/contracts";
-import { admitJob, newJobState, type JobInfra, type JobStore, type KeySealer } from "@litrev/jobs";
+import { admissionJobId, admitJob, creatorOf, jobProviderKey, newJobState, type JobInfra, type JobStore, type KeySealer } from "@litrev/jobs";
 import type { Logger } from "@litrev/telemetry";
 import { estimateIndexer } from "../estimate";
 import type { IndexerJobInput, IndexerLiveExtra } from "./job-input";
@@ -23,9 +22,10 @@ export interface AdmissionDeps {
 export async function createIndexerJob(
   deps: AdmissionDeps,
   request: CreateIndexerJobRequest,
-  key: { plain?: string | undefined; sealed?: string | undefined },
+  header: (name: string) => string | undefined,
 ): Promise<CreateIndexerJobResponse> {
-  const jobId = randomUUID();
+  // The gateway chose the id: the client's provider key is sealed for this one job.
+  const jobId = admissionJobId(header);
   const recordCount = request.records.length;
   const estimate = estimateIndexer({ fields: request.fields, record_count: recordCount, model: request.model }, deps.config());
   const extra: IndexerLiveExtra = { records_done: 0, record_count: recordCount };
@@ -33,6 +33,7 @@ export async function createIndexerJob(
     jobId,
     service: "indexer",
     projectId: request.project_id ?? null,
+    owner: creatorOf(header),
     // The provider's dated model string replaces this once the first record is answered.
     modelVersion: deps.resolveModel(request.model),
     config: { model: request.model, mode: request.mode, record_count: recordCount, fields_count: request.fields.length },
@@ -48,8 +49,8 @@ export async function createIndexerJob(
   await admitJob(deps.infra, deps.store, {
     state,
     input,
-    // A gateway that seals the key itself sends only the sealed form; otherwise it is sealed here.
-    sealedProviderKey: key.sealed ?? (key.plain ? deps.sealer.seal(key.plain) : null),
+    // Kept sealed for the worker, as the gateway sealed it for this job.
+    sealedProviderKey: jobProviderKey(deps.sealer, "indexer", jobId, header),
     logger: deps.logger,
   });
   return { job_id: jobId, status: "pending", progress: 0 };

@@ -1,5 +1,5 @@
-import { DEFAULT_MODEL, headers, operations, type IndexerJob, type IndexerJobListItem } from "@litrev/contracts";
-import { JobWorker, KeySealer, openServiceJobs, type JobStore } from "@litrev/jobs";
+import { DEFAULT_MODEL, operations, type IndexerJob, type IndexerJobListItem } from "@litrev/contracts";
+import { JobWorker, KeySealer, openServiceJobs, requestOwner, type JobStore } from "@litrev/jobs";
 import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
@@ -20,7 +20,7 @@ export interface IndexerJobs {
  */
 export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv, llm: LlmClient): Promise<IndexerJobs> {
   const { logger } = runtime;
-  const sealer = KeySealer.fromSecret(env.JOB_KEY_SECRET);
+  const sealer = KeySealer.fromEnv(env);
   const jobs = await openServiceJobs(runtime.nc, "indexer", {
     mongoUrl: env.MONGO_URL,
     ackWaitMs: env.JOB_ACK_WAIT_MS,
@@ -46,11 +46,12 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
   const admission = { infra, store, sealer, logger, config: runtime.config, resolveModel: (m: string) => llm.resolveModel(m) };
   const handlers = [
     handler(operations.createIndexerJob, async (req, ctx) =>
-      createIndexerJob(admission, { ...req, model: runtime.model(req.model, DEFAULT_MODEL.indexerRun) }, { plain: ctx.providerKey, sealed: ctx.header(headers.sealedProviderKey) }),
+      createIndexerJob(admission, { ...req, model: runtime.model(req.model, DEFAULT_MODEL.indexerRun) }, ctx.header),
     ),
-    handler(operations.getIndexerJob, async (req) => (await reader.get(req.job_id)) as IndexerJob),
-    handler(operations.listIndexerJobs, async (req) => (await reader.list(req.limit)) as IndexerJobListItem[]),
-    handler(operations.activeIndexerJob, async (req) => (await reader.activeForProject(req.project_id)) as IndexerJob | null),
+    // Reads for a client see only its own jobs (the gateway names the client; docs/security.md).
+    handler(operations.getIndexerJob, async (req, ctx) => (await reader.get(req.job_id, requestOwner(ctx.header))) as IndexerJob),
+    handler(operations.listIndexerJobs, async (req, ctx) => (await reader.list(req.limit, requestOwner(ctx.header))) as IndexerJobListItem[]),
+    handler(operations.activeIndexerJob, async (req, ctx) => (await reader.activeForProject(req.project_id, requestOwner(ctx.header))) as IndexerJob | null),
   ];
   return { handlers, store, worker };
 }
