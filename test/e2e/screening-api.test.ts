@@ -257,7 +257,7 @@ describe("AI screening through the gateway (2 gateways, 2 screening replicas, re
     const command = await infra.jsm.streams.getMessage(infra.names.commandStream, { last_by_subj: infra.names.commandSubject(id) }).catch(() => null);
     if (command) {
       expect(command.string()).not.toContain(clientKey);
-      expect(command.json<{ sealed_provider_key: string }>().sealed_provider_key).toMatch(/^v1\./);
+      expect(command.json<{ sealed_provider_key: string }>().sealed_provider_key).toMatch(/^v2\.k0\./);
     }
     const live = await infra.registry.get(id);
     expect(JSON.stringify(live?.state ?? {})).not.toContain(clientKey);
