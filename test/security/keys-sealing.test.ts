@@ -91,10 +91,13 @@ describe("provider keys sealed end to end (real stack, every forwarding route)",
       ["/v1/criteria/refine", { current_criteria: [{ id: 1, text: "Adults" }], conflicts: [{ paper: 3, human: "include", ai: "exclude" }] }],
       ["/v1/criteria/consolidate", { criteria: [{ id: 1, text: "Adults" }, { id: 2, text: "Grown-ups" }] }],
       ["/v1/indexer/run", { records: indexerRecords(2, { withAbstractOnly: true }), fields: FIELDS }],
+      // Over the 512 KiB a NATS message carries: the body is parked in the payload store, the key still bound to it.
+      ["/v1/indexer/run", { records: indexerRecords(400), fields: FIELDS, mode: "test" }],
       ["/v1/indexer/suggest-fields", { project_context: { description: "Nudging clinicians", research_questions: ["Do nudges work?"] } }],
       ["/v1/indexer/refine-fields", { fields: FIELDS }],
       ["/v1/indexer/group-tags", { field_name: "design", values: ["RCT", "cohort", "survey"] }],
     ];
+    expect(JSON.stringify(synchronous[7]![1]).length).toBeGreaterThan(512 * 1024);
     for (const [path, body] of synchronous) {
       const before = usedClientKey();
       const res = await stack.http("POST", path, body, withKey);
@@ -186,7 +189,7 @@ describe("provider keys sealed end to end (real stack, every forwarding route)",
     return JSON.parse(decoder.decode(reply.data)) as { ok: boolean; error?: { category: string; message: string } };
   }
 
-  it("refuses a captured request token replayed under another request id or on another operation", async () => {
+  it("refuses a captured request token replayed under another request id, with another body or on another operation", async () => {
     const original = captured.find((c) => c.subject === "litrev.rpc.criteria.analyze-question")!;
     expect(original).toBeDefined();
     const body = { research_question: "Replayed?" };
@@ -194,13 +197,14 @@ describe("provider keys sealed end to end (real stack, every forwarding route)",
     const otherRequest = await replay(original.subject, body, { "x-request-id": randomUUID(), "x-llm-api-key-sealed": original.token });
     expect(otherRequest).toMatchObject({ ok: false, error: { category: "auth" } });
     expect(otherRequest.error!.message).not.toContain(original.token);
+    const otherBody = await replay(original.subject, body, { "x-request-id": original.headers["x-request-id"]!, "x-llm-api-key-sealed": original.token });
+    expect(otherBody).toMatchObject({ ok: false, error: { category: "auth" } });
     const otherOperation = await replay("litrev.rpc.criteria.picos", { project_description: "p" }, {
       "x-request-id": original.headers["x-request-id"]!,
       "x-llm-api-key-sealed": original.token,
     });
     expect(otherOperation).toMatchObject({ ok: false, error: { category: "auth" } });
-    // The same request id on the same operation: refused too once the token expired (minutes); within that window it only
-    // repeats the one request it was sealed for. A key in clear is refused outright.
+    // Only the identical request (subject, request id and body) opens it, until it expires. A key in clear is refused outright.
     const inClear = await replay(original.subject, body, { "x-request-id": randomUUID(), "x-llm-api-key": CLIENT_KEY });
     expect(inClear).toMatchObject({ ok: false, error: { category: "auth" } });
     expect(usedClientKey()).toBe(before);

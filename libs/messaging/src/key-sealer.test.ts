@@ -20,16 +20,18 @@ describe("KeySealer", () => {
   it("opens a token only for the job or request it was sealed for", () => {
     const sealer = KeySealer.fromSecret(OLD);
     const token = sealer.seal("sk-test", job);
-    for (const other of [keyBindings.job("screening", "job-2"), keyBindings.job("indexer", "job-1"), keyBindings.request("screening", "job-1")]) {
+    for (const other of [keyBindings.job("screening", "job-2"), keyBindings.job("indexer", "job-1"), keyBindings.request("screening", "job-1", "{}")]) {
       expect(() => sealer.open(token, other)).toThrow(ServiceError);
     }
     const subject = "litrev.rpc.criteria.picos";
-    const request = sealer.seal("sk-test", keyBindings.request(subject, "r1"), Date.now() + 1_000);
-    expect(sealer.open(request, keyBindings.request(subject, "r1"))).toBe("sk-test");
-    expect(() => sealer.open(request, keyBindings.request(subject, "r2"))).toThrow(/another job or request/);
-    expect(() => sealer.open(request, keyBindings.request("litrev.rpc.indexer.run", "r1"))).toThrow(ServiceError);
-    expect(() => sealer.open(request, keyBindings.request(subject, "r1"), Date.now() + 2_000)).toThrow(/expired/);
-    expect(() => sealer.seal("sk", keyBindings.request(subject, "r1"))).toThrow(/expiry/);
+    const body = JSON.stringify({ project_description: "p" });
+    const request = sealer.seal("sk-test", keyBindings.request(subject, "r1", body), Date.now() + 1_000);
+    expect(sealer.open(request, keyBindings.request(subject, "r1", body))).toBe("sk-test");
+    expect(() => sealer.open(request, keyBindings.request(subject, "r2", body))).toThrow(/another job or request/);
+    expect(() => sealer.open(request, keyBindings.request(subject, "r1", JSON.stringify({ project_description: "q" })))).toThrow(ServiceError);
+    expect(() => sealer.open(request, keyBindings.request("litrev.rpc.indexer.run", "r1", body))).toThrow(ServiceError);
+    expect(() => sealer.open(request, keyBindings.request(subject, "r1", body), Date.now() + 2_000)).toThrow(/expired/);
+    expect(() => sealer.seal("sk", keyBindings.request(subject, "r1", body))).toThrow(/expiry/);
   });
 
   it("refuses another secret, a swapped key id and a tampered token, without quoting it", () => {

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, hash, hkdfSync, randomBytes } from "node:crypto";
 import { z } from "zod";
 import { ServiceError } from "@litrev/contracts";
 
@@ -21,16 +21,26 @@ const TOKEN_PART = /^[A-Za-z0-9_-]+$/;
  */
 export type KeyBinding =
   | { kind: "job"; service: string; jobId: string }
-  /** A synchronous request: its NATS subject and request id; it also expires (`expiresAt`, ms since epoch, sealed inside). */
-  | { kind: "request"; subject: string; requestId: string };
+  /**
+   * A synchronous request: its NATS subject, request id and body (SHA-256); it also expires
+   * (`expiresAt`, ms since epoch, sealed inside).
+   */
+  | { kind: "request"; subject: string; requestId: string; bodyDigest: string };
 
 export const keyBindings = {
   job: (service: string, jobId: string): KeyBinding => ({ kind: "job", service, jobId }),
-  request: (subject: string, requestId: string): KeyBinding => ({ kind: "request", subject, requestId }),
+  request: (subject: string, requestId: string, body: Uint8Array | string): KeyBinding => ({
+    kind: "request",
+    subject,
+    requestId,
+    bodyDigest: hash("sha256", body, "base64url"),
+  }),
 };
 
 const bindingText = (binding: KeyBinding) =>
-  binding.kind === "job" ? `job\n${binding.service}\n${binding.jobId}` : `request\n${binding.subject}\n${binding.requestId}`;
+  binding.kind === "job"
+    ? `job\n${binding.service}\n${binding.jobId}`
+    : `request\n${binding.subject}\n${binding.requestId}\n${binding.bodyDigest}`;
 
 interface Sealed {
   /** The provider key. */

@@ -89,11 +89,12 @@ describe("callOperation / serveOperations", () => {
     expect(wire.join("\n")).not.toContain("sk-wire-secret");
 
     const subject = "litrev.rpc.criteria.analyze-question";
-    const token = sealer.seal("sk-wire-secret", keyBindings.request(subject, "req-a"), Date.now() + 60_000);
-    const send = async (set: Record<string, string>) => {
+    const body = JSON.stringify({ research_question: "q" });
+    const token = sealer.seal("sk-wire-secret", keyBindings.request(subject, "req-a", body), Date.now() + 60_000);
+    const send = async (set: Record<string, string>, payload = body) => {
       const hdrs = natsHeaders();
       for (const [k, v] of Object.entries(set)) hdrs.set(k, v);
-      const reply = await nc.request(subject, JSON.stringify({ research_question: "q" }), { headers: hdrs, timeout: 5_000 });
+      const reply = await nc.request(subject, payload, { headers: hdrs, timeout: 5_000 });
       return JSON.parse(new TextDecoder().decode(reply.data)) as { ok: boolean; error?: { category: string; message: string } };
     };
     // The same token under its own request id opens; under another it does not.
@@ -101,7 +102,9 @@ describe("callOperation / serveOperations", () => {
     const replayed = await send({ "x-request-id": "req-b", "x-llm-api-key-sealed": token });
     expect(replayed).toMatchObject({ ok: false, error: { category: "auth" } });
     expect(replayed.error!.message).not.toContain(token);
-    const expired = sealer.seal("sk-wire-secret", keyBindings.request(subject, "req-c"), Date.now() - 1);
+    // Same subject and request id, another body: refused too.
+    expect(await send({ "x-request-id": "req-a", "x-llm-api-key-sealed": token }, JSON.stringify({ research_question: "other" }))).toMatchObject({ ok: false, error: { category: "auth" } });
+    const expired = sealer.seal("sk-wire-secret", keyBindings.request(subject, "req-c", body), Date.now() - 1);
     expect(await send({ "x-request-id": "req-c", "x-llm-api-key-sealed": expired })).toMatchObject({ ok: false, error: { category: "auth" } });
     expect(await send({ "x-request-id": "req-d", "x-llm-api-key": "sk-in-clear" })).toMatchObject({ ok: false, error: { category: "auth" } });
     expect(seen).toEqual(["sk-wire-secret", "sk-wire-secret"]);

@@ -58,15 +58,16 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
   return withMessagingSpan(`send ${subject}`, SpanKind.PRODUCER, subject, context.active(), async () => {
     const hdrs = natsHeaders();
     hdrs.set(headerNames.requestId, requestId);
-    if (options.providerKey) {
-      if (!options.sealer) throw new Error("A provider key crosses NATS only sealed: pass a sealer to callOperation");
-      const expiresAt = Date.now() + timeout + REQUEST_TOKEN_SKEW_MS;
-      hdrs.set(headerNames.sealedProviderKey, options.sealer.seal(options.providerKey, keyBindings.request(subject, requestId), expiresAt));
-    }
     for (const [name, value] of Object.entries(options.headers ?? {})) hdrs.set(name, value);
     injectTraceContext(hdrs);
 
     let body = encoder.encode(JSON.stringify(input));
+    if (options.providerKey) {
+      if (!options.sealer) throw new Error("A provider key crosses NATS only sealed: pass a sealer to callOperation");
+      // Bound to this subject, request id and body, and expiring with the call.
+      const expiresAt = Date.now() + timeout + REQUEST_TOKEN_SKEW_MS;
+      hdrs.set(headerNames.sealedProviderKey, options.sealer.seal(options.providerKey, keyBindings.request(subject, requestId, body), expiresAt));
+    }
     if (body.length > SPILL_THRESHOLD_BYTES) {
       hdrs.set(headerNames.payloadRef, await (await PayloadStore.for(nc)).park(body));
       body = new Uint8Array();
@@ -234,7 +235,7 @@ async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undef
         options.onRejected?.(msg.subject, reason);
         throw new ServiceError("validation", "Request validation failed", { issues: input.issues });
       }
-      const data = await entry.handle(input.data, contextFrom(msg.headers, msg.subject, entry.operation, options.sealer));
+      const data = await entry.handle(input.data, contextFrom(msg.headers, msg.subject, body, entry.operation, options.sealer));
       envelope = { ok: true, data };
     } catch (error) {
       const serviceError = ServiceError.from(error);
@@ -260,10 +261,10 @@ async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undef
 
 /**
  * The handler's context. A provider key arrives only sealed: an operation that calls the provider
- * gets it opened here (bound to this subject and request id, so a token captured elsewhere does
- * not open); a job admission keeps the sealed header for its worker; a key in clear is refused.
+ * gets it opened here (bound to this subject, request id and body, so a token captured elsewhere
+ * does not open); a job admission keeps the sealed header for its worker; a key in clear is refused.
  */
-function contextFrom(hdrs: MsgHdrs | undefined, subject: string, operation: Operation, sealer: KeySealer | undefined): HandlerContext {
+function contextFrom(hdrs: MsgHdrs | undefined, subject: string, body: Uint8Array, operation: Operation, sealer: KeySealer | undefined): HandlerContext {
   if (hdrs?.get(headerNames.providerKey)) {
     throw new ServiceError("auth", "A provider key reached this service in clear text; only sealed keys are accepted");
   }
@@ -272,7 +273,7 @@ function contextFrom(hdrs: MsgHdrs | undefined, subject: string, operation: Oper
   let providerKey: string | undefined;
   if (sealed && providerKeyUse(operation) === "request") {
     if (!sealer) throw new ServiceError("unknown", "This service was started without JOB_KEY_SECRET and cannot open provider keys");
-    providerKey = sealer.open(sealed, keyBindings.request(subject, requestId));
+    providerKey = sealer.open(sealed, keyBindings.request(subject, requestId, body));
   }
   return {
     subject,

@@ -294,8 +294,9 @@ describe("forwarding to backend services", () => {
     const sealed = call!.headers?.get("x-llm-api-key-sealed") ?? "";
     expect(sealed).not.toContain("sk-provider");
     const sealer = KeySealer.fromSecret("gateway-test-job-key-secret");
-    expect(sealer.open(sealed, keyBindings.request("litrev.rpc.criteria.analyze-question", "req-123"))).toBe("sk-provider");
-    expect(() => sealer.open(sealed, keyBindings.request("litrev.rpc.criteria.analyze-question", "req-124"))).toThrow();
+    const body = JSON.stringify(call!.body);
+    expect(sealer.open(sealed, keyBindings.request("litrev.rpc.criteria.analyze-question", "req-123", body))).toBe("sk-provider");
+    expect(() => sealer.open(sealed, keyBindings.request("litrev.rpc.criteria.analyze-question", "req-124", body))).toThrow();
   });
 
   it("serves the unprefixed path through the same operation", async () => {
