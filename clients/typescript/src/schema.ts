@@ -731,6 +731,15 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
+            /** @description HTTP 403 */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
             /** @description The request body exceeds the size limit */
             413: {
                 headers: {
@@ -871,6 +880,15 @@ export interface operations {
             };
             /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description HTTP 403 */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
