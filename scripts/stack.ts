@@ -22,7 +22,7 @@ if (!process.env.NATS_URL) {
   console.log(`[stack] nats-server with JetStream at ${nats.url} (data in .data/nats)`);
 }
 
-if (!process.env.API_KEY) {
+if (!process.env.API_KEY && !process.env.API_KEYS) {
   // A fresh machine still gets a working, non-guessable key; it is written to a file, not logged.
   const keyFile = join(dataDir, "api-key");
   if (!existsSync(keyFile)) writeFileSync(keyFile, randomBytes(24).toString("base64url"), { mode: 0o600 });

@@ -22,8 +22,8 @@ export interface Principal {
 
 /**
  * Identifies service keys without keeping them in clear text: only SHA-256 digests are held, and
- * every configured digest is compared in constant time (no early exit, the match picked without a
- * branch on secret data), so neither timing nor a heap dump reveals a key.
+ * every configured digest is compared in constant time (no early exit), so neither timing nor a
+ * heap dump reveals a key.
  */
 export function createKeyring(keys: readonly ServiceKey[]): (presented: string | undefined) => Principal | null {
   const entries = keys.map(({ key, owner, role }) => ({ digest: digest(key), principal: Object.freeze({ owner, role }) }));

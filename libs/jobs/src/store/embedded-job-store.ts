@@ -182,8 +182,10 @@ export class EmbeddedJobStore implements JobStore {
       let next = last.seq;
       let scanned = 0;
       let reachedStart = false;
+      let skipped = false;
       while (rows.size < target && next >= 1 && scanned < maxScanned && !reachedStart) {
-        const count = Math.min(Math.max(target - rows.size, owner === undefined ? 0 : FILTERED_BATCH), next, maxScanned - scanned);
+        // Larger rounds only once other owners' entries turn up (a one-owner store reads exactly as many as it needs).
+        const count = Math.min(Math.max(target - rows.size, skipped ? FILTERED_BATCH : 0), next, maxScanned - scanned);
         const seqs = Array.from({ length: count }, (_, i) => next - i);
         next -= count;
         scanned += count;
@@ -199,7 +201,10 @@ export class EmbeddedJobStore implements JobStore {
           }
           const indexed = parseIndexEntry(message.data);
           const id = indexed?.job_id;
-          if (indexed && !ownedBy(indexed, owner)) continue;
+          if (indexed && !ownedBy(indexed, owner)) {
+            skipped = true;
+            continue;
+          }
           if (id && !seen.has(id)) {
             seen.add(id);
             ids.push(id);
