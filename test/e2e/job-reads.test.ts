@@ -76,6 +76,44 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
     await screening.queue.discard(created.job_id);
   });
 
+  it("answers another owner's job as not found on the service's own path, before a terminal poll could release it", async () => {
+    const store = new MemoryJobStore();
+    const handlers = screeningHandlers({ infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000, pipeline });
+    const as = (owner: string, name: string) => {
+      const entry = handlers.find((e) => e.operation.name === name)!;
+      const header = (h: string) => (h === "x-litrev-owner" ? owner : undefined);
+      return (input: unknown) => entry.handle(input, { ...ctx, header });
+    };
+    const created = (await as("alice", operations.createScreeningJob.name)(screeningRequest(604))) as { job_id: string };
+    const id = created.job_id;
+    await screening.queue.discard(id);
+    expect((await screening.registry.get(id))?.state.owner).toBe("alice");
+    expect((await store.getJob(id))?.owner).toBe("alice");
+    await expect(as("bob", operations.getScreeningJob.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
+    expect(await as("bob", operations.activeScreeningJob.name)({ project_id: 604 })).toBeNull();
+    expect(((await as("alice", operations.activeScreeningJob.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(id);
+    // Bob's 409 does not name Alice's job; Alice's does.
+    const conflict = (owner: string) => as(owner, operations.createScreeningJob.name)(screeningRequest(604)).then(() => "", (e: Error) => e.message);
+    expect(await conflict("bob")).toMatch(/already pending \(started with another service key\)/);
+    expect(await conflict("alice")).toContain(id);
+
+    // Finished, stored and releasable: Bob's poll neither reads nor releases it; Alice's does.
+    await screening.registry.update(id, (s) => ({ ...s, status: "completed", progress: 1, completed_at: new Date().toISOString(), releasable: true }));
+    await store.upsertJob({ ...(await store.getJob(id))!, status: "completed", completed_at: new Date().toISOString() });
+    await screening.registry.releaseLock(604, id);
+    await expect(as("bob", operations.getScreeningJob.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
+    expect(await screening.registry.get(id)).not.toBeNull();
+    expect(((await as("alice", operations.getScreeningJob.name)({ job_id: id })) as { status: string }).status).toBe("completed");
+    expect(await screening.registry.get(id)).toBeNull();
+    await expect(as("bob", operations.getScreeningJob.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
+    expect(((await as("alice", operations.getScreeningJob.name)({ job_id: id })) as { status: string }).status).toBe("completed");
+    const listed = async (owner: string) => ((await as(owner, operations.listScreeningJobs.name)({ limit: 10 })) as { job_id: string }[]).map((j) => j.job_id);
+    expect(await listed("alice")).toContain(id);
+    expect(await listed("bob")).not.toContain(id);
+    // A caller that names no owner (on NATS, not through the gateway) is not checked.
+    expect(((await op(handlers, operations.getScreeningJob.name)({ job_id: id })) as { job_id: string }).job_id).toBe(id);
+  });
+
   it("screening admission looks for the project's orphans once", async () => {
     const store = new MemoryJobStore();
     const lookups = vi.spyOn(store, "activeJobs");
