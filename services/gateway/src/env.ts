@@ -65,8 +65,16 @@ const withServiceKeys = <S extends z.ZodType<Pick<GatewayEnv, "API_KEY" | "API_K
     if (!env.API_KEY?.length && !env.API_KEYS?.length) {
       ctx.addIssue({ code: "custom", path: ["API_KEY"], message: "API_KEY is required: one or more service keys, comma-separated (or API_KEYS=<owner>:<admin|use>:<key>,…)" });
     }
-    const all = serviceKeys(env).map((k) => k.key);
-    if (new Set(all).size !== all.length) ctx.addIssue({ code: "custom", path: ["API_KEYS"], message: "a service key is given twice" });
+    // The same key for two owners or roles would make its requests ambiguous (a plain repeat is harmless).
+    const seen = new Map<string, string>();
+    for (const { key, owner, role } of serviceKeys(env)) {
+      const who = `${owner}:${role}`;
+      if ((seen.get(key) ?? who) !== who) ctx.addIssue({ code: "custom", path: ["API_KEYS"], message: "a service key is given to two owners or roles" });
+      seen.set(key, who);
+    }
   });
 
-export const loadEnv = () => parseEnv(withServiceKeys(withJobKeySecrets(GatewayEnv)));
+/** The gateway's environment with the rules that span variables (service keys, provider-key secrets). */
+export const CheckedGatewayEnv = withServiceKeys(withJobKeySecrets(GatewayEnv));
+
+export const loadEnv = () => parseEnv(CheckedGatewayEnv);
