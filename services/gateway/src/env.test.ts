@@ -26,7 +26,7 @@ describe("gateway service keys (API_KEY, API_KEYS)", () => {
   });
 
   it("refuses no key at all, malformed entries, short keys, and one key for two owners or roles", () => {
-    for (const env of [
+    for (const env of <Record<string, string>[]>[
       {},
       { API_KEY: " , " },
       { API_KEYS: "alice:root:alice-key-0123456789" },
