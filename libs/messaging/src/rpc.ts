@@ -33,7 +33,7 @@ export interface CallOptions extends Partial<CallContext> {
   timeoutMs?: number;
   /** Extra NATS headers (names from `headers` in @litrev/contracts). */
   headers?: Record<string, string>;
-  /** Seals `providerKey` for this request (subject and request id, expiring with the call); required with a key. */
+  /** Seals `providerKey` for this request (subject, request id and body, expiring with the call); required with a key. */
   sealer?: KeySealer | undefined;
 }
 
