@@ -12,3 +12,5 @@ export * from "./operations";
 export * from "./screening";
 export * from "./subjects";
 export * from "./validation";
+export * from "./ceilings";
+export * from "./limits";

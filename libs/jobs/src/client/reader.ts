@@ -1,4 +1,4 @@
-import { JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
+import { isJobId, JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
 import type { JobData } from "../data";
 import { isActive } from "../state";
 import type { JobStore } from "../store/job-store";
@@ -44,6 +44,8 @@ export class JobReader {
    * stopped answers queued requests the moment it resumes).
    */
   async get(jobId: string): Promise<unknown> {
+    // Not a UUID: no job has it, and it may not even be a valid bucket key.
+    if (!isJobId(jobId)) throw notFound();
     const entry = await this.mirror.read(jobId);
     if (entry && isActive(entry.state)) return this.active(entry);
     if (entry) {
