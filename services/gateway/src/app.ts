@@ -114,7 +114,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     done();
   });
 
-  await registerOpenApi(app);
+  await registerOpenApi(app, env);
   await app.register(healthRoutes(deps));
   await app.register(configRoutes(deps), { prefix: "/v1" });
   await app.register(forwardedRoutes(deps));
