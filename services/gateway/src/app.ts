@@ -51,7 +51,11 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     // Receiving a request is bounded (headers, then the whole request); sending a response is not,
     // so long polls and streams are unaffected by these (docs/limits.md).
     requestTimeout: env.REQUEST_TIMEOUT_MS,
-    http: { headersTimeout: Math.min(env.HEADERS_TIMEOUT_MS, env.REQUEST_TIMEOUT_MS) },
+    http: {
+      headersTimeout: Math.min(env.HEADERS_TIMEOUT_MS, env.REQUEST_TIMEOUT_MS),
+      // Node checks both timeouts on this interval (30 s by default, which would double a short limit).
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(env.HEADERS_TIMEOUT_MS / 4))),
+    },
     keepAliveTimeout: env.KEEP_ALIVE_TIMEOUT_MS,
     connectionTimeout: env.CONNECTION_TIMEOUT_MS,
   });
