@@ -24,7 +24,7 @@ class ServiceTraffic {
 
   constructor(nc: NatsConnection) {
     this.#subs = ["litrev.rpc.>", "litrev.jobs.>", "$KV.litrev_jobs_screening.>", "$KV.litrev_jobs_indexer.>", "$O.litrev_jobdata_screening.>", "$O.litrev_jobdata_indexer.>"].map(
-      (subject) => nc.subscribe(subject, { callback: (_err, msg) => this.seen.push(msg.subject) }),
+      (subject) => nc.subscribe(subject, { callback: (_err, msg) => void this.seen.push(msg.subject) }),
     );
   }
 
