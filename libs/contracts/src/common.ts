@@ -35,12 +35,12 @@ export const ActiveJobQuery = z.object({
 export type ActiveJobQuery = z.infer<typeof ActiveJobQuery>;
 
 export const JobIdParams = z.object({ job_id: z.string().min(1).max(100) });
+export type JobIdParams = z.infer<typeof JobIdParams>;
 
 /** Job ids are UUIDs (the spec); anything else names no job, and is answered 404 without a lookup. */
 export function isJobId(value: string): boolean {
   return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
 }
-export type JobIdParams = z.infer<typeof JobIdParams>;
 
 /** Token usage and cost, as the indexer reports it. */
 export const Usage = z.object({

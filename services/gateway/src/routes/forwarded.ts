@@ -36,7 +36,8 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
           ...(route.query ? { querystring: route.query } : {}),
           response: { 200: operation.response },
         },
-        preValidation: limitsCheck(route, deps.env),
+        // Polls and active-job reads have nothing to bound: no hook on the hot path.
+        ...(route.input === "body" || route.query?.shape.limit ? { preValidation: limitsCheck(route, deps.env) } : {}),
         ...(route.params?.shape.job_id ? { preHandler: knownJobId } : {}),
         handler: jobHandler ?? (async (request: FastifyRequest) => {
           const input =
