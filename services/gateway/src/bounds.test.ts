@@ -1,3 +1,4 @@
+import { PassThrough } from "node:stream";
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { ServiceError, type ReplyEnvelope, type ServiceHealth } from "@litrev/contracts";
@@ -243,6 +244,31 @@ describe("readiness", () => {
 });
 
 describe("timeouts", () => {
+  it("do not cut a response that streams for longer than the request timeout", async () => {
+    const gw = await gateway(offlineLink(), { REQUEST_TIMEOUT_MS: "1000", HEADERS_TIMEOUT_MS: "1000" });
+    // A stand-in for a long poll or an event stream: ten chunks, 250 ms apart.
+    gw.get("/v1/test-stream", (_request, reply) => {
+      const stream = new PassThrough();
+      let sent = 0;
+      const timer = setInterval(() => {
+        stream.write(`chunk ${sent}\n`);
+        if (++sent === 10) {
+          clearInterval(timer);
+          stream.end();
+        }
+      }, 250);
+      return reply.type("text/plain").send(stream);
+    });
+    const address = await gw.listen({ port: 0, host: "127.0.0.1" });
+    const started = Date.now();
+    const res = await fetch(`${address}/v1/test-stream`, { headers: auth, signal: AbortSignal.timeout(10_000) });
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(text.trim().split("\n")).toHaveLength(10);
+    expect(Date.now() - started).toBeGreaterThan(2_000);
+  });
+
+
   it("sets the request, header, keep-alive and connection timeouts from the environment", async () => {
     const gw = await gateway(offlineLink(), { REQUEST_TIMEOUT_MS: "90000", HEADERS_TIMEOUT_MS: "20000", KEEP_ALIVE_TIMEOUT_MS: "5000", CONNECTION_TIMEOUT_MS: "600000" });
     expect(gw.server.requestTimeout).toBe(90_000);
