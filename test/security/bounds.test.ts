@@ -2,6 +2,7 @@ import { connect as tcpConnect } from "node:net";
 import { connect, type NatsConnection, type Subscription } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
+import { freePort, spawnService, stopProcess, waitForPort } from "../../scripts/lib/launch";
 import { startStack, waitFor, type Stack } from "../support/stack";
 
 /**
@@ -196,3 +197,32 @@ describe("bounded work at the gateway, on a real stack", () => {
 function fields(n: number) {
   return Array.from({ length: n }, (_, i) => ({ name: `f${i}`, description: "d", data_type_primary: "text" }));
 }
+
+describe("readiness of a real gateway whose NATS_URL carries credentials", () => {
+  it("says NATS is not connected without echoing the URL, its user or its password", async () => {
+    const [port, natsPort] = [await freePort(), await freePort()];
+    const gateway = spawnService(
+      "gateway",
+      {
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        API_KEY: "bounds-readiness-key",
+        JOB_KEY_SECRET: "bounds-readiness-job-key-secret",
+        // Nothing listens there: the gateway stays up, degraded.
+        NATS_URL: `nats://gateway-user:s3cret-pass@127.0.0.1:${natsPort}`,
+        LOG_LEVEL: "silent",
+      },
+      { stdio: "ignore" },
+    );
+    try {
+      await waitForPort(port, 30_000, gateway);
+      const res = await fetch(`http://127.0.0.1:${port}/health/ready`);
+      const text = await res.text();
+      expect(res.status).toBe(503);
+      expect(JSON.parse(text)).toMatchObject({ status: "degraded", checks: { nats: "error: not connected" } });
+      expect(text).not.toMatch(/s3cret|gateway-user|nats:\/\//);
+    } finally {
+      await stopProcess(gateway, "SIGTERM", 5_000);
+    }
+  });
+});
