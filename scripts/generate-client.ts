@@ -7,7 +7,7 @@ import { offlineOpenApiDocument } from "./lib/openapi-document";
  * Regenerates the TypeScript client (clients/typescript) from the gateway's OpenAPI document.
  *
  *   pnpm generate:client                      # from the gateway's routes, no server needed
- *   pnpm generate:client --from <url>         # from a running gateway's /openapi.json
+ *   pnpm generate:client --from <url>         # from a running gateway's /openapi.json (sends API_KEY if set)
  *   pnpm generate:client --check              # exit 1 when the checked-in files are stale
  */
 const args = process.argv.slice(2);
@@ -16,7 +16,9 @@ const fromIndex = args.indexOf("--from");
 const from = fromIndex >= 0 ? args[fromIndex + 1] : undefined;
 
 async function fetchDocument(url: string): Promise<Record<string, unknown>> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(10_000) });
+  // A deployment keeps its docs behind the service key (DOCS_PUBLIC): send API_KEY when it is set.
+  const headers: Record<string, string> = process.env.API_KEY ? { "x-api-key": process.env.API_KEY } : {};
+  const response = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
   if (!response.ok) throw new Error(`GET ${url} answered ${response.status}`);
   return (await response.json()) as Record<string, unknown>;
 }

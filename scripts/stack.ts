@@ -38,6 +38,9 @@ if (!process.env.JOB_KEY_SECRET && !process.env.JOB_KEY_SECRETS) {
   console.log(`[stack] JOB_KEY_SECRET is not set: using the generated secret stored in .data/job-key-secret`);
 }
 
+// A local try-out gets its API docs without a key; deployments keep them behind it (DOCS_PUBLIC).
+if (!process.env.DOCS_PUBLIC) env.DOCS_PUBLIC = "true";
+
 // Restart backoff: 0.5 s doubling to 30 s; a run that lasted a minute counts as stable and resets it.
 const backoff = { initialDelayMs: 500, maxDelayMs: 30_000, stableMs: 60_000 };
 let stopping = false;

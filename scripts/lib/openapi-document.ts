@@ -20,7 +20,7 @@ export async function offlineOpenApiDocument(): Promise<Record<string, unknown>>
   } as unknown as NatsLink;
   const app = await buildApp({
     // Placeholders: the factory needs a valid environment, nothing here is ever used to serve.
-    env: GatewayEnv.parse({ API_KEY: "offline-document-only", JOB_KEY_SECRET: "offline-document-only-secret" }),
+    env: GatewayEnv.parse({ API_KEY: "offline-document-only", JOB_KEY_SECRET: "offline-document-only-secret", DOCS_PUBLIC: "true" }),
     logger: createLogger("openapi-document", "silent"),
     link,
     configStore: () => Promise.reject(new Error("offline")) as Promise<ConfigStore>,

@@ -29,7 +29,7 @@ describe("the live OpenAPI document", () => {
 
   beforeAll(async () => {
     stack = await startStack({ services: {} });
-    const res = await stack.http("GET", "/openapi.json", undefined, { auth: false });
+    const res = await stack.http("GET", "/openapi.json");
     expect(res.status).toBe(200);
     document = res.body;
   });

@@ -326,7 +326,7 @@ describe("AutoIndexer through the gateway, against a real nats-server and the fa
   });
 
   it("documents the evidence element in the OpenAPI document", async () => {
-    const doc = await stack.http("GET", "/openapi.json", undefined, { auth: false });
+    const doc = await stack.http("GET", "/openapi.json");
     expect(doc.status).toBe(200);
     expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(["/v1/indexer/run", "/v1/indexer/jobs", "/v1/indexer/estimate"]));
     const text = JSON.stringify(doc.body);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMIT_CEILINGS } from "./ceilings";
 
 /** Free-form JSON object: the spec leaves these dicts' inner structure open. */
 export const JsonObject = z.record(z.string(), z.unknown());
@@ -18,17 +19,28 @@ export type ProjectContext = z.infer<typeof ProjectContext>;
 
 /** Query of both job listings. */
 export const ListJobsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(1000).default(50),
+  limit: z.coerce.number().int().min(1).max(LIMIT_CEILINGS.listLimit).default(50),
 });
 export type ListJobsQuery = z.infer<typeof ListJobsQuery>;
 
+/**
+ * An integer in a query string. `z.coerce.number()` alone would read `?project_id=` (an empty
+ * string) as 0; here anything but an optional sign and digits is refused.
+ */
+const queryInteger = z.preprocess((v) => (typeof v === "string" && !/^\s*[+-]?\d+\s*$/.test(v) ? Number.NaN : v), z.coerce.number().int());
+
 export const ActiveJobQuery = z.object({
-  project_id: z.coerce.number().int(),
+  project_id: queryInteger,
 });
 export type ActiveJobQuery = z.infer<typeof ActiveJobQuery>;
 
 export const JobIdParams = z.object({ job_id: z.string().min(1).max(100) });
 export type JobIdParams = z.infer<typeof JobIdParams>;
+
+/** Job ids are UUIDs (the spec); anything else names no job, and is answered 404 without a lookup. */
+export function isJobId(value: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+}
 
 /** Token usage and cost, as the indexer reports it. */
 export const Usage = z.object({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LIMIT_CEILINGS } from "./ceilings";
 import { JsonObject } from "./common";
 import { DEFAULT_MODEL } from "./models";
 
@@ -40,7 +41,7 @@ export const GenerateCriteriaRequest = z.object({
   project_description: text(),
   research_questions: questions,
   additional_notes: z.string().max(20_000).optional(),
-  existing_criteria: z.array(JsonObject).max(500).default([]),
+  existing_criteria: z.array(JsonObject).max(LIMIT_CEILINGS.criteria).default([]),
   criterion_type: CriterionKind.default("exclude"),
   model: model(DEFAULT_MODEL.criteria),
   mock,
@@ -87,7 +88,7 @@ export const RefineContextResponse = z.object({
 export type RefineContextResponse = z.infer<typeof RefineContextResponse>;
 
 export const RefineCriteriaRequest = z.object({
-  current_criteria: z.array(JsonObject).min(1).max(500),
+  current_criteria: z.array(JsonObject).min(1).max(LIMIT_CEILINGS.criteria),
   conflicts: z.array(JsonObject).max(2_000).default([]),
   project_description: z.string().max(20_000).optional(),
   model: model(DEFAULT_MODEL.criteria),
@@ -96,7 +97,7 @@ export const RefineCriteriaRequest = z.object({
 export type RefineCriteriaRequest = z.infer<typeof RefineCriteriaRequest>;
 
 export const ConsolidateRequest = z.object({
-  criteria: z.array(JsonObject).min(1).max(500),
+  criteria: z.array(JsonObject).min(1).max(LIMIT_CEILINGS.criteria),
   project_description: z.string().max(20_000).optional(),
   research_questions: questions,
   model: model(DEFAULT_MODEL.criteria),

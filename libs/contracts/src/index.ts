@@ -13,3 +13,5 @@ export * from "./screening";
 export * from "./subjects";
 export * from "./validation";
 export * from "./provider-keys";
+export * from "./ceilings";
+export * from "./limits";

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { EstimateConfidence, JobStatus, JsonObject, ProjectContext, Timestamp, Usage } from "./common";
+import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
 
-/** Documented ceilings (docs/limits.md): larger synchronous runs must use jobs. */
+/** Defaults of the configured bounds (docs/limits.md): larger synchronous runs must use jobs. */
 export const MAX_INDEXER_RUN_RECORDS = 1_000;
 export const MAX_INDEXER_JOB_RECORDS = 20_000;
 export const MAX_INDEXER_FIELDS = 50;
@@ -28,7 +29,7 @@ export const RESERVED_FIELD_NAMES = ["ID", "indexing_status"] as const;
 export const IndexerFieldList = z
   .array(IndexerField)
   .min(1)
-  .max(MAX_INDEXER_FIELDS)
+  .max(LIMIT_CEILINGS.fields)
   .superRefine((fields, ctx) => {
     const seen = new Set<string>();
     fields.forEach((field, index) => {
@@ -44,8 +45,8 @@ export const IndexerFieldList = z
 
 export const IndexerRecord = z.looseObject({
   ID: z.union([z.string().min(1).max(200), z.number().int()]),
-  Title: z.string().max(5_000).nullish().transform((v) => v ?? ""),
-  Abstract: z.string().max(50_000).nullish().transform((v) => v ?? ""),
+  Title: z.string().max(LIMIT_CEILINGS.title).nullish().transform((v) => v ?? ""),
+  Abstract: z.string().max(LIMIT_CEILINGS.abstract).nullish().transform((v) => v ?? ""),
 });
 export type IndexerRecord = z.infer<typeof IndexerRecord>;
 
@@ -63,7 +64,8 @@ const jobFields = {
 
 /**
  * `mode` picks the records to process; the rest are dropped at the edge so they never travel
- * further. A synchronous run may process at most MAX_INDEXER_RUN_RECORDS; the 400 says to use jobs.
+ * further. A synchronous run may process at most MAX_INDEXER_RUN_RECORDS (the gateway checks the
+ * configured number, the schema its ceiling); the 400 says to use jobs.
  */
 function selectByMode<T extends { records: unknown[]; mode: IndexerMode }>(request: T): T {
   const limit = MODE_RECORD_LIMIT[request.mode];
@@ -72,19 +74,19 @@ function selectByMode<T extends { records: unknown[]; mode: IndexerMode }>(reque
 
 export const IndexerRunRequest = z
   .object({
-    records: z.array(IndexerRecord).min(1).max(MAX_INDEXER_JOB_RECORDS),
+    records: z.array(IndexerRecord).min(1).max(LIMIT_CEILINGS.records),
     ...jobFields,
     max_workers: z.number().int().min(1).max(32).default(4),
     batch_size: z.number().int().min(1).max(500).default(50),
   })
   .superRefine((request, ctx) => {
     const processed = Math.min(request.records.length, MODE_RECORD_LIMIT[request.mode]);
-    if (processed > MAX_INDEXER_RUN_RECORDS) {
+    if (processed > LIMIT_CEILINGS.runRecords) {
       ctx.addIssue({
         code: "custom",
         path: ["records"],
         message:
-          `a synchronous run processes at most ${MAX_INDEXER_RUN_RECORDS} records (${processed} requested); ` +
+          `a synchronous run processes at most ${LIMIT_CEILINGS.runRecords} records (${processed} requested); ` +
           "use POST /v1/indexer/jobs for larger sets, or mode test/sample",
       });
     }
@@ -94,7 +96,7 @@ export type IndexerRunRequest = z.infer<typeof IndexerRunRequest>;
 
 export const CreateIndexerJobRequest = z
   .object({
-    records: z.array(IndexerRecord).min(1).max(MAX_INDEXER_JOB_RECORDS),
+    records: z.array(IndexerRecord).min(1).max(LIMIT_CEILINGS.records),
     ...jobFields,
   })
   .transform(selectByMode);

@@ -1,18 +1,19 @@
 import { z } from "zod";
 import { EstimateConfidence, JobStatus, JsonObject, Timestamp } from "./common";
+import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
 
-/** Documented ceiling of one screening job (docs/limits.md). */
+/** Papers per screening job unless `MAX_SCREENING_PAPERS` says otherwise (docs/limits.md). */
 export const MAX_SCREENING_PAPERS = 20_000;
 
 const PaperId = z.union([z.string().min(1).max(200), z.number().int()]);
 
 export const ScreeningPaper = z.object({
   id: PaperId,
-  title: z.string().max(5_000).default(""),
+  title: z.string().max(LIMIT_CEILINGS.title).default(""),
   abstract: z
     .string()
-    .max(50_000)
+    .max(LIMIT_CEILINGS.abstract)
     .nullish()
     .transform((v) => v ?? ""),
 });
@@ -21,18 +22,19 @@ export type ScreeningPaper = z.infer<typeof ScreeningPaper>;
 export const ScreeningCriterion = z.looseObject({
   name: z.string().max(1_000).default(""),
   type: z.enum(["include", "exclude"]),
-  value: z.string().max(5_000),
+  value: z.string().max(LIMIT_CEILINGS.criterionChars),
 });
 export type ScreeningCriterion = z.infer<typeof ScreeningCriterion>;
 
 export const ClustersType = z.enum(["include", "exclude"]);
 
 export const CreateScreeningJobRequest = z.object({
-  papers: z.array(ScreeningPaper).min(1).max(MAX_SCREENING_PAPERS),
-  criteria: z.array(ScreeningCriterion).max(200).nullish().transform((v) => v ?? []),
+  // Configured bounds (papers, criteria, repetitions, work units) are the gateway's (limits.ts).
+  papers: z.array(ScreeningPaper).min(1).max(LIMIT_CEILINGS.papers),
+  criteria: z.array(ScreeningCriterion).max(LIMIT_CEILINGS.criteria).nullish().transform((v) => v ?? []),
   questions: z.array(z.string().max(2_000)).max(50).nullish().transform((v) => v ?? []),
   model: z.string().min(1).max(200).default(DEFAULT_MODEL.screening),
-  repetitions: z.number().int().min(1).max(20).default(5),
+  repetitions: z.number().int().min(1).max(LIMIT_CEILINGS.repetitions).default(5),
   threshold: z.number().min(0).default(1.0),
   clusters_type: z.enum(["include", "exclude"]).nullish(),
   project_id: z.number().int().nullish(),
@@ -117,7 +119,7 @@ export type ScreeningJobListItem = z.infer<typeof ScreeningJobListItem>;
 export const ScreeningEstimateRequest = z.object({
   papers_count: z.number().int().min(0).max(10_000_000),
   model: z.string().min(1).max(200).default(DEFAULT_MODEL.screening),
-  repetitions: z.number().int().min(1).max(20).default(5),
+  repetitions: z.number().int().min(1).max(LIMIT_CEILINGS.repetitions).default(5),
   criteria_count: z.number().int().min(0).max(10_000).default(0),
 });
 export type ScreeningEstimateRequest = z.infer<typeof ScreeningEstimateRequest>;

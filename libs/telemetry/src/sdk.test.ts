@@ -48,6 +48,20 @@ describe("metricReadersFromEnv", () => {
   });
 });
 
+describe("the metrics listener", () => {
+  it("listens on loopback only unless METRICS_HOST says otherwise", async () => {
+    const port = await freePort();
+    const exporter = metricReadersFromEnv({ METRICS_PORT: String(port) })![0] as PrometheusExporter;
+    await exporter.startServer();
+    try {
+      const server = (exporter as unknown as { _server: import("node:http").Server })._server;
+      expect(server.address()).toMatchObject({ address: "127.0.0.1", port });
+    } finally {
+      await exporter.stopServer();
+    }
+  });
+});
+
 describe("skipServerSpan", () => {
   const never = () => 0.999;
   const always = () => 0;

@@ -40,7 +40,8 @@ export function startTelemetry(serviceName = process.env.OTEL_SERVICE_NAME ?? "l
  * Where metrics go, from the environment:
  * - OTLP, next to the traces, whenever an OTLP endpoint is set (protocol from OTEL_EXPORTER_OTLP_PROTOCOL,
  *   interval from OTEL_METRIC_EXPORT_INTERVAL);
- * - a Prometheus scrape endpoint at `http://METRICS_HOST:METRICS_PORT/metrics` when METRICS_PORT is set.
+ * - a Prometheus scrape endpoint at `http://METRICS_HOST:METRICS_PORT/metrics` when METRICS_PORT is set
+ *   (its own listener, apart from any API port; METRICS_HOST defaults to 127.0.0.1).
  *   Off by default so that several processes on one host never fight over a port.
  * An explicit OTEL_METRICS_EXPORTER hands the choice back to the SDK's standard variables (`undefined`).
  * No reader at all means no meter provider: every metric call stays a no-op.
@@ -63,8 +64,9 @@ export function metricReadersFromEnv(
   }
   const port = positiveInt(env.METRICS_PORT);
   if (port !== undefined) {
-    // 0.0.0.0 by default: in a container the scraper is never on localhost.
-    const host = env.METRICS_HOST || "0.0.0.0";
+    // Loopback unless METRICS_HOST says otherwise: metrics are not for everyone on the network
+    // (Kubernetes, where Prometheus scrapes pod IPs, sets 0.0.0.0).
+    const host = env.METRICS_HOST || "127.0.0.1";
     readers.push(new PrometheusExporter({ host, port }, (error) => error && onListenError(error, port)));
   }
   return readers;

@@ -6,6 +6,7 @@ import { metrics, type Logger } from "@litrev/telemetry";
 import { createKeyring, presentedKey, type Principal } from "./auth";
 import { serviceKeys, type GatewayEnv } from "./env";
 import { toHttp } from "./http-errors";
+import { jsonDepthExceeds } from "./json-depth";
 import { registerOpenApi } from "./openapi";
 import { traceRoutes } from "./tracing";
 import { configRoutes } from "./routes/config";
@@ -28,8 +29,9 @@ export interface GatewayDeps {
   configStore: () => Promise<ConfigStore>;
 }
 
-/** Paths served without a service key. */
-const PUBLIC = [/^\/health(\/ready)?$/, /^\/docs(\/|$)/, /^\/openapi\.json$/];
+/** Paths served without a service key: the spec's two health routes, and the docs when DOCS_PUBLIC is set. */
+const HEALTH = [/^\/health(\/ready)?$/];
+const DOCS = [/^\/docs(\/|$)/, /^\/openapi\.json$/];
 
 /**
  * `/v1/x` and `/x` are the same route (spec, Versioning). One route table under `/v1` keeps the
@@ -53,6 +55,16 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     rewriteUrl: (req) => rewriteUrl(req.url ?? "/"),
     // Request lines are logged by our own hooks (below), inside the request's trace context.
     logController: new LogController({ disableRequestLogging: true }),
+    // Receiving a request is bounded (headers, then the whole request); sending a response is not,
+    // so long polls and streams are unaffected by these (docs/limits.md).
+    requestTimeout: env.REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(env.HEADERS_TIMEOUT_MS, env.REQUEST_TIMEOUT_MS),
+      // Node checks both timeouts on this interval (30 s by default, which would double a short limit).
+      connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(env.HEADERS_TIMEOUT_MS / 4))),
+    },
+    keepAliveTimeout: env.KEEP_ALIVE_TIMEOUT_MS,
+    connectionTimeout: env.CONNECTION_TIMEOUT_MS,
   });
   traceRoutes(app, env.OTEL_POLL_TRACE_RATIO);
   // Per-request lines at debug level only (polls are frequent and cheap), carrying the trace id;
@@ -75,6 +87,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => {
     const text = (body as string).trim();
     if (!text) return done(null, undefined);
+    // Checked before parsing: a deeply nested body would overflow the stack of every later step.
+    if (jsonDepthExceeds(text, env.MAX_JSON_DEPTH)) return done(jsonTooDeep(env.MAX_JSON_DEPTH), undefined);
     try {
       done(null, JSON.parse(text));
     } catch {
@@ -98,6 +112,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   const identify = createKeyring(serviceKeys(env));
   app.decorateRequest("principal", null);
+  const PUBLIC = env.DOCS_PUBLIC ? [...HEALTH, ...DOCS] : HEALTH;
   // Callback-style hooks: on the hot poll path an async hook costs a promise per request.
   app.addHook("onRequest", (request, _reply, done) => {
     const path = request.url.split("?")[0] ?? "";
@@ -118,7 +133,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     done();
   });
 
-  await registerOpenApi(app);
+  await registerOpenApi(app, env);
   await app.register(healthRoutes(deps));
   await app.register(configRoutes(deps), { prefix: "/v1" });
   await app.register(forwardedRoutes(deps));
@@ -128,6 +143,12 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 function jsonInvalid(): ServiceError {
   return new ServiceError("validation", "JSON decode error", {
     issues: [{ type: "json_invalid", loc: ["body"], msg: "JSON decode error" }],
+  });
+}
+
+function jsonTooDeep(max: number): ServiceError {
+  return new ServiceError("validation", "JSON nesting too deep", {
+    issues: [{ type: "json_too_deep", loc: ["body"], msg: `JSON nesting is deeper than ${max} levels (MAX_JSON_DEPTH, docs/limits.md)` }],
   });
 }
 

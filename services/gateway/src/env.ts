@@ -1,11 +1,12 @@
 import { z } from "zod";
+import { DEFAULT_JOB_OWNER, OWNER_ID, RequestLimits } from "@litrev/contracts";
 import { JobKeySecretEnv, withJobKeySecrets } from "@litrev/jobs";
-import { DEFAULT_JOB_OWNER, OWNER_ID } from "@litrev/contracts";
 import { BaseEnv, parseEnv } from "@litrev/runtime";
 import type { ServiceKey } from "./auth";
 
 // JOB_KEY_SECRET(S): the gateway seals every provider key it forwards, per job or request (docs/security.md).
-export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend({
+// Request limits (MAX_*): the bounds of one request's work, docs/limits.md.
+export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend(RequestLimits.shape).extend({
   /**
    * One or more service keys, comma-separated: one client (owner id `default`) that may do
    * everything. Only their digests are kept after start-up.
@@ -48,6 +49,22 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend({
   OTEL_POLL_TRACE_RATIO: z.coerce.number().min(0).max(1).default(0.01),
   /** How long readiness waits for services to report their database status. */
   READY_WAIT_MS: z.coerce.number().int().min(50).default(500),
+  /**
+   * Whether `/docs` and `/openapi.json` are served without a service key. Closed by default (the
+   * spec opens only the health routes); `npm start` opens them for local use.
+   */
+  DOCS_PUBLIC: z.enum(["true", "false"]).default("false").transform((v) => v === "true"),
+  /**
+   * Longest time to receive a whole request (headers and body), so a slow upload cannot hold a
+   * connection. Response time is not limited by it (long polls and streams are unaffected).
+   */
+  REQUEST_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(120_000),
+  /** Longest time to receive a request's headers. */
+  HEADERS_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
+  /** How long an idle keep-alive connection stays open. */
+  KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(72_000),
+  /** Socket inactivity limit: a connection that sends and receives nothing for this long is closed. */
+  CONNECTION_TIMEOUT_MS: z.coerce.number().int().min(0).default(0),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
 

@@ -86,7 +86,7 @@ async function gateway(extraRoutes?: (app: FastifyInstance) => void): Promise<Fa
 }
 
 async function documentOf(target: FastifyInstance): Promise<Document> {
-  const res = await target.inject({ method: "GET", url: "/openapi.json" });
+  const res = await target.inject({ method: "GET", url: "/openapi.json", headers: { "x-api-key": "openapi-test-key" } });
   expect(res.statusCode).toBe(200);
   return res.json() as Document;
 }

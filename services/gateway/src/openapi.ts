@@ -13,7 +13,9 @@ import {
   type ApiOperation,
   type ErrorBodyName,
   type ErrorResponse,
+  type RequestLimits,
 } from "@litrev/contracts";
+import { documentLimits } from "./openapi-limits";
 
 /** The spec's three error bodies, as reusable components; routes refer to them by name. */
 const ERROR_BODIES: Record<ErrorBodyName, { schema: z.ZodType; description: string; example: unknown }> = {
@@ -51,7 +53,7 @@ type JsonObject = Record<string, unknown>;
 const HTTP_METHODS = ["get", "put", "post", "delete", "patch"] as const;
 
 /** OpenAPI generated from the same zod contracts that validate requests: `/openapi.json`, UI at `/docs`. */
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+export async function registerOpenApi(app: FastifyInstance, limits: RequestLimits): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: "3.1.0",
@@ -80,7 +82,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ apiKey: [] }, { bearer: [] }],
     },
     transform: jsonSchemaTransform,
-    transformObject: (input) => describeOperations((input as { openapiObject: JsonObject }).openapiObject, app.log),
+    transformObject: (input) => describeOperations((input as { openapiObject: JsonObject }).openapiObject, limits, app.log),
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
@@ -93,7 +95,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
  * success body. An operation without an entry is left bare (and logged), which the gateway's
  * OpenAPI test reports by name.
  */
-function describeOperations(document: JsonObject, log?: FastifyBaseLogger): JsonObject {
+function describeOperations(document: JsonObject, limits: RequestLimits, log?: FastifyBaseLogger): JsonObject {
   const components = (document.components ?? {}) as JsonObject;
   const schemas: JsonObject = { ...((components.schemas ?? {}) as JsonObject) };
   for (const [name, body] of Object.entries(ERROR_BODIES)) {
@@ -101,6 +103,7 @@ function describeOperations(document: JsonObject, log?: FastifyBaseLogger): Json
     delete (schemas[name] as JsonObject).$schema;
   }
   const paths = (document.paths ?? {}) as Record<string, JsonObject>;
+  documentLimits(paths, limits);
   for (const [path, item] of Object.entries(paths)) {
     for (const method of HTTP_METHODS) {
       const operation = item[method] as JsonObject | undefined;

@@ -1,4 +1,4 @@
-import { JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
+import { isJobId, JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
 import type { JobStore, StoredJob } from "../store/job-store";
@@ -47,13 +47,13 @@ export class JobReader {
   /**
    * A poll. The gateway answers active jobs from its own copy and asks the service only for the
    * rest, so this reads the bucket directly: the service's copy may be stale (a process that was
-   * stopped answers queued requests the moment it resumes).
-   */
-  /**
-   * A poll, for `owner` when given: another client's job is not found, and its first terminal poll
-   * by another client releases nothing (the check comes before the release).
+   * stopped answers queued requests the moment it resumes). For `owner` when given: another
+   * client's job is not found, and its first terminal poll by another client releases nothing (the
+   * check comes before the release).
    */
   async get(jobId: string, owner?: string): Promise<unknown> {
+    // Not a UUID: no job has it, and it may not even be a valid bucket key.
+    if (!isJobId(jobId)) throw notFound();
     const entry = await this.mirror.read(jobId);
     if (entry && !ownedBy(entry.state, owner)) throw notFound();
     if (entry && isActive(entry.state)) return this.active(entry);

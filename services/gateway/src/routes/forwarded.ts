@@ -1,5 +1,17 @@
-import type { FastifyPluginAsync, FastifyRequest } from "fastify";
-import { type Operation, forwardedRoutes as routes, operations, headers, providerKeyUse } from "@litrev/contracts";
+import type { FastifyPluginAsync, FastifyRequest, preHandlerHookHandler, preValidationHookHandler } from "fastify";
+import {
+  type ForwardedRoute,
+  type Operation,
+  type RequestLimits,
+  forwardedRoutes as routes,
+  headers,
+  isJobId,
+  listLimitIssues,
+  operations,
+  providerKeyUse,
+  requestLimitIssues,
+  ServiceError,
+} from "@litrev/contracts";
 import { callOperation, KeySealer } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { jobRouteHandlers, ownerOf } from "../jobs/job-routes";
@@ -27,6 +39,9 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
           ...(route.query ? { querystring: route.query } : {}),
           response: { 200: operation.response },
         },
+        // Polls and active-job reads have nothing to bound: no hook on the hot path.
+        ...(route.input === "body" || route.query?.shape.limit ? { preValidation: limitsCheck(route, deps.env) } : {}),
+        ...(route.params?.shape.job_id ? { preHandler: knownJobId } : {}),
         handler: jobHandler ?? (async (request: FastifyRequest) => {
           const input =
             route.input === "body"
@@ -46,6 +61,23 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
     }
   };
 }
+
+/**
+ * The deployment's configured bounds (docs/limits.md), checked on the raw input before the schema
+ * parses it: an oversized request is refused before it costs more than its JSON parse.
+ */
+function limitsCheck(route: ForwardedRoute, limits: RequestLimits): preValidationHookHandler {
+  return (request, _reply, done) => {
+    const issues = route.input === "body" ? requestLimitIssues(route.operation, request.body, limits) : listLimitIssues(request.query, limits);
+    done(issues.length > 0 ? new ServiceError("validation", "Request validation failed", { issues }) : undefined);
+  };
+}
+
+/** Job ids are UUIDs: any other id is unknown, answered here without a lookup (a malformed one could not be looked up). */
+const knownJobId: preHandlerHookHandler = (request, _reply, done) => {
+  const { job_id } = request.params as { job_id: string };
+  done(isJobId(job_id) ? undefined : new ServiceError("not_found", "Job not found", { simple: true }));
+};
 
 function providerKeyOf(request: FastifyRequest): string | undefined {
   const value = request.headers[headers.providerKey];

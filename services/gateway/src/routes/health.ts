@@ -3,6 +3,10 @@ import { HealthResponse, ReadyResponse, ServiceHealth, subjects } from "@litrev/
 import type { GatewayDeps } from "../app";
 
 /**
+ * Readiness is public, so it says only what an operator needs to know where to look: fixed short
+ * messages, never a connection URL (it may carry credentials) or a raw error from a database or
+ * provider (they may carry hosts, users or keys). The services log the details.
+ *
  * `/health` is liveness only; `/health/ready` checks the database (as services report it), the
  * provider key and NATS, and names any configured model the provider does not offer (`models`).
  */
@@ -17,7 +21,7 @@ export function healthRoutes(deps: GatewayDeps): FastifyPluginAsync {
         const checks: Record<string, string> = {
           database: "error: unknown (messaging unavailable)",
           openai_key: deps.env.OPENAI_API_KEY ? "configured" : "missing",
-          nats: deps.link.connected ? "ok" : `error: not connected to ${deps.env.NATS_URL}`,
+          nats: deps.link.connected ? "ok" : "error: not connected",
         };
         if (deps.link.connected) Object.assign(checks, await serviceChecks(deps));
         const ready = checks.database === "ok" && checks.openai_key === "configured" && checks.nats === "ok";
@@ -52,7 +56,7 @@ async function serviceChecks(deps: GatewayDeps): Promise<Record<string, string>>
 
   const failing = replies.find((r) => r.database.startsWith("error"));
   const usingDb = replies.filter((r) => r.database !== "not_used");
-  if (failing) checks.database = `${failing.database} (${failing.service})`;
+  if (failing) checks.database = `${publicDatabaseStatus(failing.database)} (${failing.service})`;
   else if (usingDb.length > 0) checks.database = "ok";
   else checks.database = "error: no database-backed service answered";
 
@@ -61,11 +65,29 @@ async function serviceChecks(deps: GatewayDeps): Promise<Record<string, string>>
   const missing = replies.filter((r) => r.models !== undefined && !r.models.startsWith("ok"));
   const checked = replies.filter((r) => r.models !== undefined);
   if (missing.length > 0) {
-    checks.models = [...new Set(missing.map((r) => `${r.models} (${r.service})`))].join("; ").slice(0, 2000);
+    checks.models = [...new Set(missing.map((r) => `${publicModelsStatus(r.models!)} (${r.service})`))].join("; ").slice(0, 2000);
   } else if (checked.length > 0) {
     checks.models = "ok";
   }
   return checks;
+}
+
+/** A service's database status as readiness shows it: one of a few fixed messages. */
+export function publicDatabaseStatus(status: string): string {
+  if (!status.startsWith("error")) return status === "ok" || status === "not_used" ? status : "error: unknown status";
+  if (/not connected yet/.test(status)) return "error: database not connected yet";
+  if (/waiting for the job store/.test(status)) return "error: writes waiting for the job store";
+  return "error: database unreachable";
+}
+
+/**
+ * A service's model check as readiness shows it: the names of configured models the provider
+ * lacks (configuration, not secrets) are kept; a failure to ask the provider is one fixed message.
+ */
+export function publicModelsStatus(status: string): string {
+  if (status.startsWith("missing:") || status.startsWith("shutting down:")) return status;
+  if (status.startsWith("error")) return "error: could not list the provider's models";
+  return status.startsWith("ok") ? status : "error: unknown status";
 }
 
 function safeJson(text: string): unknown {

@@ -14,23 +14,36 @@ export function stableHash(text: string): number {
   return hash >>> 0;
 }
 
+/** One 32-bit value from two (a multiply-xorshift mix): cheap, stable, well spread. */
+export function mixHash(a: number, b: number): number {
+  let h = Math.imul(a ^ Math.imul(b + 0x9e3779b9, 0x85ebca6b), 0xc2b2ae35);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x27d4eb2d);
+  return (h ^ (h >>> 15)) >>> 0;
+}
+
 /**
  * Mock mode (spec): the same four stages with deterministic answers derived from hashes of the
  * input, placeholder texts that say so, and no provider call (so no key is needed).
+ *
+ * Mock jobs need no key and have no cost ceiling, so their work must stay small: the criteria's
+ * text is hashed once per job and each paper's once per paper; a vote and a verdict then cost one
+ * integer mix each, whatever the length of the criteria (docs/limits.md).
  */
-export function createMockModel(frame: JobFrame): ScreeningModel {
-  const criteriaKey = frame.criteria.map((c) => `${c.type}:${c.value}`).join("|");
+export function createMockModel(frame: JobFrame, hash: (text: string) => number = stableHash): ScreeningModel {
+  const criteriaHash = hash(frame.criteria.map((c) => `${c.type}:${c.value}`).join("|"));
   return {
     async label(papers: ScreeningPaper[], repetitions: number) {
-      const votes = papers.map((paper) =>
-        Array.from({ length: repetitions }, (_, r): LabelVote => {
-          const seed = `${paper.id}|${paper.title}|${criteriaKey}|${r}`;
+      const votes = papers.map((paper) => {
+        const paperHash = mixHash(hash(`${paper.id}|${paper.title}`), criteriaHash);
+        return Array.from({ length: repetitions }, (_, r): LabelVote => {
+          const seed = mixHash(paperHash, r);
           return {
-            include: stableHash(seed) % 100 < 45,
-            verdicts: frame.criteria.map((_, c) => VERDICTS[stableHash(`${seed}|${c}`) % VERDICTS.length]!),
+            include: seed % 100 < 45,
+            verdicts: frame.criteria.map((_, c) => VERDICTS[mixHash(seed, c + 1) % VERDICTS.length]!),
           };
-        }),
-      );
+        });
+      });
       return free(votes);
     },
     // Mock reasoning is built from the votes alone.
@@ -50,7 +63,7 @@ export function createMockModel(frame: JobFrame): ScreeningModel {
       return free(placeholderThemes(Math.min(3, maxClusters, themes.length)));
     },
     async assign(reasons: string[], clusters: Theme[]) {
-      return free(reasons.map((reason, i) => stableHash(`${reason}|${i}`) % clusters.length));
+      return free(reasons.map((reason, i) => hash(`${reason}|${i}`) % clusters.length));
     },
   };
 }
