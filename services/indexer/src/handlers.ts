@@ -1,5 +1,5 @@
 import { DEFAULT_MODEL, operations } from "@litrev/contracts";
-import type { LlmClient } from "@litrev/llm";
+import { requirePrice, type LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import { estimateIndexer } from "./estimate";
@@ -24,7 +24,11 @@ export function indexerHandlers({ runtime, llm, runBudgetMs }: IndexerDeps): Han
     handler(operations.indexerRun, async (req, ctx) =>
       runIndexer(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerRun), { providerKey: ctx.providerKey, budgetMs: runBudgetMs }),
     ),
-    handler(operations.estimateIndexer, async (req) => estimateIndexer(withModel(req, DEFAULT_MODEL.indexerRun), runtime.config())),
+    handler(operations.estimateIndexer, async (req) => {
+      const request = withModel(req, DEFAULT_MODEL.indexerRun);
+      requirePrice(request.model, llm.modelAliases); // no estimate from a guessed price
+      return estimateIndexer(request, runtime.config());
+    }),
     handler(operations.suggestFields, async (req, ctx) =>
       req.mock
         ? mockSuggestFields(req)

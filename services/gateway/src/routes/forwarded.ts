@@ -3,6 +3,7 @@ import { type Operation, forwardedRoutes as routes, operations, headers } from "
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { jobRouteHandlers } from "../jobs/job-routes";
+import { modelGuardFor, type ModelGuard } from "../model-guard";
 
 /**
  * Every spec route owned by a backend service: validate here, then one NATS request to its owner —
@@ -12,6 +13,7 @@ import { jobRouteHandlers } from "../jobs/job-routes";
 export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     const jobs = jobRouteHandlers(deps);
+    const models = modelGuardFor(deps);
     app.addHook("onClose", () => jobs.close());
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
@@ -25,6 +27,8 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
           ...(route.query ? { querystring: route.query } : {}),
           response: { 200: operation.response },
         },
+        // After validation, so the contract's default model is filled in and checked too.
+        ...(route.input === "body" ? { preHandler: (request: FastifyRequest) => checkModel(models, request.body) } : {}),
         handler: jobHandler ?? (async (request: FastifyRequest) => {
           const input =
             route.input === "body"
@@ -39,6 +43,12 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
       });
     }
   };
+}
+
+/** A body's `model` (every provider-backed request has one) against the deployment's allowlist. */
+async function checkModel(models: ModelGuard, body: unknown): Promise<void> {
+  const model = (body as { model?: unknown } | null)?.model;
+  if (typeof model === "string") await models.check(model);
 }
 
 function providerKeyOf(request: FastifyRequest): string | undefined {

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { CreateIndexerJobRequest, CreateIndexerJobResponse, ServiceConfigResponse } from "@litrev/contracts";
 import { admitJob, newJobState, type JobInfra, type JobStore, type KeySealer } from "@litrev/jobs";
 import type { Logger } from "@litrev/telemetry";
+import { priceFor } from "@litrev/llm";
 import { estimateIndexer } from "../estimate";
 import type { IndexerJobInput, IndexerLiveExtra } from "./job-input";
 
@@ -36,7 +37,8 @@ export async function createIndexerJob(
     // The provider's dated model string replaces this once the first record is answered.
     modelVersion: deps.resolveModel(request.model),
     config: { model: request.model, mode: request.mode, record_count: recordCount, fields_count: request.fields.length },
-    estimatedCostUsd: estimate.estimated_cost_usd,
+    // No price, no figure: an unpriced model's estimate would be a guess.
+    estimatedCostUsd: priceFor(request.model).known ? estimate.estimated_cost_usd : null,
     extra: extra as Record<string, unknown>,
   });
   const input: IndexerJobInput = {
