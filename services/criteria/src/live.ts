@@ -39,6 +39,8 @@ export function liveCriteria(runtime: CriteriaRuntime): LiveCriteria {
       temperature: config.temperature,
       maxOutputTokens: config.max_output_tokens,
       providerKey: ctx.providerKey,
+      // The gateway cancels the request when its client disconnects: stop spending then.
+      signal: ctx.signal,
       // A client holds its HTTP request open: a rate limit that does not clear soon is its to retry.
       interactive: true,
     });

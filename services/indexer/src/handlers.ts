@@ -22,7 +22,7 @@ export function indexerHandlers({ runtime, llm, runBudgetMs }: IndexerDeps): Han
   const withModel = <R extends { model: string }>(req: R, specDefault: string): R => ({ ...req, model: runtime.model(req.model, specDefault) });
   return [
     handler(operations.indexerRun, async (req, ctx) =>
-      runIndexer(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerRun), { providerKey: ctx.providerKey, budgetMs: runBudgetMs }),
+      runIndexer(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerRun), { providerKey: ctx.providerKey, budgetMs: runBudgetMs, signal: ctx.signal }),
     ),
     handler(operations.estimateIndexer, async (req) => {
       const request = withModel(req, DEFAULT_MODEL.indexerRun);
@@ -32,13 +32,13 @@ export function indexerHandlers({ runtime, llm, runBudgetMs }: IndexerDeps): Han
     handler(operations.suggestFields, async (req, ctx) =>
       req.mock
         ? mockSuggestFields(req)
-        : suggestFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey),
+        : suggestFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
     ),
     handler(operations.refineFields, async (req, ctx) =>
-      refineFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey),
+      refineFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
     ),
     handler(operations.groupTags, async (req, ctx) =>
-      groupTagsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey),
+      groupTagsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
     ),
   ];
 }

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { type Operation, forwardedRoutes as routes, operations, headers } from "@litrev/contracts";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
@@ -29,20 +29,46 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
         },
         // After validation, so the contract's default model is filled in and checked too.
         ...(route.input === "body" ? { preHandler: (request: FastifyRequest) => checkModel(models, request.body) } : {}),
-        handler: jobHandler ?? (async (request: FastifyRequest) => {
+        handler: jobHandler ?? (async (request: FastifyRequest, reply: FastifyReply) => {
           const input =
             route.input === "body"
               ? request.body
               : { ...(request.params as object), ...(request.query as object) };
-          return callOperation(deps.link, operation, input, {
-            requestId: request.id,
-            providerKey: providerKeyOf(request),
-            timeoutMs: route.method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
-          });
+          // Provider-backed calls stop spending when nobody is left to read the answer.
+          const signal = route.method === "POST" ? clientGone(reply) : undefined;
+          try {
+            return await callOperation(deps.link, operation, input, {
+              requestId: request.id,
+              providerKey: providerKeyOf(request),
+              timeoutMs: route.method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
+              ...(signal ? { signal } : {}),
+            });
+          } catch (error) {
+            if (!signal?.aborted) throw error;
+            request.log.info({ operation: operation.name }, "client disconnected; request cancelled");
+            return reply.hijack(); // the socket is gone: nothing to send
+          }
         }),
       });
     }
   };
+}
+
+/** Fires when the client disconnects before its response was sent. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) controller.abort(new ClientGoneError());
+  });
+  return controller.signal;
+}
+
+/** The HTTP client went away; there is no one to answer. */
+class ClientGoneError extends Error {
+  override readonly name = "AbortError";
+  constructor() {
+    super("The client disconnected before the answer was ready");
+  }
 }
 
 /** A body's `model` (every provider-backed request has one) against the deployment's allowlist. */

@@ -62,6 +62,7 @@ export async function groupTagsLive(
   config: ServiceConfigResponse,
   request: GroupTagsRequest,
   providerKey: string | undefined,
+  signal?: AbortSignal,
 ): Promise<GroupTagsResponse> {
   const values = distinctValues(request.values);
   const reply = await llm.structured({
@@ -75,6 +76,7 @@ export async function groupTagsLive(
     maxOutputTokens: Math.max(config.max_output_tokens, 2_000 + 4 * values.length),
     reasoningEffort: "low",
     providerKey,
+    signal,
     // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
     interactive: true,
   });
