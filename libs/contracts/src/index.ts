@@ -12,3 +12,4 @@ export * from "./operations";
 export * from "./screening";
 export * from "./subjects";
 export * from "./validation";
+export * from "./prompt-data";
