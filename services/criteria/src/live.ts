@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL, type CriterionResponse, type JsonObject } from "@litrev/contracts";
+import { DEFAULT_MODEL, dataBlock, type CriterionResponse, type JsonObject } from "@litrev/contracts";
 import type { HandlerContext } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import type { z } from "zod";
@@ -97,7 +97,8 @@ export function liveCriteria(runtime: CriteriaRuntime): LiveCriteria {
         {
           "Project description": req.project_description ?? "",
           "Current criteria": req.current_criteria,
-          "Conflicts between human reviewers and the AI": req.conflicts,
+          // Conflict records carry paper titles and abstracts: data, never instructions.
+          "Conflicts between human reviewers and the AI": dataBlock("conflicts", req.conflicts.map((conflict, i) => ({ id: `c${i + 1}`, conflict }))),
         },
         ctx,
       );

@@ -13,15 +13,20 @@ const TABLE_TTL_MS = 5_000;
 export class ModelGuard {
   #table: { allowed: Set<string>; list: string[]; readAt: number } | undefined;
   #reading: Promise<void> | undefined;
+  readonly #always: Set<string>;
 
   constructor(
     private readonly configured: readonly string[],
     private readonly readAliases: () => Promise<ModelAliasesResponse>,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.#always = new Set([...Object.values(MODEL), ...configured]);
+  }
 
   /** Resolves when `model` is allowed; rejects with the 400 that names what is allowed. */
   async check(model: string): Promise<void> {
+    // The spec's names and ALLOWED_MODELS need no read: the common request costs nothing here.
+    if (this.#always.has(model)) return;
     const table = this.#table;
     if (table && table.allowed.has(model) && this.now() - table.readAt < TABLE_TTL_MS) return;
     await this.#refresh();
