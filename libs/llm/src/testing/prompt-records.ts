@@ -9,12 +9,14 @@ export function messageText(content: unknown): string {
 }
 
 /**
- * The records of the user message's data blocks (of `kind`, when given), in order: how the fake
+ * The records of the user messages' data blocks (of `kind`, when given), in order: how the fake
  * "reads" the papers, records or values a service sent, as a model would.
  */
 export function promptRecords(request: FakeChatRequest, kind?: string): Record<string, unknown>[] {
-  const user = [...request.messages].reverse().find((m) => m.role === "user");
-  return readDataBlocks(messageText(user?.content))
+  // Every user message: a repair request adds one after the data, which must not hide it.
+  return request.messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) => readDataBlocks(messageText(m.content)))
     .filter((block) => kind === undefined || block.kind === kind)
     .flatMap((block) => block.records);
 }
