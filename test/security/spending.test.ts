@@ -21,13 +21,15 @@ const bodyOf = (request: { body: unknown }) => request.body as FakeChatRequest;
 describe("spending under control (gateway, screening, indexer, criteria, real nats-server, fake provider)", () => {
   let provider: FakeProvider;
   let stack: Stack;
-  /** Labelling replies this long: the provider reports many output tokens (a verbose model). */
+  /** Labelling and extraction replies this long: the provider reports many output tokens (a verbose model). */
   let padLabelling = 0;
+  let padExtraction = 0;
 
   beforeAll(async () => {
     const screening = screeningResponder();
     provider = await startFakeProvider({
       respond: (request, context) => {
+        if (schemaNameOf(request) === "indexer_extraction" && padExtraction > 0) return JSON.stringify(context.generated) + " ".repeat(padExtraction);
         const reply = screening(request, context);
         if (reply === undefined || !schemaNameOf(request).startsWith("screening_labels_") || padLabelling === 0) return reply;
         return JSON.stringify(reply) + " ".repeat(padLabelling); // valid JSON, billed as output
@@ -41,6 +43,7 @@ describe("spending under control (gateway, screening, indexer, criteria, real na
         JOB_ACK_WAIT_MS: "5000",
         // Two calls in flight per job: how far a job can overshoot its ceiling is one call's cost.
         SCREENING_CALL_CONCURRENCY: "2",
+        INDEXER_JOB_RECORD_CONCURRENCY: "2",
         ALLOWED_MODELS: "my-local-model",
       },
     });
@@ -52,6 +55,7 @@ describe("spending under control (gateway, screening, indexer, criteria, real na
   beforeEach(() => {
     provider.reset();
     padLabelling = 0;
+    padExtraction = 0;
   });
 
   it("refuses a model outside the allowlist with a 400 that names the allowed ones, before any provider call", async () => {
@@ -136,6 +140,34 @@ describe("spending under control (gateway, screening, indexer, criteria, real na
     } finally {
       await link.close();
     }
+  });
+
+  it("ends an indexer job that crosses its cost ceiling mid-run, keeping the records it finished", async () => {
+    const fields = [{ name: "design", description: "Study design", data_type_primary: "text" }];
+    const records = indexerRecords(20, { withAbstractOnly: true });
+    const estimate = await stack.http("POST", "/v1/indexer/estimate", { fields, record_count: records.length });
+    expect(estimate.status).toBe(200);
+    const ceiling = estimate.body.estimated_cost_usd as number;
+    // Over the estimate: refused at admission, like the screening ceiling.
+    const over = await stack.http("POST", "/v1/indexer/jobs", { records, fields, max_estimated_cost_usd: ceiling / 2 });
+    expect(over.status).toBe(400);
+    expect(over.body.detail).toMatch(/exceeds the limit of .* \(max_estimated_cost_usd\) for 20 records/);
+    // At the estimate: accepted; then every record's reply bills ~10,000 output tokens on gpt-5-mini (~$0.02).
+    padExtraction = 40_000;
+    const created = await stack.http("POST", "/v1/indexer/jobs", { records, fields, max_estimated_cost_usd: ceiling });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const final = await waitFor(async () => {
+      const res = await stack.http("GET", `/v1/indexer/jobs/${created.body.job_id}`);
+      return res.body.status === "completed" || res.body.status === "failed" ? res.body : null;
+    }, 60_000, 50);
+    expect(final.status).toBe("failed");
+    expect(final.error_category).toBe("validation");
+    expect(final.error).toMatch(/exceeded the limit of \$[\d.]+ \(max_estimated_cost_usd\) after \d+ of 20 records; the finished records are kept/);
+    const extractions = provider.chatRequests().filter((r) => schemaNameOf(bodyOf(r)) === "indexer_extraction");
+    expect(extractions.length).toBeLessThan(records.length);
+    expect(final.partial_results.length).toBeGreaterThan(0);
+    expect(final.partial_results.length).toBeLessThanOrEqual(extractions.length);
+    expect(final.progress).toBeLessThan(1);
   });
 
   it("stops calling the provider when the client of a synchronous run disconnects", async () => {

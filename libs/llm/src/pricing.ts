@@ -104,10 +104,34 @@ export interface TokenCounts {
 
 /** Cost in USD; works the same for counted usage and for estimates. */
 export function costUsd(counts: TokenCounts, aliases?: Readonly<Record<string, string>>): number {
-  const price = priceFor(counts.model, aliases);
+  return costAt(priceFor(counts.model, aliases), counts);
+}
+
+/** Cost in USD of token counts at a given price. */
+export function costAt(price: ModelPrice, counts: Omit<TokenCounts, "model">): number {
   const cached = Math.min(counts.cachedInputTokens ?? 0, counts.inputTokens);
   const uncached = counts.inputTokens - cached;
   return (uncached * price.input + cached * price.cachedInput + counts.outputTokens * price.output) / 1_000_000;
+}
+
+/**
+ * A job's cost ceiling as admission fixes it into the job's command: `max_estimated_cost_usd` and
+ * the price its model had then, which meters a call whose reply could not be priced (an alias
+ * remapped to an unpriced model mid-run), so no call of a capped job goes unmetered.
+ */
+export const CostCeiling = z.object({
+  usd: z.number().min(0),
+  price: z.object({ input: z.number().min(0), cachedInput: z.number().min(0), output: z.number().min(0) }),
+});
+export type CostCeiling = z.infer<typeof CostCeiling>;
+
+export function costCeiling(usd: number, price: ModelPrice): CostCeiling {
+  return { usd, price: { input: price.input, cachedInput: price.cachedInput, output: price.output } };
+}
+
+/** What one call (or a restored checkpoint) adds to a capped job's running cost: its reported cost, else its tokens at the admission price. */
+export function meteredCost(ceiling: CostCeiling, usage: { costUsd: number; inputTokens: number; cachedInputTokens: number; outputTokens: number }): number {
+  return usage.costUsd > 0 ? usage.costUsd : costAt(ceiling.price, usage);
 }
 
 /**

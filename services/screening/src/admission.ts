@@ -10,9 +10,8 @@ import {
 import { admitJob, newJobState, type JobInfra, type JobStore, type KeySealer, type ProjectConflict } from "@litrev/jobs";
 import type { HandlerContext } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
-import { priceFor, requirePrice } from "@litrev/llm";
+import { costCeiling, priceFor, requirePrice } from "@litrev/llm";
 import { estimateScreening } from "./estimate";
-import { costCeiling } from "./pipeline/cost-meter";
 import type { PipelineSettings } from "./pipeline/run";
 
 export interface AdmissionDeps {

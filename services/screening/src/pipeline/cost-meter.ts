@@ -1,21 +1,6 @@
-import { z } from "zod";
 import { ServiceError, type ScreeningStage } from "@litrev/contracts";
+import { meteredCost, type CostCeiling } from "@litrev/llm";
 import type { StageUsage } from "./types";
-
-/**
- * A job's cost ceiling as admission fixed it into the job's params: `max_estimated_cost_usd` and
- * the price (USD per 1M tokens) its model had then, used for a call whose reply could not be
- * priced (an alias remapped to an unpriced model mid-run), so no call goes unmetered.
- */
-export const CostCeiling = z.object({
-  usd: z.number().min(0),
-  price: z.object({ input: z.number().min(0), cachedInput: z.number().min(0), output: z.number().min(0) }),
-});
-export type CostCeiling = z.infer<typeof CostCeiling>;
-
-export function costCeiling(usd: number, price: CostCeiling["price"]): CostCeiling {
-  return { usd, price: { input: price.input, cachedInput: price.cachedInput, output: price.output } };
-}
 
 /** Thrown by the meter from the call that took the job's spending over its ceiling. */
 export class CostCeilingExceeded extends Error {
@@ -56,12 +41,12 @@ export class CostMeter {
   /** Counts one call's (or one restored checkpoint's) usage; throws once the total is over the ceiling. */
   add(stage: ScreeningStage, usage: StageUsage): void {
     if (!this.ceiling) return;
-    this.#spent += usage.cost_usd > 0 ? usage.cost_usd : priced(usage, this.ceiling.price);
+    this.#spent += meteredCost(this.ceiling, {
+      costUsd: usage.cost_usd,
+      inputTokens: usage.input_tokens,
+      cachedInputTokens: usage.cached_input_tokens,
+      outputTokens: usage.output_tokens,
+    });
     if (this.#spent > this.ceiling.usd) throw new CostCeilingExceeded(this.#spent, this.ceiling.usd, stage);
   }
-}
-
-function priced(usage: StageUsage, price: CostCeiling["price"]): number {
-  const cached = Math.min(usage.cached_input_tokens, usage.input_tokens);
-  return ((usage.input_tokens - cached) * price.input + cached * price.cachedInput + usage.output_tokens * price.output) / 1_000_000;
 }

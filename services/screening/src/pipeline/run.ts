@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { ScreeningJobParams, type ScreeningJobInput, type ScreeningStage } from "@litrev/contracts";
 import { PartialFailure, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
+import { CostCeiling } from "@litrev/llm";
 import { assignClusters } from "./assignment";
 import { clusterReasons } from "./clustering";
-import { CostCeiling, CostCeilingExceeded, CostMeter } from "./cost-meter";
+import { CostCeilingExceeded, CostMeter } from "./cost-meter";
 import { labelPapers } from "./labelling";
 import { reasonPapers } from "./reasoning";
 import { UsageMeter, type StageContext } from "./stage";
