@@ -145,7 +145,7 @@ function describeCriteria(frame: JobFrame): string {
 }
 
 /** The papers of a labelling call: a data block of `{id, title, abstract}` records (libs/contracts prompt-data). */
-export function labellingMessage(papers: { id: string; paper: ScreeningPaper }[]): string {
+function labellingMessage(papers: { id: string; paper: ScreeningPaper }[]): string {
   const records = papers.map(({ id, paper }) => ({ id, title: paper.title, abstract: paper.abstract }));
   return `Papers to screen (${papers.length}):\n${dataBlock("papers", records)}`;
 }
