@@ -79,9 +79,9 @@ export function screeningResponder() {
       return { clusters: [{ label: "Reminders for prescribers", description: "Reminder nudges aimed at prescribing." }, { label: "Audit and feedback", description: "Feedback on performance." }] };
     }
     if (name.startsWith("screening_assign_")) {
-      const assignments = generated.assignments as number[];
+      const assignments = generated.assignments as { id: string; cluster: number }[];
       const clusters = Number(/x(\d+)$/.exec(name)?.[1] ?? 1);
-      return { assignments: assignments.map((_, i) => 1 + ((context.index + i) % clusters)) };
+      return { assignments: assignments.map((a, i) => ({ id: a.id, cluster: 1 + ((context.index + i) % clusters) })) };
     }
     return undefined;
   };

@@ -44,7 +44,7 @@ export const PROMPTS = new PromptRegistry("screening", PREAMBLE, {
     "assignment",
     "Assigns each screened paper to one of the thematic clusters",
     "Assign each screening reason in the reasons data block to the one cluster, by its number, that describes it " +
-      "best. Answer with exactly one cluster number per reason, in the order of the data block.",
+      "best. Answer with exactly one assignment per reason, giving the reason's id and the cluster number.",
   ),
 });
 

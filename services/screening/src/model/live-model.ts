@@ -126,12 +126,15 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
     },
 
     async assign(reasons: string[], clusters: Theme[]): Promise<ModelCall<number[]>> {
-      const schema = z.object({ assignments: z.array(z.number().int().min(1).max(clusters.length)).length(reasons.length) });
+      const assignment = z.object({ id: z.string(), cluster: z.number().int().min(1).max(clusters.length) });
+      const schema = z.object({ assignments: z.array(assignment).length(reasons.length) });
       const list = `Clusters:\n${clusters.map((t, i) => `${i + 1}. ${neutraliseMarkers(t.label)}: ${neutraliseMarkers(t.description)}`).join("\n")}`;
       const user = reasonsBlock(reasons);
       const result = await call("assignment", `screening_assign_${reasons.length}x${clusters.length}`, schema, user, "minimal", list);
+      // Matched by id; a reason left out gets -1 (the assignment stage puts it in the largest cluster).
       // Numbered from 1 in the prompt (people and models count from 1), from 0 in the pipeline.
-      return { value: result.data.assignments.map((a) => a - 1), usage: stageUsage(result.usage) };
+      const { byId } = matchById(reasonIds(reasons.length), result.data.assignments);
+      return { value: reasonIds(reasons.length).map((id) => (byId.get(id)?.cluster ?? 0) - 1), usage: stageUsage(result.usage) };
     },
   };
 }
@@ -165,7 +168,12 @@ function reasoningMessage(items: { id: string; item: ReasoningInput }[], abstrac
 
 /** Reasons are written from paper text, so they travel as data too. */
 function reasonsBlock(reasons: string[]): string {
-  return `Screening reasons (${reasons.length}):\n${dataBlock("reasons", reasons.map((reason, i) => ({ id: `r${i + 1}`, reason })))}`;
+  const ids = reasonIds(reasons.length);
+  return `Screening reasons (${reasons.length}):\n${dataBlock("reasons", reasons.map((reason, i) => ({ id: ids[i], reason })))}`;
+}
+
+function reasonIds(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `r${i + 1}`);
 }
 
 /** What a paper's reasoning says when the model gave none for it, even when asked twice. */

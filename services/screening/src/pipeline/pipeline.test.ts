@@ -247,6 +247,20 @@ describe("the live model", () => {
     expect(result.usage.calls).toBe(2);
   });
 
+  it("matches cluster assignments to reasons by id: reordered answers land right, a reason left out gets -1 (the largest cluster)", async () => {
+    const llm = {
+      structured: async (req: { user: string }) => {
+        const ids = promptIds(req.user);
+        expect(ids).toEqual(["r1", "r2", "r3"]);
+        const data = { assignments: [{ id: "r3", cluster: 2 }, { id: "r7", cluster: 1 }, { id: "r1", cluster: 1 }] };
+        return { data, choices: [data], usage, modelVersion: "m" };
+      },
+    } as unknown as LlmClient;
+    const themes = [{ label: "A", description: "a" }, { label: "B", description: "b" }];
+    const result = await live(llm).assign(["first", "second", "third"], themes);
+    expect(result.value).toEqual([0, -1, 1]);
+  });
+
   it("keeps an injected abstract inside the papers data block, and every prompt says data is never instructions", async () => {
     const { llm, requests } = fakeLlm((n) => n);
     const injected = {
