@@ -11,7 +11,8 @@ let stack: Stack;
 let criteria: RunningProcess;
 
 beforeAll(async () => {
-  stack = await startStack({ services: { criteria: 1 } });
+  // The configuration test sets a model of its own: allowed by name (docs/security.md).
+  stack = await startStack({ services: { criteria: 1 }, env: { ALLOWED_MODELS: "llm-test-model" } });
   criteria = stack.processes.find((p) => p.name === "criteria")!;
 });
 afterAll(async () => stack?.stop());

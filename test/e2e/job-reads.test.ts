@@ -20,7 +20,7 @@ import { createIndexerJob } from "../../services/indexer/src/jobs/admission";
 
 const logger = createLogger("job-reads-test", process.env.TEST_LOG_LEVEL ?? "silent");
 const sealer = KeySealer.fromSecret("unit-test-secret-0123456789");
-const ctx: HandlerContext = { subject: "test", requestId: "r", providerKey: undefined, header: () => undefined };
+const ctx: HandlerContext = { subject: "test", requestId: "r", providerKey: undefined, header: () => undefined, signal: new AbortController().signal };
 const pipeline = { labelBatch: 5, reasonBatch: 5, clusterChunk: 120, assignBatch: 40, maxClusters: 8, callConcurrency: 4 };
 
 function op(entries: HandlerEntry[], name: string) {

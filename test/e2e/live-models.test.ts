@@ -28,6 +28,8 @@ describe("live model configuration (2 screening replicas, criteria, real nats-se
         OPENAI_BASE_URL: provider.url,
         LLM_MODEL_CHECK_INTERVAL_MS: "1000",
         JOB_ACK_WAIT_MS: "5000",
+        // Service models this suite sets by name (the allowlist, docs/security.md).
+        ALLOWED_MODELS: "gpt-4.1-mini,gpt-4.1-nano",
       },
     });
   });

@@ -10,7 +10,7 @@ import { startStack, waitFor, type HttpResult, type Stack } from "../support/sta
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack({ services: { criteria: 1 } });
+  stack = await startStack({ services: { criteria: 1 }, env: { ALLOWED_MODELS: "llm-after-outage" } });
 });
 afterAll(async () => stack?.stop());
 

@@ -205,7 +205,7 @@ describe("AI screening through the gateway (2 gateways, 2 screening replicas, re
       expect(body.response_format?.json_schema?.strict).toBe(true);
       const system = String(body.messages[0]?.content);
       expect(system).toContain(CRITERIA[0]!.value); // criteria in the fixed prefix …
-      expect(String(body.messages[1]?.content)).toMatch(/^\[1\] Title: p\d+:/); // … papers last
+      expect(String(body.messages[1]?.content)).toMatch(/^Papers to screen \(5\):\n<<<DATA papers>>>\n\{"id":"p1","title":"p\d+:/); // … papers last, as data
     }
     expect((await gw2("GET", `/v1/screening/active-job?project_id=${projectId}`)).body).toBeNull();
     provider.setBehaviour({ latencyMs: 0 });

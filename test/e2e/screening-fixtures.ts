@@ -1,4 +1,4 @@
-import type { FakeChatRequest, RespondContext } from "@litrev/llm/testing";
+import { promptPapers, type FakeChatRequest, type RespondContext } from "@litrev/llm/testing";
 import { loadNagtegaal } from "../support/dataset";
 
 /** Shared inputs of the screening suites and benchmarks. */
@@ -31,11 +31,9 @@ export const CRITERIA = [
   { name: "Design", type: "exclude", value: "Opinion pieces, editorials and protocols without results" },
 ];
 
-/** Titles of the papers in a labelling request, in prompt order (the user message numbers them `[k] Title: …`). */
+/** Titles of the papers in a labelling or reasoning request, in prompt order (its papers data block). */
 export function promptTitles(request: FakeChatRequest): string[] {
-  const user = request.messages.find((m) => m.role === "user");
-  const text = typeof user?.content === "string" ? user.content : "";
-  return [...text.matchAll(/^\[\d+\] Title: (.*)$/gm)].map((m) => m[1]!);
+  return promptPapers(request).map((p) => p.title);
 }
 
 export function schemaNameOf(request: FakeChatRequest): string {
@@ -60,10 +58,11 @@ export function screeningResponder() {
     const name = schemaNameOf(request);
     const generated = context.generated as Record<string, unknown>;
     if (name.startsWith("screening_labels_")) {
-      const titles = promptTitles(request);
-      const decisions = (generated.decisions as { criteria: string[]; include: boolean }[]).map((d, i) => {
-        const seed = `${titles[i] ?? i}|${context.choice}`;
+      const papers = promptPapers(request);
+      const decisions = (generated.decisions as { id: string; criteria: string[]; include: boolean }[]).map((d, i) => {
+        const seed = `${papers[i]?.title ?? i}|${context.choice}`;
         return {
+          id: papers[i]?.id ?? d.id,
           criteria: d.criteria.map((_, c) => ["met", "not_met", "unclear"][hash(`${seed}|${c}`) % 3]),
           include: hash(seed) % 100 < 40,
         };
@@ -71,8 +70,7 @@ export function screeningResponder() {
       return { decisions };
     }
     if (name.startsWith("screening_reasons_")) {
-      const titles = promptTitles(request);
-      return { reasons: titles.map((t) => `Decided on population and intervention for "${t.slice(0, 40)}".`) };
+      return { reasons: promptPapers(request).map((p) => ({ id: p.id, reason: `Decided on population and intervention for "${p.title.slice(0, 40)}".` })) };
     }
     if (name.startsWith("screening_themes_")) {
       return { themes: [{ label: "Reminders for prescribers", description: "Reminder nudges aimed at prescribing." }, { label: "Audit and feedback", description: "Feedback on performance." }] };
@@ -81,9 +79,9 @@ export function screeningResponder() {
       return { clusters: [{ label: "Reminders for prescribers", description: "Reminder nudges aimed at prescribing." }, { label: "Audit and feedback", description: "Feedback on performance." }] };
     }
     if (name.startsWith("screening_assign_")) {
-      const assignments = generated.assignments as number[];
+      const assignments = generated.assignments as { id: string; cluster: number }[];
       const clusters = Number(/x(\d+)$/.exec(name)?.[1] ?? 1);
-      return { assignments: assignments.map((_, i) => 1 + ((context.index + i) % clusters)) };
+      return { assignments: assignments.map((a, i) => ({ id: a.id, cluster: 1 + ((context.index + i) % clusters) })) };
     }
     return undefined;
   };

@@ -44,7 +44,7 @@ describe("malformed messages on every consumed subject", () => {
     provider = await startFakeProvider({ latencyMs: 60, respond: extractionResponder() });
     stack = await startStack({
       services: { criteria: 1, screening: 1, indexer: 1 },
-      env: { OPENAI_API_KEY: "sk-resilience", OPENAI_BASE_URL: provider.url, INDEXER_JOB_RECORD_CONCURRENCY: "2" },
+      env: { OPENAI_API_KEY: "sk-resilience", OPENAI_BASE_URL: provider.url, INDEXER_JOB_RECORD_CONCURRENCY: "2", ALLOWED_MODELS: "llm-after-garbage" },
     });
     link = new NatsLink({ servers: stack.natsUrl, name: "resilience-malformed" });
     nc = await link.ready();

@@ -2651,6 +2651,8 @@ export interface operations {
                      */
                     mode?: "test" | "sample" | "full";
                     project_id?: number | null;
+                    /** @description Rejection ceiling (400 when the estimate is greater), also enforced while the job runs: a job whose provider-reported cost exceeds it ends failed, keeping its finished records */
+                    max_estimated_cost_usd?: number | null;
                 };
             };
         };

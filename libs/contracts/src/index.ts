@@ -15,3 +15,4 @@ export * from "./validation";
 export * from "./provider-keys";
 export * from "./ceilings";
 export * from "./limits";
+export * from "./prompt-data";

@@ -98,6 +98,12 @@ export const CreateIndexerJobRequest = z
   .object({
     records: z.array(IndexerRecord).min(1).max(LIMIT_CEILINGS.records),
     ...jobFields,
+    // Not in the spec (an addition, docs/security.md): the screening job's ceiling, for indexer jobs.
+    max_estimated_cost_usd: z
+      .number()
+      .min(0)
+      .nullish()
+      .describe("Rejection ceiling (400 when the estimate is greater), also enforced while the job runs: a job whose provider-reported cost exceeds it ends failed, keeping its finished records"),
   })
   .transform(selectByMode);
 export type CreateIndexerJobRequest = z.infer<typeof CreateIndexerJobRequest>;

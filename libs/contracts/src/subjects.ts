@@ -13,6 +13,11 @@ export const subjects = {
   rpc: (service: BackendService, operation: string) => `${ROOT}.rpc.${service}.${operation}`,
   rpcWildcard: (service: BackendService) => `${ROOT}.rpc.${service}.>`,
   health: () => `${ROOT}.health`,
+  /**
+   * Cancellations of a service's synchronous requests (the gateway's client went away): every
+   * replica listens (no queue group), the one running the request aborts its provider calls.
+   */
+  cancel: (service: BackendService) => `${ROOT}.cancel.${service}`,
   /** Queue group shared by all replicas of one service, so each request reaches one replica. */
   queueGroup: (service: BackendService) => `${ROOT}-${service}`,
 };
@@ -48,6 +53,11 @@ export const headers = {
   owner: "x-litrev-owner",
   /** A request or reply body too large for one message, parked in the payload object store. */
   payloadRef: "x-litrev-payload",
+  /**
+   * A random id the gateway gives a synchronous request so it can cancel it later (never the
+   * client's x-request-id, which a client chooses and could aim at someone else's request).
+   */
+  cancelId: "x-litrev-cancel-id",
   /** JetStream de-duplication id (a job command's job id). */
   msgId: "Nats-Msg-Id",
 } as const;

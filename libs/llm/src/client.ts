@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import OpenAI, { APIError } from "openai";
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { z } from "zod";
-import { ServiceError } from "@litrev/contracts";
+import { ServiceError, allowedModels, modelNotAllowedError } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
 import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
 import { RateLimiter } from "./limiter";
@@ -50,6 +50,11 @@ export interface LlmClientOptions {
   modelAliases?: Record<string, string> | undefined;
   /** Provider keys whose SDK client and limiter are kept (default 32). */
   maxCachedKeys?: number | undefined;
+  /**
+   * Model names allowed besides the live aliases and their targets (`ALLOWED_MODELS`). Set (even
+   * empty), every call checks its model against the allowlist; undefined: no allowlist.
+   */
+  allowedModels?: readonly string[] | undefined;
 }
 
 export interface StructuredRequest<S extends z.ZodType> {
@@ -132,6 +137,7 @@ export class LlmClient {
   private readonly maxDelayMs: number;
   private readonly limiterOptions: { concurrency?: number | undefined; requestsPerMinute?: number | undefined; tokensPerMinute?: number | undefined };
   private readonly providers: LruCache<string, Provider>;
+  private readonly configuredModels: readonly string[] | undefined;
 
   constructor(options: LlmClientOptions = {}) {
     this.apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY);
@@ -152,6 +158,18 @@ export class LlmClient {
       tokensPerMinute: options.tokensPerMinute,
     };
     this.providers = new LruCache(options.maxCachedKeys ?? 32, (provider) => !provider.limiter.busy);
+    this.configuredModels = options.allowedModels;
+  }
+
+  /** The models calls may name now (live aliases, their targets, ALLOWED_MODELS); undefined without an allowlist. */
+  get allowedModels(): string[] | undefined {
+    return this.configuredModels ? allowedModels(this.aliases, this.configuredModels) : undefined;
+  }
+
+  /** Throws the 400 that names the allowed models when `model` is outside the allowlist. */
+  assertAllowed(model: string): void {
+    const allowed = this.allowedModels;
+    if (allowed && !allowed.includes(model)) throw modelNotAllowedError(model, allowed);
   }
 
   /** Whether a default key is configured (per-call keys can still be supplied when it is not). */
@@ -201,6 +219,9 @@ export class LlmClient {
 
   /** One chat completion whose reply is parsed and validated against `schema`. */
   async structured<S extends z.ZodType>(request: StructuredRequest<S>): Promise<StructuredResult<z.output<S>>> {
+    // Checked here too, not only at the gateway: a model set in a service's configuration, or a
+    // request reaching NATS by another way, is held to the same allowlist before anything is spent.
+    this.assertAllowed(request.model);
     const provider = this.providerFor(request.providerKey);
     const model = resolveModel(request.model, this.aliases);
     const deadlineMs = request.interactive ? this.interactiveDeadlineMs : this.deadlineMs;

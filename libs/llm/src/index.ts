@@ -17,7 +17,7 @@ export {
   resolveModel,
 } from "./models";
 export type { GenerationSettings, ModelRequestParams, ReasoningEffort } from "./models";
-export { FALLBACK_PRICED_MODEL, PRICES, costUsd, estimateTokens, priceFor } from "./pricing";
+export { CostCeiling, PRICES, costAt, costCeiling, costUsd, estimateTokens, loadModelPrices, meteredCost, priceFor, requirePrice } from "./pricing";
 export type { ModelPrice, PriceLookup, TokenCounts } from "./pricing";
 export { DEFAULT_RETRY_POLICY, RETRIED_CATEGORIES, backoffDelayMs, deadlineError, withRetry, withRetryAfter } from "./retry";
 export type { AttemptContext, RetryClock, RetryInfo, RetryOptions, RetryPolicy } from "./retry";

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadModelAliases } from "./models";
-import { FALLBACK_PRICED_MODEL, PRICES, costUsd, estimateTokens, priceFor } from "./pricing";
+import { ServiceError } from "@litrev/contracts";
+import { PRICES, costUsd, estimateTokens, loadModelPrices, priceFor, requirePrice } from "./pricing";
 import { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage, type LlmUsage } from "./usage";
 
 /** The built-in aliases, whatever LLM_MODEL_ALIASES the test machine has. */
@@ -25,11 +26,29 @@ describe("priceFor", () => {
     expect(priceFor("openai/gpt-4o-mini", defaults)).toMatchObject({ model: "gpt-4o-mini", known: true });
   });
 
-  it("falls back to the most expensive known price for unknown models, so estimates err high", () => {
+  it("guesses no price for an unknown model: unknown, zero, and a 400 naming MODEL_PRICES where one is needed", () => {
     const unknown = priceFor("my-vllm-model", defaults);
-    expect(unknown).toMatchObject({ model: FALLBACK_PRICED_MODEL, known: false });
-    const highest = Math.max(...Object.values(PRICES).map((p) => p.output));
-    expect(unknown.output).toBe(highest);
+    expect(unknown).toMatchObject({ model: "my-vllm-model", known: false, input: 0, output: 0 });
+    expect(costUsd({ model: "my-vllm-model", inputTokens: 1000, outputTokens: 1000 }, defaults)).toBe(0);
+    let error: unknown;
+    try {
+      requirePrice("llm-5-nano", { "llm-5-nano": "my-vllm-model" });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ServiceError);
+    expect((error as ServiceError).category).toBe("validation");
+    expect((error as ServiceError).message).toMatch(/No price is configured for the model 'llm-5-nano' \(provider model 'my-vllm-model'\).*MODEL_PRICES/);
+    expect(requirePrice("llm-5-nano", defaults)).toMatchObject({ model: "gpt-5-nano", known: true });
+  });
+
+  it("takes configured prices from MODEL_PRICES (cached input at the input price unless given) and refuses a malformed value", () => {
+    const prices = loadModelPrices({ MODEL_PRICES: '{"My-VLLM-Model":{"input":0.2,"output":0.8},"gpt-5-nano":{"input":1,"output":2,"cachedInput":0.5}}' });
+    expect(prices["my-vllm-model"]).toEqual({ input: 0.2, cachedInput: 0.2, output: 0.8 });
+    expect(prices["gpt-5-nano"]).toEqual({ input: 1, cachedInput: 0.5, output: 2 });
+    expect(prices["gpt-4.1"]).toEqual(PRICES["gpt-4.1"]);
+    expect(() => loadModelPrices({ MODEL_PRICES: "{not json" })).toThrow(/MODEL_PRICES is not valid JSON/);
+    expect(() => loadModelPrices({ MODEL_PRICES: '{"m":{"input":-1,"output":1}}' })).toThrow(/MODEL_PRICES must map/);
   });
 
   it("follows alias overrides", () => {

@@ -239,6 +239,41 @@ describe("callOperation / serveOperations", () => {
   });
 });
 
+describe("cancellation", () => {
+  it("aborts the handler's signal when the caller's signal fires, and only that request's", async () => {
+    const signals = new Map<string, AbortSignal>();
+    let errors = 0;
+    await serve(
+      [
+        handler(operations.analyzeQuestion, async (input, ctx) => {
+          signals.set(input.research_question, ctx.signal);
+          // A provider call that only ends when cancelled (or after 1.5 s).
+          await new Promise<void>((resolve) => {
+            ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+            setTimeout(resolve, 1_500).unref();
+          });
+          return analysis;
+        }),
+      ],
+      () => errors++,
+    );
+    const controller = new AbortController();
+    const cancelled = callOperation(client, operations.analyzeQuestion, { research_question: "cancel me" }, { signal: controller.signal });
+    const kept = callOperation(client, operations.analyzeQuestion, { research_question: "keep me" }, { signal: new AbortController().signal, timeoutMs: 500 });
+    const started = Date.now();
+    while (signals.size < 2 && Date.now() - started < 5_000) await new Promise((r) => setTimeout(r, 10));
+    controller.abort(new Error("client gone"));
+    await expect(cancelled).rejects.toThrow("client gone");
+    const handlerSignal = signals.get("cancel me")!;
+    const until = Date.now() + 2_000;
+    while (!handlerSignal.aborted && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    expect(handlerSignal.aborted).toBe(true);
+    expect(signals.get("keep me")!.aborted).toBe(false);
+    await expect(kept).rejects.toMatchObject({ category: "timeout" });
+    expect(errors).toBe(0); // a cancelled request is not reported as a failure
+  });
+});
+
 describe("NatsLink", () => {
   it("reports itself connected and hands out the connection", async () => {
     expect(client.connected).toBe(true);

@@ -35,6 +35,11 @@ export interface CallOptions extends Partial<CallContext> {
   headers?: Record<string, string>;
   /** Seals `providerKey` for this request (subject, request id and body, expiring with the call); required with a key. */
   sealer?: KeySealer | undefined;
+  /**
+   * The caller no longer wants the answer (its HTTP client disconnected): the call rejects with
+   * the signal's reason and the service is told to stop the request's provider calls.
+   */
+  signal?: AbortSignal;
 }
 
 export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
@@ -59,6 +64,8 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
     const hdrs = natsHeaders();
     hdrs.set(headerNames.requestId, requestId);
     for (const [name, value] of Object.entries(options.headers ?? {})) hdrs.set(name, value);
+    const cancelId = options.signal ? randomUUID() : undefined;
+    if (cancelId) hdrs.set(headerNames.cancelId, cancelId);
     injectTraceContext(hdrs);
 
     let body = encoder.encode(JSON.stringify(input));
@@ -74,8 +81,12 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
     }
     let reply: Msg;
     try {
-      reply = await nc.request(subject, body, { timeout, headers: hdrs });
+      reply = await untilAborted(nc.request(subject, body, { timeout, headers: hdrs }), options.signal);
     } catch (error) {
+      if (cancelId && options.signal?.aborted) {
+        nc.publish(subjects.cancel(operation.service), encoder.encode(JSON.stringify({ cancel_id: cancelId })));
+        throw options.signal.reason;
+      }
       throw requestFailure(error, operation.service, timeout);
     }
     const replyRef = reply.headers?.get(headerNames.payloadRef);
@@ -92,6 +103,17 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
       });
     }
     return parsed.data;
+  });
+}
+
+/** `work`, or a rejection as soon as `signal` fires (the work itself is left to settle unobserved). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
 }
 
@@ -125,6 +147,8 @@ function safeJson(data: Uint8Array): unknown {
 
 export interface HandlerContext extends CallContext {
   subject: string;
+  /** Fires when the caller cancels the request (its client disconnected): pass it to provider calls. */
+  signal: AbortSignal;
   /** A request header by name (names from `headers` in @litrev/contracts). */
   header(name: string): string | undefined;
 }
@@ -187,6 +211,14 @@ export function serveOperations(
   const byName = new Map(entries.map((entry) => [entry.operation.name, entry]));
   const prefix = subjects.rpc(service, "");
   const pending = new Set<Promise<void>>();
+  const cancellable = new Map<string, AbortController>();
+  const cancellations = nc.subscribe(subjects.cancel(service), {
+    callback: (err, msg) => {
+      if (err) return;
+      const id = (safeJson(msg.data) as { cancel_id?: unknown } | undefined)?.cancel_id;
+      if (typeof id === "string") cancellable.get(id)?.abort(new RequestCancelledError());
+    },
+  });
   const subscription = nc.subscribe(subjects.rpcWildcard(service), {
     queue: subjects.queueGroup(service),
     callback: (err, msg) => {
@@ -201,9 +233,15 @@ export function serveOperations(
       }
       const entry = byName.get(msg.subject.slice(prefix.length));
       // respond() catches handler errors itself; what remains (e.g. replying on a closed connection) is reported.
-      const answer = respond(nc, msg, entry, options).catch((error: unknown) => options.onError?.(error, msg.subject));
+      const cancelId = msg.headers?.get(headerNames.cancelId) || undefined;
+      const controller = new AbortController();
+      if (cancelId) cancellable.set(cancelId, controller);
+      const answer = respond(nc, msg, entry, options, controller.signal).catch((error: unknown) => options.onError?.(error, msg.subject));
       pending.add(answer);
-      void answer.finally(() => pending.delete(answer));
+      void answer.finally(() => {
+        pending.delete(answer);
+        if (cancelId) cancellable.delete(cancelId);
+      });
     },
   });
   return {
@@ -212,12 +250,21 @@ export function serveOperations(
     },
     async drain() {
       await subscription.drain();
+      cancellations.unsubscribe();
       await Promise.allSettled([...pending]);
     },
   };
 }
 
-async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undefined, options: ServeOptions): Promise<void> {
+/** A request its caller cancelled: nobody waits for the answer. */
+export class RequestCancelledError extends Error {
+  override readonly name = "AbortError";
+  constructor() {
+    super("The request was cancelled by its caller");
+  }
+}
+
+async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undefined, options: ServeOptions, signal: AbortSignal): Promise<void> {
   const parent = extractTraceContext(msg.headers);
   await withMessagingSpan(`process ${msg.subject}`, SpanKind.CONSUMER, msg.subject, parent, async () => {
     let envelope: ReplyEnvelope;
@@ -235,11 +282,12 @@ async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undef
         options.onRejected?.(msg.subject, reason);
         throw new ServiceError("validation", "Request validation failed", { issues: input.issues });
       }
-      const data = await entry.handle(input.data, contextFrom(msg.headers, msg.subject, body, entry.operation, options.sealer));
+      const data = await entry.handle(input.data, contextFrom(msg.headers, msg.subject, body, entry.operation, options.sealer, signal));
       envelope = { ok: true, data };
     } catch (error) {
       const serviceError = ServiceError.from(error);
-      if (serviceError.category === "unknown") options.onError?.(error, msg.subject);
+      // A cancelled request's abort is expected, not a failure to report.
+      if (serviceError.category === "unknown" && !signal.aborted) options.onError?.(error, msg.subject);
       envelope = { ok: false, error: serviceError.toWire() };
     }
     const body = encoder.encode(JSON.stringify(envelope));
@@ -264,7 +312,14 @@ async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undef
  * gets it opened here (bound to this subject, request id and body, so a token captured elsewhere
  * does not open); a job admission keeps the sealed header for its worker; a key in clear is refused.
  */
-function contextFrom(hdrs: MsgHdrs | undefined, subject: string, body: Uint8Array, operation: Operation, sealer: KeySealer | undefined): HandlerContext {
+function contextFrom(
+  hdrs: MsgHdrs | undefined,
+  subject: string,
+  body: Uint8Array,
+  operation: Operation,
+  sealer: KeySealer | undefined,
+  signal: AbortSignal,
+): HandlerContext {
   if (hdrs?.get(headerNames.providerKey)) {
     throw new ServiceError("auth", "A provider key reached this service in clear text; only sealed keys are accepted");
   }
@@ -279,6 +334,7 @@ function contextFrom(hdrs: MsgHdrs | undefined, subject: string, body: Uint8Arra
     subject,
     requestId,
     providerKey,
+    signal,
     header: (name) => hdrs?.get(name) || undefined,
   };
 }

@@ -1,4 +1,4 @@
-import type { PromptMetadata, ServiceConfigResponse } from "@litrev/contracts";
+import { DATA_RULE, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
 
 type PromptService = PromptMetadata["service"];
 
@@ -27,8 +27,10 @@ export type PromptConfig = Pick<ServiceConfigResponse, "system_prompt" | "extra"
  * - `system_prompt` is the preamble of every prompt of the service; a blank one means the
  *   service's built-in preamble (an empty string is far more often a mistake than a wish);
  * - `extra.prompts["<service>.<name>"]` (a non-blank string) replaces that prompt's instructions;
- * - the preamble, the instructions and any fixed context follow in that order, separated by one
- *   blank line, empty parts left out; fixed text first keeps the provider's prompt cache warm.
+ * - the preamble, the data rule, the instructions and any fixed context follow in that order,
+ *   separated by one blank line, empty parts left out; fixed text first keeps the provider's prompt
+ *   cache warm. The data rule (paper text is data, never instructions: `DATA_RULE`) is in every
+ *   prompt whatever the configuration says, so no override can drop it.
  */
 export class PromptRegistry<K extends string> {
   readonly prompts: Readonly<Record<K, PromptDefinition>>;
@@ -65,10 +67,12 @@ export class PromptRegistry<K extends string> {
     return override ?? definition.instructions;
   }
 
-  /** The system message: preamble, instructions, then fixed context parts. */
+  /** The system message: preamble, the data rule, instructions, then fixed context parts. */
   system(key: K, config: PromptConfig, ...context: string[]): string {
     const preamble = config.system_prompt.trim() ? config.system_prompt.trim() : this.preamble;
-    return [preamble, this.instructions(key, config), ...context.map((part) => part.trim())].filter((part) => part.length > 0).join("\n\n");
+    return [preamble, DATA_RULE, this.instructions(key, config), ...context.map((part) => part.trim())]
+      .filter((part) => part.length > 0)
+      .join("\n\n");
   }
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { loadModelPrices } from "@litrev/llm";
 
 /** Settings every process reads; each process extends this with its own. */
 export const BaseEnv = z.object({
@@ -9,6 +10,25 @@ export const BaseEnv = z.object({
   MONGO_URL: z.string().regex(/^mongodb(\+srv)?:\/\//, "must be a mongodb:// or mongodb+srv:// URL").optional(),
   OPENAI_API_KEY: z.string().min(1).optional(),
   OPENAI_BASE_URL: z.url().optional(),
+  /**
+   * Model names clients may use besides the live aliases and the models they point at
+   * (comma-separated); anything else is a 400 naming what is allowed (docs/security.md).
+   */
+  ALLOWED_MODELS: z
+    .string()
+    .default("")
+    .transform((v) => [...new Set(v.split(",").map((m) => m.trim()).filter(Boolean))]),
+  /** Prices of models the built-in table lacks, JSON, USD per 1M tokens (docs/providers.md); read by libs/llm. */
+  MODEL_PRICES: z
+    .string()
+    .optional()
+    .superRefine((value, ctx) => {
+      try {
+        loadModelPrices({ MODEL_PRICES: value });
+      } catch (error) {
+        ctx.addIssue({ code: "custom", message: (error as Error).message });
+      }
+    }),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   /** Provider calls in flight per key, per process (libs/llm limiter). */
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(1024).optional(),
@@ -51,5 +71,6 @@ export function llmOptions(env: BaseEnv) {
     maxAttempts: env.LLM_MAX_ATTEMPTS,
     deadlineMs: env.LLM_DEADLINE_MS,
     interactiveDeadlineMs: env.LLM_SYNC_DEADLINE_MS,
+    allowedModels: env.ALLOWED_MODELS,
   };
 }

@@ -84,8 +84,11 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   );
   shutdown.add("config watch", stopWatch);
 
-  const model = (requested: string, specDefault: string) =>
-    chooseModel({ requested, specDefault, configured: current.model, announced });
+  const model = (requested: string, specDefault: string) => {
+    const chosen = chooseModel({ requested, specDefault, configured: current.model, announced });
+    llm.assertAllowed(chosen); // the gateway checks the request; this also covers the configured model
+    return chosen;
+  };
   await store.announceModelAliases(llm.defaultModelAliases);
   let aliasesApplied = false;
   const stopAliasWatch = await store.watchModelAliases(

@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL, type CriterionResponse, type JsonObject } from "@litrev/contracts";
+import { DEFAULT_MODEL, dataBlock, type CriterionResponse, type JsonObject } from "@litrev/contracts";
 import type { HandlerContext } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import type { z } from "zod";
@@ -39,6 +39,8 @@ export function liveCriteria(runtime: CriteriaRuntime): LiveCriteria {
       temperature: config.temperature,
       maxOutputTokens: config.max_output_tokens,
       providerKey: ctx.providerKey,
+      // The gateway cancels the request when its client disconnects: stop spending then.
+      signal: ctx.signal,
       // A client holds its HTTP request open: a rate limit that does not clear soon is its to retry.
       interactive: true,
     });
@@ -95,7 +97,8 @@ export function liveCriteria(runtime: CriteriaRuntime): LiveCriteria {
         {
           "Project description": req.project_description ?? "",
           "Current criteria": req.current_criteria,
-          "Conflicts between human reviewers and the AI": req.conflicts,
+          // Conflict records carry paper titles and abstracts: data, never instructions.
+          "Conflicts between human reviewers and the AI": dataBlock("conflicts", req.conflicts.map((conflict, i) => ({ id: `c${i + 1}`, conflict }))),
         },
         ctx,
       );

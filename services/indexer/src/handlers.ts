@@ -1,5 +1,5 @@
 import { DEFAULT_MODEL, operations } from "@litrev/contracts";
-import type { LlmClient } from "@litrev/llm";
+import { requirePrice, type LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import { estimateIndexer } from "./estimate";
@@ -22,19 +22,23 @@ export function indexerHandlers({ runtime, llm, runBudgetMs }: IndexerDeps): Han
   const withModel = <R extends { model: string }>(req: R, specDefault: string): R => ({ ...req, model: runtime.model(req.model, specDefault) });
   return [
     handler(operations.indexerRun, async (req, ctx) =>
-      runIndexer(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerRun), { providerKey: ctx.providerKey, budgetMs: runBudgetMs }),
+      runIndexer(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerRun), { providerKey: ctx.providerKey, budgetMs: runBudgetMs, signal: ctx.signal }),
     ),
-    handler(operations.estimateIndexer, async (req) => estimateIndexer(withModel(req, DEFAULT_MODEL.indexerRun), runtime.config())),
+    handler(operations.estimateIndexer, async (req) => {
+      const request = withModel(req, DEFAULT_MODEL.indexerRun);
+      requirePrice(request.model, llm.modelAliases); // no estimate from a guessed price
+      return estimateIndexer(request, runtime.config());
+    }),
     handler(operations.suggestFields, async (req, ctx) =>
       req.mock
         ? mockSuggestFields(req)
-        : suggestFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey),
+        : suggestFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
     ),
     handler(operations.refineFields, async (req, ctx) =>
-      refineFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey),
+      refineFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
     ),
     handler(operations.groupTags, async (req, ctx) =>
-      groupTagsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey),
+      groupTagsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
     ),
   ];
 }

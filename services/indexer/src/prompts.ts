@@ -18,7 +18,7 @@ export const PROMPTS = new PromptRegistry("indexer", PREAMBLE, {
     "extraction",
     "Extracts typed field values with verbatim evidence quotes from one record's title and abstract",
     [
-      "Extract every listed field from the record below, using only its title and abstract.",
+      "Extract every listed field from the record in the records data block, using only its title and abstract.",
       "- value: the field's type exactly (text: a string; number: a plain number without units or a percent sign; yes_no: true or false; list_text: an array of strings; list_number: an array of numbers).",
       "- When the record does not state a field, set value to null and evidence to [], and give your confidence that it is not stated.",
       "- When a field lists allowed values, the value must be one of them exactly, otherwise null.",

@@ -13,13 +13,14 @@ export async function runIndexer(
   llm: LlmClient,
   config: ServiceConfigResponse,
   request: IndexerRunRequest,
-  options: { providerKey: string | undefined; budgetMs: number },
+  options: { providerKey: string | undefined; budgetMs: number; signal?: AbortSignal | undefined },
 ): Promise<IndexerRunResponse> {
   const plan = extractionPlan(request, config, options.providerKey);
   const summary = await runExtraction(llm, plan, request.records, {
     concurrency: request.max_workers,
     batchSize: request.batch_size,
     deadlineMs: options.budgetMs,
+    signal: options.signal,
   });
   return {
     // OutputRecord is the contract's record; TypeScript cannot express "ID and status, then fields".

@@ -19,6 +19,7 @@ import {
 } from "@litrev/jobs";
 import type { HandlerContext } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
+import { costCeiling, priceFor, requirePrice } from "@litrev/llm";
 import { estimateScreening } from "./estimate";
 import type { PipelineSettings } from "./pipeline/run";
 
@@ -29,6 +30,8 @@ export interface AdmissionDeps {
   logger: Logger;
   orphanLeaseMs: number;
   pipeline: PipelineSettings;
+  /** The live alias table (prices follow an alias to its model); default: the environment's. */
+  aliases?: () => Readonly<Record<string, string>>;
 }
 
 /**
@@ -43,13 +46,15 @@ export async function admitScreeningJob(
   ctx: HandlerContext,
 ): Promise<CreateScreeningJobResponse> {
   const projectId = request.project_id ?? null;
-  const estimate = estimateScreening({
-    papers_count: request.papers.length,
-    model: request.model,
-    repetitions: request.repetitions,
-    criteria_count: request.criteria.length,
-  });
+  const aliases = deps.aliases?.();
+  const estimate = estimateScreening(
+    { papers_count: request.papers.length, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length },
+    aliases,
+  );
   const ceiling = request.max_estimated_cost_usd;
+  const metered = ceiling !== null && ceiling !== undefined && !request.mock;
+  // A ceiling needs a price: without one it could be neither checked nor metered (400 naming MODEL_PRICES).
+  const price = metered ? requirePrice(request.model, aliases) : priceFor(request.model, aliases);
   const checkCeiling = () => {
     if (ceiling === null || ceiling === undefined || request.mock || estimate.estimated_cost_usd <= ceiling) return;
     throw new ServiceError(
@@ -85,14 +90,16 @@ export async function admitScreeningJob(
       papers_count: request.papers.length,
       criteria_count: request.criteria.length,
     },
-    estimatedCostUsd: estimate.estimated_cost_usd,
+    // No price, no figure: an unpriced model's estimate would be a guess.
+    estimatedCostUsd: price.known ? estimate.estimated_cost_usd : null,
   });
   const input: ScreeningJobInput = { papers: request.papers, criteria: request.criteria, questions: request.questions };
   // Orphans of the project, then its one active job (409), then the cost ceiling, then acceptance: one pass.
   const admitted = await admitJob(deps.infra, deps.store, {
     state,
     input,
-    params: { ...params, pipeline: deps.pipeline },
+    // The ceiling and the price at admission go with the job: its cost meter ends a run that crosses it.
+    params: { ...params, pipeline: deps.pipeline, ...(metered ? { cost_ceiling: costCeiling(ceiling, price) } : {}) },
     // Mock jobs never call a provider: no key is kept for them at all.
     sealedProviderKey: request.mock ? null : jobProviderKey(deps.sealer, "screening", jobId, ctx.header),
     check: checkCeiling,

@@ -2,9 +2,9 @@ import { ESTIMATE_DISCLAIMER, screeningEstimateTokens, type ScreeningEstimateReq
 import { costUsd } from "@litrev/llm";
 
 /** The spec's estimate: its token formula priced with the per-model table of @litrev/llm. */
-export function estimateScreening(request: ScreeningEstimateRequest): ScreeningEstimateResponse {
+export function estimateScreening(request: ScreeningEstimateRequest, aliases?: Readonly<Record<string, string>>): ScreeningEstimateResponse {
   const tokens = screeningEstimateTokens(request.papers_count, request.repetitions, request.criteria_count);
-  const cost = costUsd({ model: request.model, inputTokens: tokens.input, outputTokens: tokens.output });
+  const cost = costUsd({ model: request.model, inputTokens: tokens.input, outputTokens: tokens.output }, aliases);
   return {
     estimated_input_tokens: tokens.input,
     estimated_output_tokens: tokens.output,

@@ -2,6 +2,7 @@ import { operations, type ScreeningJob, type ScreeningJobListItem } from "@litre
 import { requestOwner, type JobInfra, type JobReader, type JobStore } from "@litrev/jobs";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import { admitScreeningJob, type AdmissionDeps } from "./admission";
+import { requirePrice } from "@litrev/llm";
 import { estimateScreening } from "./estimate";
 
 export interface HandlerDeps extends AdmissionDeps {
@@ -30,8 +31,10 @@ export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
       (await deps.reader.activeForProject(project_id, requestOwner(ctx.header))) as ScreeningJob | null,
     ),
     // Priced with the model a job of the same request would use.
-    handler(operations.estimateScreening, async (request) =>
-      estimateScreening(deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request),
-    ),
+    handler(operations.estimateScreening, async (request) => {
+      const priced = deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request;
+      requirePrice(priced.model, deps.aliases?.()); // no estimate from a guessed price
+      return estimateScreening(priced, deps.aliases?.());
+    }),
   ];
 }

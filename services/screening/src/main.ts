@@ -87,6 +87,7 @@ await startService({
       orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
       pipeline,
       chooseModel: (requested) => runtime.model(requested, DEFAULT_MODEL.screening),
+      aliases: () => llm.modelAliases,
     });
   },
 });

@@ -6,6 +6,7 @@ import { FakeBucket, formatDuration } from "./fake-bucket";
 import type { Oracle } from "./oracle";
 import { type FieldRule, sampleFromSchema } from "./json-sample";
 import { PROVIDER_PROFILES, SINGLE_CHOICE_MESSAGE, type ProfileName, type ProviderProfile } from "./profiles";
+import { messageText, promptRecords, withPromptIds } from "./prompt-records";
 import { strictSchemaProblem } from "./strict-check";
 
 /**
@@ -131,12 +132,6 @@ function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-function messageText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (Array.isArray(content)) return content.map((part) => (typeof part?.text === "string" ? part.text : "")).join("");
-  return "";
-}
-
 /** Starts an OpenAI-compatible HTTP server on 127.0.0.1 (port 0 = any free port). */
 export async function startFakeProvider(options: FakeProviderOptions = {}): Promise<FakeProvider> {
   const { port: requestedPort = 0, host = "127.0.0.1", ...initial } = options;
@@ -256,8 +251,10 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     const reasoning = isReasoningModel(request.model) ? (REASONING_TOKENS[request.reasoning_effort ?? "medium"] ?? 0) : 0;
     const choices = [];
     let completionTokens = 0;
+    // Replies that list items quote the ids of the prompt's data-block records, as a model would.
+    const ids = promptRecords(request).flatMap((r) => (typeof r.id === "string" ? [r.id] : []));
     for (let choice = 0; choice < n; choice++) {
-      const generated = schema ? sampleFromSchema(schema, { fields: behaviour.fields }) : { answer: "sample text" };
+      const generated = schema ? withPromptIds(sampleFromSchema(schema, { fields: behaviour.fields }), ids) : { answer: "sample text" };
       const context: RespondContext = { index, choice, generated, apiKey };
       const custom = behaviour.respond?.(request, context) ?? behaviour.oracle?.respond(request, context);
       const value = custom === undefined ? generated : custom;

@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { dataBlock } from "@litrev/contracts";
 import { startFakeProvider, type FakeChatRequest, type FakeProvider } from "./fake-provider";
 import { createOracle, promptPapers, type OracleRecord } from "./oracle";
 
-/** A labelling request as the screening service builds it: papers numbered `[k] Title: … / Abstract: …`. */
+/** A labelling request as the screening service builds it: a papers data block of `{id, title, abstract}` records. */
 function labellingRequest(papers: { title: string; abstract: string }[], criteria = 2, n = 1): FakeChatRequest {
-  const user = papers.map((p, i) => `[${i + 1}] Title: ${p.title || "(no title)"}\nAbstract: ${p.abstract || "(no abstract)"}`).join("\n\n");
+  const user = `Papers to screen (${papers.length}):\n${dataBlock("papers", papers.map((p, i) => ({ id: `p${i + 1}`, title: p.title, abstract: p.abstract })))}`;
   return {
     model: "gpt-5-nano",
     n,
@@ -17,10 +18,10 @@ function labellingRequest(papers: { title: string; abstract: string }[], criteri
 }
 
 function generated(papers: number, criteria: number) {
-  return { decisions: Array.from({ length: papers }, () => ({ criteria: Array<string>(criteria).fill("unclear"), include: false })) };
+  return { decisions: Array.from({ length: papers }, () => ({ id: "sample", criteria: Array<string>(criteria).fill("unclear"), include: false })) };
 }
 
-type Reply = { decisions: { criteria: string[]; include: boolean }[] };
+type Reply = { decisions: { id: string; criteria: string[]; include: boolean }[] };
 
 /** Votes of every record, R per paper, asked in batches of 5 the way the service asks (one choice per vote). */
 function vote(records: OracleRecord[], repetitions: number, sensitivity: number, specificity: number, seed = 7): number[] {
@@ -101,7 +102,8 @@ describe("oracle mode", () => {
     expect(reply.decisions.map((d) => d.include)).toEqual([true, true, false]);
     expect(reply.decisions[0]!.criteria).toEqual(["met", "met"]);
     expect(oracle.stats()).toEqual({ votes: 2, unknownPapers: 1 });
-    expect(promptPapers(labellingRequest(papers)).map((p) => p.title)).toEqual(["(no title)", "Only a title", "Not in the dataset"]);
+    expect(promptPapers(labellingRequest(papers)).map((p) => p.title)).toEqual(["", "Only a title", "Not in the dataset"]);
+    expect(reply.decisions.map((d) => d.id)).toEqual(["p1", "p2", "p3"]);
   });
 
   it("leaves calls of other stages to the generated reply", () => {
@@ -119,8 +121,8 @@ describe("oracle mode", () => {
       provider = await startFakeProvider({ oracle: createOracle({ records: few, sensitivity: 1, specificity: 1 }) });
       const decision = {
         type: "object",
-        properties: { criteria: { type: "array", items: { type: "string", enum: ["met", "not_met", "unclear"] }, minItems: 2, maxItems: 2 }, include: { type: "boolean" } },
-        required: ["criteria", "include"],
+        properties: { id: { type: "string" }, criteria: { type: "array", items: { type: "string", enum: ["met", "not_met", "unclear"] }, minItems: 2, maxItems: 2 }, include: { type: "boolean" } },
+        required: ["id", "criteria", "include"],
         additionalProperties: false,
       };
       const schema = { type: "object", properties: { decisions: { type: "array", items: decision, minItems: 4, maxItems: 4 } }, required: ["decisions"], additionalProperties: false };
@@ -135,7 +137,9 @@ describe("oracle mode", () => {
       const reply = (await response.json()) as { choices: { message: { content: string } }[] };
       expect(reply.choices).toHaveLength(3);
       for (const choice of reply.choices) {
-        expect((JSON.parse(choice.message.content) as Reply).decisions.map((d) => d.include)).toEqual([true, false, true, false]);
+        const decisions = (JSON.parse(choice.message.content) as Reply).decisions;
+        expect(decisions.map((d) => d.include)).toEqual([true, false, true, false]);
+        expect(decisions.map((d) => d.id)).toEqual(["p1", "p2", "p3", "p4"]);
       }
     });
   });

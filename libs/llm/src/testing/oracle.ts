@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import type { FakeChatRequest, RespondContext } from "./fake-provider";
+import { promptRecords } from "./prompt-records";
 
 /**
  * Oracle mode of the fake provider: screening labelling calls are answered from a labelled
@@ -11,7 +12,8 @@ import type { FakeChatRequest, RespondContext } from "./fake-provider";
  * recall at "at least t of R votes" is P(Binomial(R, sensitivity) ≥ t), and so on.
  *
  * Papers are recognised by the text the screening service puts in a labelling prompt: the user
- * message numbers them `[k] Title: …` followed by `Abstract: …` (services/screening live model).
+ * message's papers data block, one `{id, title, abstract}` record per line (libs/contracts
+ * prompt-data; services/screening live model). Each decision quotes its paper's id.
  * Calls of other stages (reasoning, clustering, assignment) are left to the fake's generated reply.
  */
 
@@ -72,7 +74,7 @@ export function createOracle(options: OracleOptions): Oracle {
         const truth = labels.get(key);
         if (truth === undefined) {
           unknownPapers++;
-          return decision;
+          return { ...decision, id: papers[i]!.id };
         }
         const vote = drawn.get(key) ?? 0;
         drawn.set(key, vote + 1);
@@ -81,7 +83,7 @@ export function createOracle(options: OracleOptions): Oracle {
         const include = truth ? u < options.sensitivity : u >= options.specificity;
         // Verdicts follow the vote, so the per-criterion tallies look like a consistent judge.
         const criteria = decision.criteria.map((_, c) => (include ? "met" : VERDICTS[1 + (hash(`${key}|${vote}|${c}`) % 2)]!));
-        return { criteria, include };
+        return { id: papers[i]!.id, criteria, include };
       });
       return { decisions };
     },
@@ -101,19 +103,9 @@ export function loadOracleRecords(path: string): OracleRecord[] {
     });
 }
 
-/** The papers of a labelling prompt, in order, as the service wrote them. */
-export function promptPapers(request: FakeChatRequest): { title: string; abstract: string }[] {
-  const user = request.messages.find((m) => m.role === "user");
-  const text = typeof user?.content === "string" ? user.content : "";
-  const starts = [...text.matchAll(/^\[\d+\] Title: /gm)];
-  return starts.map((match, i) => {
-    const end = i + 1 < starts.length ? starts[i + 1]!.index! : text.length;
-    const block = text.slice(match.index! + match[0].length, end);
-    const split = block.indexOf("\nAbstract: ");
-    const title = split < 0 ? block : block.slice(0, split);
-    const abstract = split < 0 ? "" : block.slice(split + "\nAbstract: ".length);
-    return { title: title.trim(), abstract: abstract.trim() };
-  });
+/** The papers of a labelling prompt, in order, as the service wrote them (its papers data block). */
+export function promptPapers(request: FakeChatRequest): { id: string; title: string; abstract: string }[] {
+  return promptRecords(request, "papers").map((r) => ({ id: String(r.id ?? ""), title: String(r.title ?? ""), abstract: String(r.abstract ?? "") }));
 }
 
 /** The same key from a record and from its prompt text (an empty title or abstract is shown as a placeholder). */

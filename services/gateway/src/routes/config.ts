@@ -12,6 +12,7 @@ import {
   ServiceError,
 } from "@litrev/contracts";
 import type { GatewayDeps } from "../app";
+import { modelGuardFor } from "../model-guard";
 
 const KNOWN_IDS = Object.values(CONFIG_SERVICE_ID);
 
@@ -21,6 +22,7 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
     deps.link.connection(); // fail fast with a retryable error while NATS is down
     return deps.configStore();
   };
+  const models = modelGuardFor(deps);
   return async (untyped) => {
     // Request types come from the route schemas (the validator compiler is the gateway's own).
     const app = untyped.withTypeProvider<ZodTypeProvider>();
@@ -43,6 +45,8 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
       { schema: { tags: ["config"], params: ServiceIdParams, body: ServiceConfigPatch, response: { 200: ServiceConfigResponse } } },
       async (request) => {
         const { service_id } = request.params;
+        // A service's default model is held to the same allowlist as a request's `model`.
+        if (request.body.model !== undefined) await models.check(request.body.model);
         try {
           return await (await store()).patch(service_id, request.body);
         } catch (error) {

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest, preHandlerHookHandler, preValidationHookHandler } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerHookHandler, preValidationHookHandler } from "fastify";
 import {
   type ForwardedRoute,
   type Operation,
@@ -15,6 +15,7 @@ import {
 import { callOperation, KeySealer } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { jobRouteHandlers, ownerOf } from "../jobs/job-routes";
+import { modelGuardFor, type ModelGuard } from "../model-guard";
 
 /**
  * Every spec route owned by a backend service: validate here, then one NATS request to its owner —
@@ -26,6 +27,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
     const jobs = jobRouteHandlers(deps);
     // Provider keys cross NATS only sealed, each for its one request (job creations seal per job).
     const sealer = KeySealer.fromEnv(deps.env);
+    const models = modelGuardFor(deps);
     app.addHook("onClose", () => jobs.close());
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
@@ -42,20 +44,31 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
         // Polls and active-job reads have nothing to bound: no hook on the hot path.
         ...(route.input === "body" || route.query?.shape.limit ? { preValidation: limitsCheck(route, deps.env) } : {}),
         ...(route.params?.shape.job_id ? { preHandler: knownJobId } : {}),
-        handler: jobHandler ?? (async (request: FastifyRequest) => {
+        // After validation, so the contract's default model is filled in and checked too.
+        ...(route.input === "body" ? { preHandler: (request: FastifyRequest) => checkModel(models, request.body) } : {}),
+        handler: jobHandler ?? (async (request: FastifyRequest, reply: FastifyReply) => {
           const input =
             route.input === "body"
               ? request.body
               : { ...(request.params as object), ...(request.query as object) };
-          return callOperation(deps.link, operation, input, {
-            requestId: request.id,
-            // Only operations that call the provider get the key at all (not listings or estimates).
-            providerKey: providerKeyUse(operation) === "request" ? providerKeyOf(request) : undefined,
-            sealer,
-            timeoutMs: route.method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
-            // Whose request it is: job listings show that client's jobs only.
-            headers: { [headers.owner]: ownerOf(request) },
-          });
+          // Provider-backed calls stop spending when nobody is left to read the answer.
+          const signal = route.method === "POST" ? clientGone(reply) : undefined;
+          try {
+            return await callOperation(deps.link, operation, input, {
+              requestId: request.id,
+              // Only operations that call the provider get the key at all (not listings or estimates).
+              providerKey: providerKeyUse(operation) === "request" ? providerKeyOf(request) : undefined,
+              sealer,
+              timeoutMs: route.method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
+              // Whose request it is: job listings show that client's jobs only.
+              headers: { [headers.owner]: ownerOf(request) },
+              ...(signal ? { signal } : {}),
+            });
+          } catch (error) {
+            if (!signal?.aborted) throw error;
+            request.log.info({ operation: operation.name }, "client disconnected; request cancelled");
+            return reply.hijack(); // the socket is gone: nothing to send
+          }
         }),
       });
     }
@@ -78,6 +91,29 @@ const knownJobId: preHandlerHookHandler = (request, _reply, done) => {
   const { job_id } = request.params as { job_id: string };
   done(isJobId(job_id) ? undefined : new ServiceError("not_found", "Job not found", { simple: true }));
 };
+
+/** Fires when the client disconnects before its response was sent. */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) controller.abort(new ClientGoneError());
+  });
+  return controller.signal;
+}
+
+/** The HTTP client went away; there is no one to answer. */
+class ClientGoneError extends Error {
+  override readonly name = "AbortError";
+  constructor() {
+    super("The client disconnected before the answer was ready");
+  }
+}
+
+/** A body's `model` (every provider-backed request has one) against the deployment's allowlist. */
+async function checkModel(models: ModelGuard, body: unknown): Promise<void> {
+  const model = (body as { model?: unknown } | null)?.model;
+  if (typeof model === "string") await models.check(model);
+}
 
 function providerKeyOf(request: FastifyRequest): string | undefined {
   const value = request.headers[headers.providerKey];

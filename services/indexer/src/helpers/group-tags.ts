@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { GroupTagsRequest, GroupTagsResponse, ServiceConfigResponse, TagGroup } from "@litrev/contracts";
+import { dataBlock, type GroupTagsRequest, type GroupTagsResponse, type ServiceConfigResponse, type TagGroup } from "@litrev/contracts";
 import { toContractUsage } from "@litrev/llm";
 import type { StructuredCaller } from "../pipeline/extract-record";
 import { systemPrompt } from "../prompts";
@@ -21,8 +21,9 @@ export function distinctValues(values: readonly string[]): string[] {
 
 export function groupTagsUserMessage(request: GroupTagsRequest, values: readonly string[]): string {
   const hint = request.num_groups_hint ? `Suggested number of groups: ${request.num_groups_hint}` : "";
-  const list = values.map((v, i) => `${i + 1}. ${v}`).join("\n");
-  return [describeContext(request.project_context), `Field: ${request.field_name}`, hint, `Values (refer to them by number in value_ids):\n${list}`]
+  // Extracted values come from paper text: data, numbered by their ids for value_ids.
+  const list = dataBlock("values", values.map((value, i) => ({ id: i + 1, value })));
+  return [describeContext(request.project_context), `Field: ${request.field_name}`, hint, `Values (refer to them by their id in value_ids):\n${list}`]
     .filter(Boolean)
     .join("\n\n");
 }
@@ -62,6 +63,7 @@ export async function groupTagsLive(
   config: ServiceConfigResponse,
   request: GroupTagsRequest,
   providerKey: string | undefined,
+  signal?: AbortSignal,
 ): Promise<GroupTagsResponse> {
   const values = distinctValues(request.values);
   const reply = await llm.structured({
@@ -75,6 +77,7 @@ export async function groupTagsLive(
     maxOutputTokens: Math.max(config.max_output_tokens, 2_000 + 4 * values.length),
     reasoningEffort: "low",
     providerKey,
+    signal,
     // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
     interactive: true,
   });

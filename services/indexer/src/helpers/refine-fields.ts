@@ -80,6 +80,7 @@ export async function refineFieldsLive(
   config: ServiceConfigResponse,
   request: RefineFieldsRequest,
   providerKey: string | undefined,
+  signal?: AbortSignal,
 ): Promise<RefineFieldsResponse> {
   const reply = await llm.structured({
     model: request.model,
@@ -91,6 +92,7 @@ export async function refineFieldsLive(
     maxOutputTokens: Math.max(config.max_output_tokens, 4096),
     reasoningEffort: "low",
     providerKey,
+    signal,
     // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
     interactive: true,
   });

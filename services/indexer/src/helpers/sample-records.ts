@@ -1,3 +1,5 @@
+import { dataBlock } from "@litrev/contracts";
+
 /** Sample records as the helper prompts show them: a few, each cut to a readable length. */
 const MAX_RECORDS = 5;
 const MAX_CHARS = 1_500;
@@ -12,14 +14,12 @@ function textOf(record: Record<string, unknown>, keys: string[]): string {
 
 export function describeSampleRecords(records: readonly Record<string, unknown>[] | null | undefined): string {
   if (!records?.length) return "";
-  const lines = ["Sample records:"];
-  records.slice(0, MAX_RECORDS).forEach((record, i) => {
-    const title = textOf(record, ["Title", "title"]);
+  // Record text is data (libs/contracts prompt-data), never instructions.
+  const samples = records.slice(0, MAX_RECORDS).map((record, i) => {
     const abstract = textOf(record, ["Abstract", "abstract"]);
-    const body = abstract.length > MAX_CHARS ? `${abstract.slice(0, MAX_CHARS)}…` : abstract;
-    lines.push(`${i + 1}. Title: ${title || "(none)"}`, `   Abstract: ${body || "(none)"}`);
+    return { id: `s${i + 1}`, title: textOf(record, ["Title", "title"]), abstract: abstract.length > MAX_CHARS ? `${abstract.slice(0, MAX_CHARS)}…` : abstract };
   });
-  return lines.join("\n");
+  return `Sample records:\n${dataBlock("records", samples)}`;
 }
 
 export function describeContext(context: { description: string; research_questions: string[] } | null | undefined): string {

@@ -86,6 +86,7 @@ export async function suggestFieldsLive(
   config: ServiceConfigResponse,
   request: SuggestFieldsRequest,
   providerKey: string | undefined,
+  signal?: AbortSignal,
 ): Promise<SuggestFieldsResponse> {
   const reply = await llm.structured({
     model: request.model,
@@ -97,6 +98,7 @@ export async function suggestFieldsLive(
     maxOutputTokens: Math.max(config.max_output_tokens, 4096),
     reasoningEffort: "low",
     providerKey,
+    signal,
     // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
     interactive: true,
   });

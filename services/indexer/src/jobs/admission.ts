@@ -1,6 +1,7 @@
-import type { CreateIndexerJobRequest, CreateIndexerJobResponse, ServiceConfigResponse } from "@litrev/contracts";
+import { ServiceError, type CreateIndexerJobRequest, type CreateIndexerJobResponse, type ServiceConfigResponse } from "@litrev/contracts";
 import { admissionJobId, admitJob, creatorOf, jobProviderKey, newJobState, type JobInfra, type JobStore, type KeySealer } from "@litrev/jobs";
 import type { Logger } from "@litrev/telemetry";
+import { costCeiling, priceFor, requirePrice } from "@litrev/llm";
 import { estimateIndexer } from "../estimate";
 import type { IndexerJobInput, IndexerLiveExtra } from "./job-input";
 
@@ -28,6 +29,17 @@ export async function createIndexerJob(
   const jobId = admissionJobId(header);
   const recordCount = request.records.length;
   const estimate = estimateIndexer({ fields: request.fields, record_count: recordCount, model: request.model }, deps.config());
+  const ceiling = request.max_estimated_cost_usd;
+  const capped = ceiling !== null && ceiling !== undefined;
+  // A ceiling needs a price: without one it could be neither checked nor metered (400 naming MODEL_PRICES).
+  const price = capped ? requirePrice(request.model) : priceFor(request.model);
+  if (capped && estimate.estimated_cost_usd > ceiling) {
+    throw new ServiceError(
+      "validation",
+      `Estimated cost $${estimate.estimated_cost_usd.toFixed(6)} exceeds the limit of $${ceiling} (max_estimated_cost_usd) for ${recordCount} records`,
+      { simple: true },
+    );
+  }
   const extra: IndexerLiveExtra = { records_done: 0, record_count: recordCount };
   const state = newJobState({
     jobId,
@@ -37,7 +49,8 @@ export async function createIndexerJob(
     // The provider's dated model string replaces this once the first record is answered.
     modelVersion: deps.resolveModel(request.model),
     config: { model: request.model, mode: request.mode, record_count: recordCount, fields_count: request.fields.length },
-    estimatedCostUsd: estimate.estimated_cost_usd,
+    // No price, no figure: an unpriced model's estimate would be a guess.
+    estimatedCostUsd: price.known ? estimate.estimated_cost_usd : null,
     extra: extra as Record<string, unknown>,
   });
   const input: IndexerJobInput = {
@@ -51,6 +64,8 @@ export async function createIndexerJob(
     input,
     // Kept sealed for the worker, as the gateway sealed it for this job.
     sealedProviderKey: jobProviderKey(deps.sealer, "indexer", jobId, header),
+    // The ceiling and the price at admission go with the job: the handler's cost meter ends a run that crosses it.
+    ...(capped ? { params: { cost_ceiling: costCeiling(ceiling, price) } } : {}),
     logger: deps.logger,
   });
   return { job_id: jobId, status: "pending", progress: 0 };

@@ -1,6 +1,6 @@
 import { ServiceError, type ServiceConfigResponse } from "@litrev/contracts";
 import { PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
-import { addUsage, toContractUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
+import { addUsage, CostCeiling, meteredCost, toContractUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
 import type { RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
 import { extractionPlan } from "../pipeline/plan";
 import { runExtraction } from "../pipeline/run";
@@ -81,8 +81,24 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     await ctx.partials.append(finished.flatMap((c) => (c ? [toPartial(c)] : [])));
     await ctx.report({ stage: EXTRACTION_STAGE, progress: progress.fraction, extra: progress.extra() });
 
+    // A capped job stops once the provider-reported cost of its records (restored ones included) exceeds the ceiling.
+    const ceiling = CostCeiling.optional().parse(ctx.params.cost_ceiling);
+    let spent = 0;
+    const meter = (checkpoint: RecordCheckpoint) => {
+      if (!ceiling) return;
+      spent += meteredCost(ceiling, checkpoint.usage);
+      if (spent > ceiling.usd) {
+        throw new ServiceError(
+          "validation",
+          `Stopped: the provider cost so far ($${spent.toFixed(6)}, from the tokens the provider reported) exceeded the limit of ` +
+            `$${ceiling.usd} (max_estimated_cost_usd) after ${progress.done} of ${total} records; the finished records are kept.`,
+        );
+      }
+    };
+
     const pending = finished.flatMap((done, index) => (done ? [] : [index]));
     try {
+      for (const checkpoint of finished) if (checkpoint) meter(checkpoint);
       await runExtraction(deps.llm, plan, pending.map((index) => input.records[index]!), {
         concurrency: deps.concurrency,
         batchSize: Math.max(1, pending.length),
@@ -97,6 +113,7 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
           await ctx.partials.append([toPartial(checkpoint)]);
           // Throttled by the worker; progress never goes backwards there either.
           void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
+          meter(checkpoint);
         },
       });
     } catch (error) {

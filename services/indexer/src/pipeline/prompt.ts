@@ -1,4 +1,4 @@
-import type { ProjectContext } from "@litrev/contracts";
+import { dataBlock, type ProjectContext } from "@litrev/contracts";
 import type { FieldSpec } from "./field-spec";
 
 const TYPE_WORDS: Record<string, string> = {
@@ -47,6 +47,7 @@ export function extractionPrefix(specs: readonly FieldSpec[], context: ProjectCo
   return parts.join("\n");
 }
 
+/** The record last, as data (libs/contracts prompt-data): its text can only ever be evidence. */
 export function extractionUserMessage(prefix: string, record: { title: string; abstract: string }): string {
-  return `${prefix}\n\nRecord\nTitle: ${record.title.trim() || "(none)"}\nAbstract: ${record.abstract.trim()}`;
+  return `${prefix}\n\nRecord:\n${dataBlock("records", [{ id: "r1", title: record.title.trim(), abstract: record.abstract.trim() }])}`;
 }

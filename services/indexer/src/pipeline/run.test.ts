@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultServiceConfig, ServiceError, type IndexerField, type IndexerRecord } from "@litrev/contracts";
+import { defaultServiceConfig, readDataBlocks, ServiceError, type IndexerField, type IndexerRecord } from "@litrev/contracts";
 import { LlmAbortError, structuredFormat, type StructuredResult } from "@litrev/llm";
 import { loadNagtegaal } from "../../../../test/support/dataset";
 import { CONFIDENCE } from "./coerce";
@@ -36,7 +36,7 @@ function scriptedCaller(options: { delayMs?: (call: number) => number; fail?: (c
         if (request.signal?.aborted) throw new LlmAbortError(request.signal.reason);
         const failure = options.fail?.(call);
         if (failure) throw failure;
-        const abstract = /Abstract: ([\s\S]*)$/.exec(request.user)?.[1] ?? "";
+        const abstract = String(readDataBlocks(request.user)[0]?.records[0]?.abstract ?? "");
         const sentence = abstract.split(". ")[0] ?? "";
         const reply = { design: { value: "trial", confidence: 0.8, evidence: [{ quote: sentence, source: "abstract" }] }, n: { value: null, confidence: 0.9, evidence: [] } };
         const decoded = structuredFormat(request.schemaName, request.schema).decode(JSON.stringify(reply));

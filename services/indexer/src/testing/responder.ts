@@ -5,6 +5,7 @@
  * from the abstract, with real quotes (some copied loosely, to exercise normalised matching) and,
  * on demand, invented quotes the service must drop.
  */
+import { readDataBlocks } from "@litrev/contracts";
 import type { FakeChatRequest } from "@litrev/llm/testing";
 
 type JsonSchema = Record<string, unknown>;
@@ -28,14 +29,13 @@ export interface PromptRecord {
 /** Marks an invented quote so tests can recognise it. */
 export const INVENTED_MARK = "zqx invented";
 
-/** The record in an extraction prompt (the service puts it last: "Title: …", "Abstract: …"). */
+/** The record in an extraction prompt (the service puts it last, in a records data block). */
 export function promptRecord(request: FakeChatRequest): PromptRecord | undefined {
   const user = request.messages.find((m) => m.role === "user")?.content;
   if (typeof user !== "string") return undefined;
-  const match = /\nRecord\nTitle: (.*)\nAbstract: ([\s\S]*)$/.exec(user);
-  if (!match) return undefined;
-  const title = match[1] === "(none)" ? "" : (match[1] as string);
-  return { title, abstract: match[2] as string };
+  const record = readDataBlocks(user).find((block) => block.kind === "records")?.records[0];
+  if (!record) return undefined;
+  return { title: String(record.title ?? ""), abstract: String(record.abstract ?? "") };
 }
 
 function hash(text: string): number {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { ScreeningPaper, ServiceConfigResponse } from "@litrev/contracts";
+import { dataBlock, matchById, neutraliseMarkers, type ScreeningPaper, type ServiceConfigResponse } from "@litrev/contracts";
 import type { LlmClient, LlmUsage, ReasoningEffort } from "@litrev/llm";
 import { PROMPTS, type StageName } from "../prompts";
 import { addStageUsage, VERDICTS, ZERO_STAGE_USAGE, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type StageUsage, type Theme } from "../pipeline/types";
@@ -57,21 +57,31 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
   return {
     async label(papers: ScreeningPaper[], repetitions: number): Promise<ModelCall<LabelVote[][]>> {
       const c = frame.criteria.length;
-      const decision = z.object({ criteria: z.array(z.enum(VERDICTS)).length(c), include: z.boolean() });
-      const schema = z.object({ decisions: z.array(decision).length(papers.length) });
-      const user = papers.map((paper, i) => `[${i + 1}] ${describePaper(paper)}`).join("\n\n");
+      const decision = z.object({ id: z.string(), criteria: z.array(z.enum(VERDICTS)).length(c), include: z.boolean() });
+      // Batch-local ids (p1…pN), never the client's ids: those are free text a client chose.
+      const ids = papers.map((_, i) => `p${i + 1}`);
       const votes: LabelVote[][] = papers.map(() => []);
       let usage = ZERO_STAGE_USAGE;
-      for (let round = 0; votes[0]!.length < repetitions; round++) {
-        if (round > repetitions * 2) throw new Error("the provider kept returning too few valid choices");
-        const wanted = repetitions - votes[0]!.length;
+      // Replies are matched to papers by id. A paper a reply left out is asked about again, alone
+      // with the others still short of votes; ids the model invented are ignored.
+      for (let round = 0; ; round++) {
+        const short = papers.flatMap((_, i) => (votes[i]!.length < repetitions ? [i] : []));
+        if (short.length === 0) break;
+        if (round > repetitions * 2 + 2) throw new Error("the provider kept returning too few valid decisions");
+        const wanted = Math.max(...short.map((i) => repetitions - votes[i]!.length));
         const n = samplesSupported ? wanted : 1;
-        const result = await call("labelling", `screening_labels_${papers.length}x${c}`, schema, user, "minimal", "", n);
+        const schema = z.object({ decisions: z.array(decision).length(short.length) });
+        const user = labellingMessage(short.map((i) => ({ id: ids[i]!, paper: papers[i]! })));
+        const result = await call("labelling", `screening_labels_${short.length}x${c}`, schema, user, "minimal", "", n);
         usage = addStageUsage(usage, stageUsage(result.usage));
         // A provider that ignores `n` answers with one choice: ask one vote per request from now on.
         if (n > 1 && result.choices.length === 1) samplesSupported = false;
-        for (const choice of result.choices.slice(0, wanted)) {
-          choice.decisions.forEach((d, i) => votes[i]!.push({ include: d.include, verdicts: d.criteria }));
+        for (const choice of result.choices) {
+          const { byId } = matchById(short.map((i) => ids[i]!), choice.decisions);
+          for (const i of short) {
+            const d = byId.get(ids[i]!);
+            if (d && votes[i]!.length < repetitions) votes[i]!.push({ include: d.include, verdicts: d.criteria });
+          }
         }
       }
       return { value: votes, usage };
@@ -82,28 +92,26 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
     },
 
     async reason(items: ReasoningInput[]): Promise<ModelCall<string[]>> {
-      const schema = z.object({ reasons: z.array(z.string()).length(items.length) });
-      const user = items
-        .map((item, i) => {
-          const verdicts = item.verdicts.map((v, c) => `${c + 1} ${v}`).join("; ");
-          const abstract = excerpt(item.paper.abstract, options.reasoningAbstractChars);
-          return [
-            `[${i + 1}] Title: ${item.paper.title || "(no title)"}`,
-            abstract ? `Abstract (excerpt): ${abstract}` : "",
-            `Decision: ${item.decision} (${item.includeVotes} of ${item.repetitions} votes to include)`,
-            verdicts ? `Criteria verdicts: ${verdicts}` : "",
-          ]
-            .filter(Boolean)
-            .join("\n");
-        })
-        .join("\n\n");
-      const result = await call("reasoning", `screening_reasons_${items.length}`, schema, user, "minimal");
-      return { value: result.data.reasons.map((r) => r.trim()), usage: stageUsage(result.usage) };
+      const ids = items.map((_, i) => `p${i + 1}`);
+      const reasons: (string | undefined)[] = items.map(() => undefined);
+      let usage = ZERO_STAGE_USAGE;
+      // Matched by id; a paper left out is asked about once more, then marked as unexplained.
+      for (let round = 0; round < 2; round++) {
+        const open = items.flatMap((_, i) => (reasons[i] === undefined ? [i] : []));
+        if (open.length === 0) break;
+        const schema = z.object({ reasons: z.array(z.object({ id: z.string(), reason: z.string() })).length(open.length) });
+        const user = reasoningMessage(open.map((i) => ({ id: ids[i]!, item: items[i]! })), options.reasoningAbstractChars);
+        const result = await call("reasoning", `screening_reasons_${open.length}`, schema, user, "minimal");
+        usage = addStageUsage(usage, stageUsage(result.usage));
+        const { byId } = matchById(open.map((i) => ids[i]!), result.data.reasons);
+        for (const i of open) reasons[i] = byId.get(ids[i]!)?.reason.trim();
+      }
+      return { value: reasons.map((r) => r ?? MISSING_REASON), usage };
     },
 
     async themes(reasons: string[], maxThemes: number): Promise<ModelCall<Theme[]>> {
       const schema = z.object({ themes: z.array(ThemeSchema).min(1).max(maxThemes) });
-      const user = `Screening reasons:\n${reasons.map((r) => `- ${r}`).join("\n")}\n\nPropose at most ${maxThemes} themes.`;
+      const user = `${reasonsBlock(reasons)}\n\nPropose at most ${maxThemes} themes.`;
       const result = await call("clustering", `screening_themes_${maxThemes}`, schema, user, "low");
       return { value: result.data.themes, usage: stageUsage(result.usage) };
     },
@@ -111,19 +119,22 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
     async merge(themes: Theme[], maxClusters: number): Promise<ModelCall<Theme[]>> {
       const schema = z.object({ clusters: z.array(ThemeSchema).min(1).max(maxClusters) });
       const user =
-        `Themes found in different parts of the screening reasons:\n${themes.map((t) => `- ${t.label}: ${t.description}`).join("\n")}\n\n` +
+        `Themes found in different parts of the screening reasons:\n${dataBlock("themes", themes.map((t) => ({ label: t.label, description: t.description })))}\n\n` +
         `Merge overlapping themes into at most ${maxClusters} clusters that together cover all of them.`;
       const result = await call("clustering", `screening_clusters_${maxClusters}`, schema, user, "low");
       return { value: result.data.clusters, usage: stageUsage(result.usage) };
     },
 
     async assign(reasons: string[], clusters: Theme[]): Promise<ModelCall<number[]>> {
-      const schema = z.object({ assignments: z.array(z.number().int().min(1).max(clusters.length)).length(reasons.length) });
-      const list = `Clusters:\n${clusters.map((t, i) => `${i + 1}. ${t.label}: ${t.description}`).join("\n")}`;
-      const user = `Screening reasons:\n${reasons.map((r, i) => `[${i + 1}] ${r}`).join("\n")}`;
+      const assignment = z.object({ id: z.string(), cluster: z.number().int().min(1).max(clusters.length) });
+      const schema = z.object({ assignments: z.array(assignment).length(reasons.length) });
+      const list = `Clusters:\n${clusters.map((t, i) => `${i + 1}. ${neutraliseMarkers(t.label)}: ${neutraliseMarkers(t.description)}`).join("\n")}`;
+      const user = reasonsBlock(reasons);
       const result = await call("assignment", `screening_assign_${reasons.length}x${clusters.length}`, schema, user, "minimal", list);
+      // Matched by id; a reason left out gets -1 (the assignment stage puts it in the largest cluster).
       // Numbered from 1 in the prompt (people and models count from 1), from 0 in the pipeline.
-      return { value: result.data.assignments.map((a) => a - 1), usage: stageUsage(result.usage) };
+      const { byId } = matchById(reasonIds(reasons.length), result.data.assignments);
+      return { value: reasonIds(reasons.length).map((id) => (byId.get(id)?.cluster ?? 0) - 1), usage: stageUsage(result.usage) };
     },
   };
 }
@@ -136,9 +147,37 @@ function describeCriteria(frame: JobFrame): string {
   return [criteria, questions].filter(Boolean).join("\n\n");
 }
 
-function describePaper(paper: ScreeningPaper): string {
-  return `Title: ${paper.title || "(no title)"}\nAbstract: ${paper.abstract || "(no abstract)"}`;
+/** The papers of a labelling call: a data block of `{id, title, abstract}` records (libs/contracts prompt-data). */
+function labellingMessage(papers: { id: string; paper: ScreeningPaper }[]): string {
+  const records = papers.map(({ id, paper }) => ({ id, title: paper.title, abstract: paper.abstract }));
+  return `Papers to screen (${papers.length}):\n${dataBlock("papers", records)}`;
 }
+
+/** The papers of a reasoning call, with the decision the labelling stage reached for each. */
+function reasoningMessage(items: { id: string; item: ReasoningInput }[], abstractChars: number): string {
+  const records = items.map(({ id, item }) => ({
+    id,
+    title: item.paper.title,
+    abstract_excerpt: excerpt(item.paper.abstract, abstractChars),
+    decision: item.decision,
+    include_votes: `${item.includeVotes} of ${item.repetitions}`,
+    criteria_verdicts: item.verdicts.map((v, c) => `${c + 1} ${v}`).join("; "),
+  }));
+  return `Papers to explain (${items.length}):\n${dataBlock("papers", records)}`;
+}
+
+/** Reasons are written from paper text, so they travel as data too. */
+function reasonsBlock(reasons: string[]): string {
+  const ids = reasonIds(reasons.length);
+  return `Screening reasons (${reasons.length}):\n${dataBlock("reasons", reasons.map((reason, i) => ({ id: ids[i], reason })))}`;
+}
+
+function reasonIds(count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `r${i + 1}`);
+}
+
+/** What a paper's reasoning says when the model gave none for it, even when asked twice. */
+export const MISSING_REASON = "No reasoning was returned for this paper.";
 
 /** At most `max` characters, cut at a word where one is near, "…" included (so an excerpt is its own excerpt). */
 function excerpt(text: string, max: number): string {

@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { ScreeningJobParams, type ScreeningJobInput, type ScreeningStage } from "@litrev/contracts";
-import type { JobContext, JobOutcome, JsonRecord } from "@litrev/jobs";
+import { PartialFailure, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
+import { CostCeiling } from "@litrev/llm";
 import { assignClusters } from "./assignment";
 import { clusterReasons } from "./clustering";
+import { CostCeilingExceeded, CostMeter } from "./cost-meter";
 import { labelPapers } from "./labelling";
 import { reasonPapers } from "./reasoning";
 import { UsageMeter, type StageContext } from "./stage";
@@ -44,7 +46,8 @@ export async function runScreeningPipeline(
   const input = await job.input<ScreeningJobInput>();
   const { papers, criteria, questions } = input;
   const frame: JobFrame = { criteria, questions, model: params.model };
-  const usage = new UsageMeter();
+  const meter = new CostMeter(CostCeiling.optional().parse(job.params.cost_ceiling));
+  const usage = new UsageMeter((stage, used) => meter.add(stage, used));
   const ctx: StageContext = {
     job,
     model: createModel(frame, params),
@@ -58,9 +61,18 @@ export async function runScreeningPipeline(
   };
 
   const results: PaperResult[] = new Array(papers.length);
+  // Over its cost ceiling, the job ends failed with what it finished (stored with the failed job).
+  const stopAtCeiling = (error: unknown): never => {
+    if (!(error instanceof CostCeilingExceeded)) throw error;
+    const labelled = results.filter(Boolean);
+    throw new PartialFailure(error.failure(`${labelled.length} of ${results.length} papers were labelled`), {
+      items: labelled as unknown as JsonRecord[],
+      extra: { usage: usage.total(), usage_by_stage: usage.byStage },
+    });
+  };
   await labelPapers(ctx, papers, params.repetitions, settings.labelBatch, (i, votes) => {
     results[i] = labelledResult(papers[i]!.id, votes, criteria, params.threshold);
-  });
+  }).catch(stopAtCeiling);
   await reasonPapers(
     ctx,
     papers,
@@ -73,14 +85,14 @@ export async function runScreeningPipeline(
     }),
     settings.reasonBatch,
     (i, reason) => (results[i]!.reasoning = reason),
-  );
+  ).catch(stopAtCeiling);
   papers.length = 0;
 
   // The clustered side (spec): include → score ≥ threshold, exclude → below it, absent → every paper.
   const clustered = results.flatMap((result, i) => (params.clusters_type === null || result.decision === params.clusters_type ? [i] : []));
   const reasons = clustered.map((i) => results[i]!.reasoning);
-  const themes = await clusterReasons(ctx, reasons, settings.clusterChunk, settings.maxClusters);
-  const assignment = await assignClusters(ctx, reasons, themes, settings.assignBatch);
+  const themes = await clusterReasons(ctx, reasons, settings.clusterChunk, settings.maxClusters).catch(stopAtCeiling);
+  const assignment = await assignClusters(ctx, reasons, themes, settings.assignBatch).catch(stopAtCeiling);
   clustered.forEach((paperIndex, k) => (results[paperIndex]!.cluster_id = assignment.clusterIds[k] ?? -1));
 
   const total = usage.total();

@@ -17,8 +17,12 @@ export interface StageContext {
 export class UsageMeter {
   readonly byStage: Partial<Record<ScreeningStage, StageUsage>> = {};
 
+  /** `onAdd` sees every usage once counted (the job's cost meter throws from it to end the run). */
+  constructor(private readonly onAdd?: (stage: ScreeningStage, usage: StageUsage) => void) {}
+
   add(stage: ScreeningStage, usage: StageUsage): void {
     this.byStage[stage] = addStageUsage(this.byStage[stage] ?? ZERO_STAGE_USAGE, usage);
+    this.onAdd?.(stage, usage);
   }
 
   total(): StageUsage {
