@@ -21,6 +21,10 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend({
   OTEL_POLL_TRACE_RATIO: z.coerce.number().min(0).max(1).default(0.01),
   /** How long readiness waits for services to report their database status. */
   READY_WAIT_MS: z.coerce.number().int().min(50).default(500),
+  /** Job event streams (server-sent events) one gateway serves at once; one more is answered 503. */
+  MAX_EVENT_STREAMS: z.coerce.number().int().min(1).max(100_000).default(1000),
+  /** How often an open event stream gets a comment line, so proxies and clients see it alive. */
+  EVENT_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
 

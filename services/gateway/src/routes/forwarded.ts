@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { type Operation, forwardedRoutes as routes, operations, headers } from "@litrev/contracts";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
+import { jobEventRoutes } from "../jobs/job-events";
 import { jobRouteHandlers } from "../jobs/job-routes";
 
 /**
@@ -13,6 +14,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     const jobs = jobRouteHandlers(deps);
     app.addHook("onClose", () => jobs.close());
+    await app.register(jobEventRoutes(deps, jobs.live));
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
       const jobHandler = jobs.handlers.get(operation);

@@ -1,0 +1,112 @@
+import { TEST_API_KEY } from "./stack";
+
+/** A server-sent event as a client reads it off the wire (comment lines are counted, not kept). */
+export interface SseEvent {
+  event: string;
+  id: string | undefined;
+  data: string;
+}
+
+export interface SseRead {
+  status: number;
+  headers: Headers;
+  events: SseEvent[];
+  /** Comment lines (heartbeats) seen. */
+  comments: number;
+  /** The server closed the stream (rather than the reader stopping). */
+  closedByServer: boolean;
+  /** The body when the answer was not an event stream. */
+  body: string;
+}
+
+export interface SseReadOptions {
+  headers?: Record<string, string>;
+  lastEventId?: string;
+  /** Stop reading (and disconnect) once this returns true for the events so far. */
+  until?: (events: SseEvent[]) => boolean;
+  /** Called with each event as it arrives. */
+  onEvent?: (event: SseEvent) => void;
+  timeoutMs?: number;
+  /** Disconnects when aborted; the read then resolves with what it had. */
+  signal?: AbortSignal;
+}
+
+/** Parses complete events off the front of `buffer`; returns what is left (an incomplete event). */
+export function parseSse(buffer: string, onEvent: (event: SseEvent) => void, onComment: () => void): string {
+  let rest = buffer;
+  for (;;) {
+    const end = rest.search(/\r?\n\r?\n/);
+    if (end < 0) return rest;
+    const block = rest.slice(0, end);
+    rest = rest.slice(end + (rest[end] === "\r" ? 4 : 2));
+    let event = "message";
+    let id: string | undefined;
+    const data: string[] = [];
+    let fields = 0;
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith(":")) {
+        onComment();
+        continue;
+      }
+      const colon = line.indexOf(":");
+      const name = colon < 0 ? line : line.slice(0, colon);
+      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+      fields++;
+      if (name === "event") event = value;
+      else if (name === "id") id = value;
+      else if (name === "data") data.push(value);
+    }
+    if (fields > 0 && data.length > 0) onEvent({ event, id, data: data.join("\n") });
+  }
+}
+
+/** Reads a job's event stream the way `curl -N` shows it, with the test key unless headers say otherwise. */
+export async function readEventStream(url: string, options: SseReadOptions = {}): Promise<SseRead> {
+  const headers: Record<string, string> = { "x-api-key": TEST_API_KEY, accept: "text/event-stream", ...(options.headers ?? {}) };
+  if (options.lastEventId !== undefined) headers["last-event-id"] = options.lastEventId;
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`event stream not finished within ${options.timeoutMs ?? 90_000} ms`)), options.timeoutMs ?? 90_000);
+  let left = false;
+  const leave = () => {
+    left = true;
+    controller.abort();
+  };
+  options.signal?.addEventListener("abort", leave, { once: true });
+  let result: SseRead | undefined;
+  try {
+    const response = await fetch(url, { headers, signal: controller.signal });
+    result = { status: response.status, headers: response.headers, events: [], comments: 0, closedByServer: false, body: "" };
+    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
+      result.body = await response.text();
+      return result;
+    }
+    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) {
+        result.closedByServer = true;
+        return result;
+      }
+      const read = result;
+      buffer = parseSse(
+        buffer + value,
+        (event) => {
+          read.events.push(event);
+          options.onEvent?.(event);
+        },
+        () => read.comments++,
+      );
+      if (options.until?.(result.events)) {
+        await reader.cancel();
+        return result;
+      }
+    }
+  } catch (error) {
+    if (left && result) return result;
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener("abort", leave);
+  }
+}
