@@ -8,6 +8,7 @@ import type { GatewayEnv } from "./env";
 import { toHttp } from "./http-errors";
 import { registerOpenApi } from "./openapi";
 import { traceRoutes } from "./tracing";
+import { consoleRoutes } from "./console/console-routes";
 import { configRoutes } from "./routes/config";
 import { forwardedRoutes } from "./routes/forwarded";
 import { healthRoutes } from "./routes/health";
@@ -21,8 +22,8 @@ export interface GatewayDeps {
   configStore: () => Promise<ConfigStore>;
 }
 
-/** Paths served without a service key. */
-const PUBLIC = [/^\/health(\/ready)?$/, /^\/docs(\/|$)/, /^\/openapi\.json$/];
+/** Paths served without a service key (the console's static page holds no data: its API calls carry the key). */
+const PUBLIC = [/^\/health(\/ready)?$/, /^\/docs(\/|$)/, /^\/openapi\.json$/, /^\/console(\/[\w.-]*)?$/];
 
 /**
  * `/v1/x` and `/x` are the same route (spec, Versioning). One route table under `/v1` keeps the
@@ -32,7 +33,7 @@ const PUBLIC = [/^\/health(\/ready)?$/, /^\/docs(\/|$)/, /^\/openapi\.json$/];
 export function rewriteUrl(url: string): string {
   if (url.startsWith("/v1/health")) return url.slice(3);
   if (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?")) return url;
-  if (/^\/(health|docs|openapi\.json)(\/|\?|$)/.test(url)) return url;
+  if (/^\/(health|docs|openapi\.json|console)(\/|\?|$)/.test(url)) return url;
   return `/v1${url}`;
 }
 
@@ -107,6 +108,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps));
   await app.register(configRoutes(deps), { prefix: "/v1" });
   await app.register(forwardedRoutes(deps));
+  await app.register(consoleRoutes());
   return app;
 }
 
