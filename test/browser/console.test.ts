@@ -99,7 +99,7 @@ describe("the console in headless Chromium", () => {
         if (bar && seen.at(-1) !== bar.value) seen.push(bar.value);
       }).observe(document.querySelector("#screening-jobs"), { subtree: true, childList: true, attributes: true, characterData: true });
     })()`);
-    await page.getByLabel("Papers", { exact: true }).fill("3000");
+    await page.getByLabel("Papers", { exact: true }).fill("5000");
     await page.getByLabel("Repetitions", { exact: true }).fill("5");
     await page.getByRole("button", { name: "Start a mock screening job" }).click();
     const row = page.locator("#screening-jobs tr[data-job-id]").first();
@@ -126,7 +126,7 @@ describe("the console in headless Chromium", () => {
     const chartTitle = await page.locator("#clusters-chart-title").textContent();
     expect(chartTitle).toMatch(/^Papers per reason cluster: /);
     const counts = await page.locator("#clusters-chart g > text:last-of-type").allTextContents();
-    expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(3000);
+    expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(5000);
     expect(await page.locator("#verdicts tbody tr").count()).toBe(3);
     expect(await page.locator("#papers tbody tr").count()).toBe(100);
     await page.getByRole("button", { name: "Show 100 more" }).click();

@@ -260,8 +260,8 @@ function demoPapers(count) {
 }
 
 const LIST_COLUMNS = {
-  screening: ["Job", "Status", "Progress", "Stage", "Model", "Papers", "Duration", "Cost", "Stage timings · error"],
-  indexer: ["Job", "Status", "Progress", "Stage", "Model", "Records", "Duration", "Cost", "Stage timings · error"],
+  screening: ["Job", "Status", "Progress", "Stage", "Model", "Papers", "Duration", "Estimated cost", "Stage timings · spent · error"],
+  indexer: ["Job", "Status", "Progress", "Stage", "Model", "Records", "Duration", "Estimated cost", "Stage timings · spent · error"],
 };
 
 async function jobsView(view, signal) {
@@ -415,11 +415,15 @@ function updateRow(tr, data) {
   if (typeof data.progress === "number") setProgress(cell("progress"), data.progress);
   if (data.stage !== undefined) cell("stage").textContent = data.stage || dash;
   if (data.duration_ms !== undefined) cell("duration").textContent = fmtMs(data.duration_ms);
-  const spent = usageCost(data.usage);
-  if (spent !== null) cell("cost").textContent = fmtCost(spent);
-  else if (data.estimated_cost_usd !== undefined) cell("cost").textContent = fmtCost(data.estimated_cost_usd);
+  if (data.estimated_cost_usd !== undefined) cell("cost").textContent = fmtCost(data.estimated_cost_usd);
   if (data.fromListing) return;
   const details = [fmtTimings(data.stage_timings)];
+  // A screening job's poll body has no usage: the last state event's figure stays.
+  const spent = usageCost(data.usage) ?? (tr.dataset.spent ? Number(tr.dataset.spent) : null);
+  if (spent !== null) {
+    tr.dataset.spent = String(spent);
+    details.push(`spent ${fmtCost(spent)}`);
+  }
   if (data.error) details.push(`Error: ${data.error}${data.error_category ? ` (${data.error_category})` : ""}`);
   cell("details").textContent = details.join(" · ");
 }

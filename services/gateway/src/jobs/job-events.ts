@@ -106,7 +106,7 @@ export class JobEventStreams {
     feed.streams.add(stream);
     this.#streams.add(stream);
     res.once("close", () => this.#detach(feed, stream));
-    if (res.destroyed) return this.#detach(feed, stream); // the client left while the stream was being opened
+    if (res.destroyed || res.socket?.destroyed) return this.#detach(feed, stream); // the client left while the stream was being opened
     if (this.#closed) return void res.end();
     this.#sendState(feed, stream);
   }
