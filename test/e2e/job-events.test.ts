@@ -52,6 +52,7 @@ describe("job events (server-sent events) through the gateway", () => {
     const extraction = extractionResponder();
     provider = await startFakeProvider({ latencyMs: 120, respond: (request, context) => screening(request, context) ?? extraction(request) });
     stack = await startStack({
+      gateways: 2,
       services: { screening: 1, indexer: 1 },
       env: {
         OPENAI_API_KEY: SERVER_KEY,
@@ -71,7 +72,7 @@ describe("job events (server-sent events) through the gateway", () => {
     await provider?.close();
   });
 
-  const eventsUrl = (kind: Kind, jobId: string, prefix = "/v1") => `${stack.baseUrl}${prefix}/${kind}/jobs/${jobId}/events`;
+  const eventsUrl = (kind: Kind, jobId: string, prefix = "/v1", base = stack.baseUrl) => `${base}${prefix}/${kind}/jobs/${jobId}/events`;
   const screeningJob = async (papers: number, projectId: number) => {
     const res = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(papers), criteria: CRITERIA, repetitions: 1, project_id: projectId });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -115,7 +116,7 @@ describe("job events (server-sent events) through the gateway", () => {
     await waitFor(async () => (await stack.http("GET", `/v1/screening/jobs/${ahead}`)).body.status === "completed", 60_000);
   });
 
-  it("an indexer job's stream resumed with Last-Event-ID repeats nothing, on the unprefixed path too", async () => {
+  it("an indexer job's stream resumed with Last-Event-ID on another gateway repeats nothing (unprefixed path)", async () => {
     const ahead = await indexerJob(4);
     const jobId = await indexerJob(8);
     const first = await readEventStream(eventsUrl("indexer", jobId), { until: (events) => events.filter((e) => e.event === "state").length >= 3 });
@@ -125,7 +126,8 @@ describe("job events (server-sent events) through the gateway", () => {
     expect(lastId).toMatch(/^\d+$/);
     expect(JobStateEvent.parse(JSON.parse(first.events[0]!.data)).status).toBe("pending");
 
-    const rest = await readEventStream(eventsUrl("indexer", jobId, ""), { lastEventId: lastId });
+    // Event ids are the live state's revisions, the same on every replica: the other gateway resumes.
+    const rest = await readEventStream(eventsUrl("indexer", jobId, "", stack.gatewayUrls[1]), { lastEventId: lastId });
     expect(rest.closedByServer).toBe(true);
     for (const event of rest.events.slice(0, -1)) expect(Number(event.id)).toBeGreaterThan(Number(lastId));
     const all = [...first.events, ...rest.events];
