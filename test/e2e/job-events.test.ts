@@ -231,7 +231,7 @@ describe("job events (server-sent events) through the gateway", () => {
       const [ra, rc] = await Promise.all([a.done, c.done]);
       expect(ra.closedByServer && rc.closedByServer).toBe(true);
       expect(Date.now() - stopped).toBeLessThan(10_000);
-      expect(gateway.exitCode, output.slice(-2000)).toBe(0);
+      expect(gateway.exitCode, output.slice(-4000)).toBe(0);
       provider.setBehaviour({ mode: "normal" });
     });
   });

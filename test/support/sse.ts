@@ -1,3 +1,4 @@
+import { request as httpRequest } from "node:http";
 import { TEST_API_KEY } from "./stack";
 
 /** A server-sent event as a client reads it off the wire (comment lines are counted, not kept). */
@@ -60,53 +61,67 @@ export function parseSse(buffer: string, onEvent: (event: SseEvent) => void, onC
   }
 }
 
-/** Reads a job's event stream the way `curl -N` shows it, with the test key unless headers say otherwise. */
-export async function readEventStream(url: string, options: SseReadOptions = {}): Promise<SseRead> {
+/**
+ * Reads a job's event stream the way `curl -N` shows it, with the test key unless headers say
+ * otherwise: one plain HTTP/1.1 connection per stream (no pool), closed when the reader stops.
+ */
+export function readEventStream(url: string, options: SseReadOptions = {}): Promise<SseRead> {
   const headers: Record<string, string> = { "x-api-key": TEST_API_KEY, accept: "text/event-stream", ...(options.headers ?? {}) };
   if (options.lastEventId !== undefined) headers["last-event-id"] = options.lastEventId;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error(`event stream not finished within ${options.timeoutMs ?? 90_000} ms`)), options.timeoutMs ?? 90_000);
-  let left = false;
-  const leave = () => {
-    left = true;
-    controller.abort();
-  };
-  options.signal?.addEventListener("abort", leave, { once: true });
-  let result: SseRead | undefined;
-  try {
-    const response = await fetch(url, { headers, signal: controller.signal });
-    result = { status: response.status, headers: response.headers, events: [], comments: 0, closedByServer: false, body: "" };
-    if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {
-      result.body = await response.text();
-      return result;
-    }
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) {
-        result.closedByServer = true;
-        return result;
-      }
-      const read = result;
-      buffer = parseSse(
-        buffer + value,
-        (event) => {
-          read.events.push(event);
-          options.onEvent?.(event);
-        },
-        () => read.comments++,
-      );
-      if (options.until?.(result.events)) {
-        await reader.cancel();
-        return result;
-      }
-    }
-  } catch (error) {
-    if (left && result) return result;
-    throw error;
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener("abort", leave);
-  }
+  const timeoutMs = options.timeoutMs ?? 90_000;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers, agent: false });
+    let result: SseRead | undefined;
+    let settled = false;
+    const settle = (error?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", leave);
+      if (error || !result) reject(error ?? new Error("the stream closed before an answer"));
+      else resolve(result);
+    };
+    const timer = setTimeout(() => {
+      req.destroy();
+      settle(new Error(`event stream not finished within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const leave = () => {
+      req.destroy();
+      settle();
+    };
+    if (options.signal?.aborted) return leave();
+    options.signal?.addEventListener("abort", leave, { once: true });
+    req.on("error", (error) => settle(result ? undefined : error));
+    req.on("response", (res) => {
+      const responseHeaders = new Headers();
+      for (const [name, value] of Object.entries(res.headers)) if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(", ") : value);
+      const read: SseRead = { status: res.statusCode ?? 0, headers: responseHeaders, events: [], comments: 0, closedByServer: false, body: "" };
+      result = read;
+      const isStream = responseHeaders.get("content-type")?.startsWith("text/event-stream") ?? false;
+      let buffer = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        if (settled) return;
+        if (!isStream) {
+          read.body += chunk;
+          return;
+        }
+        buffer = parseSse(
+          buffer + chunk,
+          (event) => {
+            read.events.push(event);
+            options.onEvent?.(event);
+          },
+          () => read.comments++,
+        );
+        if (options.until?.(read.events)) leave();
+      });
+      res.on("end", () => {
+        if (isStream && !settled) read.closedByServer = true;
+        settle();
+      });
+      res.on("close", () => settle());
+    });
+    req.end();
+  });
 }

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { ServerResponse } from "node:http";
+import type { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import type { LiveJobState } from "@litrev/contracts";
 import { newJobState, type MirrorEntry, type MirrorListener } from "@litrev/jobs/client";
@@ -7,7 +7,7 @@ import { createLogger } from "@litrev/telemetry";
 import { JobEventStreams, type PollJob } from "./job-events";
 import type { LiveJobs } from "./live-jobs";
 
-/** What a stream writes to, recorded (the parts of ServerResponse the streams use). */
+/** What a stream writes to, recorded (the parts of a Writable the streams use). */
 class FakeResponse extends EventEmitter {
   text = "";
   writableEnded = false;
@@ -78,7 +78,7 @@ function setUp(options: { maxStreams?: number } = {}) {
   const follow = (lastRevision = 0, key = "k") => {
     const res = new FakeResponse();
     expect(streams!.reserve()).toBe(true);
-    streams!.follow("screening", jobs, "job-1", res as unknown as ServerResponse, lastRevision, { "x-api-key": key });
+    streams!.follow("screening", jobs, "job-1", res as unknown as Writable, lastRevision, { "x-api-key": key });
     return res;
   };
   return { mirror, polls, follow, streams };

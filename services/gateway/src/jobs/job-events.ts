@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders, ServerResponse } from "node:http";
+import type { IncomingHttpHeaders } from "node:http";
+import { PassThrough, type Writable } from "node:stream";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { JOB_EVENT, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
@@ -39,7 +40,8 @@ export interface PollAnswer {
 export type PollJob = (service: JobService, jobId: string, headers: Record<string, string>) => Promise<PollAnswer>;
 
 interface Stream {
-  res: ServerResponse;
+  /** The response body (piped to the socket by fastify, so the request is logged, measured and traced when it ends). */
+  res: Writable;
   /** Revision of the last state event this client has (from Last-Event-ID, then from what was sent). */
   lastRevision: number;
   /** The caller's headers (its key), for the poll that reads the finished job. */
@@ -100,13 +102,13 @@ export class JobEventStreams {
   }
 
   /** Streams the job's state changes to `res` (its headers already sent) until the job ends or the client goes. */
-  follow(service: JobService, jobs: LiveJobs, jobId: string, res: ServerResponse, lastRevision: number, headers: Record<string, string>): void {
+  follow(service: JobService, jobs: LiveJobs, jobId: string, res: Writable, lastRevision: number, headers: Record<string, string>): void {
     const stream: Stream = { res, lastRevision, headers };
     const feed = this.#feedOf(service, jobs, jobId);
     feed.streams.add(stream);
     this.#streams.add(stream);
     res.once("close", () => this.#detach(feed, stream));
-    if (res.destroyed || res.socket?.destroyed) return this.#detach(feed, stream); // the client left while the stream was being opened
+    if (res.destroyed) return this.#detach(feed, stream); // the client left while the stream was being opened
     if (this.#closed) return void res.end();
     this.#sendState(feed, stream);
   }
@@ -195,7 +197,7 @@ export class JobEventStreams {
   #write(stream: Stream, bytes: Buffer): void {
     const { res } = stream;
     if (res.writableEnded || res.destroyed) return;
-    if (res.writableLength > MAX_BUFFERED_BYTES) return void res.destroy();
+    if (backlog(res) > MAX_BUFFERED_BYTES) return void res.destroy();
     res.write(bytes);
   }
 
@@ -206,6 +208,11 @@ export class JobEventStreams {
       if (!feed.ending && !feed.jobs.mirror.get(feed.jobId)) void this.#refresh(feed);
     }
   }
+}
+
+/** Bytes written to a stream and not yet taken by the socket. */
+function backlog(res: Writable): number {
+  return res.writableLength + ((res as Partial<PassThrough>).readableLength ?? 0);
 }
 
 /** Whether a poll body is a finished job (both kinds' poll bodies start with job_id, then status). */
@@ -287,14 +294,13 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry): Fasti
         const first = await poll(service, job_id, headers);
         if (first.status !== 200) return reply.status(first.status).type(first.contentType).send(first.payload);
         if (isTerminalPoll(first.payload)) {
-          openStream(request, reply);
-          reply.raw.end(sseFrame({ event: JOB_EVENT.end, id: TERMINAL_EVENT_ID, data: first.payload }));
+          openStream(request, reply).end(sseFrame({ event: JOB_EVENT.end, id: TERMINAL_EVENT_ID, data: first.payload }));
           return reply;
         }
         const jobs = live.ready(service) ?? (await live.get(service));
-        openStream(request, reply);
+        const body = openStream(request, reply);
         handedOver = true;
-        streams.follow(service, jobs, job_id, reply.raw, last.kind === "revision" ? last.revision : 0, headers);
+        streams.follow(service, jobs, job_id, body, last.kind === "revision" ? last.revision : 0, headers);
         return reply;
       } finally {
         if (!handedOver) streams.release();
@@ -319,14 +325,17 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry): Fasti
   };
 }
 
-function openStream(request: FastifyRequest, reply: FastifyReply): void {
-  reply.hijack();
-  reply.raw.writeHead(200, {
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache, no-transform",
-    connection: "keep-alive",
-    "x-accel-buffering": "no", // proxies that buffer responses (nginx) pass events on at once
-    "x-request-id": request.id,
-  });
-  reply.raw.write(sseRetry(RECONNECT_MS));
+/** Starts the event-stream response; events are written to the returned body. */
+function openStream(request: FastifyRequest, reply: FastifyReply): PassThrough {
+  const body = new PassThrough();
+  body.write(sseRetry(RECONNECT_MS));
+  void reply
+    .headers({
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      "x-accel-buffering": "no", // proxies that buffer responses (nginx) pass events on at once
+      "x-request-id": request.id,
+    })
+    .send(body);
+  return body;
 }
