@@ -101,7 +101,7 @@ export class JobEventStreams {
     this.#open--;
   }
 
-  /** Streams the job's state changes to `res` (its headers already sent) until the job ends or the client goes. */
+  /** Streams the job's state changes into `res`, the response body, until the job ends or the client goes. */
   follow(service: JobService, jobs: LiveJobs, jobId: string, res: Writable, lastRevision: number, headers: Record<string, string>): void {
     const stream: Stream = { res, lastRevision, headers };
     const feed = this.#feedOf(service, jobs, jobId);
