@@ -90,6 +90,11 @@ export class JobEventStreams {
     return this.#open;
   }
 
+  /** The gateway is shutting down: it opens no stream. */
+  get closing(): boolean {
+    return this.#closed;
+  }
+
   /** Takes a slot for one stream; false at the limit or once closing. Every true is matched by one release. */
   reserve(): boolean {
     if (this.#closed || this.#open >= this.options.maxStreams) return false;
@@ -273,7 +278,9 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry): Fasti
         const { status, body } = toHttp(
           new ServiceError(
             "service_unavailable",
-            `This gateway already serves its limit of ${deps.env.MAX_EVENT_STREAMS} job event streams (MAX_EVENT_STREAMS); poll the job, or retry later`,
+            streams.closing
+              ? "This gateway is shutting down; reconnect (another replica will serve the stream)"
+              : `This gateway already serves its limit of ${deps.env.MAX_EVENT_STREAMS} job event streams (MAX_EVENT_STREAMS); poll the job, or retry later`,
           ),
         );
         return reply.status(status).header("retry-after", "5").send(body);
