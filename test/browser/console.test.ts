@@ -3,7 +3,10 @@ import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
+import { extractionResponder } from "../../services/indexer/src/testing/responder";
 import { ROOT } from "../../scripts/lib/launch";
+import { indexerRecords } from "../support/dataset";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
 
 /**
@@ -30,6 +33,7 @@ describe("the console in headless Chromium", () => {
   let chromiumPath: string | undefined;
   let skipReason = "";
   let stack: Stack;
+  let provider: FakeProvider;
   let browser: Browser;
   let page: Page;
   const outside: string[] = [];
@@ -44,8 +48,9 @@ describe("the console in headless Chromium", () => {
     }
     chromiumPath = found.path;
     mkdirSync(ARTIFACTS, { recursive: true });
-    // Mock jobs need no provider key; the indexer runs so its listing answers.
-    stack = await startStack({ services: { screening: 1, indexer: 1 } });
+    // Mock screening jobs need no provider; extraction jobs get the fake one.
+    provider = await startFakeProvider({ latencyMs: 150, respond: extractionResponder() });
+    stack = await startStack({ services: { screening: 1, indexer: 1 }, env: { OPENAI_API_KEY: "sk-console-test", OPENAI_BASE_URL: provider.url, INDEXER_JOB_RECORD_CONCURRENCY: "1" } });
     // Playwright gives the browser a new empty profile of its own.
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: "reduce" });
@@ -59,6 +64,7 @@ describe("the console in headless Chromium", () => {
   afterAll(async () => {
     await browser?.close();
     await stack?.stop();
+    await provider?.close();
   });
 
   const shot = async (name: string, fullPage = false) => {
@@ -136,6 +142,16 @@ describe("the console in headless Chromium", () => {
     await page.evaluate("window.scrollTo(0, 0)");
     const jobShot = await shot("3-job");
     await shot("3-job-full", true);
+
+    // An extraction job's page, followed live until its records are all there.
+    const fields = [{ name: "design", description: "Study design", data_type_primary: "text", data_type_secondary: "NA" }];
+    const extraction = await stack.http("POST", "/v1/indexer/jobs", { records: indexerRecords(6, { withAbstractOnly: true }), fields });
+    expect(extraction.status).toBe(200);
+    await page.goto(`${stack.baseUrl}/console#/job/indexer/${extraction.body.job_id}`);
+    await expect.poll(() => page.locator('[data-fact="status"]').textContent(), { timeout: 60_000, interval: 100 }).toBe("completed");
+    expect(await page.locator("#records tbody tr").count()).toBe(6);
+    expect(await page.locator("#records thead th").allTextContents()).toContain("design");
+    await shot("5-extraction-job", true);
 
     // The configuration and the prompt list.
     await page.getByRole("link", { name: "Configuration" }).click();

@@ -461,7 +461,7 @@ async function jobView(view, kind, jobId, signal) {
     if (data.usage && typeof data.usage.input_tokens === "number") rows.push(["Tokens in / out", `${data.usage.input_tokens} / ${data.usage.output_tokens ?? 0}`]);
     if (typeof data.items_total === "number") rows.push(["Records done", `${data.items_done ?? 0} of ${data.items_total}`]);
     facts.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", { "data-fact": k.toLowerCase() }, v)]));
-    timings.replaceChildren(stageTimingsTable(data.stage_timings));
+    timings.replaceChildren(stageTimingsTable(data.stage_timings, data.status));
     errorBox.replaceChildren(
       ...(data.error
         ? [h("p", { class: "alert", role: "alert" }, `Error (${data.error_category ?? "unknown"}${data.error_retryable ? ", retryable" : ""}): ${data.error}`)]
@@ -487,9 +487,9 @@ async function jobView(view, kind, jobId, signal) {
   }
 }
 
-function stageTimingsTable(timings) {
+function stageTimingsTable(timings, status) {
   const entries = Object.entries(timings ?? {});
-  if (entries.length === 0) return h("p", { class: "muted", text: "No stage has finished yet." });
+  if (entries.length === 0) return h("p", { class: "muted", text: isActive(status) ? "No stage has finished yet." : "This job reports no stage timings." });
   return h(
     "div",
     { class: "table-wrap" },
@@ -662,6 +662,11 @@ function renderIndexerResults(container, job) {
 
 function cellText(value) {
   if (value === null || value === undefined) return dash;
+  // An extracted field: its value and the model's confidence (the evidence is in the API's answer).
+  if (typeof value === "object" && !Array.isArray(value) && "value" in value) {
+    const confidence = typeof value.confidence === "number" ? ` (confidence ${value.confidence})` : "";
+    return `${cellText(value.value)}${confidence}`;
+  }
   if (typeof value === "object") {
     const text = JSON.stringify(value);
     return text.length > 160 ? `${text.slice(0, 159)}…` : text;
