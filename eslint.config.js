@@ -4,7 +4,7 @@ import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  { ignores: ["**/node_modules/", ".toolchain/", ".data/", "coverage/"] },
+  { ignores: ["**/node_modules/", ".toolchain/", ".data/", "coverage/", "test-artifacts/"] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {
@@ -22,6 +22,18 @@ export default defineConfig(
     languageOptions: {
       sourceType: "script",
       globals: { rs: "readonly", db: "readonly", print: "readonly", sleep: "readonly" },
+    },
+  },
+  {
+    // The gateway's console: a browser module served as it is (services/gateway/console).
+    files: ["services/gateway/console/**/*.js"],
+    languageOptions: {
+      sourceType: "module",
+      globals: Object.fromEntries(
+        ["window", "document", "location", "sessionStorage", "fetch", "setTimeout", "clearTimeout", "Node", "TextDecoderStream", "AbortController"].map(
+          (name) => [name, "readonly"],
+        ),
+      ),
     },
   },
 );

@@ -69,6 +69,7 @@ try {
   await waitForPort(port, 60_000);
   console.log(`[stack] API:  http://localhost:${port}/v1  (health: http://localhost:${port}/health)`);
   console.log(`[stack] docs: http://localhost:${port}/docs  (OpenAPI: http://localhost:${port}/openapi.json)`);
+  console.log(`[stack] console: http://localhost:${port}/console  (asks for the service key)`);
   console.log(`[stack] press Ctrl-C to stop`);
 } catch (error) {
   console.error(`[stack] the gateway did not start: ${(error as Error).message}`);

@@ -6,6 +6,7 @@ export * from "./envelope";
 export * from "./errors";
 export * from "./health";
 export * from "./indexer";
+export * from "./job-events";
 export * from "./jobs";
 export * from "./models";
 export * from "./operations";

@@ -9,6 +9,7 @@ import { toHttp } from "./http-errors";
 import { jsonDepthExceeds } from "./json-depth";
 import { registerOpenApi } from "./openapi";
 import { traceRoutes } from "./tracing";
+import { consoleRoutes } from "./console/console-routes";
 import { configRoutes } from "./routes/config";
 import { forwardedRoutes } from "./routes/forwarded";
 import { healthRoutes } from "./routes/health";
@@ -29,9 +30,11 @@ export interface GatewayDeps {
   configStore: () => Promise<ConfigStore>;
 }
 
-/** Paths served without a service key: the spec's two health routes, and the docs when DOCS_PUBLIC is set. */
+/** Paths served without a service key: the spec's two health routes, the console's static files, and the docs when DOCS_PUBLIC is set. */
 const HEALTH = [/^\/health(\/ready)?$/];
 const DOCS = [/^\/docs(\/|$)/, /^\/openapi\.json$/];
+/** The console's static files hold no data (its API calls carry the key), so they load without one. */
+const CONSOLE = [/^\/console(\/[\w.-]*)?$/];
 
 /**
  * `/v1/x` and `/x` are the same route (spec, Versioning). One route table under `/v1` keeps the
@@ -41,7 +44,7 @@ const DOCS = [/^\/docs(\/|$)/, /^\/openapi\.json$/];
 export function rewriteUrl(url: string): string {
   if (url.startsWith("/v1/health")) return url.slice(3);
   if (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?")) return url;
-  if (/^\/(health|docs|openapi\.json)(\/|\?|$)/.test(url)) return url;
+  if (/^\/(health|docs|openapi\.json|console)(\/|\?|$)/.test(url)) return url;
   return `/v1${url}`;
 }
 
@@ -112,7 +115,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   const identify = createKeyring(serviceKeys(env));
   app.decorateRequest("principal", null);
-  const PUBLIC = env.DOCS_PUBLIC ? [...HEALTH, ...DOCS] : HEALTH;
+  const PUBLIC = env.DOCS_PUBLIC ? [...HEALTH, ...CONSOLE, ...DOCS] : [...HEALTH, ...CONSOLE];
   // Callback-style hooks: on the hot poll path an async hook costs a promise per request.
   app.addHook("onRequest", (request, _reply, done) => {
     const path = request.url.split("?")[0] ?? "";
@@ -137,6 +140,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps));
   await app.register(configRoutes(deps), { prefix: "/v1" });
   await app.register(forwardedRoutes(deps));
+  await app.register(consoleRoutes());
   return app;
 }
 

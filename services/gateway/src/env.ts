@@ -65,6 +65,10 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend(RequestLi
   KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).default(72_000),
   /** Socket inactivity limit: a connection that sends and receives nothing for this long is closed. */
   CONNECTION_TIMEOUT_MS: z.coerce.number().int().min(0).default(0),
+  /** Job event streams (server-sent events) one gateway serves at once; one more is answered 503. */
+  MAX_EVENT_STREAMS: z.coerce.number().int().min(1).max(100_000).default(1000),
+  /** How often an open event stream gets a comment line, so proxies and clients see it alive. */
+  EVENT_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
 });
 export type GatewayEnv = z.infer<typeof GatewayEnv>;
 

@@ -57,7 +57,12 @@ const SPEC_CODES: Record<string, number[]> = {
 };
 
 /** Routes the project adds beyond the spec (issues asked for them); every other route is the spec's. */
-const ADDED_ROUTES = ["GET /v1/config/models", "PUT /v1/config/models"];
+const ADDED_ROUTES = [
+  "GET /v1/config/models",
+  "PUT /v1/config/models",
+  "GET /v1/screening/jobs/{job_id}/events",
+  "GET /v1/indexer/jobs/{job_id}/events",
+];
 
 const offlineLink = {
   connected: false,

@@ -6,7 +6,7 @@
 export { admitJob, reapOrphans } from "./admission";
 export type { AdmitRequest, AdmitResult, ProjectConflict } from "./admission";
 export { JobMirror } from "./mirror";
-export type { MirrorEntry } from "./mirror";
+export type { MirrorEntry, MirrorListener } from "./mirror";
 export { PartialReader } from "./partial-reader";
 export { JobReader } from "./reader";
 export { JOB_VIEWS } from "./views";

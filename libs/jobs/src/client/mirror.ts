@@ -15,6 +15,9 @@ export interface MirrorEntry {
   seenAt: number;
 }
 
+/** Told of every newer copy of one job, and of its removal (null). */
+export type MirrorListener = (entry: MirrorEntry | null) => void;
+
 /** An active job whose copy was not refreshed for this long is read again directly (a stalled watch heals itself). */
 const STALE_ACTIVE_MS = 15_000;
 /** How long a project question waits for the first full copy of the bucket before reading directly. */
@@ -49,6 +52,8 @@ export class JobMirror {
   readonly #ticker: NodeJS.Timeout;
   #stopped = false;
   #stopWatch: (() => void) | undefined;
+  /** Listeners by job: the one watch fans out in process (no NATS traffic per listener). */
+  readonly #listeners = new Map<string, Set<MirrorListener>>();
 
   private constructor(
     readonly kv: KV,
@@ -145,6 +150,20 @@ export class JobMirror {
     return true;
   }
 
+  /**
+   * Calls `listener` with each newer copy of the job as the watch (or a direct read) brings it, and
+   * with null when its state is removed; returns the function that stops listening.
+   */
+  listen(jobId: string, listener: MirrorListener): () => void {
+    let set = this.#listeners.get(jobId);
+    if (!set) this.#listeners.set(jobId, (set = new Set()));
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0 && this.#listeners.get(jobId) === set) this.#listeners.delete(jobId);
+    };
+  }
+
   stop(): void {
     this.#stopped = true;
     clearInterval(this.#ticker);
@@ -181,6 +200,7 @@ export class JobMirror {
     const entry: MirrorEntry = { state, revision, seenAt: Date.now() };
     this.#jobs.set(jobId, entry);
     this.#index(jobId, current?.state, state);
+    if (current?.revision !== revision) this.#notify(jobId, entry);
     return entry;
   }
 
@@ -188,6 +208,19 @@ export class JobMirror {
     const current = this.#jobs.get(jobId);
     this.#jobs.delete(jobId);
     this.#index(jobId, current?.state, undefined);
+    this.#notify(jobId, null);
+  }
+
+  #notify(jobId: string, entry: MirrorEntry | null): void {
+    const set = this.#listeners.get(jobId);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        listener(entry);
+      } catch (error) {
+        this.logger.warn({ err: error, jobId }, "job-state listener failed");
+      }
+    }
   }
 
   #index(jobId: string, before: LiveJobState | undefined, after: LiveJobState | undefined): void {

@@ -22,7 +22,8 @@ const JOB_OPERATIONS: Record<JobService, { create: Operation; get: Operation; ac
  * path; a body is serialised once per state revision); everything else — terminal jobs, which the
  * owning service reads from its store of record — goes to the owning service.
  */
-export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, JobRouteHandler>; close: () => Promise<void> } {
+// `live` (the mirrors) is shared with the job event streams: one watch per job kind and gateway.
+export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, JobRouteHandler>; live: LiveJobsRegistry; close: () => Promise<void> } {
   const sealer = KeySealer.fromEnv(deps.env);
   const live = new LiveJobsRegistry(deps.link, deps.logger);
   const bodies = new WeakMap<MirrorEntry, string>();
@@ -108,7 +109,7 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
       return entry ? send(reply, jobs, entry) : null;
     });
   }
-  return { handlers, close: () => live.close() };
+  return { handlers, live, close: () => live.close() };
 }
 
 /** The owner id of the request's service key: the client its jobs belong to (docs/security.md). */

@@ -14,6 +14,7 @@ import {
 } from "@litrev/contracts";
 import { callOperation, KeySealer } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
+import { jobEventRoutes } from "../jobs/job-events";
 import { jobRouteHandlers, ownerOf } from "../jobs/job-routes";
 import { modelGuardFor, type ModelGuard } from "../model-guard";
 
@@ -29,6 +30,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
     const sealer = KeySealer.fromEnv(deps.env);
     const models = modelGuardFor(deps);
     app.addHook("onClose", () => jobs.close());
+    await app.register(jobEventRoutes(deps, jobs.live));
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
       const jobHandler = jobs.handlers.get(operation);

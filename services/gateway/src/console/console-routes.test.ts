@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ServiceError } from "@litrev/contracts";
+import type { ConfigStore, NatsLink } from "@litrev/messaging";
+import { createLogger } from "@litrev/telemetry";
+import { buildApp } from "../app";
+import { GatewayEnv } from "../env";
+import { loadConsoleFiles } from "./console-routes";
+
+const KEY = "console-test-key";
+const offlineLink = {
+  connected: false,
+  connection: () => {
+    throw new ServiceError("service_unavailable", "offline");
+  },
+  ready: () => new Promise(() => undefined),
+  close: async () => undefined,
+} as unknown as NatsLink;
+
+describe("the console's files", () => {
+  let app: FastifyInstance;
+  beforeAll(async () => {
+    app = await buildApp({
+      env: GatewayEnv.parse({ API_KEY: KEY, JOB_KEY_SECRET: "console-test-job-key-secret" }),
+      logger: createLogger("console-test", "silent"),
+      link: offlineLink,
+      configStore: () => Promise.reject(new Error("offline")) as Promise<ConfigStore>,
+    });
+  });
+  afterAll(() => app?.close());
+
+  it("serves the page and its assets without a key, with a policy that allows nothing from elsewhere", async () => {
+    for (const url of ["/console", "/console/"]) {
+      const page = await app.inject({ method: "GET", url });
+      expect(page.statusCode, url).toBe(200);
+      expect(page.headers["content-type"]).toBe("text/html; charset=utf-8");
+      expect(page.body).toContain('<script type="module" src="/console/console.js">');
+      expect(page.headers["content-security-policy"]).toMatch(/default-src 'none'.*script-src 'self'.*connect-src 'self'/);
+      expect(page.headers["x-content-type-options"]).toBe("nosniff");
+    }
+    const script = await app.inject({ method: "GET", url: "/console/console.js" });
+    expect(script.statusCode).toBe(200);
+    expect(script.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+    expect((await app.inject({ method: "GET", url: "/console/console.css" })).headers["content-type"]).toBe("text/css; charset=utf-8");
+    // Nothing in the page refers to another origin.
+    expect(`${(await app.inject({ method: "GET", url: "/console" })).body}${script.body}`).not.toMatch(/(src|href)=["']?(https?:)?\/\//);
+  });
+
+  it("serves only the files it read at start-up: no path leaves the folder", async () => {
+    for (const url of ["/console/nope.js", "/console/..%2f..%2fpackage.json", "/console/%2e%2e%2fsrc%2fapp.ts", "/console/console-routes.ts"]) {
+      const res = await app.inject({ method: "GET", url, headers: { "x-api-key": KEY } });
+      expect(res.statusCode, url).toBe(404);
+    }
+    const outside = await app.inject({ method: "GET", url: "/console/../package.json" });
+    expect(outside.statusCode).not.toBe(200);
+  });
+
+  it("keeps the data behind the key: the page's API calls without it are refused", async () => {
+    const res = await app.inject({ method: "GET", url: "/v1/screening/jobs" });
+    expect(res.statusCode).toBe(401);
+    expect((await app.inject({ method: "GET", url: "/v1/console" })).statusCode).toBe(401);
+  });
+
+  it("reads only known kinds of file, within its bounds", () => {
+    const dir = mkdtempSync(join(tmpdir(), "litrev-console-"));
+    try {
+      writeFileSync(join(dir, "index.html"), "<p>hi</p>");
+      writeFileSync(join(dir, "secret.env"), "KEY=1");
+      writeFileSync(join(dir, "huge.js"), Buffer.alloc((1 << 20) + 1));
+      symlinkSync("/etc", join(dir, "etc.css"));
+      expect([...loadConsoleFiles(dir).keys()]).toEqual(["index.html"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,68 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { extname, join } from "node:path";
+import type { FastifyPluginAsync, FastifyReply } from "fastify";
+
+/** Where the console's files live: plain HTML, CSS and JavaScript, served as they are (no build step). */
+export const CONSOLE_DIR = join(import.meta.dirname, "../../console");
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+};
+/** Bounds on what is read into memory at start-up. */
+const MAX_FILES = 32;
+const MAX_FILE_BYTES = 1 << 20;
+
+/**
+ * Everything the page may load comes from this gateway, and its scripts may talk to this gateway
+ * only: no inline script, no third-party asset, no framing.
+ */
+const SECURITY_HEADERS = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-cache",
+};
+
+interface StaticFile {
+  body: Buffer;
+  type: string;
+}
+
+/** The console's files, read once: only names listed here are ever served, so no path can leave the folder. */
+export function loadConsoleFiles(dir = CONSOLE_DIR): Map<string, StaticFile> {
+  const files = new Map<string, StaticFile>();
+  for (const name of readdirSync(dir).sort()) {
+    const type = TYPES[extname(name)];
+    if (!type || !/^[\w.-]+$/.test(name)) continue;
+    const path = join(dir, name);
+    const stat = statSync(path);
+    if (!stat.isFile() || stat.size > MAX_FILE_BYTES) continue;
+    if (files.size >= MAX_FILES) break;
+    files.set(name, { body: readFileSync(path), type });
+  }
+  return files;
+}
+
+/**
+ * The console at `/console` (docs/console.md). The page and its assets are public — they hold no
+ * data; the page asks for the service key and sends it with every API call it makes, so every
+ * piece of data stays behind the key.
+ */
+export function consoleRoutes(dir = CONSOLE_DIR): FastifyPluginAsync {
+  return async (app) => {
+    const files = loadConsoleFiles(dir);
+    const send = (reply: FastifyReply, name: string) => {
+      const file = files.get(name);
+      if (!file) return reply.status(404).send({ detail: "Not Found" });
+      return reply.headers(SECURITY_HEADERS).type(file.type).send(file.body);
+    };
+    app.get("/console", { schema: { hide: true } }, (_request, reply) => send(reply, "index.html"));
+    app.get("/console/", { schema: { hide: true } }, (_request, reply) => send(reply, "index.html"));
+    app.get("/console/:file", { schema: { hide: true } }, (request, reply) => send(reply, (request.params as { file: string }).file));
+  };
+}

@@ -1,0 +1,172 @@
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
+import { extractionResponder } from "../../services/indexer/src/testing/responder";
+import { ROOT } from "../../scripts/lib/launch";
+import { indexerRecords } from "../support/dataset";
+import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
+
+/**
+ * The console in a real browser: headless Chromium (Debian's package, installed by
+ * scripts/ensure-chromium.sh when missing) driven by playwright-core against a running stack.
+ * It signs in with the key, starts a mock screening job, watches the job's progress bar move to
+ * completion through the event stream, opens the job's page (clusters chart, verdicts, papers) and
+ * the configuration, and saves a screenshot of each page under test-artifacts/console/.
+ * UPDATE_CONSOLE_SCREENSHOT=1 also copies the job page's screenshot to docs/console.png (the README's).
+ */
+
+const ARTIFACTS = join(ROOT, "test-artifacts", "console");
+/** Flags for a closed network: without the background-networking ones Chromium keeps trying to reach the outside. */
+const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+
+function findChromium(): { path: string } | { reason: string } {
+  const result = spawnSync("bash", [join(ROOT, "scripts/ensure-chromium.sh")], { encoding: "utf8", timeout: 900_000 });
+  const path = result.stdout.trim().split("\n").at(-1) ?? "";
+  if (result.status === 0 && path) return { path };
+  return { reason: result.stderr.trim().split("\n").at(-1) || `scripts/ensure-chromium.sh exited ${result.status}` };
+}
+
+describe("the console in headless Chromium", () => {
+  let chromiumPath: string | undefined;
+  let skipReason = "";
+  let stack: Stack;
+  let provider: FakeProvider;
+  let browser: Browser;
+  let page: Page;
+  const outside: string[] = [];
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    const found = findChromium();
+    if ("reason" in found) {
+      skipReason = found.reason;
+      console.warn(`[console browser test] skipped: ${skipReason}`);
+      return;
+    }
+    chromiumPath = found.path;
+    mkdirSync(ARTIFACTS, { recursive: true });
+    // Mock screening jobs need no provider; extraction jobs get the fake one.
+    provider = await startFakeProvider({ latencyMs: 150, respond: extractionResponder() });
+    stack = await startStack({ services: { screening: 1, indexer: 1 }, env: { OPENAI_API_KEY: "sk-console-test", OPENAI_BASE_URL: provider.url, INDEXER_JOB_RECORD_CONCURRENCY: "1" } });
+    // Playwright gives the browser a new empty profile of its own.
+    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: "reduce" });
+    page = await context.newPage();
+    page.on("request", (request) => {
+      if (!request.url().startsWith(stack.baseUrl) && !request.url().startsWith("data:")) outside.push(request.url());
+    });
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+  }, 900_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+    await provider?.close();
+  });
+
+  const shot = async (name: string, fullPage = false) => {
+    const path = join(ARTIFACTS, `${name}.png`);
+    await page.screenshot({ path, fullPage });
+    return path;
+  };
+
+  it("signs in, follows a mock screening job to completion, and shows its clusters, verdicts and the configuration", async (ctx) => {
+    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+
+    // The page loads without a key, then asks for it.
+    const response = await page.goto(`${stack.baseUrl}/console`);
+    expect(response?.status()).toBe(200);
+    expect(response?.headers()["content-security-policy"]).toContain("default-src 'none'");
+    const keyField = page.getByRole("textbox", { name: "Service key (X-API-Key)" });
+    await expect.poll(() => keyField.isVisible()).toBe(true);
+    await shot("1-sign-in");
+
+    // A wrong key is refused and not kept.
+    await keyField.fill("not-the-key");
+    await page.getByRole("button", { name: "Open the console" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("refused");
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
+
+    await keyField.fill(TEST_API_KEY);
+    await page.getByRole("button", { name: "Open the console" }).click();
+    await page.locator("#screening-jobs").waitFor();
+    // The key lives in this tab's session storage only.
+    expect(await page.evaluate("[sessionStorage.length, localStorage.length]")).toEqual([1, 0]);
+
+    // Every value the job's progress bar takes, recorded in the page as it changes.
+    // (Page code as a string: this project's TypeScript has no DOM types.)
+    await page.evaluate(`(() => {
+      const seen = (window.progressSeen = []);
+      new MutationObserver(() => {
+        const bar = document.querySelector("#screening-jobs tr[data-job-id] progress");
+        if (bar && seen.at(-1) !== bar.value) seen.push(bar.value);
+      }).observe(document.querySelector("#screening-jobs"), { subtree: true, childList: true, attributes: true, characterData: true });
+    })()`);
+    await page.getByLabel("Papers", { exact: true }).fill("5000");
+    await page.getByLabel("Repetitions", { exact: true }).fill("5");
+    await page.getByRole("button", { name: "Start a mock screening job" }).click();
+    const row = page.locator("#screening-jobs tr[data-job-id]").first();
+    await row.waitFor({ timeout: 30_000 });
+    const jobId = (await row.getAttribute("data-job-id"))!;
+    expect(jobId).toMatch(/^[0-9a-f-]{36}$/);
+
+    await expect.poll(() => row.locator('[data-cell="status"]').textContent(), { timeout: 90_000, interval: 100 }).toBe("completed");
+    await expect.poll(() => row.locator("progress").getAttribute("value")).toBe("1");
+    const seen = (await page.evaluate("window.progressSeen")) as number[];
+    // The bar moved through intermediate values (from state events) before it reached the end.
+    expect(seen.some((value) => value > 0 && value < 1), `progress values seen: ${seen.join(", ")}`).toBe(true);
+    expect(seen.at(-1)).toBe(1);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!).toBeGreaterThanOrEqual(seen[i - 1]!);
+    // Stage timings come only from the event stream (the listing has none).
+    await expect.poll(() => row.locator('[data-cell="details"]').textContent()).toMatch(/labelling .*assignment/);
+    await shot("2-jobs");
+
+    // The job's page: clusters as an SVG chart, verdicts per criterion, the papers.
+    await row.getByRole("link").click();
+    await page.locator("#clusters-chart rect.bar").first().waitFor();
+    const bars = await page.locator("#clusters-chart rect.bar").count();
+    expect(bars).toBeGreaterThan(0);
+    const chartTitle = await page.locator("#clusters-chart-title").textContent();
+    expect(chartTitle).toMatch(/^Papers per reason cluster: /);
+    const counts = await page.locator("#clusters-chart g > text:last-of-type").allTextContents();
+    expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(5000);
+    expect(await page.locator("#verdicts tbody tr").count()).toBe(3);
+    expect(await page.locator("#papers tbody tr").count()).toBe(100);
+    await page.getByRole("button", { name: "Show 100 more" }).click();
+    expect(await page.locator("#papers tbody tr").count()).toBe(200);
+    expect(await page.locator('[data-fact="status"]').textContent()).toBe("completed");
+    expect(await page.locator("#stage-timings tbody tr").count()).toBe(4);
+    await page.evaluate("window.scrollTo(0, 0)");
+    const jobShot = await shot("3-job");
+    await shot("3-job-full", true);
+
+    // An extraction job's page, followed live until its records are all there.
+    const fields = [{ name: "design", description: "Study design", data_type_primary: "text", data_type_secondary: "NA" }];
+    const extraction = await stack.http("POST", "/v1/indexer/jobs", { records: indexerRecords(6, { withAbstractOnly: true }), fields });
+    expect(extraction.status).toBe(200);
+    await page.goto(`${stack.baseUrl}/console#/job/indexer/${extraction.body.job_id}`);
+    await expect.poll(() => page.locator('[data-fact="status"]').textContent(), { timeout: 60_000, interval: 100 }).toBe("completed");
+    expect(await page.locator("#records tbody tr").count()).toBe(6);
+    expect(await page.locator("#records thead th").allTextContents()).toContain("design");
+    await shot("5-extraction-job", true);
+
+    // The configuration and the prompt list.
+    await page.getByRole("link", { name: "Configuration" }).click();
+    await page.locator("#prompts tbody tr").first().waitFor();
+    expect(await page.locator("#services tbody tr").count()).toBeGreaterThan(0);
+    expect(await page.locator("#aliases tbody tr").count()).toBeGreaterThan(0);
+    await shot("4-config", true);
+
+    // Forgetting the key returns to the sign-in form.
+    await page.getByRole("button", { name: "Forget key" }).click();
+    await expect.poll(() => keyField.isVisible()).toBe(true);
+    expect(await page.evaluate("sessionStorage.length")).toBe(0);
+
+    expect(outside, "requests that left the gateway").toEqual([]);
+    expect(pageErrors).toEqual([]);
+    if (process.env.UPDATE_CONSOLE_SCREENSHOT === "1") copyFileSync(jobShot, join(ROOT, "docs", "console.png"));
+  });
+});
