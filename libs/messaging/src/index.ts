@@ -5,3 +5,5 @@ export * from "./config-store";
 export * from "./payload-store";
 export type { Msg, MsgHdrs, NatsConnection, Subscription } from "@nats-io/transport-node";
 export * from "./replicas";
+export * from "./permissions";
+export * from "./quotas";

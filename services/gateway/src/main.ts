@@ -1,4 +1,4 @@
-import { ConfigStore, NatsLink } from "@litrev/messaging";
+import { ConfigStore, NatsLink, natsAuthFromEnv } from "@litrev/messaging";
 import { Shutdown } from "@litrev/runtime";
 import { createLogger } from "@litrev/telemetry";
 import { buildApp } from "./app";
@@ -14,12 +14,13 @@ shutdown.listen();
 const link = new NatsLink({
   servers: env.NATS_URL,
   name: `gateway-${process.pid}`,
+  auth: natsAuthFromEnv(env),
   onStatus: (event, server) => logger.info({ event, server }, "nats connection"),
 });
 shutdown.add("nats", () => link.close());
 let store: Promise<ConfigStore> | undefined;
 const configStore = () => {
-  store ??= link.ready().then((nc) => ConfigStore.open(nc));
+  store ??= link.ready().then((nc) => ConfigStore.open(nc, { create: false }));
   store.catch(() => (store = undefined));
   return store;
 };
