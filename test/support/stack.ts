@@ -57,6 +57,8 @@ export interface Stack {
   natsCredentials: NatsCredentials | undefined;
   /** nats-server's log with `lockedNats` (permission violations are logged there). */
   natsLogFile: string | undefined;
+  /** nats-server's monitoring endpoint (loopback) with `lockedNats`. */
+  natsMonitorUrl: string | undefined;
   /** Restarts nats-server on the same port and store (only for a stack-owned server). */
   restartNats(downMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -120,7 +122,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const natsCredentials = options.lockedNats ? generateNatsCredentials() : undefined;
   // A locked server logs to a file, so a suite can show that no permission was violated.
   const natsLogFile = natsCredentials ? join(storeDir, "nats-server.log") : undefined;
-  const natsConfig = natsCredentials ? { config: `log_file: ${JSON.stringify(natsLogFile)}\n${lockedNatsConfig(natsCredentials)}` } : {};
+  // …and serves its monitoring endpoint on loopback, so a suite can list every stream's limits (/jsz).
+  const natsMonitorUrl = natsCredentials ? `http://127.0.0.1:${await freePort()}` : undefined;
+  const natsConfig = natsCredentials
+    ? { config: [`log_file: ${JSON.stringify(natsLogFile)}`, `http: "${natsMonitorUrl!.slice("http://".length)}"`, lockedNatsConfig(natsCredentials)].join("\n") }
+    : {};
   const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir, ...natsConfig });
   const natsUrl = process.env.NATS_URL ?? nats!.url;
   const processes: RunningProcess[] = [];
@@ -169,6 +175,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     processes,
     natsCredentials,
     natsLogFile,
+    natsMonitorUrl,
     http: (method, path, body, httpOptions) => http(baseUrl, method, path, body, httpOptions),
     startService,
     stopProcess: (running, signal = "SIGTERM") => stopProcess(running.child, signal),

@@ -2,11 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { operations, ServiceError, type AnalyzeQuestionResponse } from "@litrev/contracts";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { z } from "zod";
+import { operations, payloadBucket, ServiceError, type AnalyzeQuestionResponse, type Operation } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { NatsLink } from "./connection";
 import { callOperation, handler, serveOperations, type HandlerContext, type HandlerEntry, type ServedOperations } from "./rpc";
 import { failure } from "../../../test/support/errors";
+import { PayloadStore, SPILL_THRESHOLD_BYTES } from "./payload-store";
 
 /** Request-reply over a real nats-server: what the gateway sees for each way a call can end. */
 
@@ -188,6 +191,47 @@ describe("callOperation / serveOperations", () => {
     } finally {
       await replicaB.close();
     }
+  });
+});
+
+describe("bodies over the parking threshold", () => {
+  /** Messages ever written to the criteria payload bucket (parked bodies are deleted once taken). */
+  async function parkedSoFar(): Promise<number> {
+    const jsm = await jetstreamManager(await client.ready());
+    return (await jsm.streams.info(`OBJ_${payloadBucket("criteria")}`)).state.last_seq;
+  }
+  // An operation of this test's own, so that no contract limit on a real one shapes the body.
+  const bulk: Operation<z.ZodObject<{ blob: z.ZodString }>, z.ZodObject<{ length: z.ZodNumber }>> = {
+    service: "criteria",
+    name: "bulk-test",
+    request: z.object({ blob: z.string() }),
+    response: z.object({ length: z.number() }),
+  };
+  const large = { blob: "q".repeat(SPILL_THRESHOLD_BYTES + 1) };
+
+  beforeAll(async () => {
+    await PayloadStore.create(await server.ready(), "criteria");
+  });
+
+  it("are parked only once a responder is known: with none, the usual service_unavailable and nothing stored", async () => {
+    const before = await parkedSoFar();
+    const error = await failure(callOperation(client, bulk, large, { timeoutMs: 5_000 }));
+    expect(error.category).toBe("service_unavailable");
+    expect(await parkedSoFar()).toBe(before);
+  });
+
+  it("travel through the service's payload bucket when a responder is there, and a probe runs no handler", async () => {
+    const seen: number[] = [];
+    await serve([
+      handler(bulk, async (input) => {
+        seen.push(input.blob.length);
+        return { length: input.blob.length };
+      }),
+    ]);
+    const before = await parkedSoFar();
+    await expect(callOperation(client, bulk, large)).resolves.toEqual({ length: large.blob.length });
+    expect(seen).toEqual([large.blob.length]); // the probe itself reached no handler
+    expect(await parkedSoFar()).toBeGreaterThan(before);
   });
 });
 
