@@ -25,8 +25,16 @@ export interface NatsAuth {
   tlsCaFile?: string | undefined;
 }
 
-/** The credentials part of an env parsed with NatsAuthEnv. */
-export const natsAuthFromEnv = (env: NatsAuthEnv): NatsAuth => ({ user: env.NATS_USER, password: env.NATS_PASSWORD, tlsCaFile: env.NATS_TLS_CA_FILE });
+/**
+ * The credentials part of an env parsed with NatsAuthEnv. With a password and no NATS_USER, the
+ * user is the process's own kind (`gateway`, `screening`, …): the users of the permission table
+ * are named after them, so a deployment only has to supply each process its password.
+ */
+export const natsAuthFromEnv = (env: NatsAuthEnv, processKind: string): NatsAuth => ({
+  user: env.NATS_USER ?? (env.NATS_PASSWORD ? processKind : undefined),
+  password: env.NATS_PASSWORD,
+  tlsCaFile: env.NATS_TLS_CA_FILE,
+});
 
 /**
  * Connection options for `auth`. A user gets its own inbox prefix (`_INBOX.<user>`), which is

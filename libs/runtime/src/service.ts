@@ -55,7 +55,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   const link = new NatsLink({
     servers: env.NATS_URL,
     name: instance,
-    auth: natsAuthFromEnv(env),
+    auth: natsAuthFromEnv(env, service),
     onStatus: (event, server) => logger.info({ event, server }, "nats connection"),
   });
   shutdown.add("nats", () => link.close());

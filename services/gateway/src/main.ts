@@ -14,7 +14,7 @@ shutdown.listen();
 const link = new NatsLink({
   servers: env.NATS_URL,
   name: `gateway-${process.pid}`,
-  auth: natsAuthFromEnv(env),
+  auth: natsAuthFromEnv(env, "gateway"),
   onStatus: (event, server) => logger.info({ event, server }, "nats connection"),
 });
 shutdown.add("nats", () => link.close());
