@@ -40,9 +40,9 @@ afterAll(async () => {
 
 const analysis: AnalyzeQuestionResponse = { status: "ready", missing_elements: [], suggestion: "fine" };
 
-async function serve(entries: HandlerEntry[], onError?: (error: unknown) => void): Promise<ServedOperations> {
+async function serve(entries: HandlerEntry[], onError?: (error: unknown) => void, service: "criteria" | "indexer" = "criteria"): Promise<ServedOperations> {
   const nc = await server.ready();
-  const served = serveOperations(nc, "criteria", entries, onError ? { onError } : {});
+  const served = serveOperations(nc, service, entries, onError ? { onError } : {});
   subscriptions.push(served);
   await nc.flush(); // the subscription is known to the server before the first request
   return served;
@@ -232,6 +232,21 @@ describe("bodies over the parking threshold", () => {
     await expect(callOperation(client, bulk, large)).resolves.toEqual({ length: large.blob.length });
     expect(seen).toEqual([large.blob.length]); // the probe itself reached no handler
     expect(await parkedSoFar()).toBeGreaterThan(before);
+  });
+
+  it("answer a retryable service_unavailable when the service's payload bucket is at its size limit", async () => {
+    const previous = process.env.NATS_QUOTA_PAYLOAD_MB;
+    process.env.NATS_QUOTA_PAYLOAD_MB = "1";
+    try {
+      await PayloadStore.create(await server.ready(), "indexer");
+    } finally {
+      if (previous === undefined) delete process.env.NATS_QUOTA_PAYLOAD_MB;
+      else process.env.NATS_QUOTA_PAYLOAD_MB = previous;
+    }
+    const full: typeof bulk = { ...bulk, service: "indexer" };
+    await serve([handler(full, async (input) => ({ length: input.blob.length }))], undefined, "indexer");
+    const error = await failure(callOperation(client, full, { blob: "q".repeat(1_500_000) }));
+    expect(error).toMatchObject({ category: "service_unavailable", retryable: true });
   });
 });
 

@@ -61,7 +61,14 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
       // Park only once someone serves the subject: no responder → the usual 503, nothing stored.
       await probeResponders(nc, subject, operation.service, Math.min(timeout, PROBE_TIMEOUT_MS));
       const store = await PayloadStore.for(nc, operation.service);
-      parked = { store, name: await store.park(body) };
+      let name: string;
+      try {
+        name = await store.park(body);
+      } catch (error) {
+        // E.g. the bucket is at its size limit (NATS_QUOTA_PAYLOAD_MB): a retryable 503, as for replies.
+        throw new ServiceError("service_unavailable", "The request was too large to send and could not be stored; retry shortly", { cause: error });
+      }
+      parked = { store, name };
       hdrs.set(headerNames.payloadRef, parked.name);
       body = new Uint8Array();
     }
