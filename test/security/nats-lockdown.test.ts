@@ -164,3 +164,20 @@ describe("the system on a locked-down NATS (every process its own user and permi
     }
   });
 });
+
+describe("a locked-down gateway before any service has started", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ lockedNats: true, services: {} });
+  }, 60_000);
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it("answers configuration reads with a retryable 503 (it may not create the services' bucket itself)", async () => {
+    const res = await stack.http("GET", "/v1/config/services");
+    expect(res.status, JSON.stringify(res.body)).toBe(503);
+    const created = await stack.http("POST", "/v1/screening/jobs", { papers: [{ id: "p1", title: "t", abstract: "a" }], mock: true });
+    expect(created.status).toBe(503);
+  });
+});

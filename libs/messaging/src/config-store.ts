@@ -34,7 +34,11 @@ export class ConfigStore {
    * binds to the existing one (the gateway, whose NATS user may not create streams).
    */
   static async open(nc: NatsConnection, options: { create?: boolean } = {}): Promise<ConfigStore> {
-    if (options.create === false) return new ConfigStore(await new Kvm(nc).open(CONFIG_BUCKET));
+    if (options.create === false) {
+      const kv = await new Kvm(nc).open(CONFIG_BUCKET);
+      await kv.status(); // `open` only binds: fail here, not in the first read, while the bucket does not exist
+      return new ConfigStore(kv);
+    }
     const maxBytes = storageQuotas().configBytes;
     const kv = await new Kvm(nc).create(CONFIG_BUCKET, { history: 5, replicas: streamReplicas(), max_bytes: maxBytes, maxValueSize: MAX_CONFIG_VALUE_BYTES });
     await keepStreamLimits(await jetstreamManager(nc), `KV_${CONFIG_BUCKET}`, { max_bytes: maxBytes, max_msg_size: MAX_CONFIG_VALUE_BYTES });

@@ -1,4 +1,5 @@
 import { ConfigStore, NatsLink, natsAuthFromEnv } from "@litrev/messaging";
+import { ServiceError } from "@litrev/contracts";
 import { Shutdown } from "@litrev/runtime";
 import { createLogger } from "@litrev/telemetry";
 import { buildApp } from "./app";
@@ -20,7 +21,12 @@ const link = new NatsLink({
 shutdown.add("nats", () => link.close());
 let store: Promise<ConfigStore> | undefined;
 const configStore = () => {
-  store ??= link.ready().then((nc) => ConfigStore.open(nc, { create: false }));
+  // The services create the bucket (the gateway's NATS user may not): until one has started, a retryable 503.
+  store ??= link.ready().then((nc) =>
+    ConfigStore.open(nc, { create: false }).catch((error: unknown) => {
+      throw new ServiceError("service_unavailable", "The configuration store is not available yet (no service has started); retry shortly", { cause: error });
+    }),
+  );
   store.catch(() => (store = undefined));
   return store;
 };
