@@ -148,6 +148,16 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     expect(await attempt(() => readKv(nc, jobNames("screening").stateBucket))).toBe("ok");
     expect(await attempt(() => listObjects(nc, payloadBucket("screening")))).toBe("ok");
 
+    // Not even its own streams may be widened: an added subject would capture others' traffic for it to read.
+    const jsm = await jetstreamManager(nc, { timeout: REFUSAL_MS });
+    const own = jobNames("screening").commandStream;
+    const ownConfig = (await jsm.streams.info(own)).config;
+    expect(await attempt(() => jsm.streams.update(own, { ...ownConfig, subjects: [...ownConfig.subjects, "litrev.rpc.indexer.>", "_INBOX.gateway.>"] }))).toMatch(PERMISSION);
+    const configStream = `KV_${CONFIG_BUCKET}`;
+    const configInfo = (await jsm.streams.info(configStream)).config;
+    expect(await attempt(() => jsm.streams.update(configStream, { ...configInfo, subjects: [...configInfo.subjects, "litrev.rpc.>"] }))).toMatch(PERMISSION);
+    expect((await jsm.streams.info(own)).config.subjects).toEqual(ownConfig.subjects);
+
     const criteria = await as("criteria");
     expect(await attempt(() => jetstreamManager(criteria, { timeout: REFUSAL_MS }).then((m) => m.streams.info(jobNames("screening").commandStream)))).toMatch(PERMISSION);
     expect(await trySubscribe(criteria, subjects.rpcWildcard("screening"))).toMatch(PERMISSION);

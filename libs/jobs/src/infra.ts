@@ -122,7 +122,9 @@ type StreamConfig = Parameters<JetStreamManager["streams"]["add"]>[0];
 async function ensureStream(jsm: JetStreamManager, config: StreamConfig & { name: string }): Promise<void> {
   try {
     await jsm.streams.info(config.name);
-    await jsm.streams.update(config.name, config).catch(() => undefined);
+    // Only what differs is updated (a locked-down NATS lets no service update a stream: then a warning says what differs).
+    const { max_age, max_bytes, max_msgs, max_msgs_per_subject, discard } = config;
+    await keepStreamLimits(jsm, config.name, { max_age, max_bytes, max_msgs, max_msgs_per_subject, discard });
   } catch (error) {
     if (!isNotFound(error)) throw error;
     try {

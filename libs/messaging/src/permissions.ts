@@ -58,12 +58,16 @@ function readStream(stream: string): string[] {
   ];
 }
 
-/** Owning a stream: reading it, creating it, keeping its limits current, durable consumers and acks. */
+/**
+ * Owning a stream: reading it, creating it, durable consumers and acks. Never updating it: a stream
+ * update can add subjects, so a service allowed to update its own stream could make it capture
+ * anyone's traffic (requests, other users' replies) and read that. Limits of an existing stream
+ * are changed by an operator (docs/operations.md).
+ */
 function ownStream(stream: string): string[] {
   return [
     ...readStream(stream),
     `$JS.API.STREAM.CREATE.${stream}`,
-    `$JS.API.STREAM.UPDATE.${stream}`,
     `$JS.API.STREAM.PURGE.${stream}`,
     `$JS.API.STREAM.MSG.DELETE.${stream}`,
     `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.*`,
@@ -141,7 +145,7 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
   return {
     publish: [
       ...common,
-      // Creating the shared config bucket and keeping its limits; writing only its own defaults.
+      // Creating the shared config bucket (whoever starts first); writing only its own defaults.
       ...ownStream(kvStream(CONFIG_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
       ...configWrites([configKeys.defaults(configId), MODEL_ALIAS_KEYS.defaults]),
       ...usePayloads(user, true),

@@ -1,4 +1,4 @@
-import type { JetStreamManager } from "@nats-io/jetstream";
+import type { DiscardPolicy, JetStreamManager } from "@nats-io/jetstream";
 import { z } from "zod";
 
 const MiB = 1024 * 1024;
@@ -78,15 +78,29 @@ export interface StreamLimits {
   max_age?: number;
   max_msgs_per_subject?: number;
   max_msg_size?: number;
+  discard?: DiscardPolicy;
 }
 
 /**
  * Brings an existing stream's limits in line with `limits` (Kvm/Objm `create` open an existing
  * bucket as it is, so a bucket made before a quota existed, or with another value, is updated here).
+ * On a locked-down NATS no service may update a stream (docs/security.md § NATS): then the stream
+ * keeps its limits, a warning names what differs, and an operator applies it. Returns whether the
+ * stream's limits now match.
  */
-export async function keepStreamLimits(jsm: JetStreamManager, stream: string, limits: StreamLimits): Promise<void> {
+export async function keepStreamLimits(jsm: JetStreamManager, stream: string, limits: StreamLimits): Promise<boolean> {
   const info = await jsm.streams.info(stream);
   const config = info.config as unknown as Record<string, unknown>;
-  const changed = Object.entries(limits).some(([key, value]) => value !== undefined && config[key] !== value);
-  if (changed) await jsm.streams.update(stream, { ...info.config, ...limits });
+  const differs = Object.entries(limits).filter(([key, value]) => value !== undefined && config[key] !== value);
+  if (differs.length === 0) return true;
+  try {
+    await jsm.streams.update(stream, { ...info.config, ...limits });
+    return true;
+  } catch (error) {
+    const wanted = differs.map(([key, value]) => `${key}=${String(value)} (is ${String(config[key])})`).join(", ");
+    process.emitWarning(`stream ${stream}: could not apply ${wanted}: ${(error as Error).message}; apply it as an operator (nats stream edit)`, {
+      code: "LITREV_STREAM_LIMITS",
+    });
+    return false;
+  }
 }
