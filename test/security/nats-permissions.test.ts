@@ -1,4 +1,4 @@
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
@@ -116,6 +116,31 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     // What it needs: the live job state.
     expect(await attempt(() => readKv(nc, screening.stateBucket))).toBe("ok");
     expect(await attempt(() => listObjects(nc, screening.dataBucket))).toBe("ok");
+  });
+
+  it("gateway: cannot smuggle a job command in through a consumer whose deliver subject is a command subject", async () => {
+    const nc = await as("gateway");
+    const screening = jobNames("screening");
+    const commands = await jetstreamManager(await as("screening"));
+    const before = (await commands.streams.info(screening.commandStream)).state.last_seq;
+    // It may write a job's live state (it deletes terminal ones) and create consumers on that bucket (its watch)...
+    const kv = await new Kvm(jetstream(nc, { timeout: REFUSAL_MS })).open(screening.stateBucket);
+    await kv.put("job.smuggled", JSON.stringify({ version: 1, type: "job.run", job_id: "smuggled" }));
+    const jsm = await jetstreamManager(nc, { timeout: REFUSAL_MS });
+    const consumer = await attempt(() =>
+      jsm.consumers.add(`KV_${screening.stateBucket}`, {
+        name: "smuggler",
+        deliver_subject: screening.commandSubject("smuggled"),
+        filter_subject: `$KV.${screening.stateBucket}.job.smuggled`,
+        ack_policy: AckPolicy.None,
+        deliver_policy: DeliverPolicy.LastPerSubject,
+      }),
+    );
+    // ...but a push consumer delivers only where someone subscribed, and only the screening user may: nothing reaches the queue.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await commands.streams.info(screening.commandStream)).state.last_seq).toBe(before);
+    if (consumer === "ok") await jsm.consumers.delete(`KV_${screening.stateBucket}`, "smuggler").catch(() => undefined);
+    await kv.delete("job.smuggled");
   });
 
   it("gateway: may write configuration overrides but not a service's announced defaults", async () => {
