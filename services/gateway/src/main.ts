@@ -21,11 +21,14 @@ const link = new NatsLink({
 shutdown.add("nats", () => link.close());
 let store: Promise<ConfigStore> | undefined;
 const configStore = () => {
-  // The services create the bucket (the gateway's NATS user may not): until one has started, a retryable 503.
+  // The services create the bucket. On an open NATS the gateway creates it too, as it always did; a
+  // locked-down gateway may not, so until a service has started it answers a retryable 503.
   store ??= link.ready().then((nc) =>
-    ConfigStore.open(nc, { create: false }).catch((error: unknown) => {
-      throw new ServiceError("service_unavailable", "The configuration store is not available yet (no service has started); retry shortly", { cause: error });
-    }),
+    ConfigStore.open(nc, { create: false })
+      .catch(() => ConfigStore.open(nc))
+      .catch((error: unknown) => {
+        throw new ServiceError("service_unavailable", "The configuration store is not available yet (no service has started); retry shortly", { cause: error });
+      }),
   );
   store.catch(() => (store = undefined));
   return store;
