@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect } from "@nats-io/transport-node";
@@ -57,8 +58,19 @@ describe("deploy NATS configuration", () => {
     const outcome = (p: Promise<{ close(): Promise<void> }>) => p.then((nc) => nc.close().then(() => "connected")).catch((e: Error) => e.message);
 
     it("refuses a client that cannot verify the server, and one without credentials", async () => {
-      expect(await outcome(connect({ servers: url.replace("tls://", "nats://"), reconnect: false, timeout: 3_000 }))).not.toBe("connected");
-      expect(await outcome(connect({ servers: url, reconnect: false, timeout: 3_000, user: "gateway", pass: passwords.gateway }))).not.toBe("connected");
+      const plain = await outcome(connect({ servers: url.replace("tls://", "nats://"), reconnect: false, timeout: 3_000, user: "gateway", pass: passwords.gateway }));
+      const untrusted = await outcome(connect({ servers: url, reconnect: false, timeout: 3_000, user: "gateway", pass: passwords.gateway }));
+      // A nats:// client is upgraded to TLS (the server requires it) and, like any client without our CA, cannot verify it.
+      expect(plain).toMatch(/certificate/);
+      expect(untrusted).toMatch(/certificate/);
+      // What the server announces to anyone who connects: TLS required, no plain-text protocol.
+      const info = await new Promise<string>((resolve, reject) => {
+        const socket = netConnect(Number(new URL(url).port), "127.0.0.1");
+        socket.once("data", (chunk) => (socket.destroy(), resolve(chunk.toString())));
+        socket.once("error", reject);
+      });
+      expect(info).toMatch(/"tls_required":true/);
+      expect(info).toMatch(/"auth_required":true/);
       expect(await outcome(connect({ servers: url, reconnect: false, tls: { caFile: ca() } }))).toMatch(/authorization/i);
       expect(await outcome(connect({ servers: url, reconnect: false, ...authOptions({ user: "gateway", password: passwords.screening, tlsCaFile: ca() }) }))).toMatch(/authorization/i);
     });
