@@ -1,14 +1,15 @@
 /**
- * `npm start`: the whole stack on one machine. Starts nats-server (JetStream, data in .data/nats)
- * unless NATS_URL is set, then the gateway and every service as separate processes, each kept
- * running by a supervisor: a process that crashes is restarted with backoff (its jobs resume from
+ * `npm start`: the whole stack on one machine. Starts nats-server (JetStream, data in .data/nats,
+ * one user per process kind with generated passwords) unless NATS_URL is set, then the gateway and
+ * every service as separate processes, each kept running by a supervisor: a process that crashes is restarted with backoff (its jobs resume from
  * their checkpoints) instead of stopping the stack. Ctrl-C (SIGINT or SIGTERM) stops them in order:
  * pending restarts cancelled, services first, NATS last.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { ROOT, SERVICES, spawnService, startNatsServer, waitForPort, type NatsServerHandle } from "./lib/launch";
+import { ROOT, SERVICES, spawnService, startNatsServer, waitForPort, type NatsServerHandle, type ServiceProcess } from "./lib/launch";
+import { loadOrCreateNatsCredentials, lockedNatsConfig, natsCredentialsEnv } from "./lib/nats-auth";
 import { supervise, type Supervised } from "./lib/supervise";
 
 const dataDir = join(ROOT, ".data");
@@ -16,10 +17,16 @@ mkdirSync(dataDir, { recursive: true });
 
 let nats: NatsServerHandle | undefined;
 const env: NodeJS.ProcessEnv = {};
+/** Each process kind's NATS user and password (our own nats-server only; with NATS_URL set, the environment's). */
+let natsEnv: (service: ServiceProcess) => NodeJS.ProcessEnv = () => ({});
 if (!process.env.NATS_URL) {
-  nats = await startNatsServer({ port: Number(process.env.NATS_PORT ?? 4222), storeDir: join(dataDir, "nats") });
+  // Locked down even on one machine: one user per process kind, passwords generated once and kept
+  // in .data/nats-users.json (mode 0600, never logged), permissions from libs/messaging/src/permissions.ts.
+  const credentials = loadOrCreateNatsCredentials(join(dataDir, "nats-users.json"));
+  nats = await startNatsServer({ port: Number(process.env.NATS_PORT ?? 4222), storeDir: join(dataDir, "nats"), config: lockedNatsConfig(credentials) });
   env.NATS_URL = nats.url;
-  console.log(`[stack] nats-server with JetStream at ${nats.url} (data in .data/nats)`);
+  natsEnv = (service) => natsCredentialsEnv(credentials, service);
+  console.log(`[stack] nats-server with JetStream at ${nats.url} (data in .data/nats; users and passwords in .data/nats-users.json)`);
 }
 
 if (!process.env.API_KEY && !process.env.API_KEYS) {
@@ -52,7 +59,7 @@ for (const service of SERVICES) {
       name: service,
       ...backoff,
       start: () => {
-        const child = spawnService(service, env);
+        const child = spawnService(service, { ...env, ...natsEnv(service) });
         console.log(`[stack] ${service} started (pid ${child.pid})`);
         return child;
       },

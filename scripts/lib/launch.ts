@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -50,11 +50,29 @@ export interface NatsServerHandle {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+export interface NatsServerOptions {
+  port?: number;
+  storeDir: string;
+  stdio?: SpawnOptions["stdio"];
+  /**
+   * Extra nats-server configuration (e.g. the `authorization` block of scripts/lib/nats-auth.ts).
+   * When given, the server runs from a config file written into `storeDir` (mode 0600: it may hold passwords).
+   */
+  config?: string;
+}
+
 /** Starts Debian's nats-server with JetStream and file storage in `storeDir`; resolves once it accepts connections. */
-export async function startNatsServer(options: { port?: number; storeDir: string; stdio?: SpawnOptions["stdio"] }): Promise<NatsServerHandle> {
+export async function startNatsServer(options: NatsServerOptions): Promise<NatsServerHandle> {
   const port = options.port ?? (await freePort());
   mkdirSync(options.storeDir, { recursive: true });
-  const child = spawn("nats-server", ["-js", "-sd", options.storeDir, "-a", "127.0.0.1", "-p", String(port)], {
+  let args = ["-js", "-sd", options.storeDir, "-a", "127.0.0.1", "-p", String(port)];
+  if (options.config !== undefined) {
+    const file = join(options.storeDir, "nats-server.conf");
+    const base = [`listen: "127.0.0.1:${port}"`, `jetstream { store_dir: ${JSON.stringify(options.storeDir)} }`];
+    writeFileSync(file, `${[...base, options.config].join("\n")}\n`, { mode: 0o600 });
+    args = ["-c", file];
+  }
+  const child = spawn("nats-server", args, {
     stdio: options.stdio ?? "ignore",
   });
   child.once("error", () => undefined);

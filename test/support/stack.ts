@@ -12,6 +12,7 @@ import {
   type NatsServerHandle,
   type ServiceProcess,
 } from "../../scripts/lib/launch";
+import { generateNatsCredentials, lockedNatsConfig, natsCredentialsEnv, type NatsCredentials } from "../../scripts/lib/nats-auth";
 
 /**
  * Real processes for end-to-end suites: a nats-server (local binary, or NATS_URL when set),
@@ -34,6 +35,11 @@ export interface StackOptions {
   gateways?: number;
   /** Extra environment for every process. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Run nats-server locked down as `npm start` does: one user per process kind with a generated
+   * password and the permissions of libs/messaging/src/permissions.ts; anonymous connections refused.
+   */
+  lockedNats?: boolean;
 }
 
 export interface Stack {
@@ -47,6 +53,12 @@ export interface Stack {
   http(method: string, path: string, body?: unknown, options?: HttpOptions): Promise<HttpResult>;
   startService(service: Exclude<ServiceProcess, "gateway">, env?: NodeJS.ProcessEnv): Promise<RunningProcess>;
   stopProcess(process: RunningProcess, signal?: NodeJS.Signals): Promise<void>;
+  /** Each process kind's NATS password when the stack runs with `lockedNats` (for tests that connect as a user). */
+  natsCredentials: NatsCredentials | undefined;
+  /** nats-server's log with `lockedNats` (permission violations are logged there). */
+  natsLogFile: string | undefined;
+  /** nats-server's monitoring endpoint (loopback) with `lockedNats`. */
+  natsMonitorUrl: string | undefined;
   /** Restarts nats-server on the same port and store (only for a stack-owned server). */
   restartNats(downMs?: number): Promise<void>;
   stop(): Promise<void>;
@@ -106,7 +118,16 @@ export async function waitFor<T>(check: () => Promise<T> | T, timeoutMs = 15_000
 
 export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const storeDir = mkdtempSync(join(tmpdir(), "litrev-nats-"));
-  const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir });
+  if (options.lockedNats && process.env.NATS_URL) throw new Error("lockedNats needs a stack-owned nats-server (unset NATS_URL)");
+  const natsCredentials = options.lockedNats ? generateNatsCredentials() : undefined;
+  // A locked server logs to a file, so a suite can show that no permission was violated.
+  const natsLogFile = natsCredentials ? join(storeDir, "nats-server.log") : undefined;
+  // …and serves its monitoring endpoint on loopback, so a suite can list every stream's limits (/jsz).
+  const natsMonitorUrl = natsCredentials ? `http://127.0.0.1:${await freePort()}` : undefined;
+  const natsConfig = natsCredentials
+    ? { config: [`log_file: ${JSON.stringify(natsLogFile)}`, `http: "${natsMonitorUrl!.slice("http://".length)}"`, lockedNatsConfig(natsCredentials)].join("\n") }
+    : {};
+  const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir, ...natsConfig });
   const natsUrl = process.env.NATS_URL ?? nats!.url;
   const processes: RunningProcess[] = [];
   const baseEnv: NodeJS.ProcessEnv = {
@@ -121,7 +142,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const launch = (service: ServiceProcess, env: NodeJS.ProcessEnv) => {
-    const running = track(service, spawnService(service, { ...baseEnv, ...env }, { stdio: ["ignore", "pipe", "pipe"] }));
+    const credentials = natsCredentials ? natsCredentialsEnv(natsCredentials, service) : {};
+    const running = track(service, spawnService(service, { ...baseEnv, ...credentials, ...env }, { stdio: ["ignore", "pipe", "pipe"] }));
     processes.push(running);
     return running;
   };
@@ -151,6 +173,9 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     gatewayUrls,
     baseUrl,
     processes,
+    natsCredentials,
+    natsLogFile,
+    natsMonitorUrl,
     http: (method, path, body, httpOptions) => http(baseUrl, method, path, body, httpOptions),
     startService,
     stopProcess: (running, signal = "SIGTERM") => stopProcess(running.child, signal),
@@ -158,7 +183,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       if (!nats) throw new Error("restartNats needs a stack-owned nats-server (NATS_URL is set)");
       await nats.stop();
       await new Promise((r) => setTimeout(r, downMs));
-      const restarted = await startNatsServer({ storeDir, port: nats.port });
+      const restarted = await startNatsServer({ storeDir, port: nats.port, ...natsConfig });
       Object.assign(nats, restarted);
     },
     async stop() {

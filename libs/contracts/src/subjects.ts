@@ -58,6 +58,8 @@ export const headers = {
    * client's x-request-id, which a client chooses and could aim at someone else's request).
    */
   cancelId: "x-litrev-cancel-id",
+  /** A request that only asks "is anyone serving this subject?" (answered at once, no handler runs). */
+  probe: "x-litrev-probe",
   /** JetStream de-duplication id (a job command's job id). */
   msgId: "Nats-Msg-Id",
 } as const;
@@ -122,5 +124,9 @@ export const jobDataObjects = {
   partial: (jobId: string, fence: number, n: number) => `partial/${jobId}/${fence}/${n}`,
 };
 
-/** Object store for request-reply bodies larger than one NATS message (libs/messaging payload-store). */
-export const PAYLOAD_BUCKET = "litrev_payloads";
+/**
+ * Object store for request-reply bodies larger than one NATS message (libs/messaging payload-store),
+ * one per backend service: requests to a service and its replies are parked in its own bucket, so
+ * no other service's NATS user can read them.
+ */
+export const payloadBucket = (service: BackendService) => `litrev_payloads_${service}`;

@@ -4,7 +4,7 @@ import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import { jobNames, type JobNames, type JobService } from "@litrev/contracts";
-import { streamReplicas } from "@litrev/messaging";
+import { keepStreamLimits, storageQuotas, streamReplicas } from "@litrev/messaging";
 import { CheckpointLog } from "./checkpoints";
 import { JobData } from "./data";
 import { isNotFound } from "./nats-errors";
@@ -54,6 +54,7 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
   const resolved: ResolvedJobInfraOptions = { ...DEFAULT_JOB_INFRA_OPTIONS, ...definedOnly(options) };
   const replicas = streamReplicas();
   const names = jobNames(service);
+  const quotas = storageQuotas();
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
 
@@ -64,7 +65,10 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
     num_replicas: replicas,
-    discard: DiscardPolicy.Old,
+    // Full: a new admission fails (and says so) rather than an older queued job being dropped.
+    discard: DiscardPolicy.New,
+    max_bytes: quotas.jobCommandsBytes,
+    max_msgs: quotas.jobCommandsMsgs,
     duplicate_window: nanos(2 * 60 * 1000),
   });
   await ensureConsumer(jsm, names, resolved.ackWaitMs);
@@ -75,11 +79,29 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
     storage: StorageType.File,
     num_replicas: replicas,
     max_age: nanos(resolved.retentionMs),
+    // Full: the oldest checkpoints (of long-finished or abandoned jobs) go first; a job whose
+    // checkpoint was dropped redoes that unit, nothing is lost. Only a unit's last save is read.
+    discard: DiscardPolicy.Old,
+    max_bytes: quotas.checkpointsBytes,
+    max_msgs_per_subject: 1,
     duplicate_window: nanos(2 * 60 * 1000),
   });
 
-  const kv = await new Kvm(js).create(names.stateBucket, { history: 1, ttl: resolved.retentionMs, storage: StorageType.File, replicas });
-  const objects = await new Objm(js).create(names.dataBucket, { ttl: nanos(resolved.retentionMs), storage: StorageType.File, replicas });
+  const kv = await new Kvm(js).create(names.stateBucket, {
+    history: 1,
+    ttl: resolved.retentionMs,
+    storage: StorageType.File,
+    replicas,
+    max_bytes: quotas.jobStateBytes,
+  });
+  await keepStreamLimits(jsm, `KV_${names.stateBucket}`, { max_bytes: quotas.jobStateBytes });
+  const objects = await new Objm(js).create(names.dataBucket, {
+    ttl: nanos(resolved.retentionMs),
+    storage: StorageType.File,
+    replicas,
+    max_bytes: quotas.jobDataBytes,
+  });
+  await keepStreamLimits(jsm, `OBJ_${names.dataBucket}`, { max_bytes: quotas.jobDataBytes });
 
   return {
     service,
@@ -100,7 +122,9 @@ type StreamConfig = Parameters<JetStreamManager["streams"]["add"]>[0];
 async function ensureStream(jsm: JetStreamManager, config: StreamConfig & { name: string }): Promise<void> {
   try {
     await jsm.streams.info(config.name);
-    await jsm.streams.update(config.name, config).catch(() => undefined);
+    // Only what differs is updated (a locked-down NATS lets no service update a stream: then a warning says what differs).
+    const { max_age, max_bytes, max_msgs, max_msgs_per_subject, discard } = config;
+    await keepStreamLimits(jsm, config.name, { max_age, max_bytes, max_msgs, max_msgs_per_subject, discard });
   } catch (error) {
     if (!isNotFound(error)) throw error;
     try {

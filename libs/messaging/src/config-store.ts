@@ -1,6 +1,8 @@
 import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
 import { streamReplicas } from "./replicas";
+import { keepStreamLimits, storageQuotas } from "./quotas";
 import {
   CONFIG_BUCKET,
   MODEL_ALIAS_KEYS,
@@ -16,6 +18,9 @@ import {
   type ServiceConfigResponse,
 } from "@litrev/contracts";
 
+/** One configuration value (a service's defaults with its prompt list, a patch, an alias table). */
+const MAX_CONFIG_VALUE_BYTES = 512 * 1024;
+
 /**
  * Service configuration in one JetStream KV bucket: each service announces its defaults (and
  * prompt list) at start-up under `defaults.<id>`; client patches accumulate under
@@ -24,8 +29,19 @@ import {
 export class ConfigStore {
   private constructor(private readonly kv: KV) {}
 
-  static async open(nc: NatsConnection): Promise<ConfigStore> {
-    const kv = await new Kvm(nc).create(CONFIG_BUCKET, { history: 5, replicas: streamReplicas() });
+  /**
+   * Creates the bucket (services; bringing its size limit up to date) or, with `create: false`,
+   * binds to the existing one (the gateway, whose NATS user may not create streams).
+   */
+  static async open(nc: NatsConnection, options: { create?: boolean } = {}): Promise<ConfigStore> {
+    if (options.create === false) {
+      const kv = await new Kvm(nc).open(CONFIG_BUCKET);
+      await kv.status(); // `open` only binds: fail here, not in the first read, while the bucket does not exist
+      return new ConfigStore(kv);
+    }
+    const maxBytes = storageQuotas().configBytes;
+    const kv = await new Kvm(nc).create(CONFIG_BUCKET, { history: 5, replicas: streamReplicas(), max_bytes: maxBytes, maxValueSize: MAX_CONFIG_VALUE_BYTES });
+    await keepStreamLimits(await jetstreamManager(nc), `KV_${CONFIG_BUCKET}`, { max_bytes: maxBytes, max_msg_size: MAX_CONFIG_VALUE_BYTES });
     return new ConfigStore(kv);
   }
 

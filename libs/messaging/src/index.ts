@@ -6,3 +6,5 @@ export * from "./payload-store";
 export type { Msg, MsgHdrs, NatsConnection, Subscription } from "@nats-io/transport-node";
 export * from "./replicas";
 export * from "./key-sealer";
+export * from "./permissions";
+export * from "./quotas";

@@ -2,13 +2,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { operations, ServiceError, type AnalyzeQuestionResponse } from "@litrev/contracts";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { z } from "zod";
+import { operations, payloadBucket, ServiceError, type AnalyzeQuestionResponse, type Operation } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import { NatsLink } from "./connection";
 import { keyBindings, KeySealer } from "./key-sealer";
 import { callOperation, handler, serveOperations, type HandlerContext, type HandlerEntry, type ServedOperations } from "./rpc";
 import { failure } from "../../../test/support/errors";
+import { PayloadStore, SPILL_THRESHOLD_BYTES } from "./payload-store";
 
 /** Request-reply over a real nats-server: what the gateway sees for each way a call can end. */
 
@@ -40,9 +43,9 @@ afterAll(async () => {
 
 const analysis: AnalyzeQuestionResponse = { status: "ready", missing_elements: [], suggestion: "fine" };
 
-async function serve(entries: HandlerEntry[], onError?: (error: unknown) => void): Promise<ServedOperations> {
+async function serve(entries: HandlerEntry[], onError?: (error: unknown) => void, service: "criteria" | "indexer" = "criteria"): Promise<ServedOperations> {
   const nc = await server.ready();
-  const served = serveOperations(nc, "criteria", entries, { sealer, ...(onError ? { onError } : {}) });
+  const served = serveOperations(nc, service, entries, { sealer, ...(onError ? { onError } : {}) });
   subscriptions.push(served);
   await nc.flush(); // the subscription is known to the server before the first request
   return served;
@@ -271,6 +274,62 @@ describe("cancellation", () => {
     expect(signals.get("keep me")!.aborted).toBe(false);
     await expect(kept).rejects.toMatchObject({ category: "timeout" });
     expect(errors).toBe(0); // a cancelled request is not reported as a failure
+  });
+});
+
+describe("bodies over the parking threshold", () => {
+  /** Messages ever written to the criteria payload bucket (parked bodies are deleted once taken). */
+  async function parkedSoFar(): Promise<number> {
+    const jsm = await jetstreamManager(await client.ready());
+    return (await jsm.streams.info(`OBJ_${payloadBucket("criteria")}`)).state.last_seq;
+  }
+  // An operation of this test's own, so that no contract limit on a real one shapes the body.
+  const bulk: Operation<z.ZodObject<{ blob: z.ZodString }>, z.ZodObject<{ length: z.ZodNumber }>> = {
+    service: "criteria",
+    name: "bulk-test",
+    request: z.object({ blob: z.string() }),
+    response: z.object({ length: z.number() }),
+  };
+  const large = { blob: "q".repeat(SPILL_THRESHOLD_BYTES + 1) };
+
+  beforeAll(async () => {
+    await PayloadStore.create(await server.ready(), "criteria");
+  });
+
+  it("are parked only once a responder is known: with none, the usual service_unavailable and nothing stored", async () => {
+    const before = await parkedSoFar();
+    const error = await failure(callOperation(client, bulk, large, { timeoutMs: 5_000 }));
+    expect(error.category).toBe("service_unavailable");
+    expect(await parkedSoFar()).toBe(before);
+  });
+
+  it("travel through the service's payload bucket when a responder is there, and a probe runs no handler", async () => {
+    const seen: number[] = [];
+    await serve([
+      handler(bulk, async (input) => {
+        seen.push(input.blob.length);
+        return { length: input.blob.length };
+      }),
+    ]);
+    const before = await parkedSoFar();
+    await expect(callOperation(client, bulk, large)).resolves.toEqual({ length: large.blob.length });
+    expect(seen).toEqual([large.blob.length]); // the probe itself reached no handler
+    expect(await parkedSoFar()).toBeGreaterThan(before);
+  });
+
+  it("answer a retryable service_unavailable when the service's payload bucket is at its size limit", async () => {
+    const previous = process.env.NATS_QUOTA_PAYLOAD_MB;
+    process.env.NATS_QUOTA_PAYLOAD_MB = "1";
+    try {
+      await PayloadStore.create(await server.ready(), "indexer");
+    } finally {
+      if (previous === undefined) delete process.env.NATS_QUOTA_PAYLOAD_MB;
+      else process.env.NATS_QUOTA_PAYLOAD_MB = previous;
+    }
+    const full: typeof bulk = { ...bulk, service: "indexer" };
+    await serve([handler(full, async (input) => ({ length: input.blob.length }))], undefined, "indexer");
+    const error = await failure(callOperation(client, full, { blob: "q".repeat(1_500_000) }));
+    expect(error).toMatchObject({ category: "service_unavailable", retryable: true });
   });
 });
 

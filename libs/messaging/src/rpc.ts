@@ -75,8 +75,20 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
       const expiresAt = Date.now() + timeout + REQUEST_TOKEN_SKEW_MS;
       hdrs.set(headerNames.sealedProviderKey, options.sealer.seal(options.providerKey, keyBindings.request(subject, requestId, body), expiresAt));
     }
+    let parked: { store: PayloadStore; name: string } | undefined;
     if (body.length > SPILL_THRESHOLD_BYTES) {
-      hdrs.set(headerNames.payloadRef, await (await PayloadStore.for(nc)).park(body));
+      // Park only once someone serves the subject: no responder → the usual 503, nothing stored.
+      await probeResponders(nc, subject, operation.service, Math.min(timeout, PROBE_TIMEOUT_MS));
+      const store = await PayloadStore.for(nc, operation.service);
+      let name: string;
+      try {
+        name = await store.park(body);
+      } catch (error) {
+        // E.g. the bucket is at its size limit (NATS_QUOTA_PAYLOAD_MB): a retryable 503, as for replies.
+        throw new ServiceError("service_unavailable", "The request was too large to send and could not be stored; retry shortly", { cause: error });
+      }
+      parked = { store, name };
+      hdrs.set(headerNames.payloadRef, parked.name);
       body = new Uint8Array();
     }
     let reply: Msg;
@@ -87,10 +99,14 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
         nc.publish(subjects.cancel(operation.service), encoder.encode(JSON.stringify({ cancel_id: cancelId })));
         throw options.signal.reason;
       }
-      throw requestFailure(error, operation.service, timeout);
+      const failure = requestFailure(error, operation.service, timeout);
+      // The responder left between probe and request: nobody will take the body. (After a timeout
+      // the service may still be reading it; the bucket's max age sweeps it.)
+      if (parked && failure.category === "service_unavailable") void parked.store.discard(parked.name).catch(() => undefined);
+      throw failure;
     }
     const replyRef = reply.headers?.get(headerNames.payloadRef);
-    const replyData = replyRef ? await (await PayloadStore.for(nc)).take(replyRef) : reply.data;
+    const replyData = replyRef ? await (await PayloadStore.for(nc, operation.service)).take(replyRef) : reply.data;
     const envelope = ReplyEnvelope.safeParse(safeJson(replyData));
     if (!envelope.success) {
       throw new ServiceError("unknown", `The ${operation.service} service sent a malformed reply`);
@@ -115,6 +131,23 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Pro
     signal.addEventListener("abort", onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
   });
+}
+
+/** Upper bound on the responder probe that precedes a parked (large) request. */
+const PROBE_TIMEOUT_MS = 5_000;
+
+/**
+ * Asks whether any instance serves `subject`, with a headers-only request the serving edge answers
+ * at once without running a handler. Rejects with the same ServiceError a real request would get.
+ */
+async function probeResponders(nc: NatsConnection, subject: string, service: BackendService, timeoutMs: number): Promise<void> {
+  const hdrs = natsHeaders();
+  hdrs.set(headerNames.probe, "1");
+  try {
+    await nc.request(subject, new Uint8Array(), { timeout: timeoutMs, headers: hdrs });
+  } catch (error) {
+    throw requestFailure(error, service, timeoutMs);
+  }
 }
 
 function requestFailure(error: unknown, service: BackendService, timeoutMs: number): ServiceError {
@@ -231,12 +264,16 @@ export function serveOperations(
         options.onRejected?.(msg.subject, "no reply subject; ignored");
         return;
       }
+      if (msg.headers?.get(headerNames.probe)) {
+        msg.respond(new Uint8Array()); // "someone is here": a caller checks before parking a large body
+        return;
+      }
       const entry = byName.get(msg.subject.slice(prefix.length));
       // respond() catches handler errors itself; what remains (e.g. replying on a closed connection) is reported.
       const cancelId = msg.headers?.get(headerNames.cancelId) || undefined;
       const controller = new AbortController();
       if (cancelId) cancellable.set(cancelId, controller);
-      const answer = respond(nc, msg, entry, options, controller.signal).catch((error: unknown) => options.onError?.(error, msg.subject));
+      const answer = respond(nc, service, msg, entry, options, controller.signal).catch((error: unknown) => options.onError?.(error, msg.subject));
       pending.add(answer);
       void answer.finally(() => {
         pending.delete(answer);
@@ -264,7 +301,14 @@ export class RequestCancelledError extends Error {
   }
 }
 
-async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undefined, options: ServeOptions, signal: AbortSignal): Promise<void> {
+async function respond(
+  nc: NatsConnection,
+  service: BackendService,
+  msg: Msg,
+  entry: HandlerEntry | undefined,
+  options: ServeOptions,
+  signal: AbortSignal,
+): Promise<void> {
   const parent = extractTraceContext(msg.headers);
   await withMessagingSpan(`process ${msg.subject}`, SpanKind.CONSUMER, msg.subject, parent, async () => {
     let envelope: ReplyEnvelope;
@@ -274,7 +318,7 @@ async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undef
         throw new ServiceError("not_found", `Unknown operation ${msg.subject}`);
       }
       const ref = msg.headers?.get(headerNames.payloadRef);
-      const body = ref ? await (await PayloadStore.for(nc)).take(ref) : msg.data;
+      const body = ref ? await (await PayloadStore.for(nc, service)).take(ref) : msg.data;
       const json = safeJson(body);
       const input = parseOrIssues(entry.operation.request, json, "body");
       if (!input.success) {
@@ -297,7 +341,7 @@ async function respond(nc: NatsConnection, msg: Msg, entry: HandlerEntry | undef
     }
     try {
       const hdrs = natsHeaders();
-      hdrs.set(headerNames.payloadRef, await (await PayloadStore.for(nc)).park(body));
+      hdrs.set(headerNames.payloadRef, await (await PayloadStore.for(nc, service)).park(body));
       msg.respond(new Uint8Array(), { headers: hdrs });
     } catch (error) {
       options.onError?.(error, msg.subject);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { loadModelPrices } from "@litrev/llm";
+import { NatsAuthEnv, NatsQuotaEnv } from "@litrev/messaging";
 
 /** Settings every process reads; each process extends this with its own. */
 export const BaseEnv = z.object({
@@ -44,7 +45,10 @@ export const BaseEnv = z.object({
   LLM_MODEL_CHECK_INTERVAL_MS: z.coerce.number().int().min(1000).default(600_000),
   /** How long a graceful shutdown may take before the process exits anyway. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
-});
+})
+  // NATS credentials and TLS (NATS_USER, NATS_PASSWORD, NATS_TLS_CA_FILE) and storage quotas (NATS_QUOTA_*_MB).
+  .extend(NatsAuthEnv.shape)
+  .extend(NatsQuotaEnv.shape);
 export type BaseEnv = z.infer<typeof BaseEnv>;
 
 /**

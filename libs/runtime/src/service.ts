@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
-import { ConfigStore, NatsLink, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection } from "@litrev/messaging";
+import { ConfigStore, NatsLink, PayloadStore, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection } from "@litrev/messaging";
 import { LlmClient, ModelAvailability, chooseModel } from "@litrev/llm";
 import { createLogger, type Logger } from "@litrev/telemetry";
 
@@ -57,6 +57,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   const link = new NatsLink({
     servers: env.NATS_URL,
     name: instance,
+    auth: natsAuthFromEnv(env, service),
     onStatus: (event, server) => logger.info({ event, server }, "nats connection"),
   });
   shutdown.add("nats", () => link.close());
@@ -64,6 +65,8 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
 
   const configId = CONFIG_SERVICE_ID[service];
   const store = await ConfigStore.open(nc);
+  // The service's bucket for large request and reply bodies exists before it serves a request.
+  await PayloadStore.create(nc, service);
   await store.announce(configId, { config: definition.defaults, prompts: definition.prompts });
   let current = definition.defaults;
   const announced = definition.defaults.model;

@@ -19,6 +19,13 @@ export const REDACTED_PATHS = [
   "*.providerKey",
   "*.apiKey",
   "*.api_key",
+  // NATS credentials (connection options, env objects), should one ever be logged by mistake.
+  "pass",
+  "password",
+  "*.pass",
+  "*.password",
+  "NATS_PASSWORD",
+  "*.NATS_PASSWORD",
 ];
 
 /** JSON logs with the active trace and span ids on every line, and secrets redacted. */

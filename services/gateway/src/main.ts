@@ -1,4 +1,5 @@
-import { ConfigStore, NatsLink } from "@litrev/messaging";
+import { ConfigStore, NatsLink, natsAuthFromEnv } from "@litrev/messaging";
+import { ServiceError } from "@litrev/contracts";
 import { Shutdown } from "@litrev/runtime";
 import { createLogger } from "@litrev/telemetry";
 import { buildApp } from "./app";
@@ -14,12 +15,21 @@ shutdown.listen();
 const link = new NatsLink({
   servers: env.NATS_URL,
   name: `gateway-${process.pid}`,
+  auth: natsAuthFromEnv(env, "gateway"),
   onStatus: (event, server) => logger.info({ event, server }, "nats connection"),
 });
 shutdown.add("nats", () => link.close());
 let store: Promise<ConfigStore> | undefined;
 const configStore = () => {
-  store ??= link.ready().then((nc) => ConfigStore.open(nc));
+  // The services create the bucket. On an open NATS the gateway creates it too, as it always did; a
+  // locked-down gateway may not, so until a service has started it answers a retryable 503.
+  store ??= link.ready().then((nc) =>
+    ConfigStore.open(nc, { create: false })
+      .catch(() => ConfigStore.open(nc))
+      .catch((error: unknown) => {
+        throw new ServiceError("service_unavailable", "The configuration store is not available yet (no service has started); retry shortly", { cause: error });
+      }),
+  );
   store.catch(() => (store = undefined));
   return store;
 };

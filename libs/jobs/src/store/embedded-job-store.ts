@@ -5,7 +5,7 @@ import { Objm, type ObjectStore } from "@nats-io/obj";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import pLimit from "p-limit";
 import { jobNames, type JobNames, type JobService } from "@litrev/contracts";
-import { streamReplicas } from "@litrev/messaging";
+import { keepStreamLimits, storageQuotas, streamReplicas } from "@litrev/messaging";
 import { finiteOrNull } from "../finite";
 import { ownedBy } from "../state";
 import { isStreamOrMessageNotFound, isWrongLastSequence, shortReason, withDeadline } from "./jetstream-codes";
@@ -98,11 +98,19 @@ export class EmbeddedJobStore implements JobStore {
     const timeoutMs = options.timeoutMs ?? 10_000;
     const js = jetstream(nc, { timeout: Math.min(timeoutMs, 5_000) });
     const jsm = await jetstreamManager(nc, { timeout: Math.min(timeoutMs, 5_000) });
-    const kv = await new Kvm(js).create(names.storeBucket, { history: 1, ttl: retentionMs, storage: StorageType.File, replicas, maxValueSize: MAX_ROW_BYTES });
-    await keepMaxAge(jsm, `KV_${names.storeBucket}`, retentionMs);
-    const objects = await new Objm(js).create(names.storeItemsBucket, { ttl: nanos(retentionMs), storage: StorageType.File, replicas });
-    await keepMaxAge(jsm, `OBJ_${names.storeItemsBucket}`, retentionMs);
-    await ensureIndexStream(jsm, names, retentionMs, replicas);
+    const quotas = storageQuotas();
+    const kv = await new Kvm(js).create(names.storeBucket, {
+      history: 1,
+      ttl: retentionMs,
+      storage: StorageType.File,
+      replicas,
+      maxValueSize: MAX_ROW_BYTES,
+      max_bytes: quotas.storeRowsBytes,
+    });
+    await keepStreamLimits(jsm, `KV_${names.storeBucket}`, { max_age: nanos(retentionMs), max_bytes: quotas.storeRowsBytes });
+    const objects = await new Objm(js).create(names.storeItemsBucket, { ttl: nanos(retentionMs), storage: StorageType.File, replicas, max_bytes: quotas.storeItemsBytes });
+    await keepStreamLimits(jsm, `OBJ_${names.storeItemsBucket}`, { max_age: nanos(retentionMs), max_bytes: quotas.storeItemsBytes });
+    await ensureIndexStream(jsm, names, retentionMs, replicas, quotas.storeIndexBytes);
     return new EmbeddedJobStore(names, js, jsm, kv, objects, replicas, timeoutMs, options.transferTimeoutMs ?? 60_000);
   }
 
@@ -351,31 +359,27 @@ async function firstOf<T>(promise: Promise<T>, ms: number): Promise<T | "stalled
   }
 }
 
-async function ensureIndexStream(jsm: JetStreamManager, names: JobNames, retentionMs: number, replicas: number): Promise<void> {
+async function ensureIndexStream(jsm: JetStreamManager, names: JobNames, retentionMs: number, replicas: number, maxBytes: number): Promise<void> {
   const config = {
     name: names.storeIndexStream,
     subjects: [names.storeIndexSubject],
     retention: RetentionPolicy.Limits,
     storage: StorageType.File,
     num_replicas: replicas,
+    // Full: the oldest index entries go (those jobs drop out of listings before their rows expire).
     discard: DiscardPolicy.Old,
     max_age: nanos(retentionMs),
+    max_bytes: maxBytes,
     duplicate_window: nanos(Math.min(2 * 60 * 1000, retentionMs)),
     allow_direct: true,
   };
   try {
     await jsm.streams.add(config);
   } catch (error) {
-    // Exists already (another replica, an earlier run): keep its retention in line with ours.
-    const info = await jsm.streams.info(config.name).catch((infoError: unknown) => {
+    // Exists already (another replica, an earlier run): keep its retention and size in line with ours.
+    await jsm.streams.info(config.name).catch((infoError: unknown) => {
       throw isStreamOrMessageNotFound(infoError) ? error : infoError;
     });
-    if (info.config.max_age !== config.max_age) await jsm.streams.update(config.name, { ...info.config, max_age: config.max_age });
+    await keepStreamLimits(jsm, config.name, { max_age: config.max_age, max_bytes: maxBytes });
   }
-}
-
-/** Kvm/Objm open an existing bucket as it is; a changed retention is applied here. */
-async function keepMaxAge(jsm: JetStreamManager, stream: string, retentionMs: number): Promise<void> {
-  const info = await jsm.streams.info(stream);
-  if (info.config.max_age !== nanos(retentionMs)) await jsm.streams.update(stream, { ...info.config, max_age: nanos(retentionMs) });
 }

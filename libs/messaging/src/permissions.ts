@@ -1,0 +1,193 @@
+import {
+  CONFIG_BUCKET,
+  CONFIG_SERVICE_ID,
+  MODEL_ALIAS_KEYS,
+  configKeys,
+  jobNames,
+  operations,
+  payloadBucket,
+  subjects,
+  type BackendService,
+  type JobService,
+  type ServiceName,
+} from "@litrev/contracts";
+
+/**
+ * Who may do what on NATS: one user per process kind, each allowed exactly the subjects its code
+ * uses (docs/security.md § NATS). This table is the single source of the permissions: the
+ * nats-server configs of `npm start`, the test stacks, deploy/nats/nats.conf and the Helm values
+ * are all rendered from it (scripts/nats-config.ts), and a test checks the committed files match.
+ *
+ * Subject layout that the table relies on (nats-server 2.9):
+ * - request-reply: `litrev.rpc.<service>.<op>`; replies go to the requester's own inbox
+ *   `_INBOX.<user>.>` (the `inboxPrefix` each connection sets), which only that user may subscribe
+ *   to; responders publish replies through `allow_responses` only, never to `_INBOX.>` at large.
+ * - JetStream API `$JS.API.<verb…>.<stream>[.…]`, flow control `$JS.FC.<stream>.>`, acks
+ *   `$JS.ACK.<stream>.>`; KV bucket B is stream `KV_B` on `$KV.B.>`; object store O is stream
+ *   `OBJ_O` on `$O.O.>`.
+ */
+export const NATS_USERS = ["gateway", "criteria", "screening", "indexer"] as const satisfies readonly ServiceName[];
+export type NatsUser = (typeof NATS_USERS)[number];
+
+export interface NatsPermissions {
+  publish: string[];
+  subscribe: string[];
+  /** Replies to requests this user received (one reply each, for a short while). */
+  allowResponses: boolean;
+}
+
+/** The inbox prefix of a user's connections: replies to its requests arrive only there. */
+export const inboxPrefix = (user: NatsUser): string => `_INBOX.${user}`;
+
+const kvStream = (bucket: string) => `KV_${bucket}`;
+const objStream = (bucket: string) => `OBJ_${bucket}`;
+
+/** Reading a stream: its info, single-message gets, and ephemeral (ordered) consumers over it. */
+function readStream(stream: string): string[] {
+  return [
+    `$JS.API.STREAM.INFO.${stream}`,
+    `$JS.API.STREAM.MSG.GET.${stream}`,
+    `$JS.API.DIRECT.GET.${stream}`,
+    `$JS.API.DIRECT.GET.${stream}.>`,
+    `$JS.API.CONSUMER.CREATE.${stream}`,
+    `$JS.API.CONSUMER.CREATE.${stream}.>`,
+    `$JS.API.CONSUMER.INFO.${stream}.*`,
+    `$JS.API.CONSUMER.DELETE.${stream}.*`,
+    `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
+    `$JS.FC.${stream}.>`,
+  ];
+}
+
+/**
+ * Owning a stream: reading it, creating it, durable consumers and acks. Never updating it: a stream
+ * update can add subjects, so a service allowed to update its own stream could make it capture
+ * anyone's traffic (requests, other users' replies) and read that. Limits of an existing stream
+ * are changed by an operator (docs/operations.md).
+ */
+function ownStream(stream: string): string[] {
+  return [
+    ...readStream(stream),
+    `$JS.API.STREAM.CREATE.${stream}`,
+    `$JS.API.STREAM.PURGE.${stream}`,
+    `$JS.API.STREAM.MSG.DELETE.${stream}`,
+    `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.*`,
+    `$JS.API.CONSUMER.NAMES.${stream}`,
+    `$JS.API.CONSUMER.LIST.${stream}`,
+    `$JS.ACK.${stream}.>`,
+  ];
+}
+
+/** Everything one job service owns: command, checkpoint and index streams, its buckets and object stores. */
+function ownJobs(service: JobService): string[] {
+  const names = jobNames(service);
+  return [
+    ...ownStream(names.commandStream),
+    names.commandSubjects,
+    ...ownStream(names.checkpointStream),
+    names.checkpointSubjects,
+    ...ownStream(names.storeIndexStream),
+    names.storeIndexSubject,
+    ...ownStream(kvStream(names.stateBucket)),
+    `$KV.${names.stateBucket}.>`,
+    ...ownStream(kvStream(names.storeBucket)),
+    `$KV.${names.storeBucket}.>`,
+    ...ownStream(objStream(names.dataBucket)),
+    `$O.${names.dataBucket}.>`,
+    ...ownStream(objStream(names.storeItemsBucket)),
+    `$O.${names.storeItemsBucket}.>`,
+  ];
+}
+
+/** What the gateway reads of a job service: live state (and deletes a terminal job's key on its first poll), inputs and results. */
+function readJobs(service: JobService): string[] {
+  const names = jobNames(service);
+  return [
+    ...readStream(kvStream(names.stateBucket)),
+    `$KV.${names.stateBucket}.job.*`,
+    ...readStream(objStream(names.dataBucket)),
+  ];
+}
+
+/** A payload object store: written and read by its service and by the gateway, which calls it. */
+function usePayloads(service: BackendService, owner: boolean): string[] {
+  const bucket = payloadBucket(service);
+  const stream = objStream(bucket);
+  return [...(owner ? ownStream(stream) : [...readStream(stream), `$JS.API.STREAM.PURGE.${stream}`]), `$O.${bucket}.>`];
+}
+
+const BACKENDS: readonly BackendService[] = ["criteria", "screening", "indexer"];
+const JOB_SERVICES: readonly JobService[] = ["screening", "indexer"];
+
+function configWrites(keys: string[]): string[] {
+  return keys.map((key) => `$KV.${CONFIG_BUCKET}.${key}`);
+}
+
+/** The permissions of one user, built from the subject layout in @litrev/contracts. */
+export function natsPermissions(user: NatsUser): NatsPermissions {
+  const common = ["$JS.API.INFO"];
+  const inbox = [`${inboxPrefix(user)}.>`];
+  if (user === "gateway") {
+    return {
+      publish: [
+        ...common,
+        ...Object.values(operations).map((op) => subjects.rpc(op.service, op.name)),
+        // Cancelling a synchronous request whose HTTP client went away.
+        ...BACKENDS.map((s) => subjects.cancel(s)),
+        subjects.health(),
+        ...readStream(kvStream(CONFIG_BUCKET)),
+        ...configWrites(BACKENDS.map((s) => configKeys.overrides(CONFIG_SERVICE_ID[s])).concat(MODEL_ALIAS_KEYS.overrides)),
+        ...JOB_SERVICES.flatMap(readJobs),
+        ...BACKENDS.flatMap((s) => usePayloads(s, false)),
+      ],
+      subscribe: inbox,
+      allowResponses: false,
+    };
+  }
+  const configId = CONFIG_SERVICE_ID[user];
+  return {
+    publish: [
+      ...common,
+      // Creating the shared config bucket (whoever starts first); writing only its own defaults.
+      ...ownStream(kvStream(CONFIG_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
+      ...configWrites([configKeys.defaults(configId), MODEL_ALIAS_KEYS.defaults]),
+      ...usePayloads(user, true),
+      ...(user === "criteria" ? [] : ownJobs(user)),
+    ],
+    subscribe: [...inbox, subjects.rpcWildcard(user), subjects.cancel(user), subjects.health()],
+    allowResponses: true,
+  };
+}
+
+/** How a user's password appears in a rendered config: a literal, or a `$VARIABLE` nats-server reads from its environment. */
+export type PasswordSource = { literal: string } | { env: string };
+
+/** The environment variable nats-server reads a user's password from in deploy configs. */
+export const passwordEnvName = (user: NatsUser): string => `NATS_${user.toUpperCase()}_PASSWORD`;
+
+const quote = (value: string) => JSON.stringify(value);
+
+/**
+ * The `authorization { users: [...] }` block of a nats-server config for every user. A user
+ * with no entry in `passwords` is left out (cannot connect). Connections without credentials
+ * are refused, since the block lists users only.
+ */
+export function renderAuthorization(passwords: Partial<Record<NatsUser, PasswordSource>>): string {
+  const lines = ["authorization {", "  users: ["];
+  for (const user of NATS_USERS) {
+    const source = passwords[user];
+    if (!source) continue;
+    const perms = natsPermissions(user);
+    const password = "literal" in source ? quote(source.literal) : `$${source.env}`;
+    lines.push(`    {`);
+    lines.push(`      user: ${quote(user)}`);
+    lines.push(`      password: ${password}`);
+    lines.push(`      permissions: {`);
+    lines.push(`        publish: { allow: [${perms.publish.map(quote).join(", ")}] }`);
+    lines.push(`        subscribe: { allow: [${perms.subscribe.map(quote).join(", ")}] }`);
+    if (perms.allowResponses) lines.push(`        allow_responses: true`);
+    lines.push(`      }`);
+    lines.push(`    }`);
+  }
+  lines.push("  ]", "}");
+  return lines.join("\n");
+}
