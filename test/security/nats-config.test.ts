@@ -88,7 +88,7 @@ describe("deploy NATS configuration", () => {
     it("runs a service from its environment alone: NATS_URL tls://, NATS_TLS_CA_FILE and NATS_PASSWORD (user = its kind)", async () => {
       const child = spawnService(
         "criteria",
-        { NATS_URL: url, NATS_TLS_CA_FILE: ca(), NATS_PASSWORD: passwords.criteria, MONGO_URL: "", LOG_LEVEL: "info", SHUTDOWN_TIMEOUT_MS: "3000" },
+        { NATS_URL: url, NATS_TLS_CA_FILE: ca(), NATS_PASSWORD: passwords.criteria, JOB_KEY_SECRET: "nats-config-test-job-key-secret", MONGO_URL: "", LOG_LEVEL: "info", SHUTDOWN_TIMEOUT_MS: "3000" },
         { stdio: ["ignore", "pipe", "pipe"] },
       );
       let output = "";

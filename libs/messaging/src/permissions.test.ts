@@ -33,10 +33,10 @@ describe("NATS permission table", () => {
     }
   });
 
-  it("lets each user subscribe only to its own inbox (and a service to its own requests and the health broadcast)", () => {
+  it("lets each user subscribe only to its own inbox (and a service to its own requests, their cancellations and the health broadcast)", () => {
     expect(natsPermissions("gateway").subscribe).toEqual([`${inboxPrefix("gateway")}.>`]);
     for (const service of ["criteria", "screening", "indexer"] as const) {
-      expect(natsPermissions(service).subscribe.sort()).toEqual([`${inboxPrefix(service)}.>`, `litrev.rpc.${service}.>`, "litrev.health"].sort());
+      expect(natsPermissions(service).subscribe.sort()).toEqual([`${inboxPrefix(service)}.>`, `litrev.rpc.${service}.>`, `litrev.cancel.${service}`, "litrev.health"].sort());
       expect(natsPermissions(service).allowResponses).toBe(true);
     }
     expect(natsPermissions("gateway").allowResponses).toBe(false);
