@@ -4,7 +4,7 @@ import { DEFAULT_MODEL } from "./models";
 
 /** Documented ceilings (docs/limits.md): larger synchronous runs must use jobs. */
 export const MAX_INDEXER_RUN_RECORDS = 1_000;
-export const MAX_INDEXER_JOB_RECORDS = 20_000;
+export const MAX_INDEXER_JOB_RECORDS = 50_000;
 export const MAX_INDEXER_FIELDS = 50;
 
 export const DataTypePrimary = z.enum(["text", "number", "yes_no", "list_text", "list_number"]);

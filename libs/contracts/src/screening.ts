@@ -3,7 +3,7 @@ import { EstimateConfidence, JobStatus, JsonObject, Timestamp } from "./common";
 import { DEFAULT_MODEL } from "./models";
 
 /** Documented ceiling of one screening job (docs/limits.md). */
-export const MAX_SCREENING_PAPERS = 20_000;
+export const MAX_SCREENING_PAPERS = 50_000;
 
 const PaperId = z.union([z.string().min(1).max(200), z.number().int()]);
 

@@ -41,6 +41,11 @@ export const headers = {
   sealedProviderKey: "x-llm-api-key-sealed",
   /** A request or reply body too large for one message, parked in the payload object store. */
   payloadRef: "x-litrev-payload",
+  /**
+   * A job creation whose item list (papers, records) the gateway already wrote to the job data
+   * bucket as JSON Lines: the staged object's `ObjectRef` as JSON; the body's list is then empty.
+   */
+  stagedInput: "x-litrev-staged-input",
   /** JetStream de-duplication id (a job command's job id). */
   msgId: "Nats-Msg-Id",
 } as const;
@@ -83,7 +88,10 @@ export const jobNames = (service: JobService) => {
     storeIndexStream: `LITREV_STORE_INDEX_${upper}`,
     storeIndexSubject: `${ROOT}.store.${service}.created`,
     storeItemsBucket: `litrev_store_items_${service}`,
+    /** Items written before they were chunked: one object per job and fence (still read). */
     storeItemsObject: (jobId: string, fence: number) => `${jobId}/${fence}`,
+    /** Chunk `n` of the items a job's run wrote under `fence`. */
+    storeItemsChunk: (jobId: string, fence: number, n: number) => `${jobId}/${fence}/${n}`,
   };
 };
 export type JobNames = ReturnType<typeof jobNames>;
@@ -101,6 +109,8 @@ export const jobStateKeys = {
 export const jobDataObjects = {
   input: (jobId: string) => `input/${jobId}`,
   result: (jobId: string) => `result/${jobId}`,
+  /** A job's item list as the gateway received it (JSON Lines), before the service admits the job. */
+  staged: (id: string) => `staged/${id}`,
   /** Chunk `n` of the items a job's run (fenced by its delivery number) finished so far. */
   partial: (jobId: string, fence: number, n: number) => `partial/${jobId}/${fence}/${n}`,
 };
