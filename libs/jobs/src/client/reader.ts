@@ -1,7 +1,7 @@
 import { JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
 import type { JobData } from "../data";
 import { isActive } from "../state";
-import type { JobStore } from "../store/job-store";
+import type { JobStore, JsonRecord } from "../store/job-store";
 import { storageRead } from "../store/storage-read";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
@@ -106,7 +106,12 @@ export class JobReader {
   async #resultObject(entry: MirrorEntry): Promise<JobResults | null> {
     const ref = entry.state.result;
     if (!ref) return { items: [], result: {} };
-    const stored = await this.data.getJson<JobResults>(ref.object);
-    return stored ?? { items: [], result: {} };
+    if (ref.chunks === undefined) return (await this.data.getJson<JobResults>(ref.object)) ?? { items: [], result: {} };
+    // A chunked list (the worker writes its results as it builds them): the head holds the extras.
+    const head = await this.data.readHead<{ result?: JsonRecord }>(ref);
+    if (!head) return { items: [], result: {} };
+    const items: JsonRecord[] = [];
+    for await (const chunk of this.data.readLines(ref)) for (const item of chunk) items.push(item as JsonRecord);
+    return { items, result: head.result ?? {} };
   }
 }
