@@ -100,6 +100,17 @@ export const CreateIndexerJobRequest = z
   .transform(selectByMode);
 export type CreateIndexerJobRequest = z.infer<typeof CreateIndexerJobRequest>;
 
+/**
+ * The creation as the indexer service takes it over NATS: `records` already cut by `mode`, and
+ * empty when the gateway stored them as the job's input list (header `x-litrev-staged-input`).
+ */
+export const CreateIndexerJobMessage = z
+  .object({
+    records: z.array(IndexerRecord).max(MAX_INDEXER_JOB_RECORDS),
+    ...jobFields,
+  })
+  .transform(selectByMode);
+
 /** One verified quote: `source_text.slice(start, end)` is the quote (see docs/indexer.md). */
 export const Evidence = z
   .object({

@@ -41,6 +41,13 @@ export const CreateScreeningJobRequest = z.object({
 });
 export type CreateScreeningJobRequest = z.infer<typeof CreateScreeningJobRequest>;
 
+/**
+ * The creation as the screening service takes it over NATS: the same request, except that `papers`
+ * is empty when the gateway already stored them as the job's input list (header
+ * `x-litrev-staged-input`), so a large body is parsed once, at the gateway.
+ */
+export const CreateScreeningJobMessage = CreateScreeningJobRequest.extend({ papers: z.array(ScreeningPaper).max(MAX_SCREENING_PAPERS) });
+
 export const CreateScreeningJobResponse = z.object({
   job_id: z.string(),
   status: z.literal("pending"),

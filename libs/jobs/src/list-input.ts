@@ -1,4 +1,4 @@
-import { ServiceError, type ObjectRef } from "@litrev/contracts";
+import { ObjectRef, ServiceError } from "@litrev/contracts";
 import type { JobData } from "./data";
 
 /**
@@ -58,4 +58,27 @@ export async function readWholeInput(data: JobData, ref: ObjectRef): Promise<unk
   const items: unknown[] = [];
   for await (const chunk of data.readLines(ref)) for (const item of chunk) items.push(item);
   return { ...stored.head, [stored.list]: items };
+}
+
+/** Names the gateway gives the lists it stages (`jobDataObjects.staged`). */
+const STAGED_NAME = /^staged\/[0-9a-f-]{36}$/;
+
+/**
+ * The list a job creation says the gateway staged (header `x-litrev-staged-input`), or null when
+ * it carries its list inline. The gateway validated the list against the request schema before it
+ * staged it; a reference that is malformed, or whose list is empty or longer than `max`, is refused.
+ */
+export function stagedList(header: string | undefined, max: number): ObjectRef | null {
+  if (!header) return null;
+  let parsed: ReturnType<typeof ObjectRef.safeParse> | undefined;
+  try {
+    parsed = ObjectRef.safeParse(JSON.parse(header));
+  } catch {
+    parsed = undefined;
+  }
+  const ref = parsed?.success ? parsed.data : undefined;
+  if (!ref || !STAGED_NAME.test(ref.object) || ref.chunks === undefined || ref.lines === undefined || ref.lines < 1 || ref.lines > max) {
+    throw new ServiceError("validation", "The staged input reference is malformed or its list is out of bounds");
+  }
+  return ref;
 }

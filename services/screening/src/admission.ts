@@ -1,13 +1,15 @@
 import { randomUUID } from "node:crypto";
 import {
+  CreateScreeningJobRequest,
   headers,
+  MAX_SCREENING_PAPERS,
+  parseOrIssues,
   ServiceError,
-  type CreateScreeningJobRequest,
   type CreateScreeningJobResponse,
   type ScreeningJobInput,
   type ScreeningJobParams,
 } from "@litrev/contracts";
-import { admitJob, newJobState, type JobInfra, type JobStore, type KeySealer, type ProjectConflict } from "@litrev/jobs";
+import { admitJob, newJobState, stagedList, type JobInfra, type JobStore, type KeySealer, type ProjectConflict } from "@litrev/jobs";
 import type { HandlerContext } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import { estimateScreening } from "./estimate";
@@ -34,8 +36,12 @@ export async function admitScreeningJob(
   ctx: HandlerContext,
 ): Promise<CreateScreeningJobResponse> {
   const projectId = request.project_id ?? null;
+  // The gateway stores a large list of papers itself and sends only its reference: never parsed here.
+  const staged = stagedList(ctx.header(headers.stagedInput), MAX_SCREENING_PAPERS);
+  if (!staged && request.papers.length === 0) throw noPapers(request);
+  const papersCount = staged?.lines ?? request.papers.length;
   const estimate = estimateScreening({
-    papers_count: request.papers.length,
+    papers_count: papersCount,
     model: request.model,
     repetitions: request.repetitions,
     criteria_count: request.criteria.length,
@@ -46,7 +52,7 @@ export async function admitScreeningJob(
     throw new ServiceError(
       "validation",
       `Estimated cost $${estimate.estimated_cost_usd.toFixed(6)} exceeds the limit of $${ceiling} ` +
-        `(max_estimated_cost_usd) for ${request.papers.length} papers × ${request.repetitions} repetitions`,
+        `(max_estimated_cost_usd) for ${papersCount} papers × ${request.repetitions} repetitions`,
       { simple: true },
     );
   };
@@ -70,16 +76,21 @@ export async function admitScreeningJob(
       threshold: request.threshold,
       clusters_type: request.clusters_type ?? null,
       mock: request.mock,
-      papers_count: request.papers.length,
+      papers_count: papersCount,
       criteria_count: request.criteria.length,
     },
     estimatedCostUsd: estimate.estimated_cost_usd,
   });
-  const input: ScreeningJobInput = { papers: request.papers, criteria: request.criteria, questions: request.questions };
+  // Stored as a chunked list that the worker reads chunk by chunk (see docs/jobs.md).
+  const input: Omit<ScreeningJobInput, "papers"> & { papers?: ScreeningJobInput["papers"] } = staged
+    ? { criteria: request.criteria, questions: request.questions }
+    : { papers: request.papers, criteria: request.criteria, questions: request.questions };
   // Orphans of the project, then its one active job (409), then the cost ceiling, then acceptance: one pass.
   const admitted = await admitJob(deps.infra, deps.store, {
     state,
     input,
+    list: "papers",
+    staged,
     params: { ...params, pipeline: deps.pipeline },
     // Mock jobs never call a provider: no key is kept for them at all.
     sealedProviderKey: request.mock ? null : sealedKey(deps.sealer, ctx),
@@ -88,8 +99,14 @@ export async function admitScreeningJob(
     logger: deps.logger,
   });
   if (!admitted.ok) throw conflict(projectId!, admitted.conflict);
-  deps.logger.info({ job_id: jobId, papers: request.papers.length, mock: request.mock, project_id: projectId }, "screening job queued");
+  deps.logger.info({ job_id: jobId, papers: papersCount, mock: request.mock, project_id: projectId }, "screening job queued");
   return { job_id: jobId, status: "pending", progress: 0, stage: "" };
+}
+
+/** Without a staged list the request must carry its papers: the HTTP contract's own refusal. */
+function noPapers(request: CreateScreeningJobRequest): ServiceError {
+  const checked = parseOrIssues(CreateScreeningJobRequest, { ...request, papers: [] }, "body");
+  return new ServiceError("validation", "Request validation failed", checked.success ? {} : { issues: checked.issues });
 }
 
 function conflict(projectId: number, holder: ProjectConflict): ServiceError {

@@ -1,11 +1,17 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { headers, operations, ServiceError, type JobService, type Operation } from "@litrev/contracts";
-import { isActive, KeySealer, type MirrorEntry } from "@litrev/jobs/client";
-import { callOperation } from "@litrev/messaging";
+import { randomUUID } from "node:crypto";
+import { headers, jobDataObjects, operations, ServiceError, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
+import { isActive, KeySealer, type JobData, type MirrorEntry } from "@litrev/jobs/client";
+import { callOperation, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
 
 export type JobRouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/** The list field of each kind's creation, staged by the gateway when large. */
+const LIST_FIELD: Record<JobService, string> = { screening: "papers", indexer: "records" };
+/** Lists of at least this many items are staged whatever the body's declared size. */
+const STAGE_MIN_ITEMS = 1_000;
 
 /** The job operations of each kind: the gateway serves both kinds by the same code. */
 const JOB_OPERATIONS: Record<JobService, { create: Operation; get: Operation; active: Operation }> = {
@@ -65,16 +71,39 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
     });
   };
 
+  /**
+   * A large creation's list (papers, records), written by this process to the service's job data
+   * bucket as the job's input list, so that the body parsed here is never serialised, parked and
+   * parsed again by the service: the service receives the rest of the request and the list's
+   * reference. Null for small bodies (they travel inline) or before the service created its bucket.
+   */
+  const stageList = async (service: JobService, request: FastifyRequest): Promise<{ ref: ObjectRef; body: unknown; data: JobData } | null> => {
+    const body = request.body as Record<string, unknown>;
+    const field = LIST_FIELD[service];
+    const list = body[field];
+    const size = Number(request.headers["content-length"] ?? 0);
+    if (!Array.isArray(list) || (size <= SPILL_THRESHOLD_BYTES && list.length < STAGE_MIN_ITEMS)) return null;
+    const jobs = live.ready(service) ?? (await opened(service));
+    if (!jobs) return null;
+    const ref = await jobs.data.putLines(jobDataObjects.staged(randomUUID()), {}, list);
+    return { ref, body: { ...body, [field]: [] }, data: jobs.data };
+  };
+
   for (const service of ["screening", "indexer"] as const) {
     const ops = JOB_OPERATIONS[service];
 
     handlers.set(ops.create, async (request) => {
       const key = providerKeyOf(request);
-      return callOperation(deps.link, ops.create, request.body, {
-        requestId: request.id,
-        headers: key ? { [headers.sealedProviderKey]: sealer.seal(key) } : {},
-        timeoutMs: deps.env.RPC_TIMEOUT_MS,
-      });
+      const hdrs: Record<string, string> = key ? { [headers.sealedProviderKey]: sealer.seal(key) } : {};
+      const staged = await stageList(service, request);
+      if (staged) hdrs[headers.stagedInput] = JSON.stringify(staged.ref);
+      try {
+        return await callOperation(deps.link, ops.create, staged?.body ?? request.body, { requestId: request.id, headers: hdrs, timeoutMs: deps.env.RPC_TIMEOUT_MS });
+      } catch (error) {
+        // Not admitted (a refusal drops it in the service already); after a timeout the service may still take it.
+        if (staged && !(error instanceof ServiceError && error.category === "timeout")) void staged.data.deleteLines(staged.ref).catch(() => undefined);
+        throw error;
+      }
     });
 
     handlers.set(ops.get, async (request, reply) => {

@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
-import type { CreateIndexerJobRequest, CreateIndexerJobResponse, ServiceConfigResponse } from "@litrev/contracts";
-import { admitJob, newJobState, type JobInfra, type JobStore, type KeySealer } from "@litrev/jobs";
+import {
+  CreateIndexerJobRequest,
+  MAX_INDEXER_JOB_RECORDS,
+  parseOrIssues,
+  ServiceError,
+  type CreateIndexerJobResponse,
+  type ServiceConfigResponse,
+} from "@litrev/contracts";
+import { admitJob, newJobState, stagedList, type JobInfra, type JobStore, type KeySealer } from "@litrev/jobs";
 import type { Logger } from "@litrev/telemetry";
 import { estimateIndexer } from "../estimate";
 import type { IndexerJobInput, IndexerLiveExtra } from "./job-input";
@@ -24,9 +31,16 @@ export async function createIndexerJob(
   deps: AdmissionDeps,
   request: CreateIndexerJobRequest,
   key: { plain?: string | undefined; sealed?: string | undefined },
+  /** Header `x-litrev-staged-input`: the records, already stored by the gateway as a chunked list. */
+  stagedHeader?: string,
 ): Promise<CreateIndexerJobResponse> {
   const jobId = randomUUID();
-  const recordCount = request.records.length;
+  const staged = stagedList(stagedHeader, MAX_INDEXER_JOB_RECORDS);
+  if (!staged && request.records.length === 0) {
+    const checked = parseOrIssues(CreateIndexerJobRequest, { ...request, records: [] }, "body");
+    throw new ServiceError("validation", "Request validation failed", checked.success ? {} : { issues: checked.issues });
+  }
+  const recordCount = staged?.lines ?? request.records.length;
   const estimate = estimateIndexer({ fields: request.fields, record_count: recordCount, model: request.model }, deps.config());
   const extra: IndexerLiveExtra = { records_done: 0, record_count: recordCount };
   const state = newJobState({
@@ -39,15 +53,14 @@ export async function createIndexerJob(
     estimatedCostUsd: estimate.estimated_cost_usd,
     extra: extra as Record<string, unknown>,
   });
-  const input: IndexerJobInput = {
-    records: request.records,
-    fields: request.fields,
-    model: request.model,
-    project_context: request.project_context ?? null,
-  };
+  const settings: Omit<IndexerJobInput, "records"> = { fields: request.fields, model: request.model, project_context: request.project_context ?? null };
+  // Stored as a chunked list that the worker reads chunk by chunk (see docs/jobs.md).
+  const input: Omit<IndexerJobInput, "records"> & { records?: IndexerJobInput["records"] } = staged ? settings : { records: request.records, ...settings };
   await admitJob(deps.infra, deps.store, {
     state,
     input,
+    list: "records",
+    staged,
     // A gateway that seals the key itself sends only the sealed form; otherwise it is sealed here.
     sealedProviderKey: key.sealed ?? (key.plain ? deps.sealer.seal(key.plain) : null),
     logger: deps.logger,

@@ -1,4 +1,4 @@
-import { ServiceError, type ServiceConfigResponse } from "@litrev/contracts";
+import { ServiceError, type IndexerRecord, type ServiceConfigResponse } from "@litrev/contracts";
 import { PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
 import { addUsage, toContractUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
 import type { RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
@@ -64,9 +64,10 @@ const toPartial = (c: RecordCheckpoint): PartialRecord => ({ record: c.record, .
  */
 export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
   return async (ctx: JobContext) => {
-    const input = IndexerJobInput.parse(await ctx.input());
-    const total = input.records.length;
-    const plan = extractionPlan(input, deps.config(), ctx.providerKey);
+    // The records are read from the stored input chunk by chunk as extraction reaches them.
+    const { head, count: total } = await ctx.inputHead("records");
+    const settings = IndexerJobInput.omit({ records: true }).parse(head);
+    const plan = extractionPlan(settings, deps.config(), ctx.providerKey);
 
     // Dense, not `new Array(total)`: array methods skip the holes of a sparse array.
     const finished: (RecordCheckpoint | undefined)[] = Array.from({ length: total }, () => undefined);
@@ -81,24 +82,31 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     await ctx.partials.append(finished.flatMap((c) => (c ? [toPartial(c)] : [])));
     await ctx.report({ stage: EXTRACTION_STAGE, progress: progress.fraction, extra: progress.extra() });
 
-    const pending = finished.flatMap((done, index) => (done ? [] : [index]));
     try {
-      await runExtraction(deps.llm, plan, pending.map((index) => input.records[index]!), {
-        concurrency: deps.concurrency,
-        batchSize: Math.max(1, pending.length),
-        signal: ctx.signal,
-        onRecord: async (outcome, k) => {
-          const index = pending[k] as number;
-          const checkpoint = toCheckpoint(outcome);
-          // Retried through a brief NATS outage by the worker; refused once this run lost the job.
-          await ctx.checkpoints.save(EXTRACTION_STAGE, String(index), checkpoint);
-          finished[index] = checkpoint;
-          progress.add(checkpoint);
-          await ctx.partials.append([toPartial(checkpoint)]);
-          // Throttled by the worker; progress never goes backwards there either.
-          void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
-        },
-      });
+      let offset = 0;
+      for await (const chunk of ctx.inputItems<IndexerRecord>("records")) {
+        const first = offset;
+        offset += chunk.length;
+        const pending: number[] = [];
+        for (let index = first; index < Math.min(offset, total); index++) if (!finished[index]) pending.push(index);
+        if (pending.length === 0) continue;
+        await runExtraction(deps.llm, plan, pending.map((index) => chunk[index - first]!), {
+          concurrency: deps.concurrency,
+          batchSize: pending.length,
+          signal: ctx.signal,
+          onRecord: async (outcome, k) => {
+            const index = pending[k] as number;
+            const checkpoint = toCheckpoint(outcome);
+            // Retried through a brief NATS outage by the worker; refused once this run lost the job.
+            await ctx.checkpoints.save(EXTRACTION_STAGE, String(index), checkpoint);
+            finished[index] = checkpoint;
+            progress.add(checkpoint);
+            await ctx.partials.append([toPartial(checkpoint)]);
+            // Throttled by the worker; progress never goes backwards there either.
+            void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
+          },
+        });
+      }
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       // A failed job keeps what it finished: polls show it as partial results.

@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL, headers, operations, type IndexerJob, type IndexerJobListItem } from "@litrev/contracts";
+import { CreateIndexerJobMessage, DEFAULT_MODEL, headers, operations, type IndexerJob, type IndexerJobListItem } from "@litrev/contracts";
 import { JobWorker, KeySealer, openServiceJobs, type JobStore } from "@litrev/jobs";
 import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
@@ -45,8 +45,14 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
 
   const admission = { infra, store, sealer, logger, config: runtime.config, resolveModel: (m: string) => llm.resolveModel(m) };
   const handlers = [
-    handler(operations.createIndexerJob, async (req, ctx) =>
-      createIndexerJob(admission, { ...req, model: runtime.model(req.model, DEFAULT_MODEL.indexerRun) }, { plain: ctx.providerKey, sealed: ctx.header(headers.sealedProviderKey) }),
+    // Records may be empty over NATS: the gateway stages a large list and sends its reference.
+    handler({ ...operations.createIndexerJob, request: CreateIndexerJobMessage }, async (req, ctx) =>
+      createIndexerJob(
+        admission,
+        { ...req, model: runtime.model(req.model, DEFAULT_MODEL.indexerRun) },
+        { plain: ctx.providerKey, sealed: ctx.header(headers.sealedProviderKey) },
+        ctx.header(headers.stagedInput),
+      ),
     ),
     handler(operations.getIndexerJob, async (req) => (await reader.get(req.job_id)) as IndexerJob),
     handler(operations.listIndexerJobs, async (req) => (await reader.list(req.limit)) as IndexerJobListItem[]),
