@@ -41,6 +41,8 @@ export const headers = {
   sealedProviderKey: "x-llm-api-key-sealed",
   /** A request or reply body too large for one message, parked in the payload object store. */
   payloadRef: "x-litrev-payload",
+  /** A reply body parked in parts as it was produced (a finished job's poll): `{name, parts, bytes}` as JSON. */
+  payloadParts: "x-litrev-payload-parts",
   /**
    * A job creation whose item list (papers, records) the gateway already wrote to the job data
    * bucket as JSON Lines: the staged object's `ObjectRef` as JSON; the body's list is then empty.

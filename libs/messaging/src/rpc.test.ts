@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { operations, ServiceError, type AnalyzeQuestionResponse } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { NatsLink } from "./connection";
-import { callOperation, handler, serveOperations, type HandlerContext, type HandlerEntry, type ServedOperations } from "./rpc";
+import { callOperation, callOperationStreamed, handler, serveOperations, StreamedBody, type HandlerContext, type HandlerEntry, type ServedOperations } from "./rpc";
 import { failure } from "../../../test/support/errors";
 
 /** Request-reply over a real nats-server: what the gateway sees for each way a call can end. */
@@ -62,6 +62,37 @@ describe("callOperation / serveOperations", () => {
     expect(seen).toHaveLength(1);
     expect(seen[0]!.input).toEqual({ research_question: "q", model: "llm-5-mini", mock: false });
     expect(seen[0]!.ctx).toMatchObject({ subject: "litrev.rpc.criteria.analyze-question", requestId: "req-42", providerKey: "sk-secret" });
+  });
+
+  it("passes a streamed reply on in parts, byte for byte, parking it once for concurrent requests", async () => {
+    // A reply of several 1 MB parts, produced piece by piece like a finished job's poll body.
+    const missing = Array.from({ length: 9_000 }, (_, i) => `element ${i} ${"é".repeat(200)}`);
+    const whole = JSON.stringify({ status: "ready", missing_elements: missing, suggestion: "fine" });
+    const body = new StreamedBody(async function* () {
+      yield `{"status":"ready","missing_elements":[`;
+      for (let i = 0; i < missing.length; i += 1_000) yield (i ? "," : "") + missing.slice(i, i + 1_000).map((m) => JSON.stringify(m)).join(",");
+      yield `],"suggestion":"fine"}`;
+    });
+    expect(await body.text()).toBe(whole);
+    let produced = 0;
+    const shared = new StreamedBody(async function* () {
+      produced++;
+      yield whole;
+    });
+    await serve([handler(operations.analyzeQuestion, async (input) => (input.research_question === "shared" ? shared : body) as unknown as AnalyzeQuestionResponse)]);
+
+    const streamed = await callOperationStreamed(client, operations.analyzeQuestion, { research_question: "q" });
+    if (!("parts" in streamed)) throw new Error("expected a streamed reply");
+    expect(streamed.parts.parts).toBeGreaterThan(1);
+    const parts: Buffer[] = [];
+    for await (const part of streamed.read()) parts.push(Buffer.from(part));
+    expect(Math.max(...parts.map((p) => p.length))).toBeLessThan(Buffer.byteLength(whole));
+    expect(Buffer.concat(parts).toString("utf8")).toBe(whole);
+
+    // A caller that wants a value gets it parsed and checked as usual.
+    const replies = await Promise.all(Array.from({ length: 3 }, () => callOperation(client, operations.analyzeQuestion, { research_question: "shared" })));
+    for (const reply of replies) expect(reply.missing_elements).toEqual(missing);
+    expect(produced).toBe(1);
   });
 
   it("fails fast with service_unavailable when no instance serves the operation", async () => {

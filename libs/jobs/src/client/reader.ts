@@ -1,4 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
+import { StreamedBody } from "@litrev/messaging";
 import type { JobData } from "../data";
 import { isActive } from "../state";
 import type { JobStore, JsonRecord } from "../store/job-store";
@@ -6,6 +8,12 @@ import { storageRead } from "../store/storage-read";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
 import { JOB_VIEWS, type JobResults } from "./views";
+
+/** Stands in for the item list while the fixed parts of a streamed poll body are serialised. */
+const ITEMS_MARK = `\u0000litrev:${randomUUID()}\u0000`;
+const ITEMS_MARK_JSON = JSON.stringify(ITEMS_MARK);
+/** How long concurrent polls of one finished job may share one streamed body. */
+const SHARE_MS = 60_000;
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
@@ -87,20 +95,55 @@ export class JobReader {
     if (!read) {
       read = this.#readStored(jobId, terminalOnly);
       this.#reads.set(key, read);
-      const forget = () => this.#reads.delete(key);
-      read.then(forget, forget);
+      const forget = () => {
+        if (this.#reads.get(key) === read) this.#reads.delete(key);
+      };
+      // A streamed body is shared until it is parked (concurrent polls park it once), at most SHARE_MS.
+      read.then((body) => (body instanceof StreamedBody ? void body.settled(SHARE_MS).then(forget) : forget()), forget);
     }
     return read;
   }
 
-  /** The stored row with its results, or null (no store, no row, or an active row when only a terminal one will do). */
+  /**
+   * The stored row with its results, or null (no store, no row, or an active row when only a
+   * terminal one will do). Results of more than one stored chunk come as a `StreamedBody`: the
+   * poll's exact JSON, its item list written chunk by chunk as the store gives them, so neither
+   * this process nor the gateway ever holds them all.
+   */
   async #readStored(jobId: string, terminalOnly: boolean): Promise<unknown> {
     if (!this.store.persistent) return null;
     const row = await storageRead(this.store, () => this.store.getJob(jobId));
     if (!row) return null;
     if (isActive(row)) return terminalOnly ? null : this.#view.job(row, null, []);
-    const items = await storageRead(this.store, () => this.store.getItems(jobId));
-    return this.#view.job(row, { items, result: row.result ?? {} }, []);
+    const chunks = this.store.itemChunks(jobId)[Symbol.asyncIterator]();
+    const next = () => storageRead(this.store, () => chunks.next());
+    const first = await next();
+    const second = first.done ? first : await next();
+    if (second.done) return this.#view.job(row, { items: first.done ? [] : first.value, result: row.result ?? {} }, []);
+
+    // The view around a placeholder list: what precedes and follows the items in the body.
+    const text = JSON.stringify(this.#view.job(row, { items: [ITEMS_MARK as unknown as JsonRecord], result: row.result ?? {} }, []));
+    const at = text.indexOf(ITEMS_MARK_JSON);
+    if (at < 0) {
+      // The view shows no items (e.g. a failed screening job): nothing more to read.
+      await chunks.return?.();
+      return JSON.parse(text) as unknown;
+    }
+    const head = text.slice(0, at);
+    const tail = text.slice(at + ITEMS_MARK_JSON.length);
+    const pending = [first.value, second.value];
+    return new StreamedBody(async function* () {
+      yield head;
+      let separator = "";
+      for (;;) {
+        const chunk: JsonRecord[] | undefined = pending.shift() ?? (await next()).value;
+        if (!chunk) break;
+        if (chunk.length === 0) continue;
+        yield separator + chunk.map((item) => JSON.stringify(item)).join(",");
+        separator = ",";
+      }
+      yield tail;
+    });
   }
 
   async #resultObject(entry: MirrorEntry): Promise<JobResults | null> {

@@ -1,10 +1,14 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
 import { headers, jobDataObjects, operations, ServiceError, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
 import { isActive, KeySealer, type JobData, type MirrorEntry } from "@litrev/jobs/client";
-import { callOperation, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
+import { callOperation, callOperationStreamed, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
+
+/** A finished job's poll body as the service answered it: whole, or in parts to stream. */
+type StoredPoll = { body: string } | { parts: () => AsyncIterable<Uint8Array> };
 
 export type JobRouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -34,14 +38,18 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
   const handlers = new Map<Operation, JobRouteHandler>();
   /**
    * Reads of jobs that are not active, in progress by service and job id: concurrent polls of one
-   * finished job (its results can be many MB) share one request to the service and one serialised body.
+   * finished job share one request to the service. A large result comes back as parts the service
+   * parked as it read them (`StreamedBody`); each poll streams them to its client one part at a
+   * time, so no process holds the whole body. A small one is serialised once and shared.
    */
-  const storedReads = new Map<string, Promise<string>>();
-  const readStored = (operation: Operation, jobId: string, requestId: string): Promise<string> => {
+  const storedReads = new Map<string, Promise<StoredPoll>>();
+  const readStored = (operation: Operation, jobId: string, requestId: string): Promise<StoredPoll> => {
     const key = `${operation.service}/${jobId}`;
     let read = storedReads.get(key);
     if (!read) {
-      read = callOperation(deps.link, operation, { job_id: jobId }, { requestId, timeoutMs: deps.env.READ_TIMEOUT_MS }).then((body) => JSON.stringify(body));
+      read = callOperationStreamed(deps.link, operation, { job_id: jobId }, { requestId, timeoutMs: deps.env.READ_TIMEOUT_MS }).then((reply) =>
+        "data" in reply ? { body: JSON.stringify(reply.data) } : { parts: reply.read },
+      );
       storedReads.set(key, read);
       const forget = () => storedReads.delete(key);
       read.then(forget, forget);
@@ -111,7 +119,9 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
       const jobs = live.ready(service) ?? (await opened(service));
       const entry = jobs ? (jobs.mirror.get(job_id) ?? (await jobs.mirror.fetch(job_id))) : null;
       if (jobs && entry && isActive(entry.state)) return send(reply, jobs, entry);
-      return reply.type("application/json; charset=utf-8").send(await readStored(ops.get, job_id, request.id));
+      const stored = await readStored(ops.get, job_id, request.id);
+      reply.type("application/json; charset=utf-8");
+      return "body" in stored ? reply.send(stored.body) : reply.send(Readable.from(stored.parts()));
     });
 
     handlers.set(ops.active, async (request, reply) => {
