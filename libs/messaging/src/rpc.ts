@@ -94,7 +94,7 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
   // A caller that wants a value: the parts are joined and parsed like any reply.
   const chunks: Uint8Array[] = [];
   for await (const part of reply.read()) chunks.push(part);
-  return parseReplyData(operation, Buffer.concat(chunks));
+  return checkResponse(operation, safeJson(Buffer.concat(chunks)));
 }
 
 /**
@@ -150,7 +150,11 @@ function parseReplyData<Res extends z.ZodType>(operation: Operation<z.ZodType, R
     throw new ServiceError("unknown", `The ${operation.service} service sent a malformed reply`);
   }
   if (!envelope.data.ok) throw ServiceError.fromWire(envelope.data.error);
-  const parsed = operation.response.safeParse(envelope.data.data);
+  return checkResponse(operation, envelope.data.data);
+}
+
+function checkResponse<Res extends z.ZodType>(operation: Operation<z.ZodType, Res>, data: unknown): z.output<Res> {
+  const parsed = operation.response.safeParse(data);
   if (!parsed.success) {
     throw new ServiceError("unknown", `The ${operation.service} service sent a reply that breaks its contract`, {
       cause: parsed.error,
