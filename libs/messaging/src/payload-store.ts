@@ -81,11 +81,14 @@ export class PayloadStore {
 
   /** The parts of a body parked by `parkParts`, in order, one at a time. */
   async *readParts(ref: PartsRef): AsyncGenerator<Uint8Array> {
-    for (let n = 0; n < ref.parts; n++) {
-      const bytes = await this.store.getBlob(`${ref.name}/${n}`);
-      if (!bytes) throw new ServiceError("unknown", "A large message body could not be found in the payload store (expired?)");
-      yield bytes;
-    }
+    for (let n = 0; n < ref.parts; n++) yield await this.readPart(ref, n);
+  }
+
+  /** Part `n` of a body parked by `parkParts`. */
+  async readPart(ref: PartsRef, n: number): Promise<Uint8Array> {
+    const bytes = await this.store.getBlob(`${ref.name}/${n}`);
+    if (!bytes) throw new ServiceError("unknown", "A large message body could not be found in the payload store (expired?)");
+    return bytes;
   }
 
   /** Reads a parked body and deletes it: each body is read exactly once. */

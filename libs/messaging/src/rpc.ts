@@ -76,7 +76,9 @@ export class StreamedBody {
 }
 
 /** A reply as `callOperationStreamed` returns it: the parsed value, or the body's parts to pass on as they are. */
-export type StreamedReply<T> = { data: T } | { parts: PartsRef; read: () => AsyncIterable<Uint8Array> };
+export type StreamedReply<T> =
+  | { data: T }
+  | { parts: PartsRef; read: () => AsyncIterable<Uint8Array>; readPart: (n: number) => Promise<Uint8Array> };
 
 /**
  * Calls a backend operation over NATS request-reply. Always resolves to the operation's parsed
@@ -136,7 +138,7 @@ export async function callOperationStreamed<Req extends z.ZodType, Res extends z
       const parts = parsePartsRef(partsHeader);
       if (!parts) throw new ServiceError("unknown", `The ${operation.service} service sent a malformed reply`);
       const store = await PayloadStore.for(nc);
-      return { parts, read: () => store.readParts(parts) };
+      return { parts, read: () => store.readParts(parts), readPart: (n: number) => store.readPart(parts, n) };
     }
     const replyRef = reply.headers?.get(headerNames.payloadRef);
     const replyData = replyRef ? await (await PayloadStore.for(nc)).take(replyRef) : reply.data;

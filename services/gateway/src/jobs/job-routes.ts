@@ -6,6 +6,7 @@ import { isActive, KeySealer, type JobData, type MirrorEntry } from "@litrev/job
 import { callOperation, callOperationStreamed, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
+import { PartCache } from "./part-cache";
 
 /** A finished job's poll body as the service answered it: whole, or in parts to stream. */
 type StoredPoll = { body: string } | { parts: () => AsyncIterable<Uint8Array> };
@@ -43,12 +44,13 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
    * time, so no process holds the whole body. A small one is serialised once and shared.
    */
   const storedReads = new Map<string, Promise<StoredPoll>>();
+  const parts = new PartCache();
   const readStored = (operation: Operation, jobId: string, requestId: string): Promise<StoredPoll> => {
     const key = `${operation.service}/${jobId}`;
     let read = storedReads.get(key);
     if (!read) {
       read = callOperationStreamed(deps.link, operation, { job_id: jobId }, { requestId, timeoutMs: deps.env.READ_TIMEOUT_MS }).then((reply) =>
-        "data" in reply ? { body: JSON.stringify(reply.data) } : { parts: reply.read },
+        "data" in reply ? { body: JSON.stringify(reply.data) } : { parts: () => parts.stream(reply.parts, reply.readPart) },
       );
       storedReads.set(key, read);
       const forget = () => storedReads.delete(key);
