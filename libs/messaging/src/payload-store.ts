@@ -62,11 +62,15 @@ export class PayloadStore {
     let bytes = 0;
     let buffered: string[] = [];
     let size = 0;
+    // One part written while the next is produced; a failed write fails the whole body.
+    let writing: Promise<unknown> = Promise.resolve();
     const flush = async () => {
       const data = encoder.encode(buffered.join(""));
       buffered = [];
       size = 0;
-      await this.store.putBlob({ name: `${name}/${parts}` }, data);
+      await writing;
+      writing = this.store.putBlob({ name: `${name}/${parts}` }, data);
+      writing.catch(() => undefined); // awaited before the next write and at the end
       parts++;
       bytes += data.length;
     };
@@ -76,6 +80,7 @@ export class PayloadStore {
       if (size >= PART_CHARS) await flush();
     }
     if (size > 0 || parts === 0) await flush();
+    await writing;
     return { name, parts, bytes };
   }
 

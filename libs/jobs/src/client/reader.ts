@@ -135,9 +135,20 @@ export class JobReader {
     return new StreamedBody(async function* () {
       yield head;
       let separator = "";
+      // One chunk read ahead: the store's next chunk travels while this one is serialised.
+      let ahead: ReturnType<typeof next> | undefined;
       for (;;) {
-        const chunk: JsonRecord[] | undefined = pending.shift() ?? (await next()).value;
+        let chunk: JsonRecord[] | undefined = pending.shift();
+        if (!chunk) {
+          const step = await (ahead ?? next());
+          ahead = undefined;
+          chunk = step.done ? undefined : step.value;
+        }
         if (!chunk) break;
+        if (pending.length === 0 && !ahead) {
+          ahead = next();
+          ahead.catch(() => undefined); // awaited in its turn
+        }
         if (chunk.length === 0) continue;
         yield separator + chunk.map((item) => JSON.stringify(item)).join(",");
         separator = ",";

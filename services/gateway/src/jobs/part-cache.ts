@@ -20,7 +20,15 @@ export class PartCache {
 
   /** The body's parts in order, each read through the cache. */
   async *stream(ref: PartsRef, readPart: (n: number) => Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
-    for (let n = 0; n < ref.parts; n++) yield await this.#part(`${ref.name}/${n}`, () => readPart(n));
+    const part = (n: number) => this.#part(`${ref.name}/${n}`, () => readPart(n));
+    // One part read ahead: the next part travels from NATS while this one goes to the client.
+    let next = ref.parts > 0 ? part(0) : undefined;
+    for (let n = 0; n < ref.parts; n++) {
+      const current = next!;
+      next = n + 1 < ref.parts ? part(n + 1) : undefined;
+      next?.catch(() => undefined); // awaited in its turn
+      yield await current;
+    }
   }
 
   get bytes(): number {
