@@ -70,16 +70,17 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     const plan = extractionPlan(settings, deps.config(), ctx.providerKey);
 
     // Dense, not `new Array(total)`: array methods skip the holes of a sparse array.
-    const finished: (RecordCheckpoint | undefined)[] = Array.from({ length: total }, () => undefined);
+    // Per record only what the result needs (its output and error); usage and quote counts are summed in `progress`.
+    const finished: (PartialRecord | undefined)[] = Array.from({ length: total }, () => undefined);
     const progress = new Progress(total);
     for (const [unit, checkpoint] of await ctx.checkpoints.load<RecordCheckpoint>(EXTRACTION_STAGE)) {
       const index = Number(unit);
       if (!Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
-      finished[index] = checkpoint;
+      finished[index] = toPartial(checkpoint);
       progress.add(checkpoint);
     }
     if (progress.done > 0) ctx.logger.info({ restored: progress.done, total }, "resuming from checkpoints");
-    await ctx.partials.append(finished.flatMap((c) => (c ? [toPartial(c)] : [])));
+    await ctx.partials.append(finished.flatMap((c) => (c ? [c] : [])));
     await ctx.report({ stage: EXTRACTION_STAGE, progress: progress.fraction, extra: progress.extra() });
 
     try {
@@ -99,9 +100,10 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
             const checkpoint = toCheckpoint(outcome);
             // Retried through a brief NATS outage by the worker; refused once this run lost the job.
             await ctx.checkpoints.save(EXTRACTION_STAGE, String(index), checkpoint);
-            finished[index] = checkpoint;
+            const record = toPartial(checkpoint);
+            finished[index] = record;
             progress.add(checkpoint);
-            await ctx.partials.append([toPartial(checkpoint)]);
+            await ctx.partials.append([record]);
             // Throttled by the worker; progress never goes backwards there either.
             void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
           },
@@ -119,8 +121,8 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
   };
 }
 
-function collect(finished: readonly (RecordCheckpoint | undefined)[]) {
-  const done = finished.filter((c): c is RecordCheckpoint => c !== undefined);
+function collect(finished: readonly (PartialRecord | undefined)[]) {
+  const done = finished.filter((c): c is PartialRecord => c !== undefined);
   return {
     items: done.map((c) => c.record),
     errors: done.flatMap((c) => (c.error ? [c.error] : [])),
