@@ -13,13 +13,16 @@
  * beat max(K/N minutes, K·L/C) with C calls in flight: the goal is a wall time within 10% of it.
  * Tokens are the provider's own usage figures summed by the worker (the fake counts ~4 characters
  * per token, as the spec's formula assumes ~440 tokens for an abstract). Peak RSS is the worker's
- * VmHWM: the worker is restarted before every job so each figure belongs to one job size.
+ * VmHWM: the worker is restarted before every job so each figure belongs to one job size. The
+ * worker runs with the V8 heap ceiling `npm start` gives it (a NODE_OPTIONS of your own that sets
+ * `--max-old-space-size` wins: run with a large one to see the uncapped figures).
  */
 import { readFileSync } from "node:fs";
 import { costUsd } from "../libs/llm/src/index";
 import { startFakeProvider } from "../libs/llm/src/testing/index";
 import { NatsLink } from "../libs/messaging/src/index";
 import { openJobInfra } from "../libs/jobs/src/index";
+import { JOB_WORKER_HEAP_MB } from "../scripts/lib/launch";
 import { startStack, waitFor, type RunningProcess } from "../test/support/stack";
 import { CRITERIA, screeningPapers, screeningResponder } from "../test/e2e/screening-fixtures";
 
@@ -82,6 +85,7 @@ try {
   const infra = await openJobInfra(await link.ready(), "screening");
   console.log(`live screening jobs: ${sizes.map((n) => n.toLocaleString("en")).join(", ")} papers; ${CRITERIA.length} criteria, ${REPETITIONS} repetitions, model ${MODEL}`);
   console.log(`fake provider: ${options.rpm} requests/min, ${options.latencyMs} ms latency; ${options.concurrency} calls in flight; a fresh worker per job`);
+  console.log(`worker started as npm start starts it: NODE_OPTIONS=--max-old-space-size=${JOB_WORKER_HEAP_MB} (scripts/lib/launch.ts)${process.env.NODE_OPTIONS ? `, then ${process.env.NODE_OPTIONS}` : ""}`);
   let worker: RunningProcess | undefined;
   for (const size of sizes) {
     if (worker) await stack.stopProcess(worker);

@@ -12,6 +12,14 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const SERVICES = ["gateway", "criteria", "screening", "indexer"] as const;
 export type ServiceProcess = (typeof SERVICES)[number];
 
+/**
+ * V8's old-space ceiling (MB) for the job workers. Their live heap is flat in a job's size (about
+ * 85 MB while a screening job runs, see docs/performance.md); without a ceiling V8 lets garbage it
+ * has not collected yet grow the heap with the job's duration (689 MB at 50,000 papers). Given as
+ * NODE_OPTIONS, first: a NODE_OPTIONS of the caller's own that sets it wins (docs/operations.md).
+ */
+export const JOB_WORKER_HEAP_MB = 320;
+
 /** Node arguments that run a service's TypeScript entry with telemetry loaded first. */
 export function serviceArgs(service: ServiceProcess): string[] {
   return [
@@ -25,9 +33,13 @@ export function serviceArgs(service: ServiceProcess): string[] {
 }
 
 export function spawnService(service: ServiceProcess, env: NodeJS.ProcessEnv, options: SpawnOptions = {}): ChildProcess {
+  const merged: NodeJS.ProcessEnv = { ...process.env, OTEL_SERVICE_NAME: `litrev-${service}`, ...env };
+  if (service === "screening" || service === "indexer") {
+    merged.NODE_OPTIONS = [`--max-old-space-size=${JOB_WORKER_HEAP_MB}`, merged.NODE_OPTIONS].filter(Boolean).join(" ");
+  }
   return spawn(process.execPath, serviceArgs(service), {
     cwd: ROOT,
-    env: { ...process.env, OTEL_SERVICE_NAME: `litrev-${service}`, ...env },
+    env: merged,
     stdio: "inherit",
     ...options,
   });

@@ -5,7 +5,7 @@ import { DEFAULT_MODEL } from "./models";
 
 /** Defaults of the configured bounds (docs/limits.md): larger synchronous runs must use jobs. */
 export const MAX_INDEXER_RUN_RECORDS = 1_000;
-export const MAX_INDEXER_JOB_RECORDS = 20_000;
+export const MAX_INDEXER_JOB_RECORDS = 50_000;
 export const MAX_INDEXER_FIELDS = 50;
 
 export const DataTypePrimary = z.enum(["text", "number", "yes_no", "list_text", "list_number"]);
@@ -107,6 +107,17 @@ export const CreateIndexerJobRequest = z
   })
   .transform(selectByMode);
 export type CreateIndexerJobRequest = z.infer<typeof CreateIndexerJobRequest>;
+
+/**
+ * The creation as the indexer service takes it over NATS: `records` already cut by `mode`, and
+ * empty when the gateway stored them as the job's input list (header `x-litrev-staged-input`).
+ */
+export const CreateIndexerJobMessage = z
+  .object({
+    records: z.array(IndexerRecord).max(LIMIT_CEILINGS.records),
+    ...jobFields,
+  })
+  .transform(selectByMode);
 
 /** One verified quote: `source_text.slice(start, end)` is the quote (see docs/indexer.md). */
 export const Evidence = z

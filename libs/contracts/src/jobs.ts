@@ -10,6 +10,14 @@ import { JobStatus, JsonObject, Timestamp } from "./common";
 export const ObjectRef = z.object({
   object: z.string(),
   bytes: z.number().int().nonnegative(),
+  /**
+   * Set when the value is a chunked list (JobData.putLines: a head object, then chunk objects of
+   * JSON Lines) rather than one JSON object: how many items it holds. Readers then read it chunk by
+   * chunk instead of parsing it whole.
+   */
+  lines: z.number().int().nonnegative().optional(),
+  /** With `lines`: the list is `<object>/head` and the chunk objects `<object>/0 … <object>/<chunks-1>`. */
+  chunks: z.number().int().nonnegative().optional(),
 });
 export type ObjectRef = z.infer<typeof ObjectRef>;
 

@@ -4,7 +4,7 @@ import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
 
 /** Papers per screening job unless `MAX_SCREENING_PAPERS` says otherwise (docs/limits.md). */
-export const MAX_SCREENING_PAPERS = 20_000;
+export const MAX_SCREENING_PAPERS = 50_000;
 
 const PaperId = z.union([z.string().min(1).max(200), z.number().int()]);
 
@@ -42,6 +42,13 @@ export const CreateScreeningJobRequest = z.object({
   max_estimated_cost_usd: z.number().min(0).nullish(),
 });
 export type CreateScreeningJobRequest = z.infer<typeof CreateScreeningJobRequest>;
+
+/**
+ * The creation as the screening service takes it over NATS: the same request, except that `papers`
+ * is empty when the gateway already stored them as the job's input list (header
+ * `x-litrev-staged-input`), so a large body is parsed once, at the gateway.
+ */
+export const CreateScreeningJobMessage = CreateScreeningJobRequest.extend({ papers: z.array(ScreeningPaper).max(LIMIT_CEILINGS.papers) });
 
 export const CreateScreeningJobResponse = z.object({
   job_id: z.string(),

@@ -60,6 +60,13 @@ export const headers = {
   cancelId: "x-litrev-cancel-id",
   /** A request that only asks "is anyone serving this subject?" (answered at once, no handler runs). */
   probe: "x-litrev-probe",
+  /** A reply body parked in parts as it was produced (a finished job's poll): `{name, parts, bytes}` as JSON. */
+  payloadParts: "x-litrev-payload-parts",
+  /**
+   * A job creation whose item list (papers, records) the gateway already wrote to the job data
+   * bucket as JSON Lines: the staged object's `ObjectRef` as JSON; the body's list is then empty.
+   */
+  stagedInput: "x-litrev-staged-input",
   /** JetStream de-duplication id (a job command's job id). */
   msgId: "Nats-Msg-Id",
 } as const;
@@ -102,7 +109,10 @@ export const jobNames = (service: JobService) => {
     storeIndexStream: `LITREV_STORE_INDEX_${upper}`,
     storeIndexSubject: `${ROOT}.store.${service}.created`,
     storeItemsBucket: `litrev_store_items_${service}`,
+    /** Items written before they were chunked: one object per job and fence (still read). */
     storeItemsObject: (jobId: string, fence: number) => `${jobId}/${fence}`,
+    /** Chunk `n` of the items a job's run wrote under `fence`. */
+    storeItemsChunk: (jobId: string, fence: number, n: number) => `${jobId}/${fence}/${n}`,
   };
 };
 export type JobNames = ReturnType<typeof jobNames>;
@@ -120,6 +130,8 @@ export const jobStateKeys = {
 export const jobDataObjects = {
   input: (jobId: string) => `input/${jobId}`,
   result: (jobId: string) => `result/${jobId}`,
+  /** A job's item list as the gateway received it (JSON Lines), before the service admits the job. */
+  staged: (id: string) => `staged/${id}`,
   /** Chunk `n` of the items a job's run (fenced by its delivery number) finished so far. */
   partial: (jobId: string, fence: number, n: number) => `partial/${jobId}/${fence}/${n}`,
 };

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServiceError } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { JobData } from "./data";
+import { listChunks, putListInput, readListChunk, readListHead, readWholeInput, stagedList } from "./list-input";
 
 /**
  * The client's object reader waits for the last chunk forever; chunks purged by a concurrent
@@ -70,5 +71,43 @@ describe("JobData reads against a real nats-server", { timeout: 30_000 }, () => 
     // A new attempt starts a new read (the failed one is not cached).
     await data.delete("stuck");
     expect(await data.getJson("stuck")).toBeNull();
+  });
+
+  it("writes a list as chunked JSON Lines and reads it back one chunk at a time, in order", async () => {
+    const papers = Array.from({ length: 6_000 }, (_, i) => ({ id: i % 2 ? i : `p${i}`, title: `Paper ${i}\nwith a line break`, abstract: "é ".repeat(150) }));
+    const ref = await putListInput(data, "input/list-test", { papers, criteria: [{ name: "c" }], questions: [] }, "papers");
+    expect(ref).toMatchObject({ object: "input/list-test", lines: 6_000 });
+    expect(ref.chunks).toBeGreaterThan(1); // ~2 MB of text in ~1 MB chunks
+    expect(await readListHead(data, ref, "papers")).toEqual({ head: { criteria: [{ name: "c" }], questions: [] }, count: 6_000 });
+    const sizes: number[] = [];
+    const back: unknown[] = [];
+    for (let n = 0; n < listChunks(ref); n++) {
+      const chunk = await readListChunk(data, ref, "papers", n);
+      sizes.push(chunk.length);
+      back.push(...chunk);
+    }
+    expect(back).toEqual(papers);
+    expect(Math.max(...sizes)).toBeLessThan(6_000);
+    expect(await readWholeInput(data, ref)).toEqual({ criteria: [{ name: "c" }], questions: [], papers });
+
+    // An input stored whole (before lists were chunked) reads the same way.
+    const whole = await data.putJson("input/whole-test", { papers: papers.slice(0, 3), criteria: [] });
+    expect(await readListHead(data, whole, "papers")).toEqual({ head: { criteria: [] }, count: 3 });
+    expect(await readListChunk(data, whole, "papers", 0)).toEqual(papers.slice(0, 3));
+
+    // Removed: every chunk goes, and a read says so rather than ending short.
+    await data.deleteLines(ref);
+    await expect(readListChunk(data, ref, "papers", 0)).rejects.toMatchObject({ category: "unknown" });
+    expect(await data.readHead(ref)).toBeNull();
+  });
+
+  it("accepts only well-formed staged references within the list's bounds", () => {
+    const ref = { object: "staged/0b5f4c1e-2a43-4c4e-9a55-3c2f0a1b2c3d", bytes: 10, lines: 3, chunks: 1 };
+    expect(stagedList(undefined, 10)).toBeNull();
+    expect(stagedList(JSON.stringify(ref), 10)).toEqual(ref);
+    for (const bad of [{ ...ref, object: "input/x" }, { ...ref, object: "staged/../result" }, { ...ref, lines: 0 }, { ...ref, lines: 11 }, { ...ref, chunks: undefined }]) {
+      expect(() => stagedList(JSON.stringify(bad), 10)).toThrow(ServiceError);
+    }
+    expect(() => stagedList("not json", 10)).toThrow(ServiceError);
   });
 });

@@ -64,6 +64,80 @@ export class JobData {
     return read as Promise<T | null>;
   }
 
+  /**
+   * Writes a list as chunked JSON Lines: `<prefix>/head` holds `head`, `<prefix>/<n>` about 1 MB of
+   * items each, one per line. Each chunk is built as the store takes it and read back alone
+   * (`readLines`), so a large list is never one string, one buffer or one parse, when written or
+   * read. (One large object would not do: the object store client buffers a whole object for a
+   * slow reader.)
+   */
+  async putLines(prefix: string, head: unknown, items: Iterable<unknown> | AsyncIterable<unknown>): Promise<ObjectRef> {
+    let lines = 0;
+    let chunks = 0;
+    let parts: string[] = [];
+    let size = 0;
+    const headBytes = encoder.encode(JSON.stringify(head));
+    await this.store.putBlob({ name: linesObject(prefix, "head") }, headBytes);
+    let bytes = headBytes.length;
+    const flush = async () => {
+      const chunk = encoder.encode(parts.join(""));
+      parts = [];
+      size = 0;
+      await this.store.putBlob({ name: linesObject(prefix, chunks) }, chunk);
+      chunks++;
+      bytes += chunk.length;
+    };
+    for await (const item of items) {
+      const line = JSON.stringify(item) + "\n";
+      parts.push(line);
+      size += line.length;
+      lines++;
+      if (size >= LINES_CHUNK_CHARS) await flush();
+    }
+    if (size > 0) await flush();
+    return { object: prefix, bytes, lines, chunks };
+  }
+
+  /** Replaces the head of a list written by `putLines` (the items stay). */
+  async putHead(ref: ObjectRef, head: unknown): Promise<void> {
+    await this.store.putBlob({ name: linesObject(ref.object, "head") }, encoder.encode(JSON.stringify(head)));
+  }
+
+  /** The head of a list written by `putLines`, or null when it no longer exists. */
+  async readHead<T = unknown>(ref: ObjectRef): Promise<T | null> {
+    return this.getJson<T>(linesObject(ref.object, "head"));
+  }
+
+  /**
+   * The items of a list written by `putLines`, in order, one chunk in memory at a time. Throws
+   * when a chunk is missing (the list expired or was removed): a list never ends short silently.
+   */
+  async *readLines(ref: ObjectRef): AsyncGenerator<unknown[]> {
+    for (let n = 0; n < (ref.chunks ?? 0); n++) yield await this.readChunk(ref, n);
+  }
+
+  /** Chunk `n` of a list written by `putLines`; throws when it is missing. */
+  async readChunk(ref: ObjectRef, n: number): Promise<unknown[]> {
+    const bytes = await this.#read(linesObject(ref.object, n));
+    if (!bytes) throw new ServiceError("unknown", `The stored list ${ref.object} is no longer complete (chunk ${n} is missing)`);
+    const items: unknown[] = [];
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    let start = 0;
+    for (let end = buffer.indexOf(NEWLINE); end >= 0; end = buffer.indexOf(NEWLINE, start)) {
+      if (end > start) items.push(JSON.parse(buffer.toString("utf8", start, end)));
+      start = end + 1;
+    }
+    if (start < buffer.length) items.push(JSON.parse(buffer.toString("utf8", start)));
+    return items;
+  }
+
+  /** Removes a list written by `putLines` (or a single object, for refs without chunks). */
+  async deleteLines(ref: ObjectRef): Promise<void> {
+    if (ref.chunks === undefined) return this.delete(ref.object);
+    await this.delete(linesObject(ref.object, "head"));
+    for (let n = 0; n < ref.chunks; n++) await this.delete(linesObject(ref.object, n));
+  }
+
   async delete(name: string): Promise<void> {
     try {
       await this.store.delete(name);
@@ -121,6 +195,10 @@ export class JobData {
 }
 
 const STALLED = Symbol("stalled");
+const NEWLINE = 0x0a;
+/** Text per chunk of a list written by `putLines` (one NATS object of ~8 store chunks). */
+const LINES_CHUNK_CHARS = 1024 * 1024;
+const linesObject = (prefix: string, part: number | "head") => `${prefix}/${part}`;
 
 /** The promise's value, or STALLED when it takes longer than `ms`. */
 async function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof STALLED> {

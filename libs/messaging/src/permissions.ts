@@ -98,13 +98,18 @@ function ownJobs(service: JobService): string[] {
   ];
 }
 
-/** What the gateway reads of a job service: live state (and deletes a terminal job's key on its first poll), inputs and results. */
+/**
+ * What the gateway uses of a job service: its live state (and deletes a terminal job's key on its
+ * first poll); its job data, read (inputs, results) and written (large creation lists it stages for
+ * the service), never purged or deleted.
+ */
 function readJobs(service: JobService): string[] {
   const names = jobNames(service);
   return [
     ...readStream(kvStream(names.stateBucket)),
     `$KV.${names.stateBucket}.job.*`,
     ...readStream(objStream(names.dataBucket)),
+    `$O.${names.dataBucket}.>`,
   ];
 }
 

@@ -1,6 +1,9 @@
 import {
+  CreateScreeningJobRequest,
+  headers,
+  LIMIT_CEILINGS,
+  parseOrIssues,
   ServiceError,
-  type CreateScreeningJobRequest,
   type CreateScreeningJobResponse,
   type ScreeningJobInput,
   type ScreeningJobParams,
@@ -11,6 +14,7 @@ import {
   creatorOf,
   jobProviderKey,
   newJobState,
+  stagedList,
   projectConflictMessage,
   type JobInfra,
   type JobStore,
@@ -46,9 +50,13 @@ export async function admitScreeningJob(
   ctx: HandlerContext,
 ): Promise<CreateScreeningJobResponse> {
   const projectId = request.project_id ?? null;
+  // The gateway stores a large list of papers itself and sends only its reference: never parsed here.
+  const staged = stagedList(ctx.header(headers.stagedInput), LIMIT_CEILINGS.papers);
+  if (!staged && request.papers.length === 0) throw noPapers(request);
+  const papersCount = staged?.lines ?? request.papers.length;
   const aliases = deps.aliases?.();
   const estimate = estimateScreening(
-    { papers_count: request.papers.length, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length },
+    { papers_count: papersCount, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length },
     aliases,
   );
   const ceiling = request.max_estimated_cost_usd;
@@ -60,7 +68,7 @@ export async function admitScreeningJob(
     throw new ServiceError(
       "validation",
       `Estimated cost $${estimate.estimated_cost_usd.toFixed(6)} exceeds the limit of $${ceiling} ` +
-        `(max_estimated_cost_usd) for ${request.papers.length} papers × ${request.repetitions} repetitions`,
+        `(max_estimated_cost_usd) for ${papersCount} papers × ${request.repetitions} repetitions`,
       { simple: true },
     );
   };
@@ -87,17 +95,22 @@ export async function admitScreeningJob(
       threshold: request.threshold,
       clusters_type: request.clusters_type ?? null,
       mock: request.mock,
-      papers_count: request.papers.length,
+      papers_count: papersCount,
       criteria_count: request.criteria.length,
     },
     // No price, no figure: an unpriced model's estimate would be a guess.
     estimatedCostUsd: price.known ? estimate.estimated_cost_usd : null,
   });
-  const input: ScreeningJobInput = { papers: request.papers, criteria: request.criteria, questions: request.questions };
+  // Stored as a chunked list that the worker reads chunk by chunk (see docs/jobs.md).
+  const input: Omit<ScreeningJobInput, "papers"> & { papers?: ScreeningJobInput["papers"] } = staged
+    ? { criteria: request.criteria, questions: request.questions }
+    : { papers: request.papers, criteria: request.criteria, questions: request.questions };
   // Orphans of the project, then its one active job (409), then the cost ceiling, then acceptance: one pass.
   const admitted = await admitJob(deps.infra, deps.store, {
     state,
     input,
+    list: "papers",
+    staged,
     // The ceiling and the price at admission go with the job: its cost meter ends a run that crosses it.
     params: { ...params, pipeline: deps.pipeline, ...(metered ? { cost_ceiling: costCeiling(ceiling, price) } : {}) },
     // Mock jobs never call a provider: no key is kept for them at all.
@@ -107,8 +120,14 @@ export async function admitScreeningJob(
     logger: deps.logger,
   });
   if (!admitted.ok) throw conflict(projectId!, admitted.conflict, owner);
-  deps.logger.info({ job_id: jobId, papers: request.papers.length, mock: request.mock, project_id: projectId }, "screening job queued");
+  deps.logger.info({ job_id: jobId, papers: papersCount, mock: request.mock, project_id: projectId }, "screening job queued");
   return { job_id: jobId, status: "pending", progress: 0, stage: "" };
+}
+
+/** Without a staged list the request must carry its papers: the HTTP contract's own refusal. */
+function noPapers(request: CreateScreeningJobRequest): ServiceError {
+  const checked = parseOrIssues(CreateScreeningJobRequest, { ...request, papers: [] }, "body");
+  return new ServiceError("validation", "Request validation failed", checked.success ? {} : { issues: checked.issues });
 }
 
 /** The project lock is global; the 409 names the holder's job id only to the holder's own client (docs/security.md). */

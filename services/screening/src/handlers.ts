@@ -1,4 +1,4 @@
-import { operations, type ScreeningJob, type ScreeningJobListItem } from "@litrev/contracts";
+import { CreateScreeningJobMessage, operations, type ScreeningJob, type ScreeningJobListItem } from "@litrev/contracts";
 import { requestOwner, type JobInfra, type JobReader, type JobStore } from "@litrev/jobs";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import { admitScreeningJob, type AdmissionDeps } from "./admission";
@@ -21,7 +21,8 @@ export interface HandlerDeps extends AdmissionDeps {
  */
 export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
   return [
-    handler(operations.createScreeningJob, (request, ctx) =>
+    // Papers may be empty over NATS: the gateway stages a large list and sends its reference.
+    handler({ ...operations.createScreeningJob, request: CreateScreeningJobMessage }, (request, ctx) =>
       admitScreeningJob(deps, deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request, ctx),
     ),
     // Reads for a client see only its own jobs (the gateway names the client; docs/security.md).

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { JOB_KINDS, jobDataObjects, jobStateKeys, RETRYABLE, ServiceError, type LiveJobState } from "@litrev/contracts";
+import { JOB_KINDS, jobDataObjects, jobStateKeys, RETRYABLE, ServiceError, type LiveJobState, type ObjectRef } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
+import { putListInput, type ListHead } from "../list-input";
 import { isWrongRevision } from "../nats-errors";
 import type { LiveEntry } from "../registry";
 import { durationMs, isActive } from "../state";
@@ -12,6 +13,16 @@ export interface AdmitRequest {
   state: LiveJobState;
   /** The job's input, stored as an object; never carried in the command itself. */
   input: unknown;
+  /**
+   * The input's bulk list (e.g. `papers`): stored as a chunked list (`JobData.putLines`) that the
+   * worker reads chunk by chunk. Without it the input is stored as one JSON object.
+   */
+  list?: string;
+  /**
+   * The list as the gateway already stored it (a chunked list under `staged/…`): it becomes the
+   * job's input as is, with `input` (the other fields) as its head, and is never read here.
+   */
+  staged?: ObjectRef | null;
   /** Small parameters for the command. */
   params?: Record<string, unknown>;
   sealedProviderKey?: string | null | undefined;
@@ -63,15 +74,19 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
   if (exclusive) {
     await reapOrphans(infra, store, projectId, request.orphanLeaseMs ?? DEFAULT_ORPHAN_LEASE_MS, logger);
     const conflict = await takeProjectSlot(infra, projectId, jobId, state.owner);
-    if (conflict) return { ok: false, conflict };
+    if (conflict) {
+      if (request.staged) await dropInput(infra, jobId, request.staged);
+      return { ok: false, conflict };
+    }
   }
 
   let created = false;
+  let input: ObjectRef | null = null;
   try {
     request.check?.();
     await infra.registry.create(state);
     created = true;
-    const input = await withHeartbeat(infra, jobId, () => infra.data.putJson(jobDataObjects.input(jobId), request.input));
+    input = await withHeartbeat(infra, jobId, () => storeInput(infra, jobId, request));
     if (exclusive) {
       const holder = await infra.registry.lockHolder(projectId);
       if (holder?.lock.job_id !== jobId) {
@@ -79,7 +94,7 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
         const other = holder ? await infra.registry.get(holder.lock.job_id) : null;
         await infra.registry.remove(jobId).catch(() => undefined);
         created = false;
-        await infra.data.delete(jobDataObjects.input(jobId));
+        await dropInput(infra, jobId, input ?? request.staged);
         if (other && isActive(other.state)) return { ok: false, conflict: conflictOf(other) };
         throw new ServiceError("service_unavailable", `The job slot of project ${projectId} changed hands during admission; retry`);
       }
@@ -101,10 +116,27 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
     return { ok: true, state };
   } catch (error) {
     if (created) await infra.registry.remove(jobId).catch(() => undefined);
-    await infra.data.delete(jobDataObjects.input(jobId));
+    await dropInput(infra, jobId, input ?? request.staged);
     if (exclusive) await infra.registry.releaseLock(projectId, jobId).catch(() => undefined);
     throw error;
   }
+}
+
+/** Stores the job's input: whole, as a chunked list, or — staged by the gateway — only its head beside the list. */
+async function storeInput(infra: JobInfra, jobId: string, request: AdmitRequest): Promise<ObjectRef> {
+  if (request.staged) {
+    const { list = "items" } = request;
+    await infra.data.putHead(request.staged, { list, head: request.input as Record<string, unknown> } satisfies ListHead);
+    return request.staged;
+  }
+  if (request.list) return putListInput(infra.data, jobDataObjects.input(jobId), request.input as Record<string, unknown>, request.list);
+  return infra.data.putJson(jobDataObjects.input(jobId), request.input);
+}
+
+/** Removes a refused job's input (or the gateway's staged list: nobody else will). */
+async function dropInput(infra: JobInfra, jobId: string, ref: ObjectRef | null | undefined): Promise<void> {
+  if (ref) await infra.data.deleteLines(ref).catch(() => undefined);
+  else await infra.data.delete(jobDataObjects.input(jobId));
 }
 
 /** Runs `upload` while refreshing the pending job's heartbeat, so that no other admission takes it for an orphan. */

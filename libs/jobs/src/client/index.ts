@@ -12,6 +12,7 @@ export { JobReader } from "./reader";
 export { JOB_VIEWS } from "./views";
 export type { JobResults, JobView, PartialRecord } from "./views";
 export { JobData } from "../data";
+export { putListInput, stagedList } from "../list-input";
 export { JobKeySecretEnv, KeySealer, keyBindings, MIN_SECRET_LENGTH, withJobKeySecrets } from "../key-sealer";
 export type { KeyBinding } from "../key-sealer";
 export { applyProgress, closeStage, durationMs, isActive, newJobState, ownedBy } from "../state";

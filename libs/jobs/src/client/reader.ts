@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { isJobId, JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
+import { StreamedBody } from "@litrev/messaging";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
-import type { JobStore, StoredJob } from "../store/job-store";
+import type { JobStore, JsonRecord, StoredJob } from "../store/job-store";
 import { storageRead } from "../store/storage-read";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
@@ -10,8 +12,15 @@ import { JOB_VIEWS, type JobResults } from "./views";
 /** A stored job's poll body, with the row it came from (whose owner decides who may see it). */
 interface StoredRead {
   row: StoredJob;
+  /** The poll body: a value, or a `StreamedBody` for results of more than one stored chunk. */
   body: unknown;
 }
+
+/** Stands in for the item list while the fixed parts of a streamed poll body are serialised. */
+const ITEMS_MARK = `\u0000litrev:${randomUUID()}\u0000`;
+const ITEMS_MARK_JSON = JSON.stringify(ITEMS_MARK);
+/** How long concurrent polls of one finished job may share one streamed body. */
+const SHARE_MS = 60_000;
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
@@ -101,26 +110,78 @@ export class JobReader {
     if (!read) {
       read = this.#readStored(jobId, terminalOnly);
       this.#reads.set(key, read);
-      const forget = () => this.#reads.delete(key);
-      read.then(forget, forget);
+      const forget = () => {
+        if (this.#reads.get(key) === read) this.#reads.delete(key);
+      };
+      // A streamed body is shared until it is parked (concurrent polls park it once), at most SHARE_MS.
+      read.then((stored) => (stored?.body instanceof StreamedBody ? void stored.body.settled(SHARE_MS).then(forget) : forget()), forget);
     }
     return read;
   }
 
-  /** The stored row with its results, or null (no store, no row, or an active row when only a terminal one will do). */
+  /**
+   * The stored row with its results, or null (no store, no row, or an active row when only a
+   * terminal one will do). Results of more than one stored chunk come as a `StreamedBody`: the
+   * poll's exact JSON, its item list written chunk by chunk as the store gives them, so neither
+   * this process nor the gateway ever holds them all.
+   */
   async #readStored(jobId: string, terminalOnly: boolean): Promise<StoredRead | null> {
     if (!this.store.persistent) return null;
     const row = await storageRead(this.store, () => this.store.getJob(jobId));
     if (!row) return null;
     if (isActive(row)) return terminalOnly ? null : { row, body: this.#view.job(row, null, []) };
-    const items = await storageRead(this.store, () => this.store.getItems(jobId));
-    return { row, body: this.#view.job(row, { items, result: row.result ?? {} }, []) };
+    const chunks = this.store.itemChunks(jobId)[Symbol.asyncIterator]();
+    const next = () => storageRead(this.store, () => chunks.next());
+    const first = await next();
+    const second = first.done ? first : await next();
+    if (second.done) return { row, body: this.#view.job(row, { items: first.done ? [] : first.value, result: row.result ?? {} }, []) };
+
+    // The view around a placeholder list: what precedes and follows the items in the body.
+    const text = JSON.stringify(this.#view.job(row, { items: [ITEMS_MARK as unknown as JsonRecord], result: row.result ?? {} }, []));
+    const at = text.indexOf(ITEMS_MARK_JSON);
+    if (at < 0) {
+      // The view shows no items (e.g. a failed screening job): nothing more to read.
+      await chunks.return?.();
+      return { row, body: JSON.parse(text) as unknown };
+    }
+    const head = text.slice(0, at);
+    const tail = text.slice(at + ITEMS_MARK_JSON.length);
+    const pending = [first.value, second.value];
+    const body = new StreamedBody(async function* () {
+      yield head;
+      let separator = "";
+      // One chunk read ahead: the store's next chunk travels while this one is serialised.
+      let ahead: ReturnType<typeof next> | undefined;
+      for (;;) {
+        let chunk: JsonRecord[] | undefined = pending.shift();
+        if (!chunk) {
+          const step = await (ahead ?? next());
+          ahead = undefined;
+          chunk = step.done ? undefined : step.value;
+        }
+        if (!chunk) break;
+        if (pending.length === 0 && !ahead) {
+          ahead = next();
+          ahead.catch(() => undefined); // awaited in its turn
+        }
+        if (chunk.length === 0) continue;
+        yield separator + chunk.map((item) => JSON.stringify(item)).join(",");
+        separator = ",";
+      }
+      yield tail;
+    });
+    return { row, body };
   }
 
   async #resultObject(entry: MirrorEntry): Promise<JobResults | null> {
     const ref = entry.state.result;
     if (!ref) return { items: [], result: {} };
-    const stored = await this.data.getJson<JobResults>(ref.object);
-    return stored ?? { items: [], result: {} };
+    if (ref.chunks === undefined) return (await this.data.getJson<JobResults>(ref.object)) ?? { items: [], result: {} };
+    // A chunked list (the worker writes its results as it builds them): the head holds the extras.
+    const head = await this.data.readHead<{ result?: JsonRecord }>(ref);
+    if (!head) return { items: [], result: {} };
+    const items: JsonRecord[] = [];
+    for await (const chunk of this.data.readLines(ref)) for (const item of chunk) items.push(item as JsonRecord);
+    return { items, result: head.result ?? {} };
   }
 }

@@ -38,11 +38,14 @@ describe("embedded JetStream job store", { timeout: 90_000 }, () => {
     expect(store.status()).toBe("ok");
   });
 
-  it("round-trips a 20,000-item job in order (no single message near the 1 MB limit)", async () => {
+  it("round-trips a 20,000-item job in order, chunk by chunk (no single message near the 1 MB limit)", async () => {
     const job = storedJob({ status: "running", fence: 1 });
     await store.upsertJob(job);
     const items = Array.from({ length: 20_000 }, (_, i) => ({ id: `paper-${i}`, title: `Title ${i} `.repeat(8), score: i % 7 }));
-    expect(await store.replaceItems(job.job_id, 1, items)).toBe("written");
+    for (let n = 0; n * 500 < items.length; n++) expect(await store.putItems(job.job_id, 1, n, items.slice(n * 500, (n + 1) * 500))).toBe("written");
+    const sizes: number[] = [];
+    for await (const chunk of store.itemChunks(job.job_id)) sizes.push(chunk.length);
+    expect(sizes).toEqual(Array.from({ length: 40 }, () => 500));
     const back = await store.getItems(job.job_id);
     expect(back.length).toBe(20_000);
     expect(back[0]).toEqual(items[0]);
@@ -73,7 +76,7 @@ describe("embedded JetStream job store", { timeout: 90_000 }, () => {
     const project = 4242;
     const before = storedJob({ projectId: project, status: "running", fence: 1 });
     await retrying.upsertJob(before);
-    await retrying.replaceItems(before.job_id, 1, [{ id: "a" }]);
+    await retrying.putItems(before.job_id, 1, 0, [{ id: "a" }]);
 
     await server.stop();
     const started = Date.now();

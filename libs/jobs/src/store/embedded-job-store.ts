@@ -9,7 +9,7 @@ import { keepStreamLimits, storageQuotas, streamReplicas } from "@litrev/messagi
 import { finiteOrNull } from "../finite";
 import { ownedBy } from "../state";
 import { isStreamOrMessageNotFound, isWrongLastSequence, shortReason, withDeadline } from "./jetstream-codes";
-import { accepts, checkFence, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
+import { accepts, checkChunk, checkFence, collectItems, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
 
 export const DEFAULT_STORE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -18,7 +18,7 @@ export interface EmbeddedJobStoreOptions {
   retentionMs?: number;
   /** Upper bound on one row read/write or listing; beyond it the call throws (callers retry). */
   timeoutMs?: number;
-  /** Upper bound on writing or reading one job's items (a 20,000-item job is several MB). */
+  /** Upper bound on writing or reading one chunk of a job's items. */
   transferTimeoutMs?: number;
   /** Copies JetStream keeps (default: `streamReplicas()`, i.e. NATS_REPLICAS). */
   replicas?: number;
@@ -68,7 +68,8 @@ interface IndexEntry {
  * - Creation index: stream `LITREV_STORE_INDEX_<SVC>`, one message per job appended before its first
  *   row write (Nats-Msg-Id = job id, so a racing first write is de-duplicated). A listing reads the
  *   newest ~limit entries backwards by sequence with direct gets: O(limit), whatever the job count.
- * - Items: object store `litrev_store_items_<svc>`, one object per (job, fence) (128 KiB chunks).
+ * - Items: object store `litrev_store_items_<svc>`, one object per chunk of a run's items
+ *   (`<job>/<fence>/<n>`, written and read one at a time).
  *
  * Everything expires `retentionMs` (default 30 days) after its last write. Every call is bounded
  * in time: during a NATS outage calls throw (`StoreTimeoutError` or the client's own error) rather
@@ -247,27 +248,41 @@ export class EmbeddedJobStore implements JobStore {
     }, stop);
   }
 
-  async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+  async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     checkFence(fence);
+    checkChunk(chunk);
     checkJobId(jobId);
     return this.#call("items write", this.transferTimeoutMs, async () => {
       const row = await this.#row(jobId);
       if (row && row.fence > fence) return "stale";
       const bytes = encoder.encode(JSON.stringify(finiteOrNull(items)));
-      // Same name for the same fence: a second write replaces the first (the client purges the old chunks).
-      await this.objects.putBlob({ name: this.names.storeItemsObject(jobId, fence) }, bytes);
+      // Same name for the same chunk: a second write replaces the first (the client purges the old chunks).
+      await this.objects.putBlob({ name: this.names.storeItemsChunk(jobId, fence, chunk) }, bytes);
       return "written";
     });
   }
 
+  async *itemChunks(jobId: string): AsyncGenerator<JsonRecord[]> {
+    if (!JOB_ID.test(jobId)) return;
+    const row = await this.#call("items read", this.timeoutMs, () => this.#row(jobId));
+    if (!row) return;
+    for (let n = 0; ; n++) {
+      const bytes = await this.#call("items read", this.transferTimeoutMs, () => readObject(this.objects, this.names.storeItemsChunk(jobId, row.fence, n)));
+      if (bytes) {
+        yield JSON.parse(decoder.decode(bytes)) as JsonRecord[];
+        continue;
+      }
+      if (n === 0) {
+        // Items stored before they were chunked: one object per job and fence.
+        const whole = await this.#call("items read", this.transferTimeoutMs, () => readObject(this.objects, this.names.storeItemsObject(jobId, row.fence)));
+        if (whole) yield JSON.parse(decoder.decode(whole)) as JsonRecord[];
+      }
+      return;
+    }
+  }
+
   getItems(jobId: string): Promise<JsonRecord[]> {
-    if (!JOB_ID.test(jobId)) return Promise.resolve([]);
-    return this.#call("items read", this.transferTimeoutMs, async () => {
-      const row = await this.#row(jobId);
-      if (!row) return [];
-      const bytes = await readObject(this.objects, this.names.storeItemsObject(jobId, row.fence));
-      return bytes ? (JSON.parse(decoder.decode(bytes)) as JsonRecord[]) : [];
-    });
+    return collectItems(this.itemChunks(jobId));
   }
 
   /** The connection belongs to the caller; nothing else to release. */

@@ -180,28 +180,33 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
       expect(await store.activeJobs(newProject())).toEqual([]);
     });
 
-    it("keeps items per fence: in order, idempotent, a stale write refused, the row's fence read", async () => {
+    it("keeps items per fence in chunks: in order, idempotent, a stale write refused, the row's fence read", async () => {
       const job = storedJob({ status: "running", fence: 1 });
       await store.upsertJob(job);
       const items = Array.from({ length: 2_600 }, (_, i) => ({ id: `p${i}`, final_score: i % 6, text: "x".repeat(40) }));
-      expect(await store.replaceItems(job.job_id, 1, items)).toBe("written");
-      expect(await store.replaceItems(job.job_id, 1, items)).toBe("written"); // a retry: still one copy
+      const chunks = [items.slice(0, 1_000), items.slice(1_000, 2_000), items.slice(2_000)];
+      for (const [n, chunk] of chunks.entries()) expect(await store.putItems(job.job_id, 1, n, chunk)).toBe("written");
+      expect(await store.putItems(job.job_id, 1, 1, chunks[1]!)).toBe("written"); // a retry: still one copy
+      const read: number[] = [];
+      for await (const chunk of store.itemChunks(job.job_id)) read.push(chunk.length);
+      expect(read).toEqual([1_000, 1_000, 600]);
       const back = await store.getItems(job.job_id);
       expect(back).toHaveLength(2_600);
       expect(back).toEqual(items);
 
       // A newer run writes its own items; until its row lands, the row's fence decides what is read.
-      expect(await store.replaceItems(job.job_id, 2, [{ id: "new" }])).toBe("written");
+      expect(await store.putItems(job.job_id, 2, 0, [{ id: "new" }])).toBe("written");
       expect(await store.getItems(job.job_id)).toHaveLength(2_600);
       await store.upsertJob({ ...job, status: "completed", fence: 2 });
       expect(await store.getItems(job.job_id)).toEqual([{ id: "new" }]);
       // The old run, late: refused, nothing changes.
-      expect(await store.replaceItems(job.job_id, 1, [{ id: "old" }])).toBe("stale");
+      expect(await store.putItems(job.job_id, 1, 3, [{ id: "old" }])).toBe("stale");
       expect(await store.getItems(job.job_id)).toEqual([{ id: "new" }]);
-      // A shorter rewrite under the same fence replaces, it does not merge.
-      expect(await store.replaceItems(job.job_id, 2, [])).toBe("written");
-      expect(await store.getItems(job.job_id)).toEqual([]);
+      // A chunk written again replaces it, it does not merge.
+      expect(await store.putItems(job.job_id, 2, 0, [{ id: "again" }, { id: "twice" }])).toBe("written");
+      expect(await store.getItems(job.job_id)).toEqual([{ id: "again" }, { id: "twice" }]);
       expect(await store.getItems(randomUUID())).toEqual([]);
+      await expect(store.putItems(job.job_id, 2, 1.5, [])).rejects.toThrow(RangeError);
     });
 
     it("stores NaN and ±Infinity as null, in rows and items", async () => {
@@ -216,7 +221,7 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
       expect(back?.estimated_cost_usd).toBeNull();
       expect(back?.result).toEqual({ clusters: [{ cluster_id: 0, score: null }] });
       expect(back?.extra).toEqual({ ratio: null });
-      await store.replaceItems(job.job_id, job.fence, [{ id: "a", score: Number.NaN, nested: [1, Number.POSITIVE_INFINITY] }]);
+      await store.putItems(job.job_id, job.fence, 0, [{ id: "a", score: Number.NaN, nested: [1, Number.POSITIVE_INFINITY] }]);
       expect(await store.getItems(job.job_id)).toEqual([{ id: "a", score: null, nested: [1, null] }]);
     });
 
@@ -224,7 +229,7 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
       const project = newProject();
       const job = storedJob({ projectId: project, status: "running", fence: 1 });
       await store.upsertJob(job);
-      await store.replaceItems(job.job_id, 1, [{ id: "kept" }]);
+      await store.putItems(job.job_id, 1, 0, [{ id: "kept" }]);
       const other = await subjectOf.open();
       try {
         expect(await other.getJob(job.job_id)).toEqual(job);

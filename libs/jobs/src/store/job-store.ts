@@ -5,7 +5,7 @@ import { ownedBy } from "../state";
 /**
  * A job as the system of record keeps it: the live state without the worker's bookkeeping, plus the
  * job's small result extras (e.g. screening clusters) and its fencing token. Per-item results live
- * apart (`replaceItems`), so no stored row grows with the job's size.
+ * apart, in chunks (`putItems`), so no stored row grows with the job's size.
  */
 export type StoredJob = Omit<LiveJobState, "version" | "type" | "attempt" | "handoffs" | "worker" | "result" | "releasable"> & {
   result: Record<string, unknown> | null;
@@ -45,11 +45,18 @@ export interface JobStore {
   /** Stored pending/running jobs of a project. */
   activeJobs(projectId: number): Promise<StoredJob[]>;
   /**
-   * Replaces the items written under `fence` (idempotent: the same fence twice keeps one copy).
-   * `stale` when the stored row already has a higher fence.
+   * Writes chunk `chunk` (0, 1, …) of the items of the run fenced `fence`, replacing that chunk if
+   * it was written before (a retry keeps one copy). A run writes its chunks in order, each once it
+   * is built, so no stage holds all of a large job's items. `stale` when the stored row already
+   * has a higher fence.
    */
-  replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome>;
-  /** The items written under the fence of the job's current row, in order; [] if none. */
+  putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome>;
+  /**
+   * The items written under the fence of the job's current row, chunk by chunk in chunk order
+   * (one chunk in memory at a time); nothing when there are none.
+   */
+  itemChunks(jobId: string): AsyncIterable<JsonRecord[]>;
+  /** All of `itemChunks` at once, for small jobs and tests. */
   getItems(jobId: string): Promise<JsonRecord[]>;
   close(): Promise<void>;
 }
@@ -79,6 +86,18 @@ export function checkFence(fence: number): void {
   if (!Number.isSafeInteger(fence) || fence < 0) throw new RangeError(`a fence is a non-negative integer, got ${fence}`);
 }
 
+/** Rejects chunk numbers that are not whole non-negative numbers. */
+export function checkChunk(chunk: number): void {
+  if (!Number.isSafeInteger(chunk) || chunk < 0) throw new RangeError(`a chunk number is a non-negative integer, got ${chunk}`);
+}
+
+/** Every item of `chunks`, in order. */
+export async function collectItems(chunks: AsyncIterable<JsonRecord[]>): Promise<JsonRecord[]> {
+  const items: JsonRecord[] = [];
+  for await (const chunk of chunks) for (const item of chunk) items.push(item);
+  return items;
+}
+
 /** Without a database: nothing is kept, so reads find nothing (spec: listing empty, 404 after the first terminal poll). */
 export class NoJobStore implements JobStore {
   readonly kind = "none";
@@ -103,9 +122,10 @@ export class NoJobStore implements JobStore {
   async activeJobs(_projectId: number): Promise<StoredJob[]> {
     return [];
   }
-  async replaceItems(_jobId: string, _fence: number, _items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+  async putItems(_jobId: string, _fence: number, _chunk: number, _items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     return "written";
   }
+  async *itemChunks(_jobId: string): AsyncGenerator<JsonRecord[]> {}
   async getItems(_jobId: string): Promise<JsonRecord[]> {
     return [];
   }
@@ -117,8 +137,8 @@ export class MemoryJobStore implements JobStore {
   readonly kind = "memory";
   readonly persistent = true;
   readonly jobs = new Map<string, StoredJob>();
-  /** Items by job, then by fence. */
-  readonly items = new Map<string, Map<number, JsonRecord[]>>();
+  /** Item chunks by job, then by fence. */
+  readonly items = new Map<string, Map<number, JsonRecord[][]>>();
   status(): string {
     return "ok";
   }
@@ -145,19 +165,25 @@ export class MemoryJobStore implements JobStore {
   async activeJobs(projectId: number): Promise<StoredJob[]> {
     return [...this.jobs.values()].filter((j) => j.project_id === projectId && isActiveStatus(j.status)).map((job) => structuredClone(job));
   }
-  async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+  async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     checkFence(fence);
+    checkChunk(chunk);
     const row = this.jobs.get(jobId);
     if (row && row.fence > fence) return "stale";
     let perFence = this.items.get(jobId);
     if (!perFence) this.items.set(jobId, (perFence = new Map()));
-    perFence.set(fence, finiteOrNull(structuredClone([...items])));
+    let chunks = perFence.get(fence);
+    if (!chunks) perFence.set(fence, (chunks = []));
+    chunks[chunk] = finiteOrNull(structuredClone([...items]));
     return "written";
   }
-  async getItems(jobId: string): Promise<JsonRecord[]> {
+  async *itemChunks(jobId: string): AsyncGenerator<JsonRecord[]> {
     const row = this.jobs.get(jobId);
-    if (!row) return [];
-    return structuredClone(this.items.get(jobId)?.get(row.fence) ?? []);
+    if (!row) return;
+    for (const chunk of this.items.get(jobId)?.get(row.fence) ?? []) if (chunk) yield structuredClone(chunk);
+  }
+  getItems(jobId: string): Promise<JsonRecord[]> {
+    return collectItems(this.itemChunks(jobId));
   }
   async close(): Promise<void> {}
 }

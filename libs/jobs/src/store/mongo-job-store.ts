@@ -1,7 +1,7 @@
-import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type Collection, type Db, type Filter } from "mongodb";
+import { MongoClient, MongoServerError, type Collection, type Db, type Filter } from "mongodb";
 import { DEFAULT_JOB_OWNER } from "@litrev/contracts";
 import { finiteOrNull } from "../finite";
-import { checkFence, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
+import { checkChunk, checkFence, collectItems, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
 
 
 export interface MongoJobStoreOptions {
@@ -15,14 +15,15 @@ export interface MongoJobStoreOptions {
   serverSelectionTimeoutMS?: number;
 }
 
+/** One chunk of a run's items (`seq` = chunk number); documents written before chunking hold one item as `data`. */
 interface ItemDoc {
   job_id: string;
   fence: number;
   seq: number;
-  data: JsonRecord;
+  items?: JsonRecord[];
+  data?: JsonRecord;
 }
 
-const ITEM_BATCH = 1_000;
 const DUPLICATE_KEY = 11000;
 const INDEX_NOT_FOUND = 27;
 const NAMESPACE_NOT_FOUND = 26;
@@ -30,8 +31,9 @@ const ACTIVE = ["pending", "running"];
 
 /**
  * The system of record in MongoDB: one document per job (unique index on `job_id`) and one document
- * per item in a separate collection keyed by `(job_id, fence, seq)`, so a 20,000-paper job is
- * 20,000 small documents rather than one near the 16 MB limit. NaN/±∞ are stored as null.
+ * per chunk of a run's items (a few hundred items, well under the 16 MB limit) in a separate
+ * collection keyed by `(job_id, fence, seq = chunk)`, written as the run produces them and read
+ * back through a cursor. NaN/±∞ are stored as null.
  *
  * The fencing rule is one conditional replace: the filter matches the job's row only when the rule
  * accepts the write; with `upsert`, a write that matches nothing inserts — which fails with a
@@ -120,51 +122,52 @@ export class MongoJobStore implements JobStore {
     );
   }
 
-  async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+  async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     checkFence(fence);
+    checkChunk(chunk);
     return this.#track(async () => {
       const row = await this.jobs.findOne({ job_id: jobId }, { projection: { _id: 0, fence: 1 } });
       const rowFence = row?.fence ?? 0;
       if (row && rowFence > fence) return "stale";
-      // Upserts by (job, fence, seq): writing the same fence again (a retry, a redelivery) keeps one copy.
-      for (let start = 0; start < items.length; start += ITEM_BATCH) {
-        const batch: AnyBulkWriteOperation<ItemDoc>[] = items.slice(start, start + ITEM_BATCH).map((data, i) => {
-          const doc: ItemDoc = { job_id: jobId, fence, seq: start + i, data: finiteOrNull(data) };
-          return { replaceOne: { filter: { job_id: jobId, fence, seq: start + i }, replacement: doc, upsert: true } };
-        });
-        await this.#bulk(batch);
+      // One document per chunk, upserted by (job, fence, seq = chunk): a retry keeps one copy.
+      const doc: ItemDoc = { job_id: jobId, fence, seq: chunk, items: finiteOrNull([...items]) };
+      const filter = { job_id: jobId, fence, seq: chunk };
+      try {
+        await this.items.replaceOne(filter, doc, { upsert: true });
+      } catch (error) {
+        // Two concurrent first writes of one chunk: the loser writes once more, now as an update.
+        if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
+        await this.items.replaceOne(filter, doc, { upsert: true });
       }
-      // A longer earlier write under this fence leaves a tail; older fences' items are unreachable.
-      await this.items.deleteMany({ job_id: jobId, fence, seq: { $gte: items.length } });
-      if (row && rowFence > 0) await this.items.deleteMany({ job_id: jobId, fence: { $lt: rowFence } });
+      // Older fences' items are unreachable once the row has moved on.
+      if (chunk === 0 && row && rowFence > 0) await this.items.deleteMany({ job_id: jobId, fence: { $lt: rowFence } });
       return "written";
     });
   }
 
-  async getItems(jobId: string): Promise<JsonRecord[]> {
-    return this.#track(async () => {
-      const row = await this.jobs.findOne({ job_id: jobId }, { projection: { _id: 0, fence: 1 } });
-      if (!row) return [];
-      const docs = await this.items
-        .find({ job_id: jobId, fence: row.fence ?? 0 }, { projection: { _id: 0, data: 1 } })
-        .sort({ seq: 1 })
-        .toArray();
-      return docs.map((d) => d.data);
-    });
+  async *itemChunks(jobId: string): AsyncGenerator<JsonRecord[]> {
+    const row = await this.#track(() => this.jobs.findOne({ job_id: jobId }, { projection: { _id: 0, fence: 1 } }));
+    if (!row) return;
+    // A cursor: the driver fetches the chunk documents in batches as they are consumed.
+    const cursor = this.items.find({ job_id: jobId, fence: row.fence ?? 0 }, { projection: { _id: 0, items: 1, data: 1 }, batchSize: 4 }).sort({ seq: 1 });
+    try {
+      for (;;) {
+        const doc = await this.#track(() => cursor.next());
+        if (!doc) return;
+        // Documents written before items were chunked hold one item each (`data`).
+        yield doc.items ?? (doc.data ? [doc.data] : []);
+      }
+    } finally {
+      await cursor.close().catch(() => undefined);
+    }
+  }
+
+  getItems(jobId: string): Promise<JsonRecord[]> {
+    return collectItems(this.itemChunks(jobId));
   }
 
   async close(): Promise<void> {
     await this.client.close();
-  }
-
-  /** Two concurrent writes of the same fence may both insert one item: the loser's batch is written once more (now as updates). */
-  async #bulk(batch: AnyBulkWriteOperation<ItemDoc>[]): Promise<void> {
-    try {
-      await this.items.bulkWrite(batch, { ordered: false });
-    } catch (error) {
-      if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
-      await this.items.bulkWrite(batch, { ordered: false });
-    }
   }
 
   /** Readiness follows the last operation: an outage shows as `error: …` until a call succeeds again. */

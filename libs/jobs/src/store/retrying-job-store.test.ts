@@ -17,10 +17,10 @@ class FlakyStore extends MemoryJobStore {
     if (this.down) throw new Error("connection refused");
     return super.upsertJob(job);
   }
-  override async replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+  override async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     this.calls++;
     if (this.down) throw new Error("connection refused");
-    return super.replaceItems(jobId, fence, items);
+    return super.putItems(jobId, fence, chunk, items);
   }
 }
 
@@ -45,9 +45,11 @@ describe("RetryingJobStore", () => {
     inner.down = true;
     await expect(store.upsertJob(job("a", "running", 0.5))).rejects.toThrow();
     await expect(store.upsertJob(job("a", "completed", 1))).rejects.toThrow();
-    await expect(store.replaceItems("a", 0, [{ id: 1 }, { id: 2 }])).rejects.toThrow();
+    await expect(store.putItems("a", 0, 0, [{ id: 1 }, { id: 2 }])).rejects.toThrow();
+    await expect(store.putItems("a", 0, 1, [{ id: 3 }])).rejects.toThrow();
+    await expect(store.putItems("a", 0, 1, [{ id: 3 }])).rejects.toThrow(); // a retry of one chunk is kept once
     await expect(store.upsertJob(job("b", "pending", 0))).rejects.toThrow();
-    expect(store.pending).toBe(3); // the newest write per job, plus a's items
+    expect(store.pending).toBe(4); // the newest write per job, plus a's two item chunks
     expect(store.status()).toMatch(/^error/);
 
     await new Promise((r) => setTimeout(r, 150)); // retries while still down change nothing
@@ -55,7 +57,7 @@ describe("RetryingJobStore", () => {
     inner.down = false;
     await until(() => store.pending === 0);
     expect(inner.jobs.get("a")).toMatchObject({ status: "completed", progress: 1 });
-    expect(await inner.getItems("a")).toEqual([{ id: 1 }, { id: 2 }]);
+    expect(await inner.getItems("a")).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
     expect(inner.jobs.get("b")).toMatchObject({ status: "pending" });
     expect(store.status()).toBe("ok");
     await store.close();
@@ -92,7 +94,7 @@ describe("RetryingJobStore", () => {
     const store = new RetryingJobStore(inner, logger, 10);
     expect(await store.upsertJob(job("e", "running", 0.1, 2))).toBe("written");
     expect(await store.upsertJob(job("e", "running", 0.9, 1))).toBe("stale");
-    expect(await store.replaceItems("e", 1, [{ id: "late" }])).toBe("stale");
+    expect(await store.putItems("e", 1, 0, [{ id: "late" }])).toBe("stale");
     expect(store.pending).toBe(0);
     const calls = inner.calls;
     await new Promise((r) => setTimeout(r, 60));
@@ -106,9 +108,9 @@ describe("RetryingJobStore", () => {
     const store = new RetryingJobStore(inner, logger, 60_000);
     inner.down = true;
     await expect(store.upsertJob(job("f", "completed", 1, 3))).rejects.toThrow();
-    await expect(store.replaceItems("f", 3, [{ id: "newest" }])).rejects.toThrow();
+    await expect(store.putItems("f", 3, 0, [{ id: "newest" }])).rejects.toThrow();
     await expect(store.upsertJob(job("f", "running", 0.5, 2))).rejects.toThrow();
-    await expect(store.replaceItems("f", 2, [{ id: "older" }])).rejects.toThrow();
+    await expect(store.putItems("f", 2, 0, [{ id: "older" }])).rejects.toThrow();
     inner.down = false;
     await store.flush();
     expect(store.pending).toBe(0);
@@ -121,7 +123,8 @@ describe("RetryingJobStore", () => {
     const inner = new FlakyStore();
     const store = new RetryingJobStore(inner, logger, 10);
     await expect(store.upsertJob(job("g", "running", 0.1, -1))).rejects.toThrow(RangeError);
-    await expect(store.replaceItems("g", 1.5, [])).rejects.toThrow(RangeError);
+    await expect(store.putItems("g", 1.5, 0, [])).rejects.toThrow(RangeError);
+    await expect(store.putItems("g", 1, -1, [])).rejects.toThrow(RangeError);
     expect(store.pending).toBe(0);
     expect(store.status()).toBe("ok");
     await store.close();

@@ -6,16 +6,17 @@ const RETRY_MS = 2_000;
 /** A write the store refused as malformed (a bad fence or id, a row too large) would fail forever: not kept. */
 const invalid = (error: unknown) => error instanceof RangeError;
 
+/** Failed chunk writes of one job's newest fence, by chunk number. */
 interface KeptItems {
   fence: number;
-  items: readonly JsonRecord[];
+  chunks: Map<number, readonly JsonRecord[]>;
 }
 
 /**
  * Keeps writes that failed (the store briefly unreachable) and writes them again in the background
  * until they land, so jobs that start, progress or finish during an outage are all stored once it
  * is over. Per job, only the write that the fencing rule would keep is retained (the newest of equal
- * fence, the highest fence otherwise; for items, the highest fence), and the writes of one job run
+ * fence, the highest fence otherwise; for items, the failed chunks of the highest fence), and the writes of one job run
  * one after another. A failed write still rejects (callers log it); a `stale` outcome is final and
  * never retried, nor is a write refused as malformed (RangeError); reads pass through.
  */
@@ -41,7 +42,9 @@ export class RetryingJobStore implements JobStore {
 
   /** Writes waiting for the store. */
   get pending(): number {
-    return this.#jobs.size + this.#items.size;
+    let chunks = 0;
+    for (const kept of this.#items.values()) chunks += kept.chunks.size;
+    return this.#jobs.size + chunks;
   }
 
   status(): string {
@@ -67,17 +70,22 @@ export class RetryingJobStore implements JobStore {
     });
   }
 
-  replaceItems(jobId: string, fence: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+  putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     return this.#serial(jobId, async () => {
       const kept = this.#items.get(jobId);
-      if (kept && kept.fence <= fence) this.#items.delete(jobId);
+      if (kept && kept.fence < fence) this.#items.delete(jobId);
+      else if (kept?.fence === fence) kept.chunks.delete(chunk);
       try {
-        return await this.inner.replaceItems(jobId, fence, items);
+        return await this.inner.putItems(jobId, fence, chunk, items);
       } catch (error) {
-        if (!invalid(error)) this.#keepItems(jobId, { fence, items });
+        if (!invalid(error)) this.#keepItems(jobId, fence, chunk, items);
         throw error;
       }
     });
+  }
+
+  itemChunks(jobId: string): AsyncIterable<JsonRecord[]> {
+    return this.inner.itemChunks(jobId);
   }
 
   getJob(jobId: string): Promise<StoredJob | null> {
@@ -115,7 +123,10 @@ export class RetryingJobStore implements JobStore {
           // it stays counted as waiting until the write has landed (or was refused as stale).
           const items = this.#items.get(id);
           if (items) {
-            await this.inner.replaceItems(id, items.fence, items.items);
+            for (const [chunk, chunkItems] of items.chunks) {
+              await this.inner.putItems(id, items.fence, chunk, chunkItems);
+              items.chunks.delete(chunk);
+            }
             this.#items.delete(id);
           }
           const job = this.#jobs.get(id);
@@ -139,9 +150,11 @@ export class RetryingJobStore implements JobStore {
     this.#waiting();
   }
 
-  #keepItems(jobId: string, items: KeptItems): void {
-    const kept = this.#items.get(jobId);
-    if (!kept || kept.fence <= items.fence) this.#items.set(jobId, items);
+  #keepItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): void {
+    let kept = this.#items.get(jobId);
+    if (kept && kept.fence > fence) return this.#waiting();
+    if (!kept || kept.fence < fence) this.#items.set(jobId, (kept = { fence, chunks: new Map() }));
+    kept.chunks.set(chunk, items);
     this.#waiting();
   }
 

@@ -2,5 +2,5 @@
 export { PartialFailure } from "./errors";
 export { JobWorker } from "./job-worker";
 export type { JobWorkerOptions } from "./job-worker";
-export { HandedBackError, LeaseLostError } from "./types";
-export type { JobContext, JobHandler, JobOutcome } from "./types";
+export { arrayChunks, HandedBackError, ITEM_CHUNK, LeaseLostError } from "./types";
+export type { ItemChunks, JobContext, JobHandler, JobOutcome } from "./types";

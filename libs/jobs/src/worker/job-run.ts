@@ -11,7 +11,8 @@ import { PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
 import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
 import type { JobWorkerOptions } from "./job-worker";
-import { HandedBackError, LeaseLostError, type JobContext, type JobOutcome } from "./types";
+import { listChunks, readListChunk, readListHead, readWholeInput } from "../list-input";
+import { arrayChunks, HandedBackError, LeaseLostError, type ItemChunks, type JobContext, type JobOutcome } from "./types";
 
 /** What a run needs: the worker's options, with the progress-write interval resolved. */
 export type JobRunDeps = Omit<JobWorkerOptions, "concurrency" | "reportIntervalMs"> & { reportIntervalMs: number };
@@ -39,6 +40,7 @@ export class JobRun {
   #lastWrite = 0;
   #writes: Promise<void> = Promise.resolve();
   #partials: PartialWriter | undefined;
+  #command: JobRunCommand | undefined;
 
   constructor(
     private readonly deps: JobRunDeps,
@@ -51,6 +53,7 @@ export class JobRun {
 
   async execute(command: JobRunCommand): Promise<void> {
     const { infra } = this.deps;
+    this.#command = command;
     const entry = await retrying(() => infra.registry.get(this.jobId), { signal: this.controller.signal });
     if (!entry) {
       this.log.warn("job command has no live state (expired or removed); discarded");
@@ -134,6 +137,12 @@ export class JobRun {
         input ??= retrying(() => loadInput(infra, command), { signal });
         return input as Promise<T>;
       },
+      inputHead: <T>(list: string) => {
+        if (!command.input) return Promise.resolve({ head: {} as T, count: 0 });
+        const ref = command.input;
+        return retrying(() => readListHead(infra.data, ref, list), { signal }) as Promise<{ head: T; count: number }>;
+      },
+      inputItems: <T>(list: string) => inputChunks<T>(infra, command, list, signal),
       report: (report) => this.#report(report),
       checkpoints: {
         load: <T>(stage: string) => retrying(() => infra.checkpoints.load<T>(this.jobId, stage), { signal }),
@@ -250,7 +259,7 @@ export class JobRun {
     const current = await this.#assertLease();
 
     const finished = new Date();
-    const items = outcome.items ?? [];
+    const items: ItemChunks = Array.isArray(outcome.items) ? arrayChunks(outcome.items) : (outcome.items ?? arrayChunks([]));
     const extras = outcome.result ?? {};
     const report: ProgressReport = { ...this.#pending, extra: { ...this.#pending?.extra, ...outcome.extra } };
     const terminal = (s: LiveJobState, result: ObjectRef | null, releasable: boolean) =>
@@ -260,9 +269,9 @@ export class JobRun {
     if (!preview) return void this.msg.ack(); // ended by someone else meanwhile
     const stored = await this.#storeTerminal(preview, items, extras);
     let ref: ObjectRef | null = null;
-    if (!stored && (items.length > 0 || Object.keys(extras).length > 0)) {
+    if (!stored && (items.count > 0 || Object.keys(extras).length > 0)) {
       await this.#assertLease();
-      ref = await retrying(() => infra.data.putJson(jobDataObjects.result(this.jobId), { items, result: extras }));
+      ref = await retrying(() => infra.data.putLines(jobDataObjects.result(this.jobId), { result: extras }, allItems(items)));
     }
     const final = await retrying(() => this.#owned((s) => terminal(s, ref, stored || !store.persistent)), { isFinal: (e) => this.#lostLease(e) });
     if (!final?.written) return void this.msg.ack();
@@ -272,17 +281,25 @@ export class JobRun {
     this.log.info({ status: final.state.status, stored }, "job finished");
   }
 
-  /** True once the store of record holds the terminal row and its results; false when it could not take them. */
-  async #storeTerminal(state: LiveJobState, items: JsonRecord[], extras: JsonRecord): Promise<boolean> {
+  /**
+   * True once the store of record holds the terminal row and its results; false when it could not
+   * take them. Items go chunk by chunk, each built just before it is written, then the row.
+   */
+  async #storeTerminal(state: LiveJobState, items: ItemChunks, extras: JsonRecord): Promise<boolean> {
     const { store } = this.deps;
     if (!store.persistent) return false;
     const fence = this.identity.deliveries;
+    const budget = { budgetMs: STORE_BUDGET_MS, isFinal: (e: unknown) => this.#lostLease(e) };
     try {
-      const wrote = async () => {
-        if ((await store.replaceItems(this.jobId, fence, items)) === "stale") this.#lose();
+      for (let n = 0; n < items.count; n++) {
+        const chunk = await items.chunk(n);
+        await retrying(async () => {
+          if ((await store.putItems(this.jobId, fence, n, chunk)) === "stale") this.#lose();
+        }, budget);
+      }
+      await retrying(async () => {
         if ((await store.upsertJob(toStoredJob(state, extras, fence))) === "stale") this.#lose();
-      };
-      await retrying(wrote, { budgetMs: STORE_BUDGET_MS, isFinal: (e) => this.#lostLease(e) });
+      }, budget);
       return true;
     } catch (error) {
       if (this.#lostLease(error)) throw error;
@@ -298,7 +315,7 @@ export class JobRun {
     const failure = exhaustion(infra.options.maxAttempts);
     const current = await infra.registry.get(this.jobId);
     const preview = current ? failedState(current.state, failure, finished, true) : null;
-    const stored = preview ? await this.#storeTerminal(preview, [], {}).catch(() => false) : false;
+    const stored = preview ? await this.#storeTerminal(preview, arrayChunks([]), {}).catch(() => false) : false;
     const final = await infra.registry.update(this.jobId, (s) => failedState(s, failure, finished, stored || !store.persistent));
     this.log.error({ deliveries: this.identity.deliveries }, "job exhausted its delivery attempts; marked failed");
     if (final?.written) {
@@ -312,16 +329,26 @@ export class JobRun {
     const { infra } = this.deps;
     if (projectId) await infra.registry.releaseLock(projectId, this.jobId).catch(() => undefined);
     await infra.checkpoints.purge(this.jobId).catch(() => undefined);
-    await infra.data.delete(jobDataObjects.input(this.jobId));
+    if (this.#command?.input) await infra.data.deleteLines(this.#command.input);
+    else await infra.data.delete(jobDataObjects.input(this.jobId));
     await this.#partials?.remove().catch(() => undefined);
   }
 }
 
-async function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unknown> {
-  if (!command.input) return null;
-  const value = await infra.data.getJson(command.input.object);
-  if (value === null) throw new ServiceError("unknown", "The job's input is no longer available (it expired or was removed)");
-  return value;
+function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unknown> {
+  return command.input ? readWholeInput(infra.data, command.input) : Promise.resolve(null);
+}
+
+/** Every item of `items`, chunk by chunk. */
+async function* allItems(items: ItemChunks): AsyncGenerator<JsonRecord> {
+  for (let n = 0; n < items.count; n++) yield* await items.chunk(n);
+}
+
+/** The input's list chunk by chunk; a read that fails on a brief NATS outage is retried like the run's other reads. */
+async function* inputChunks<T>(infra: JobInfra, command: JobRunCommand, list: string, signal: AbortSignal): AsyncGenerator<T[]> {
+  const ref = command.input;
+  if (!ref) return;
+  for (let n = 0; n < listChunks(ref); n++) yield (await retrying(() => readListChunk(infra.data, ref, list, n), { signal })) as T[];
 }
 
 /** Job counts by status: this process moved one job from `from` to `to`. */

@@ -3,9 +3,26 @@ import type { Logger } from "@litrev/telemetry";
 import type { ProgressReport } from "../state";
 import type { JsonRecord } from "../store/job-store";
 
+/**
+ * Per-item results built chunk by chunk: `chunk(n)` builds chunk n (0 … count-1) when the worker
+ * stores it, so a large job's results are never all held as objects, nor serialised, at once.
+ */
+export interface ItemChunks {
+  readonly count: number;
+  chunk(index: number): JsonRecord[] | Promise<JsonRecord[]>;
+}
+
+/** Items per stored chunk when a handler returns a plain array. */
+export const ITEM_CHUNK = 500;
+
+/** An array's items as chunks of ITEM_CHUNK. */
+export function arrayChunks(items: readonly JsonRecord[]): ItemChunks {
+  return { count: Math.ceil(items.length / ITEM_CHUNK), chunk: (n) => items.slice(n * ITEM_CHUNK, (n + 1) * ITEM_CHUNK) };
+}
+
 /** What a handler returns: per-item results (stored apart), small result extras, and live extras. */
 export interface JobOutcome {
-  items?: JsonRecord[];
+  items?: JsonRecord[] | ItemChunks;
   result?: JsonRecord;
   extra?: JsonRecord;
 }
@@ -23,7 +40,12 @@ export interface JobContext {
   /** The client's provider key, unsealed; undefined means "use the server's key". */
   readonly providerKey: string | undefined;
   readonly logger: Logger;
+  /** The whole input as one value (small inputs; a large list is better read with `inputItems`). */
   input<T = unknown>(): Promise<T>;
+  /** The input's fields other than its list `list` (e.g. screening's criteria), and the list's length. */
+  inputHead<T = Record<string, unknown>>(list: string): Promise<{ head: T; count: number }>;
+  /** The input's list `list` in order, one stored chunk (about 1 MB) at a time, read as it is consumed. */
+  inputItems<T = unknown>(list: string): AsyncIterable<T[]>;
   /** Progress (never backwards), stage changes (timed), live extras. Throttled; a stage change is written at once. */
   report(report: ProgressReport): Promise<void>;
   readonly checkpoints: {

@@ -1,12 +1,22 @@
-import { randomUUID } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { DEFAULT_JOB_OWNER, headers, operations, ServiceError, type JobService, type Operation } from "@litrev/contracts";
+import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
+import { DEFAULT_JOB_OWNER, headers, jobDataObjects, operations, ServiceError, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
 import { isActive, keyBindings, KeySealer, ownedBy, type MirrorEntry } from "@litrev/jobs/client";
-import { callOperation } from "@litrev/messaging";
+import { callOperation, callOperationStreamed, probeOperation, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
+import { PartCache } from "./part-cache";
+
+/** A finished job's poll body as the service answered it: whole, or in parts to stream. */
+type StoredPoll = { body: string } | { parts: () => AsyncIterable<Uint8Array> };
 
 export type JobRouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/** The list field of each kind's creation, staged by the gateway when large. */
+const LIST_FIELD: Record<JobService, string> = { screening: "papers", indexer: "records" };
+/** Lists of at least this many items are staged whatever the body's declared size. */
+const STAGE_MIN_ITEMS = 1_000;
 
 /** The job operations of each kind: the gateway serves both kinds by the same code. */
 const JOB_OPERATIONS: Record<JobService, { create: Operation; get: Operation; active: Operation }> = {
@@ -30,16 +40,19 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
   const handlers = new Map<Operation, JobRouteHandler>();
   /**
    * Reads of jobs that are not active, in progress by service and job id: concurrent polls of one
-   * finished job (its results can be many MB) share one request to the service and one serialised body.
+   * finished job share one request to the service. A large result comes back as parts the service
+   * parked as it read them (`StreamedBody`); each poll streams them to its client one part at a
+   * time, so no process holds the whole body. A small one is serialised once and shared.
    */
-  const storedReads = new Map<string, Promise<string>>();
-  const readStored = (operation: Operation, jobId: string, requestId: string, owner: string): Promise<string> => {
+  const storedReads = new Map<string, Promise<StoredPoll>>();
+  const parts = new PartCache();
+  const readStored = (operation: Operation, jobId: string, requestId: string, owner: string): Promise<StoredPoll> => {
     // Per owner too: the service answers another client's job with 404.
     const key = `${operation.service}/${jobId}/${owner}`;
     let read = storedReads.get(key);
     if (!read) {
-      read = callOperation(deps.link, operation, { job_id: jobId }, { requestId, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } }).then((body) =>
-        JSON.stringify(body),
+      read = callOperationStreamed(deps.link, operation, { job_id: jobId }, { requestId, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } }).then((reply) =>
+        "data" in reply ? { body: JSON.stringify(reply.data) } : { parts: () => parts.stream(reply.parts, reply.readPart) },
       );
       storedReads.set(key, read);
       const forget = () => storedReads.delete(key);
@@ -70,6 +83,27 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
     });
   };
 
+  /**
+   * A large creation's list (papers, records), written by this process to the service's job data
+   * bucket as the job's input list, so that the body parsed here is never serialised, parked and
+   * parsed again by the service: the service receives the rest of the request and the list's
+   * reference. Null for small bodies (they travel inline) or before the service created its bucket.
+   */
+  const stageList = async (service: JobService, create: Operation, request: FastifyRequest): Promise<{ ref: ObjectRef; body: unknown } | null> => {
+    const body = request.body as Record<string, unknown>;
+    const field = LIST_FIELD[service];
+    const list = body[field];
+    const size = Number(request.headers["content-length"] ?? 0);
+    if (!Array.isArray(list) || (size <= SPILL_THRESHOLD_BYTES && list.length < STAGE_MIN_ITEMS)) return null;
+    const jobs = live.ready(service) ?? (await opened(service));
+    if (!jobs) return null;
+    // Stored only once a service is known to answer (no responder: the usual 503, nothing stored).
+    // A list whose creation then fails is dropped by the service, or swept with the bucket's max age.
+    await probeOperation(deps.link, create);
+    const ref = await jobs.data.putLines(jobDataObjects.staged(randomUUID()), {}, list);
+    return { ref, body: { ...body, [field]: [] } };
+  };
+
   for (const service of ["screening", "indexer"] as const) {
     const ops = JOB_OPERATIONS[service];
 
@@ -78,15 +112,14 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
       // The gateway names the job, so the client's provider key is sealed for that one job, and
       // the job belongs to the client whose service key created it.
       const jobId = randomUUID();
-      return callOperation(deps.link, ops.create, request.body, {
-        requestId: request.id,
-        headers: {
-          [headers.jobId]: jobId,
-          [headers.owner]: ownerOf(request),
-          ...(key ? { [headers.sealedProviderKey]: sealer.seal(key, keyBindings.job(service, jobId)) } : {}),
-        },
-        timeoutMs: deps.env.RPC_TIMEOUT_MS,
-      });
+      const hdrs: Record<string, string> = {
+        [headers.jobId]: jobId,
+        [headers.owner]: ownerOf(request),
+        ...(key ? { [headers.sealedProviderKey]: sealer.seal(key, keyBindings.job(service, jobId)) } : {}),
+      };
+      const staged = await stageList(service, ops.create, request);
+      if (staged) hdrs[headers.stagedInput] = JSON.stringify(staged.ref);
+      return callOperation(deps.link, ops.create, staged?.body ?? request.body, { requestId: request.id, headers: hdrs, timeoutMs: deps.env.RPC_TIMEOUT_MS });
     });
 
     handlers.set(ops.get, async (request, reply) => {
@@ -97,7 +130,9 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
       // Another client's job is not found (and its terminal state is not released by this poll).
       if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
       if (jobs && entry && isActive(entry.state)) return send(reply, jobs, entry);
-      return reply.type("application/json; charset=utf-8").send(await readStored(ops.get, job_id, request.id, owner));
+      const stored = await readStored(ops.get, job_id, request.id, owner);
+      reply.type("application/json; charset=utf-8");
+      return "body" in stored ? reply.send(stored.body) : reply.send(Readable.from(stored.parts()));
     });
 
     handlers.set(ops.active, async (request, reply) => {

@@ -7,6 +7,8 @@ export interface LiveJobs {
   mirror: JobMirror;
   /** Builds poll bodies of active jobs (with their finished items) the same way the services do. */
   reader: JobReader;
+  /** The service's job data bucket (large job inputs are staged there). */
+  data: JobData;
 }
 
 /**
@@ -31,7 +33,7 @@ export class LiveJobsRegistry {
       live = (async () => {
         const [mirror, data] = await Promise.all([JobMirror.open(nc, service, this.logger), JobData.open(nc, service)]);
         // The gateway has no store of record: it answers only active jobs itself.
-        return { mirror, reader: new JobReader(service, mirror, data, new PartialReader(data), new NoJobStore()) };
+        return { mirror, data, reader: new JobReader(service, mirror, data, new PartialReader(data), new NoJobStore()) };
       })();
       live.then(
         (opened) => this.#ready.set(service, opened),

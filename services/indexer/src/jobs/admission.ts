@@ -1,5 +1,13 @@
-import { ServiceError, type CreateIndexerJobRequest, type CreateIndexerJobResponse, type ServiceConfigResponse } from "@litrev/contracts";
-import { admissionJobId, admitJob, creatorOf, jobProviderKey, newJobState, type JobInfra, type JobStore, type KeySealer } from "@litrev/jobs";
+import {
+  CreateIndexerJobRequest,
+  headers,
+  LIMIT_CEILINGS,
+  parseOrIssues,
+  ServiceError,
+  type CreateIndexerJobResponse,
+  type ServiceConfigResponse,
+} from "@litrev/contracts";
+import { admissionJobId, admitJob, creatorOf, jobProviderKey, newJobState, stagedList, type JobInfra, type JobStore, type KeySealer } from "@litrev/jobs";
 import type { Logger } from "@litrev/telemetry";
 import { costCeiling, priceFor, requirePrice } from "@litrev/llm";
 import { estimateIndexer } from "../estimate";
@@ -27,7 +35,13 @@ export async function createIndexerJob(
 ): Promise<CreateIndexerJobResponse> {
   // The gateway chose the id: the client's provider key is sealed for this one job.
   const jobId = admissionJobId(header);
-  const recordCount = request.records.length;
+  // The records, already stored by the gateway as a chunked list (large creations).
+  const staged = stagedList(header(headers.stagedInput), LIMIT_CEILINGS.records);
+  if (!staged && request.records.length === 0) {
+    const checked = parseOrIssues(CreateIndexerJobRequest, { ...request, records: [] }, "body");
+    throw new ServiceError("validation", "Request validation failed", checked.success ? {} : { issues: checked.issues });
+  }
+  const recordCount = staged?.lines ?? request.records.length;
   const estimate = estimateIndexer({ fields: request.fields, record_count: recordCount, model: request.model }, deps.config());
   const ceiling = request.max_estimated_cost_usd;
   const capped = ceiling !== null && ceiling !== undefined;
@@ -53,15 +67,14 @@ export async function createIndexerJob(
     estimatedCostUsd: price.known ? estimate.estimated_cost_usd : null,
     extra: extra as Record<string, unknown>,
   });
-  const input: IndexerJobInput = {
-    records: request.records,
-    fields: request.fields,
-    model: request.model,
-    project_context: request.project_context ?? null,
-  };
+  const settings: Omit<IndexerJobInput, "records"> = { fields: request.fields, model: request.model, project_context: request.project_context ?? null };
+  // Stored as a chunked list that the worker reads chunk by chunk (see docs/jobs.md).
+  const input: Omit<IndexerJobInput, "records"> & { records?: IndexerJobInput["records"] } = staged ? settings : { records: request.records, ...settings };
   await admitJob(deps.infra, deps.store, {
     state,
     input,
+    list: "records",
+    staged,
     // Kept sealed for the worker, as the gateway sealed it for this job.
     sealedProviderKey: jobProviderKey(deps.sealer, "indexer", jobId, header),
     // The ceiling and the price at admission go with the job: the handler's cost meter ends a run that crosses it.

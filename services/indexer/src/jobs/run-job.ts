@@ -1,4 +1,4 @@
-import { ServiceError, type ServiceConfigResponse } from "@litrev/contracts";
+import { ServiceError, type IndexerRecord, type ServiceConfigResponse } from "@litrev/contracts";
 import { PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
 import { addUsage, CostCeiling, meteredCost, toContractUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
 import type { RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
@@ -64,58 +64,69 @@ const toPartial = (c: RecordCheckpoint): PartialRecord => ({ record: c.record, .
  */
 export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
   return async (ctx: JobContext) => {
-    const input = IndexerJobInput.parse(await ctx.input());
-    const total = input.records.length;
-    const plan = extractionPlan(input, deps.config(), ctx.providerKey);
+    // The records are read from the stored input chunk by chunk as extraction reaches them.
+    const { head, count: total } = await ctx.inputHead("records");
+    const settings = IndexerJobInput.omit({ records: true }).parse(head);
+    const plan = extractionPlan(settings, deps.config(), ctx.providerKey);
 
     // Dense, not `new Array(total)`: array methods skip the holes of a sparse array.
-    const finished: (RecordCheckpoint | undefined)[] = Array.from({ length: total }, () => undefined);
+    // Per record only what the result needs (its output and error); usage and quote counts are summed in `progress`.
+    const finished: (PartialRecord | undefined)[] = Array.from({ length: total }, () => undefined);
     const progress = new Progress(total);
-    for (const [unit, checkpoint] of await ctx.checkpoints.load<RecordCheckpoint>(EXTRACTION_STAGE)) {
-      const index = Number(unit);
-      if (!Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
-      finished[index] = checkpoint;
-      progress.add(checkpoint);
-    }
-    if (progress.done > 0) ctx.logger.info({ restored: progress.done, total }, "resuming from checkpoints");
-    await ctx.partials.append(finished.flatMap((c) => (c ? [toPartial(c)] : [])));
-    await ctx.report({ stage: EXTRACTION_STAGE, progress: progress.fraction, extra: progress.extra() });
-
     // A capped job stops once the provider-reported cost of its records (restored ones included) exceeds the ceiling.
     const ceiling = CostCeiling.optional().parse(ctx.params.cost_ceiling);
     let spent = 0;
     const meter = (checkpoint: RecordCheckpoint) => {
-      if (!ceiling) return;
-      spent += meteredCost(ceiling, checkpoint.usage);
-      if (spent > ceiling.usd) {
-        throw new ServiceError(
-          "validation",
-          `Stopped: the provider cost so far ($${spent.toFixed(6)}, from the tokens the provider reported) exceeded the limit of ` +
-            `$${ceiling.usd} (max_estimated_cost_usd) after ${progress.done} of ${total} records; the finished records are kept.`,
-        );
-      }
+      if (ceiling) spent += meteredCost(ceiling, checkpoint.usage);
     };
+    const enforceCeiling = () => {
+      if (!ceiling || spent <= ceiling.usd) return;
+      throw new ServiceError(
+        "validation",
+        `Stopped: the provider cost so far ($${spent.toFixed(6)}, from the tokens the provider reported) exceeded the limit of ` +
+          `$${ceiling.usd} (max_estimated_cost_usd) after ${progress.done} of ${total} records; the finished records are kept.`,
+      );
+    };
+    for (const [unit, checkpoint] of await ctx.checkpoints.load<RecordCheckpoint>(EXTRACTION_STAGE)) {
+      const index = Number(unit);
+      if (!Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
+      finished[index] = toPartial(checkpoint);
+      progress.add(checkpoint);
+      meter(checkpoint);
+    }
+    if (progress.done > 0) ctx.logger.info({ restored: progress.done, total }, "resuming from checkpoints");
+    await ctx.partials.append(finished.flatMap((c) => (c ? [c] : [])));
+    await ctx.report({ stage: EXTRACTION_STAGE, progress: progress.fraction, extra: progress.extra() });
 
-    const pending = finished.flatMap((done, index) => (done ? [] : [index]));
     try {
-      for (const checkpoint of finished) if (checkpoint) meter(checkpoint);
-      await runExtraction(deps.llm, plan, pending.map((index) => input.records[index]!), {
-        concurrency: deps.concurrency,
-        batchSize: Math.max(1, pending.length),
-        signal: ctx.signal,
-        onRecord: async (outcome, k) => {
-          const index = pending[k] as number;
-          const checkpoint = toCheckpoint(outcome);
-          // Retried through a brief NATS outage by the worker; refused once this run lost the job.
-          await ctx.checkpoints.save(EXTRACTION_STAGE, String(index), checkpoint);
-          finished[index] = checkpoint;
-          progress.add(checkpoint);
-          await ctx.partials.append([toPartial(checkpoint)]);
-          // Throttled by the worker; progress never goes backwards there either.
-          void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
-          meter(checkpoint);
-        },
-      });
+      enforceCeiling();
+      let offset = 0;
+      for await (const chunk of ctx.inputItems<IndexerRecord>("records")) {
+        const first = offset;
+        offset += chunk.length;
+        const pending: number[] = [];
+        for (let index = first; index < Math.min(offset, total); index++) if (!finished[index]) pending.push(index);
+        if (pending.length === 0) continue;
+        await runExtraction(deps.llm, plan, pending.map((index) => chunk[index - first]!), {
+          concurrency: deps.concurrency,
+          batchSize: pending.length,
+          signal: ctx.signal,
+          onRecord: async (outcome, k) => {
+            const index = pending[k] as number;
+            const checkpoint = toCheckpoint(outcome);
+            // Retried through a brief NATS outage by the worker; refused once this run lost the job.
+            await ctx.checkpoints.save(EXTRACTION_STAGE, String(index), checkpoint);
+            const record = toPartial(checkpoint);
+            finished[index] = record;
+            progress.add(checkpoint);
+            await ctx.partials.append([record]);
+            // Throttled by the worker; progress never goes backwards there either.
+            void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
+            meter(checkpoint);
+            enforceCeiling();
+          },
+        });
+      }
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       // A failed job keeps what it finished: polls show it as partial results.
@@ -128,8 +139,8 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
   };
 }
 
-function collect(finished: readonly (RecordCheckpoint | undefined)[]) {
-  const done = finished.filter((c): c is RecordCheckpoint => c !== undefined);
+function collect(finished: readonly (PartialRecord | undefined)[]) {
+  const done = finished.filter((c): c is PartialRecord => c !== undefined);
   return {
     items: done.map((c) => c.record),
     errors: done.flatMap((c) => (c.error ? [c.error] : [])),

@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL, operations, type IndexerJob, type IndexerJobListItem } from "@litrev/contracts";
+import { CreateIndexerJobMessage, DEFAULT_MODEL, operations, type IndexerJob, type IndexerJobListItem } from "@litrev/contracts";
 import { JobWorker, KeySealer, openServiceJobs, requestOwner, type JobStore } from "@litrev/jobs";
 import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
@@ -45,7 +45,8 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
 
   const admission = { infra, store, sealer, logger, config: runtime.config, resolveModel: (m: string) => llm.resolveModel(m) };
   const handlers = [
-    handler(operations.createIndexerJob, async (req, ctx) =>
+    // Records may be empty over NATS: the gateway stages a large list and sends its reference.
+    handler({ ...operations.createIndexerJob, request: CreateIndexerJobMessage }, async (req, ctx) =>
       createIndexerJob(admission, { ...req, model: runtime.model(req.model, DEFAULT_MODEL.indexerRun) }, ctx.header),
     ),
     // Reads for a client see only its own jobs (the gateway names the client; docs/security.md).

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PartialFailure, type JobContext } from "@litrev/jobs";
+import { PartialFailure, type ItemChunks, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
 import type { LlmClient } from "@litrev/llm";
 import { createLogger } from "@litrev/telemetry";
 import { defaultServiceConfig, readDataBlocks, type ScreeningJobInput } from "@litrev/contracts";
@@ -20,9 +20,17 @@ const input: ScreeningJobInput = {
   questions: ["Do reminders work?"],
 };
 
+/** Input chunks as the worker reads them from storage (small here, so that batches straddle them). */
+const INPUT_CHUNK = 5;
+
 /** A job context with checkpoints kept in a map that outlives a run (as the checkpoint stream does). */
-function jobContext(params: Record<string, unknown>, saved = new Map<string, Map<string, unknown>>()): JobContext & { saved: typeof saved; reports: number[] } {
+function jobContext(
+  params: Record<string, unknown>,
+  saved = new Map<string, Map<string, unknown>>(),
+): JobContext & { saved: typeof saved; reports: number[]; papersRead: number[] } {
   const reports: number[] = [];
+  /** Papers handed out so far, per pass over the input. */
+  const papersRead: number[] = [];
   return {
     jobId: "job-1",
     state: {} as JobContext["state"],
@@ -33,7 +41,18 @@ function jobContext(params: Record<string, unknown>, saved = new Map<string, Map
     logger,
     saved,
     reports,
+    papersRead,
     input: async <T>() => structuredClone(input) as T,
+    inputHead: async <T>() => ({ head: { criteria: input.criteria, questions: input.questions } as T, count: input.papers.length }),
+    inputItems: <T>() =>
+      (async function* () {
+        const pass = papersRead.push(0) - 1;
+        for (let start = 0; start < input.papers.length; start += INPUT_CHUNK) {
+          const chunk = structuredClone(input.papers.slice(start, start + INPUT_CHUNK));
+          papersRead[pass] = start + chunk.length;
+          yield chunk as T[];
+        }
+      })(),
     report: async (r) => void (r.progress !== undefined && reports.push(r.progress)),
     checkpoints: {
       load: async <T>(stage: string) => new Map(saved.get(stage) ?? []) as Map<string, T>,
@@ -46,14 +65,22 @@ function jobContext(params: Record<string, unknown>, saved = new Map<string, Map
   };
 }
 
+/** The outcome with its items built, as the worker stores them. */
+async function built(outcome: JobOutcome) {
+  const chunks = outcome.items as ItemChunks;
+  const items: JsonRecord[] = [];
+  for (let n = 0; n < chunks.count; n++) items.push(...(await chunks.chunk(n)));
+  return { ...outcome, items };
+}
+
 const params = (extra: Record<string, unknown> = {}) => ({ model: "llm-5-nano", repetitions: 5, threshold: 2, clusters_type: "include", mock: true, ...extra });
 
 describe("the screening pipeline (mock model)", () => {
   it("is deterministic, keeps the clustered side's counts consistent and marks the others -1", async () => {
-    const a = await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS);
-    const b = await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS);
+    const a = await built(await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS));
+    const b = await built(await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS));
     expect(a).toEqual(b);
-    const items = a.items as { id: string; final_score: number; decision: string; cluster_id: number; votes: string[] }[];
+    const items = a.items as unknown as { id: string; final_score: number; decision: string; cluster_id: number; votes: string[] }[];
     expect(items.map((i) => i.id)).toEqual(input.papers.map((p) => p.id));
     const included = items.filter((i) => i.decision === "include");
     expect(included.length).toBeGreaterThan(0);
@@ -91,40 +118,62 @@ describe("the screening pipeline (mock model)", () => {
     const firstRun = calls.flat();
     expect(firstRun).toHaveLength(16);
     budget = Infinity;
-    const resumed = await runScreeningPipeline(jobContext(params(), saved), counting, SETTINGS);
+    const resumed = await built(await runScreeningPipeline(jobContext(params(), saved), counting, SETTINGS));
     const secondRun = calls.flat().slice(firstRun.length);
     expect(secondRun.filter((id) => firstRun.includes(id))).toEqual([]);
     expect(new Set([...firstRun, ...secondRun]).size).toBe(37);
-    const fresh = await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS);
+    const fresh = await built(await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS));
     expect(resumed).toEqual(fresh);
   });
 
-  it("lets each paper's text go once its batch is labelled, and all of it before clustering", async () => {
-    // The worker hands the pipeline one parsed input and keeps it for the run: watch that object.
-    const held = structuredClone(input);
-    const ctx = { ...jobContext(params({ clusters_type: null })), input: async <T>() => held as T };
-    const fullTexts = () => held.papers.filter((p) => p.abstract.startsWith("Abstract")).length;
-    const seen: { stage: string; full: number; labelled: number; papers: number }[] = [];
+  it("reads the papers from the input as the calls need them, once per text stage, never ahead of the calls in flight", async () => {
+    const ctx = jobContext(params({ clusters_type: null }));
+    const seen: { stage: string; read: number; upTo: number }[] = [];
     let labelled = 0;
+    let reasoned = 0;
     const watching = (frame: JobFrame): ScreeningModel => {
       const mock = createMockModel(frame);
       return {
         ...mock,
         label: async (papers, r) => {
-          seen.push({ stage: "label", full: fullTexts(), labelled, papers: held.papers.length });
           labelled += papers.length;
+          seen.push({ stage: "label", read: ctx.papersRead.at(-1)!, upTo: labelled });
           return mock.label(papers, r);
         },
-        reason: async (items) => (seen.push({ stage: "reason", full: fullTexts(), labelled, papers: held.papers.length }), mock.reason(items)),
-        themes: async (reasons, max) => (seen.push({ stage: "themes", full: fullTexts(), labelled, papers: held.papers.length }), mock.themes(reasons, max)),
+        reason: async (items) => {
+          reasoned += items.length;
+          seen.push({ stage: "reason", read: ctx.papersRead.at(-1)!, upTo: reasoned });
+          return mock.reason(items);
+        },
       };
     };
     await runScreeningPipeline(ctx, watching, { ...SETTINGS, callConcurrency: 1 });
-    // Only papers not yet labelled still carry their abstract.
-    for (const s of seen.filter((s) => s.stage === "label")) expect(s.full).toBe(37 - s.labelled);
-    expect(seen.filter((s) => s.stage === "reason").every((s) => s.full === 0)).toBe(true);
-    expect(seen.filter((s) => s.stage === "themes").every((s) => s.papers === 0)).toBe(true);
-    expect(seen.some((s) => s.stage === "themes")).toBe(true);
+    // One pass for labelling, one for reasoning; each call's batch was read with at most one input chunk ahead.
+    expect(ctx.papersRead).toEqual([37, 37]);
+    for (const s of seen) expect(s.read - s.upTo).toBeLessThan(INPUT_CHUNK);
+    expect(seen.filter((s) => s.stage === "label")).toHaveLength(10);
+    expect(seen.filter((s) => s.stage === "reason")).toHaveLength(10);
+  });
+
+  it("builds the same items as the votes say, chunk by chunk, for a job larger than one chunk", async () => {
+    const many: ScreeningJobInput = { ...input, papers: Array.from({ length: 1_203 }, (_, i) => ({ id: i, title: `T${i}`, abstract: `A${i}` })) };
+    const ctx = { ...jobContext(params()), inputHead: async <T>() => ({ head: { criteria: many.criteria, questions: [] } as T, count: many.papers.length }) };
+    ctx.inputItems = <T>() =>
+      (async function* () {
+        for (let start = 0; start < many.papers.length; start += 100) yield many.papers.slice(start, start + 100) as T[];
+      })();
+    const outcome = await runScreeningPipeline(ctx, (frame) => createMockModel(frame), { ...SETTINGS, labelBatch: 50, reasonBatch: 50 });
+    const chunks = outcome.items as ItemChunks;
+    expect(chunks.count).toBe(3);
+    expect((await chunks.chunk(2)).length).toBe(203);
+    const { items } = await built(outcome);
+    expect(items.map((i) => i.id)).toEqual(many.papers.map((p) => p.id));
+    const mock = createMockModel({ criteria: many.criteria, questions: [], model: "m" });
+    const votes = (await mock.label([many.papers[7]!], 5)).value[0]!;
+    const item = items[7] as { final_score: number; votes: string[]; criteria_verdicts: { met: number; not_met: number; unclear: number }[] };
+    expect(item.final_score).toBe(votes.filter((v) => v.include).length);
+    expect(item.votes).toEqual(votes.map((v) => (v.include ? "include" : "exclude")));
+    expect(item.criteria_verdicts[1]!.met).toBe(votes.filter((v) => v.verdicts[1] === "met").length);
   });
 
   it("sends reasoning the title and an abstract excerpt from the live model", async () => {
@@ -306,7 +355,7 @@ describe("the cost ceiling", () => {
     expect(failure.failure.category).toBe("validation");
     expect(failure.failure.message).toMatch(/exceeded the limit of \$0\.025 \(max_estimated_cost_usd\) during labelling; 12 of 37 papers were labelled/);
     // Three calls of four papers were paid for: the third crossed the ceiling, and its papers are kept.
-    expect((failure.partial.items ?? []).map((item) => item.id)).toEqual(input.papers.slice(0, 12).map((p) => p.id));
+    expect(((failure.partial.items as JsonRecord[] | undefined) ?? []).map((item) => item.id)).toEqual(input.papers.slice(0, 12).map((p) => p.id));
     expect((failure.partial.extra?.usage as { cost_usd: number }).cost_usd).toBeCloseTo(0.03, 10);
   });
 
@@ -322,7 +371,7 @@ describe("the cost ceiling", () => {
   });
 
   it("meters nothing without a ceiling", async () => {
-    const result = await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS);
+    const result = await built(await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS));
     expect(result.items).toHaveLength(37);
   });
 });

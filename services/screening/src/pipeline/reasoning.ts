@@ -1,6 +1,6 @@
 import type { ScreeningPaper } from "@litrev/contracts";
-import { batches, forEachLimited } from "./pool";
 import type { StageContext } from "./stage";
+import { batchesOf, forEachStreamed } from "./stream";
 import type { ReasoningInput, StageUsage } from "./types";
 
 interface ReasonCheckpoint {
@@ -9,47 +9,39 @@ interface ReasonCheckpoint {
 }
 
 /**
- * Stage 2: one short reasoning per paper, explaining its decision against the criteria. The model
- * input of a batch is built when the batch is sent (`inputFor`), each reason goes to `settle`, and
- * the paper's entry in `papers` is then emptied down to its id: later stages need only the reasons.
+ * Stage 2: one short reasoning per paper, explaining its decision against the criteria. The papers
+ * are read from the job's input once more, batch by batch as the calls need them; the model input
+ * of a batch is built when the batch is sent (`inputFor`) and each reason goes to `settle`: later
+ * stages need only the reasons.
  */
 export async function reasonPapers(
   ctx: StageContext,
-  papers: ScreeningPaper[],
+  papers: AsyncIterable<ScreeningPaper[]>,
+  total: number,
   inputFor: (index: number, paper: ScreeningPaper) => ReasoningInput,
   batchSize: number,
   settle: (index: number, reason: string) => void,
 ): Promise<void> {
-  const units = batches(papers.length, batchSize);
-  const reasoned = (start: number, reasons: string[]) =>
-    reasons.forEach((reason, i) => {
-      settle(start + i, reason);
-      papers[start + i] = { id: papers[start + i]!.id, title: "", abstract: "" };
-    });
-
   const done = await ctx.job.checkpoints.load<ReasonCheckpoint>("reasoning");
-  const restored = new Set<number>();
   let finished = 0;
-  for (const unit of units) {
-    const saved = done.get(String(unit.index));
-    done.delete(String(unit.index));
-    if (!saved || saved.reasons.length !== unit.end - unit.start) continue;
-    reasoned(unit.start, saved.reasons);
-    restored.add(unit.index);
-    ctx.usage.add("reasoning", saved.usage);
-    finished += saved.reasons.length;
-  }
-  done.clear();
-  await ctx.progress("reasoning", finished, papers.length);
-
-  const unfinished = units.filter((unit) => !restored.has(unit.index));
-  await forEachLimited(unfinished, ctx.concurrency, ctx.job.signal, async (unit) => {
-    const inputs = papers.slice(unit.start, unit.end).map((paper, i) => inputFor(unit.start + i, paper));
-    const { value, usage } = await ctx.model.reason(inputs);
-    await ctx.job.checkpoints.save("reasoning", String(unit.index), { reasons: value, usage } satisfies ReasonCheckpoint);
-    reasoned(unit.start, value);
-    ctx.usage.add("reasoning", usage);
-    finished += value.length;
-    await ctx.progress("reasoning", finished, papers.length);
+  await ctx.progress("reasoning", 0, total);
+  await forEachStreamed(batchesOf(papers, batchSize), ctx.concurrency, ctx.job.signal, async (batch) => {
+    const saved = done.get(String(batch.index));
+    done.delete(String(batch.index));
+    let reasons: string[];
+    if (saved && saved.reasons.length === batch.items.length) {
+      reasons = saved.reasons;
+      ctx.usage.add("reasoning", saved.usage);
+    } else {
+      const inputs = batch.items.map((paper, i) => inputFor(batch.start + i, paper));
+      const { value, usage } = await ctx.model.reason(inputs);
+      await ctx.job.checkpoints.save("reasoning", String(batch.index), { reasons: value, usage } satisfies ReasonCheckpoint);
+      ctx.usage.add("reasoning", usage);
+      reasons = value;
+    }
+    reasons.forEach((reason, i) => settle(batch.start + i, reason));
+    finished += reasons.length;
+    await ctx.progress("reasoning", finished, total);
   });
+  done.clear();
 }

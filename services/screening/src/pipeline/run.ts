@@ -1,14 +1,15 @@
 import { z } from "zod";
-import { ScreeningJobParams, type ScreeningJobInput, type ScreeningStage } from "@litrev/contracts";
-import { PartialFailure, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
+import { ScreeningJobParams, type ScreeningJobInput, type ScreeningPaper, type ScreeningStage } from "@litrev/contracts";
+import { ITEM_CHUNK, PartialFailure, type ItemChunks, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
 import { CostCeiling } from "@litrev/llm";
 import { assignClusters } from "./assignment";
 import { clusterReasons } from "./clustering";
 import { CostCeilingExceeded, CostMeter } from "./cost-meter";
+import { LabelTable } from "./label-table";
 import { labelPapers } from "./labelling";
 import { reasonPapers } from "./reasoning";
 import { UsageMeter, type StageContext } from "./stage";
-import { VERDICTS, type JobFrame, type LabelVote, type PaperResult, type ScreeningModel, type Verdict } from "./types";
+import type { JobFrame, ScreeningModel } from "./types";
 
 export const PipelineSettingsSchema = z.object({
   labelBatch: z.number().int().min(1),
@@ -29,8 +30,13 @@ const STAGE_SPAN: Record<ScreeningStage, [number, number]> = {
 };
 
 /**
- * Runs the four stages of one screening job and returns its per-paper results and clusters.
- * `createModel` picks the live or the mock model for the job.
+ * Runs the four stages of one screening job and returns its per-paper results (built chunk by
+ * chunk when the worker stores them) and clusters. `createModel` picks the live or the mock model.
+ *
+ * Memory stays flat in the job's size: papers are read from the stored input chunk by chunk as the
+ * calls need them (once for labelling, once more for reasoning), labelling keeps only packed votes
+ * (`LabelTable`), reasoning only the reasons, which clustering and assignment need; no stage holds
+ * the papers' texts.
  */
 export async function runScreeningPipeline(
   job: JobContext,
@@ -40,17 +46,16 @@ export async function runScreeningPipeline(
   const params = ScreeningJobParams.parse(job.params);
   // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units.
   const settings: PipelineSettings = { ...defaults, ...PipelineSettingsSchema.partial().parse(job.params.pipeline ?? {}) };
-  // The worker keeps the parsed input for the whole run, so the stages let text go by replacing
-  // entries of `papers` (the input's own array): labelled papers shrink to what reasoning needs,
-  // reasoned papers to their id, and the array is emptied before clustering.
-  const input = await job.input<ScreeningJobInput>();
-  const { papers, criteria, questions } = input;
+  const { head, count } = await job.inputHead<Partial<Omit<ScreeningJobInput, "papers">>>("papers");
+  const criteria = head.criteria ?? [];
+  const questions = head.questions ?? [];
   const frame: JobFrame = { criteria, questions, model: params.model };
   const meter = new CostMeter(CostCeiling.optional().parse(job.params.cost_ceiling));
   const usage = new UsageMeter((stage, used) => meter.add(stage, used));
+  const model = createModel(frame, params);
   const ctx: StageContext = {
     job,
-    model: createModel(frame, params),
+    model,
     concurrency: settings.callConcurrency,
     usage,
     progress: (stage, done, total) => {
@@ -60,85 +65,58 @@ export async function runScreeningPipeline(
     },
   };
 
-  const results: PaperResult[] = new Array(papers.length);
+  const table = new LabelTable(count, criteria);
+  const reasons: string[] = new Array<string>(count).fill("");
   // Over its cost ceiling, the job ends failed with what it finished (stored with the failed job).
   const stopAtCeiling = (error: unknown): never => {
     if (!(error instanceof CostCeilingExceeded)) throw error;
-    const labelled = results.filter(Boolean);
-    throw new PartialFailure(error.failure(`${labelled.length} of ${results.length} papers were labelled`), {
-      items: labelled as unknown as JsonRecord[],
+    const labelled: JsonRecord[] = [];
+    for (let i = 0; i < count; i++) if (table.labelled(i)) labelled.push(table.result(i, params.threshold, reasons[i]!, -1) as unknown as JsonRecord);
+    throw new PartialFailure(error.failure(`${labelled.length} of ${count} papers were labelled`), {
+      items: labelled,
       extra: { usage: usage.total(), usage_by_stage: usage.byStage },
     });
   };
-  await labelPapers(ctx, papers, params.repetitions, settings.labelBatch, (i, votes) => {
-    results[i] = labelledResult(papers[i]!.id, votes, criteria, params.threshold);
-  }).catch(stopAtCeiling);
+  await labelPapers(ctx, job.inputItems<ScreeningPaper>("papers"), count, params.repetitions, settings.labelBatch, (i, paper, votes) =>
+    table.set(i, paper.id, votes),
+  ).catch(stopAtCeiling);
   await reasonPapers(
     ctx,
-    papers,
+    job.inputItems<ScreeningPaper>("papers"),
+    count,
     (i, paper) => ({
-      paper,
-      decision: results[i]!.decision,
-      includeVotes: results[i]!.final_score,
+      paper: model.keepForReasoning(paper),
+      decision: table.decision(i, params.threshold),
+      includeVotes: table.score(i),
       repetitions: params.repetitions,
-      verdicts: results[i]!.criteria_verdicts.map((v) => v.verdict),
+      verdicts: table.majority(i),
     }),
     settings.reasonBatch,
-    (i, reason) => (results[i]!.reasoning = reason),
+    (i, reason) => (reasons[i] = reason),
   ).catch(stopAtCeiling);
-  papers.length = 0;
 
   // The clustered side (spec): include → score ≥ threshold, exclude → below it, absent → every paper.
-  const clustered = results.flatMap((result, i) => (params.clusters_type === null || result.decision === params.clusters_type ? [i] : []));
-  const reasons = clustered.map((i) => results[i]!.reasoning);
-  const themes = await clusterReasons(ctx, reasons, settings.clusterChunk, settings.maxClusters).catch(stopAtCeiling);
-  const assignment = await assignClusters(ctx, reasons, themes, settings.assignBatch).catch(stopAtCeiling);
-  clustered.forEach((paperIndex, k) => (results[paperIndex]!.cluster_id = assignment.clusterIds[k] ?? -1));
+  const clustered: number[] = [];
+  for (let i = 0; i < count; i++) if (params.clusters_type === null || table.decision(i, params.threshold) === params.clusters_type) clustered.push(i);
+  const clusteredReasons = clustered.map((i) => reasons[i]!);
+  const themes = await clusterReasons(ctx, clusteredReasons, settings.clusterChunk, settings.maxClusters).catch(stopAtCeiling);
+  const assignment = await assignClusters(ctx, clusteredReasons, themes, settings.assignBatch).catch(stopAtCeiling);
+  const clusterIds = new Int32Array(count).fill(-1);
+  clustered.forEach((paperIndex, k) => (clusterIds[paperIndex] = assignment.clusterIds[k] ?? -1));
 
-  const total = usage.total();
+  const items: ItemChunks = {
+    count: Math.ceil(count / ITEM_CHUNK),
+    chunk: (n) => {
+      const out: JsonRecord[] = [];
+      for (let i = n * ITEM_CHUNK; i < Math.min(count, (n + 1) * ITEM_CHUNK); i++) {
+        out.push(table.result(i, params.threshold, reasons[i]!, clusterIds[i]!) as unknown as JsonRecord);
+      }
+      return out;
+    },
+  };
   return {
-    items: results as unknown as JsonRecord[],
+    items,
     result: { clusters: assignment.clusters },
-    extra: { usage: total, usage_by_stage: usage.byStage },
+    extra: { usage: usage.total(), usage_by_stage: usage.byStage },
   };
-}
-
-/** A paper's result item as labelling leaves it: votes tallied, reasoning and cluster still to come. */
-function labelledResult(id: PaperResult["id"], votes: LabelVote[], criteria: JobFrame["criteria"], threshold: number): PaperResult {
-  const score = votes.filter((v) => v.include).length;
-  const majority = majorityVerdicts(votes, criteria.length);
-  return {
-    id,
-    final_score: score,
-    cluster_id: -1,
-    reasoning: "",
-    decision: score >= threshold ? "include" : "exclude",
-    votes: votes.map((v) => (v.include ? "include" : "exclude")),
-    criteria_verdicts: criteria.map((criterion, c) => ({
-      name: criterion.name,
-      type: criterion.type,
-      verdict: majority[c]!,
-      ...tally(votes, c),
-    })),
-  };
-}
-
-function tally(votes: LabelVote[], criterion: number): Record<Verdict, number> {
-  const counts: Record<Verdict, number> = { met: 0, not_met: 0, unclear: 0 };
-  for (const vote of votes) {
-    const verdict = vote.verdicts[criterion];
-    if (verdict) counts[verdict]++;
-  }
-  return counts;
-}
-
-/** The most frequent verdict per criterion; ties resolve towards `unclear`, then `met`. */
-function majorityVerdicts(votes: LabelVote[], criteria: number): Verdict[] {
-  return Array.from({ length: criteria }, (_, c) => {
-    const counts = tally(votes, c);
-    const order: Verdict[] = ["unclear", "met", "not_met"];
-    let best: Verdict = "unclear";
-    for (const verdict of order) if (counts[verdict] > counts[best]) best = verdict;
-    return VERDICTS.includes(best) ? best : "unclear";
-  });
 }
