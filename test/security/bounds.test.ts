@@ -52,7 +52,7 @@ describe("bounded work at the gateway, on a real stack", () => {
     stack = await startStack({
       services: { criteria: 1, screening: 1, indexer: 1 },
       env: {
-        BODY_LIMIT_MB: "2",
+        BODY_LIMIT_MB: "4",
         REQUEST_TIMEOUT_MS: "2000",
         HEADERS_TIMEOUT_MS: "1000",
         OPENAI_API_KEY: "sk-bounds-test",
@@ -72,10 +72,10 @@ describe("bounded work at the gateway, on a real stack", () => {
   it("refuses oversized and over-deep requests with a 4xx, and no service or worker sees a message", async () => {
     await traffic.reset(nc);
     const refused: [string, string, unknown, number, RegExp][] = [
-      // Over the body size limit (2 MB here): 413 with the simple body.
-      ["POST", "/v1/screening/jobs", { papers: papers(1), criteria: criteria(1, 3_000_000), mock: true }, 413, /exceeds the 2 MB limit/],
-      // Over MAX_SCREENING_PAPERS (20,000 by default).
-      ["POST", "/v1/screening/jobs", { papers: papers(20_001), mock: true }, 400, /List should have at most 20000 items/],
+      // Over the body size limit (4 MB here): 413 with the simple body.
+      ["POST", "/v1/screening/jobs", { papers: papers(1), criteria: criteria(1, 5_000_000), mock: true }, 413, /exceeds the 4 MB limit/],
+      // Over MAX_SCREENING_PAPERS (50,000 by default).
+      ["POST", "/v1/screening/jobs", { papers: papers(50_001), mock: true }, 400, /List should have at most 50000 items/],
       // Within every per-field limit, but papers × repetitions × criteria over MAX_WORK_UNITS (20 million).
       ["POST", "/v1/screening/jobs", { papers: papers(20_000), criteria: criteria(60), repetitions: 20, mock: true }, 400, /papers × repetitions × criteria is 24,000,000/],
       // Over the repetitions and criteria limits.
@@ -83,7 +83,7 @@ describe("bounded work at the gateway, on a real stack", () => {
       ["POST", "/v1/screening/jobs", { papers: papers(1), criteria: criteria(201), mock: true }, 400, /at most 200 items/],
       ["POST", "/v1/screening/jobs", { papers: papers(1), criteria: criteria(1, 5_001), mock: true }, 400, /at most 5000 characters/],
       // Indexer: records per job, per synchronous run, fields per request.
-      ["POST", "/v1/indexer/jobs", { records: Array.from({ length: 20_001 }, (_, i) => ({ ID: i })), fields: fields(1) }, 400, /at most 20000 items/],
+      ["POST", "/v1/indexer/jobs", { records: Array.from({ length: 50_001 }, (_, i) => ({ ID: i })), fields: fields(1) }, 400, /at most 50000 items/],
       ["POST", "/v1/indexer/run", { records: Array.from({ length: 1_001 }, (_, i) => ({ ID: i })), fields: fields(1) }, 400, /at most 1000 records/],
       ["POST", "/v1/indexer/jobs", { records: [{ ID: 1 }], fields: fields(51) }, 400, /at most 50 items/],
       // Criteria per request.

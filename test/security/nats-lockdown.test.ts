@@ -167,13 +167,14 @@ describe("the system on a locked-down NATS (every process its own user and permi
     }
   });
 
-  it("parked the large request in the screening service's own payload bucket", async () => {
+  it("kept the large request inside the screening service's own size-limited buckets (the gateway staged its papers in the job data bucket)", async () => {
     const nc = await connect({ servers: stack.natsUrl, ...authOptions({ user: "screening", password: stack.natsCredentials!.screening }) });
     try {
       const jsm = await jetstreamManager(nc);
-      const info = await jsm.streams.info(`OBJ_${payloadBucket("screening")}`);
-      expect(info.state.last_seq).toBeGreaterThan(0);
-      expect(info.config.max_bytes).toBeGreaterThan(0);
+      const jobData = await jsm.streams.info("OBJ_litrev_jobdata_screening");
+      expect(jobData.state.last_seq).toBeGreaterThan(0);
+      expect(jobData.config.max_bytes).toBeGreaterThan(0);
+      expect((await jsm.streams.info(`OBJ_${payloadBucket("screening")}`)).config.max_bytes).toBeGreaterThan(0);
     } finally {
       await nc.close();
     }

@@ -54,6 +54,13 @@ export const IndexerMode = z.enum(["test", "sample", "full"]);
 export type IndexerMode = z.infer<typeof IndexerMode>;
 export const MODE_RECORD_LIMIT: Record<IndexerMode, number> = { test: 5, sample: 20, full: Infinity };
 
+// Not in the spec (an addition, docs/security.md): the screening job's ceiling, for indexer jobs.
+const MaxJobCost = z
+  .number()
+  .min(0)
+  .nullish()
+  .describe("Rejection ceiling (400 when the estimate is greater), also enforced while the job runs: a job whose provider-reported cost exceeds it ends failed, keeping its finished records");
+
 const jobFields = {
   fields: IndexerFieldList,
   model: z.string().min(1).max(200).default(DEFAULT_MODEL.indexerRun),
@@ -98,12 +105,7 @@ export const CreateIndexerJobRequest = z
   .object({
     records: z.array(IndexerRecord).min(1).max(LIMIT_CEILINGS.records),
     ...jobFields,
-    // Not in the spec (an addition, docs/security.md): the screening job's ceiling, for indexer jobs.
-    max_estimated_cost_usd: z
-      .number()
-      .min(0)
-      .nullish()
-      .describe("Rejection ceiling (400 when the estimate is greater), also enforced while the job runs: a job whose provider-reported cost exceeds it ends failed, keeping its finished records"),
+    max_estimated_cost_usd: MaxJobCost,
   })
   .transform(selectByMode);
 export type CreateIndexerJobRequest = z.infer<typeof CreateIndexerJobRequest>;
@@ -116,6 +118,7 @@ export const CreateIndexerJobMessage = z
   .object({
     records: z.array(IndexerRecord).max(LIMIT_CEILINGS.records),
     ...jobFields,
+    max_estimated_cost_usd: MaxJobCost,
   })
   .transform(selectByMode);
 
