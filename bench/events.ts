@@ -13,39 +13,23 @@
  * Runs alternate hello / poll so background noise hits both alike.
  */
 import { randomUUID } from "node:crypto";
-import autocannon from "autocannon";
 import { openJobInfra } from "@litrev/jobs";
 import { applyProgress, newJobState } from "@litrev/jobs/client";
 import { NatsLink } from "@litrev/messaging";
 import { startHelloServer } from "./support/hello";
+import { knob } from "./support/knobs";
+import { mean, measure, type Figures } from "./support/measure";
 import { startFakeProvider } from "../libs/llm/src/testing/index";
 import { stopProcess } from "../scripts/lib/launch";
 import { TEST_API_KEY, startStack, waitFor } from "../test/support/stack";
 import { screeningPapers } from "../test/e2e/screening-fixtures";
 
-const num = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
-const STREAMS = num("BENCH_STREAMS", 200);
-const JOBS = num("BENCH_JOBS", 20);
-const CONNECTIONS = num("BENCH_CONNECTIONS", 10);
-const SECONDS = num("BENCH_SECONDS", 5);
-const ROUNDS = num("BENCH_ROUNDS", 3);
+const STREAMS = knob("BENCH_STREAMS", 200);
+const JOBS = knob("BENCH_JOBS", 20);
+const CONNECTIONS = knob("BENCH_CONNECTIONS", 10);
+const SECONDS = knob("BENCH_SECONDS", 5);
+const ROUNDS = knob("BENCH_ROUNDS", 3);
 const WRITE_EVERY_MS = 250;
-
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-}
-
-async function measure(url: string, headers: Record<string, string>, seconds: number): Promise<Figures> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors + result.timeouts };
-}
 
 /** One open event stream, counted rather than parsed (the client's cost should not crowd the gateway's). */
 interface StreamCount {
@@ -120,10 +104,10 @@ try {
   })();
 
   const auth = { "x-api-key": TEST_API_KEY };
-  await measure(helloUrl, {}, 2); // warm-up
-  await measure(pollUrl, auth, 2);
+  await measure(helloUrl, {}, 2, CONNECTIONS); // warm-up
+  await measure(pollUrl, auth, 2, CONNECTIONS);
   const quiet: Figures[] = [];
-  for (let round = 0; round < ROUNDS; round++) quiet.push(await measure(pollUrl, auth, SECONDS));
+  for (let round = 0; round < ROUNDS; round++) quiet.push(await measure(pollUrl, auth, SECONDS, CONNECTIONS));
 
   const streams = await Promise.all(
     Array.from({ length: STREAMS }, (_, i) => openStream(`${stack.baseUrl}/v1/screening/jobs/${jobIds[i % JOBS]}/events`, aborts.signal)),
@@ -136,8 +120,8 @@ try {
   const hellos: Figures[] = [];
   const polls: Figures[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    hellos.push(await measure(helloUrl, {}, SECONDS));
-    polls.push(await measure(pollUrl, auth, SECONDS));
+    hellos.push(await measure(helloUrl, {}, SECONDS, CONNECTIONS));
+    polls.push(await measure(pollUrl, auth, SECONDS, CONNECTIONS));
   }
   const measuredSeconds = (Date.now() - measuredFrom) / 1000;
   const delivered = streams.reduce((sum, s) => sum + s.states, 0) - statesBefore;
@@ -152,7 +136,6 @@ try {
   await Promise.race([Promise.all(streams.map((s) => s.done)), new Promise((r) => setTimeout(r, 30_000))]);
   const ended = streams.filter((s) => s.ended).length;
 
-  const mean = (rows: Figures[], key: keyof Figures) => rows.reduce((sum, r) => sum + r[key], 0) / rows.length;
   const show = (name: string, rows: Figures[]) =>
     console.log(
       `${name.padEnd(40)} ${mean(rows, "rps").toFixed(0).padStart(7)} req/s   p50 ${mean(rows, "p50").toFixed(2)} ms   p99 ${mean(rows, "p99").toFixed(2)} ms   non-2xx ${mean(rows, "non2xx")}   errors ${mean(rows, "errors")}`,

@@ -19,15 +19,12 @@ import { EmbeddedJobStore } from "../libs/jobs/src/store/embedded-job-store";
 import { toStoredJob, type StoredJob } from "../libs/jobs/src/store/job-store";
 import { newJobState } from "../libs/jobs/src/state";
 import { startNatsServer } from "../scripts/lib/launch";
+import { knob } from "./support/knobs";
 
-const num = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return Number.isInteger(value) && value > 0 ? value : fallback;
-};
-const SMALL = num("BENCH_SMALL", 100);
-const LARGE = num("BENCH_LARGE", 10_000);
-const LIMIT = num("BENCH_LIMIT", 50);
-const CALLS = num("BENCH_CALLS", 400);
+const SMALL = knob("BENCH_SMALL", 100);
+const LARGE = knob("BENCH_LARGE", 10_000);
+const LIMIT = knob("BENCH_LIMIT", 50);
+const CALLS = knob("BENCH_CALLS", 400);
 const FILL_CONCURRENCY = 64;
 const ROUND = 20;
 

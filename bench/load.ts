@@ -28,21 +28,18 @@ import { startFakeProvider, type FakeProvider } from "../libs/llm/src/testing";
 import { startHelloServer } from "./support/hello";
 import { ROOT, stopProcess } from "../scripts/lib/launch";
 import { TEST_API_KEY, startStack, type Stack } from "../test/support/stack";
+import { knob } from "./support/knobs";
 
 const SCENARIOS = ["hello", "health", "criteria", "poll", "mixed"] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
-const num = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
 const settings = {
-  connections: num("BENCH_CONNECTIONS", 10),
-  seconds: num("BENCH_SECONDS", 10),
-  amount: num("BENCH_AMOUNT", 1_000_000),
-  pollRate: num("BENCH_POLL_RATE", 500),
-  createRate: num("BENCH_CREATE_RATE", 20),
-  mixedSeconds: num("BENCH_MIXED_SECONDS", 10),
+  connections: knob("BENCH_CONNECTIONS", 10),
+  seconds: knob("BENCH_SECONDS", 10),
+  amount: knob("BENCH_AMOUNT", 1_000_000),
+  pollRate: knob("BENCH_POLL_RATE", 500),
+  createRate: knob("BENCH_CREATE_RATE", 20),
+  mixedSeconds: knob("BENCH_MIXED_SECONDS", 10),
   warmupSeconds: 2,
 };
 

@@ -8,15 +8,12 @@
  */
 import type { ScreeningCriterion, ScreeningPaper } from "../libs/contracts/src/index";
 import { createMockModel } from "../services/screening/src/model/mock-model";
+import { knob } from "./support/knobs";
 
-const num = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return Number.isInteger(value) && value > 0 ? value : fallback;
-};
-const PAPERS = num("BENCH_PAPERS", 2_000);
-const CRITERIA = num("BENCH_CRITERIA", 200);
-const REPETITIONS = num("BENCH_REPETITIONS", 20);
-const ROUNDS = num("BENCH_ROUNDS", 5);
+const PAPERS = knob("BENCH_PAPERS", 2_000);
+const CRITERIA = knob("BENCH_CRITERIA", 200);
+const REPETITIONS = knob("BENCH_REPETITIONS", 20);
+const ROUNDS = knob("BENCH_ROUNDS", 5);
 const BATCH = 5;
 
 const papers: ScreeningPaper[] = Array.from({ length: PAPERS }, (_, i) => ({ id: i, title: `Paper ${i} on something`, abstract: "An abstract." }));

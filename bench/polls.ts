@@ -13,39 +13,17 @@
  * samples poll traces at OTEL_POLL_TRACE_RATIO (default 1%); a second gateway that traces every
  * poll is measured beside it, to show what a server span per poll costs.
  */
-import autocannon from "autocannon";
 import { startHelloServer } from "./support/hello";
+import { knob } from "./support/knobs";
+import { mean, measure, type Figures } from "./support/measure";
 import { startFakeProvider } from "../libs/llm/src/testing/index";
 import { freePort, spawnService, stopProcess, waitForPort } from "../scripts/lib/launch";
 import { TEST_API_KEY, startStack, waitFor } from "../test/support/stack";
 import { screeningPapers } from "../test/e2e/screening-fixtures";
 
-const num = (name: string, fallback: number) => {
-  const value = Number(process.env[name]);
-  return Number.isFinite(value) && value > 0 ? value : fallback;
-};
-const CONNECTIONS = num("BENCH_CONNECTIONS", 10);
-const SECONDS = num("BENCH_SECONDS", 6);
-const ROUNDS = num("BENCH_ROUNDS", 3);
-
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-  errors: number;
-}
-
-async function measure(url: string, headers: Record<string, string>, seconds: number): Promise<Figures> {
-  const result = await autocannon({ url, connections: CONNECTIONS, duration: seconds, headers });
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts,
-  };
-}
+const CONNECTIONS = knob("BENCH_CONNECTIONS", 10);
+const SECONDS = knob("BENCH_SECONDS", 6);
+const ROUNDS = knob("BENCH_ROUNDS", 3);
 
 const provider = await startFakeProvider({ latencyMs: 60_000 });
 const JOB_KEY_SECRET = "bench-polls-job-key-secret-0123456789";
@@ -81,22 +59,21 @@ try {
   console.log(`polled indexer job ${indexerJob.body.job_id}: status ${indexerSample.body.status}, body ${JSON.stringify(indexerSample.body).length} bytes`);
 
   const auth = { "x-api-key": TEST_API_KEY };
-  await measure(helloUrl, {}, 2); // warm-up
-  await measure(pollUrl, auth, 2);
-  await measure(indexerUrl, auth, 2);
+  await measure(helloUrl, {}, 2, CONNECTIONS); // warm-up
+  await measure(pollUrl, auth, 2, CONNECTIONS);
+  await measure(indexerUrl, auth, 2, CONNECTIONS);
   const quietUrl = pollUrl.replace(stack.baseUrl, `http://127.0.0.1:${quietPort}`);
-  await measure(quietUrl, auth, 2);
+  await measure(quietUrl, auth, 2, CONNECTIONS);
   const hellos: Figures[] = [];
   const polls: Figures[] = [];
   const indexerPolls: Figures[] = [];
   const quietPolls: Figures[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    hellos.push(await measure(helloUrl, {}, SECONDS));
-    polls.push(await measure(pollUrl, auth, SECONDS));
-    indexerPolls.push(await measure(indexerUrl, auth, SECONDS));
-    quietPolls.push(await measure(quietUrl, auth, SECONDS));
+    hellos.push(await measure(helloUrl, {}, SECONDS, CONNECTIONS));
+    polls.push(await measure(pollUrl, auth, SECONDS, CONNECTIONS));
+    indexerPolls.push(await measure(indexerUrl, auth, SECONDS, CONNECTIONS));
+    quietPolls.push(await measure(quietUrl, auth, SECONDS, CONNECTIONS));
   }
-  const mean = (rows: Figures[], key: keyof Figures) => rows.reduce((s, r) => s + r[key], 0) / rows.length;
   const show = (name: string, rows: Figures[]) =>
     console.log(
       `${name.padEnd(34)} ${mean(rows, "rps").toFixed(0).padStart(7)} req/s   p50 ${mean(rows, "p50").toFixed(2)} ms   p99 ${mean(rows, "p99").toFixed(2)} ms   non-2xx ${mean(rows, "non2xx")}   errors ${mean(rows, "errors")}`,
