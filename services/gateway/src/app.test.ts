@@ -1,10 +1,9 @@
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { ServiceError, type ReplyEnvelope, type ServiceHealth } from "@litrev/contracts";
-import { keyBindings, KeySealer, type ConfigStore, type MsgHdrs, type NatsLink } from "@litrev/messaging";
-import { createLogger } from "@litrev/telemetry";
-import { buildApp, rewriteUrl } from "./app";
-import { GatewayEnv } from "./env";
+import { keyBindings, KeySealer, type MsgHdrs, type NatsLink } from "@litrev/messaging";
+import { rewriteUrl } from "./app";
+import { offlineLink, testGateway } from "./testing";
 
 /**
  * The gateway factory driven with `inject()`: auth, validation, error bodies and forwarding,
@@ -18,19 +17,6 @@ const json = { ...auth, "content-type": "application/json" };
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-
-/** A link whose NATS is unreachable, behaving as NatsLink does then. */
-function offlineLink(): NatsLink {
-  return {
-    connected: false,
-    connection: () => {
-      throw new ServiceError("service_unavailable", "The messaging system (NATS) is unreachable; retry shortly");
-    },
-    ready: () => new Promise(() => undefined),
-    raw: undefined,
-    close: async () => undefined,
-  } as unknown as NatsLink;
-}
 
 interface RecordedCall {
   subject: string;
@@ -59,8 +45,6 @@ function scriptedLink(answer: (call: RecordedCall) => ReplyEnvelope | string | E
   return { link: link as unknown as NatsLink, calls };
 }
 
-const noStore = () => Promise.reject(new Error("no config store in this test")) as Promise<ConfigStore>;
-
 let app: FastifyInstance | undefined;
 afterEach(async () => {
   await app?.close();
@@ -68,12 +52,7 @@ afterEach(async () => {
 });
 
 async function gateway(link: NatsLink, env: Record<string, string> = {}): Promise<FastifyInstance> {
-  app = await buildApp({
-    env: GatewayEnv.parse({ API_KEY: `${KEY}, ${OTHER_KEY}`, NATS_URL: "nats://127.0.0.1:1", JOB_KEY_SECRET: "gateway-test-job-key-secret", ...env }),
-    logger: createLogger("gateway-test", "silent"),
-    link,
-    configStore: noStore,
-  });
+  app = await testGateway(link, { API_KEY: `${KEY}, ${OTHER_KEY}`, ...env });
   return app;
 }
 

@@ -1,11 +1,9 @@
 import { PassThrough } from "node:stream";
 import type { FastifyInstance, InjectOptions } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import { ServiceError, type ReplyEnvelope, type ServiceHealth } from "@litrev/contracts";
-import type { ConfigStore, NatsLink } from "@litrev/messaging";
-import { createLogger } from "@litrev/telemetry";
-import { buildApp } from "./app";
-import { GatewayEnv } from "./env";
+import type { ReplyEnvelope, ServiceHealth } from "@litrev/contracts";
+import type { NatsLink } from "@litrev/messaging";
+import { offlineLink, testGateway } from "./testing";
 
 /**
  * Bounds and surface at the gateway (docs/limits.md, docs/security.md): configured limits refused
@@ -34,17 +32,6 @@ function recordingLink(reply: unknown = null, health: ServiceHealth[] = []) {
   return { link: link as unknown as NatsLink, subjects };
 }
 
-function offlineLink(): NatsLink {
-  return {
-    connected: false,
-    connection: () => {
-      throw new ServiceError("service_unavailable", "offline");
-    },
-    ready: () => new Promise(() => undefined),
-    close: async () => undefined,
-  } as unknown as NatsLink;
-}
-
 let app: FastifyInstance | undefined;
 afterEach(async () => {
   await app?.close();
@@ -52,12 +39,7 @@ afterEach(async () => {
 });
 
 async function gateway(link: NatsLink, env: Record<string, string> = {}): Promise<FastifyInstance> {
-  app = await buildApp({
-    env: GatewayEnv.parse({ API_KEY: KEY, NATS_URL: "nats://127.0.0.1:1", JOB_KEY_SECRET: "bounds-test-job-key-secret", ...env }),
-    logger: createLogger("bounds-test", "silent"),
-    link,
-    configStore: () => Promise.reject(new Error("no config store")) as Promise<ConfigStore>,
-  });
+  app = await testGateway(link, { API_KEY: KEY, ...env });
   return app;
 }
 

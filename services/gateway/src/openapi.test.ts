@@ -1,11 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { apiOperations, ServiceError } from "@litrev/contracts";
-import type { ConfigStore, NatsLink } from "@litrev/messaging";
-import { createLogger } from "@litrev/telemetry";
-import { buildApp } from "./app";
-import { GatewayEnv } from "./env";
+import { apiOperations } from "@litrev/contracts";
+import { offlineLink, testGateway } from "./testing";
 
 /**
  * The OpenAPI document as generators see it: every operation named, summarised, tagged and with
@@ -64,15 +61,6 @@ const ADDED_ROUTES = [
   "GET /v1/indexer/jobs/{job_id}/events",
 ];
 
-const offlineLink = {
-  connected: false,
-  connection: () => {
-    throw new ServiceError("service_unavailable", "offline");
-  },
-  ready: () => new Promise(() => undefined),
-  close: async () => undefined,
-} as unknown as NatsLink;
-
 let app: FastifyInstance | undefined;
 afterEach(async () => {
   await app?.close();
@@ -80,12 +68,7 @@ afterEach(async () => {
 });
 
 async function gateway(extraRoutes?: (app: FastifyInstance) => void): Promise<FastifyInstance> {
-  app = await buildApp({
-    env: GatewayEnv.parse({ API_KEY: "openapi-test-key", NATS_URL: "nats://127.0.0.1:1", JOB_KEY_SECRET: "openapi-test-job-key-secret" }),
-    logger: createLogger("openapi-test", "silent"),
-    link: offlineLink,
-    configStore: () => Promise.reject(new Error("no config store")) as Promise<ConfigStore>,
-  });
+  app = await testGateway(offlineLink(), { API_KEY: "openapi-test-key" });
   extraRoutes?.(app);
   return app;
 }

@@ -3,32 +3,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ServiceError } from "@litrev/contracts";
-import type { ConfigStore, NatsLink } from "@litrev/messaging";
-import { createLogger } from "@litrev/telemetry";
-import { buildApp } from "../app";
-import { GatewayEnv } from "../env";
 import { loadConsoleFiles } from "./console-routes";
+import { offlineLink, testGateway } from "../testing";
 
 const KEY = "console-test-key";
-const offlineLink = {
-  connected: false,
-  connection: () => {
-    throw new ServiceError("service_unavailable", "offline");
-  },
-  ready: () => new Promise(() => undefined),
-  close: async () => undefined,
-} as unknown as NatsLink;
-
 describe("the console's files", () => {
   let app: FastifyInstance;
   beforeAll(async () => {
-    app = await buildApp({
-      env: GatewayEnv.parse({ API_KEY: KEY, JOB_KEY_SECRET: "console-test-job-key-secret" }),
-      logger: createLogger("console-test", "silent"),
-      link: offlineLink,
-      configStore: () => Promise.reject(new Error("offline")) as Promise<ConfigStore>,
-    });
+    app = await testGateway(offlineLink(), { API_KEY: KEY });
   });
   afterAll(() => app?.close());
 
