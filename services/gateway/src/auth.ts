@@ -1,5 +1,6 @@
 import { hash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
+import { headers } from "@litrev/contracts";
 
 // One-shot hashing: on every request, so the Hash object of createHash() is worth saving.
 const digest = (value: string) => hash("sha256", value, "buffer");
@@ -52,4 +53,10 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   const authorization = request.headers.authorization;
   const match = authorization ? /^Bearer\s+(.+)$/i.exec(authorization) : null;
   return match?.[1]?.trim() || undefined;
+}
+
+/** The client's provider key (`X-LLM-API-Key`), if it sent one: it is sealed before it goes anywhere. */
+export function providerKeyOf(request: FastifyRequest): string | undefined {
+  const value = request.headers[headers.providerKey];
+  return typeof value === "string" && value.trim() ? value.trim() : undefined;
 }

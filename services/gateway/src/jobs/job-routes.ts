@@ -7,6 +7,7 @@ import { callOperation, callOperationStreamed, probeOperation, SPILL_THRESHOLD_B
 import type { GatewayDeps } from "../app";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
 import { PartCache } from "./part-cache";
+import { providerKeyOf } from "../auth";
 
 /** A finished job's poll body as the service answered it: whole, or in parts to stream. */
 type StoredPoll = { body: string } | { parts: () => AsyncIterable<Uint8Array> };
@@ -153,8 +154,3 @@ export function ownerOf(request: FastifyRequest): string {
 }
 
 const jobNotFound = () => new ServiceError("not_found", "Job not found", { simple: true });
-
-function providerKeyOf(request: FastifyRequest): string | undefined {
-  const value = request.headers[headers.providerKey];
-  return typeof value === "string" && value.trim() ? value.trim() : undefined;
-}

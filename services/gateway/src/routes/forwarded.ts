@@ -17,6 +17,7 @@ import type { GatewayDeps } from "../app";
 import { jobEventRoutes } from "../jobs/job-events";
 import { jobRouteHandlers, ownerOf } from "../jobs/job-routes";
 import { modelGuardFor, type ModelGuard } from "../model-guard";
+import { providerKeyOf } from "../auth";
 
 /**
  * Every spec route owned by a backend service: validate here, then one NATS request to its owner —
@@ -115,9 +116,4 @@ class ClientGoneError extends Error {
 async function checkModel(models: ModelGuard, body: unknown): Promise<void> {
   const model = (body as { model?: unknown } | null)?.model;
   if (typeof model === "string") await models.check(model);
-}
-
-function providerKeyOf(request: FastifyRequest): string | undefined {
-  const value = request.headers[headers.providerKey];
-  return typeof value === "string" && value.trim() ? value.trim() : undefined;
 }
