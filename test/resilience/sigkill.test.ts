@@ -181,7 +181,10 @@ describe("a screening replica SIGKILLed in the middle of a burst of admissions",
     const papers = screeningPapers(PAPERS);
     const create = (projectId: number) => stack.http("POST", "/v1/screening/jobs", { papers, project_id: projectId, mock: true });
     const projects = Array.from({ length: PROJECTS }, (_, i) => 4200 + i);
-    // Kill one replica the moment the first job's state is written: most admissions are in flight.
+    // Freeze one replica the moment the first job's state is written, whatever admission it is in
+    // the middle of, then kill it. Admissions are quick since the gateway stages large lists, so a
+    // bare kill can land between two of them; while the replica is frozen NATS still routes about
+    // half of the burst to it, so the kill is certain to catch admissions in flight.
     const watcher = await infra.registry.kv.watch({ key: "job.*" });
     const firstWrite = (async () => {
       for await (const entry of watcher) if (entry.operation === "PUT") return;
@@ -190,6 +193,8 @@ describe("a screening replica SIGKILLed in the middle of a burst of admissions",
     const [victim] = alive(stack, "screening");
     await firstWrite;
     watcher.stop();
+    victim!.child.kill("SIGSTOP");
+    await new Promise((r) => setTimeout(r, 500));
     const t0 = Date.now();
     await stack.stopProcess(victim!, "SIGKILL");
     const first = await burst;
