@@ -17,3 +17,4 @@ export * from "./provider-keys";
 export * from "./ceilings";
 export * from "./limits";
 export * from "./prompt-data";
+export * from "./provenance";

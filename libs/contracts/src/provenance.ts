@@ -1,0 +1,54 @@
+import { z } from "zod";
+import { Usage } from "./common";
+
+/**
+ * What a review must report about the model behind a job (RAISE, PRISMA-trAIce): recorded by the
+ * service that ran it, pinned at admission where it can be, and returned on every poll.
+ */
+
+/** One prompt as sent: its registry name and template, and the SHA-256 of the exact text (no paper data). */
+export const PromptUse = z.object({
+  name: z.string(),
+  template_id: z.string(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type PromptUse = z.infer<typeof PromptUse>;
+
+/** The sampling settings one stage of a pipeline called the model with (null: the provider's default). */
+export const StageParameters = z.object({
+  temperature: z.number().nullable(),
+  max_output_tokens: z.number().int().nullable(),
+  reasoning_effort: z.string().nullable(),
+});
+export type StageParameters = z.infer<typeof StageParameters>;
+
+/** A model string as the provider reported it in its replies, with how many calls it answered. */
+export const ModelUse = z.object({ model: z.string(), calls: z.number().int().nonnegative() });
+export type ModelUse = z.infer<typeof ModelUse>;
+
+export const Provenance = z.object({
+  /** The model as the client gave it (an alias such as `llm-5-nano`, or a provider id). */
+  model_requested: z.string(),
+  /** What the alias pointed to when the job was admitted; every call of the job goes to this model. */
+  model_resolved: z.string(),
+  /** Each model string the provider reported, with a call count (empty for mock jobs). */
+  models_used: z.array(ModelUse),
+  service_version: z.object({ version: z.string(), commit: z.string().nullable() }),
+  /** The provider's base URL host and profile; never a key. `{host: null, profile: "mock"}` for mock jobs. */
+  provider: z.object({ host: z.string().nullable(), profile: z.string() }),
+  /** Sampling settings per pipeline stage (e.g. `labelling`, `reasoning`, `extraction`). */
+  parameters: z.record(z.string(), StageParameters),
+  repetitions: z.number().int().nullable(),
+  threshold: z.number().nullable(),
+  /** The decision rule in words, e.g. "include when at least 1 of 5 votes says include". */
+  decision_rule: z.string(),
+  prompts: z.array(PromptUse),
+});
+export type Provenance = z.infer<typeof Provenance>;
+
+/** Tokens and calls a job has spent so far (kept in the stored record after it ends). */
+export const JobUsage = Usage.partial().extend({
+  calls: z.number().int().nonnegative().optional(),
+  retries: z.number().int().nonnegative().optional(),
+});
+export type JobUsage = z.infer<typeof JobUsage>;
