@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DEFAULT_JOB_OWNER, OWNER_ID, RequestLimits } from "@litrev/contracts";
-import { JobKeySecretEnv, withJobKeySecrets } from "@litrev/jobs";
+import { JobKeySecretEnv, withJobKeySecrets } from "@litrev/jobs/client";
 import { BaseEnv, parseEnv } from "@litrev/runtime";
 import type { ServiceKey } from "./auth";
 
