@@ -62,8 +62,15 @@ export function parseEnv<S extends z.ZodType>(schema: S, source: NodeJS.ProcessE
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => `  ${issue.path.join(".") || "(env)"}: ${issue.message}`);
   process.stderr.write(`Invalid configuration in the environment:\n${lines.join("\n")}\n`);
-  process.exit(78); // EX_CONFIG
+  process.exit(EXIT_CONFIG);
 }
+
+/**
+ * Exit code of a process that cannot run as configured (an invalid variable, a port already in use):
+ * sysexits' EX_CONFIG. `npm start`'s supervisor does not restart such a process, since a restart would
+ * fail the same way (docs/resilience.md).
+ */
+export const EXIT_CONFIG = 78;
 
 /** LlmClient options from the environment (shared by every provider-backed service). */
 export function llmOptions(env: BaseEnv) {
