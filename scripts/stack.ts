@@ -11,7 +11,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { EXIT_CONFIG } from "@litrev/runtime";
 import { natsServerCommand, ROOT, SERVICES, spawnService, waitForPort, type ServiceProcess } from "./lib/launch";
 import { loadOrCreateNatsCredentials, lockedNatsConfig, natsCredentialsEnv } from "./lib/nats-auth";
@@ -41,7 +41,9 @@ if (natsPort !== undefined) {
   if (natsTaken) refuse(`cannot start: ${natsTaken} (NATS_PORT); stop what uses it, set another NATS_PORT, or point NATS_URL at a running server`);
 }
 
-const dataDir = join(ROOT, ".data");
+// STACK_DATA_DIR: another place for the stack's data (tests use a temporary one); `.data` by default.
+const dataDir = resolve(ROOT, process.env.STACK_DATA_DIR || ".data");
+const shown = relative(ROOT, dataDir).startsWith("..") ? dataDir : relative(ROOT, dataDir);
 mkdirSync(dataDir, { recursive: true });
 
 // Restart backoff: 0.5 s doubling to 30 s; a run that lasted a minute counts as stable and resets it.
@@ -84,7 +86,7 @@ if (natsPort !== undefined) {
   }
   env.NATS_URL = command.url;
   natsEnv = (service) => natsCredentialsEnv(credentials, service);
-  console.log(`[stack] nats-server with JetStream at ${command.url} (data in .data/nats; users and passwords in .data/nats-users.json)`);
+  console.log(`[stack] nats-server with JetStream at ${command.url} (data in ${shown}/nats; users and passwords in ${shown}/nats-users.json)`);
 }
 
 if (!process.env.API_KEY && !process.env.API_KEYS) {
@@ -92,7 +94,7 @@ if (!process.env.API_KEY && !process.env.API_KEYS) {
   const keyFile = join(dataDir, "api-key");
   if (!existsSync(keyFile)) writeFileSync(keyFile, randomBytes(24).toString("base64url"), { mode: 0o600 });
   env.API_KEY = readFileSync(keyFile, "utf8").trim();
-  console.log(`[stack] API_KEY is not set: using the generated key stored in .data/api-key`);
+  console.log(`[stack] API_KEY is not set: using the generated key stored in ${shown}/api-key`);
 }
 
 if (!process.env.JOB_KEY_SECRET && !process.env.JOB_KEY_SECRETS) {
@@ -100,7 +102,7 @@ if (!process.env.JOB_KEY_SECRET && !process.env.JOB_KEY_SECRETS) {
   const secretFile = join(dataDir, "job-key-secret");
   if (!existsSync(secretFile)) writeFileSync(secretFile, randomBytes(32).toString("base64url"), { mode: 0o600 });
   env.JOB_KEY_SECRET = readFileSync(secretFile, "utf8").trim();
-  console.log(`[stack] JOB_KEY_SECRET is not set: using the generated secret stored in .data/job-key-secret`);
+  console.log(`[stack] JOB_KEY_SECRET is not set: using the generated secret stored in ${shown}/job-key-secret`);
 }
 
 // A local try-out gets its API docs without a key; deployments keep them behind it (DOCS_PUBLIC).
@@ -143,5 +145,6 @@ async function stop(code: number): Promise<void> {
   await Promise.all(children.map((child) => child.stop("SIGTERM")));
   // Last, once no service is connected: a service never sees its server go away while it stops.
   if (nats) await nats.stop("SIGTERM");
+  console.log(`[stack] stopped${nats ? " (services first, then nats-server)" : ""}`);
   process.exit(code);
 }
