@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
-import { freePort, ROOT } from "../../scripts/lib/launch";
+import { freePort, ROOT, spawnService } from "../../scripts/lib/launch";
 import { http, waitFor } from "../support/stack";
 
 /**
@@ -48,6 +48,13 @@ function runStack(env: NodeJS.ProcessEnv): StackRun {
   return { child, output: () => output };
 }
 
+/** Stops a run that is still going (a failed test): its whole process group, NATS included. */
+function killRun(run: StackRun | undefined): void {
+  if (!run || run.child.exitCode !== null || run.child.signalCode !== null) return;
+  process.kill(-run.child.pid!, "SIGKILL");
+  for (const name of ["nats-server", "gateway", "criteria", "screening", "indexer"]) for (const pid of pidsOf(run.output(), name)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+}
+
 async function occupy(port: number): Promise<Server> {
   const server = createServer();
   server.listen(port, "127.0.0.1");
@@ -58,7 +65,9 @@ async function occupy(port: number): Promise<Server> {
 describe("npm start refuses a taken port", () => {
   let dataDir: string;
   let blocker: Server | undefined;
+  let run: StackRun | undefined;
   afterEach(async () => {
+    killRun(run);
     blocker?.close();
     blocker = undefined;
     rmSync(dataDir, { recursive: true, force: true });
@@ -70,8 +79,8 @@ describe("npm start refuses a taken port", () => {
       const [busy, other] = [await freePort(), await freePort()];
       blocker = await occupy(busy);
       const started = Date.now();
-      const run = runStack({ STACK_DATA_DIR: dataDir, PORT: String(variable === "PORT" ? busy : other), NATS_PORT: String(variable === "PORT" ? other : busy) });
-      const [code] = await once(run.child, "exit");
+      run = runStack({ STACK_DATA_DIR: dataDir, PORT: String(variable === "PORT" ? busy : other), NATS_PORT: String(variable === "PORT" ? other : busy) });
+      const code = await Promise.race([once(run.child, "exit").then(([exitCode]) => exitCode as number | null), new Promise((done) => setTimeout(() => done("still running after 15 s"), 15_000))]);
       const lines = run.output().trim().split("\n");
       expect(code).toBe(78);
       expect(Date.now() - started).toBeLessThan(10_000);
@@ -81,6 +90,29 @@ describe("npm start refuses a taken port", () => {
       expect(existsSync(dataDir)).toBe(false);
     });
   }
+});
+
+describe("the gateway on a taken port", () => {
+  it("exits with code 78 (not restarted by npm start) and one line, no stack trace", async () => {
+    const port = await freePort();
+    const blocker = await occupy(port);
+    try {
+      const gateway = spawnService(
+        "gateway",
+        { PORT: String(port), HOST: "127.0.0.1", API_KEY, JOB_KEY_SECRET: "stack-start-secret-0123456789", NATS_URL: `nats://127.0.0.1:${await freePort()}`, LOG_LEVEL: "info" },
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let output = "";
+      gateway.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      gateway.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const [code] = await once(gateway, "exit");
+      expect(code).toBe(78);
+      expect(output).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE); set PORT or HOST`);
+      expect(output).not.toMatch(/\n\s+at /);
+    } finally {
+      blocker.close();
+    }
+  });
 });
 
 describe.skipIf(Boolean(process.env.NATS_URL))("npm start supervises nats-server", () => {
@@ -99,10 +131,7 @@ describe.skipIf(Boolean(process.env.NATS_URL))("npm start supervises nats-server
     if (run.child.exitCode !== null) throw new Error(`npm start exited early:\n${run.output()}`);
   });
   afterAll(async () => {
-    if (run?.child.exitCode === null) {
-      process.kill(-run.child.pid!, "SIGKILL");
-      for (const name of ["nats-server", "gateway", "criteria", "screening", "indexer"]) for (const pid of pidsOf(run.output(), name)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
-    }
+    killRun(run);
     await provider?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
