@@ -53,6 +53,11 @@ const children: Supervised[] = [];
 let nats: Supervised | undefined;
 // Registered before anything starts, so Ctrl-C during start-up also stops everything.
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void stop(0));
+// Last resort should this script die of an error: no process outlives it (nats-server, in its own
+// process group, would otherwise keep NATS_PORT taken).
+process.on("exit", () => {
+  for (const supervised of [...children, nats]) supervised?.child?.kill("SIGTERM");
+});
 /** A process that exited on its configuration is not restarted; the stack cannot work without it. */
 const onConfigExit = () => {
   console.error(`[stack] stopping: a process cannot run with this configuration (see its message above)`);
