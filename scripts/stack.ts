@@ -12,11 +12,12 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join, relative, resolve } from "node:path";
-import { EXIT_CONFIG } from "@litrev/runtime";
-import { natsServerCommand, ROOT, SERVICES, spawnService, waitForPort, type ServiceProcess } from "./lib/launch";
-import { loadOrCreateNatsCredentials, lockedNatsConfig, natsCredentialsEnv } from "./lib/nats-auth";
+// Only light modules before the port check, so a taken port is reported at once; the rest is
+// imported after it.
+import { EXIT_CONFIG } from "../libs/runtime/src/exit-codes";
+import { ROOT, type ServiceProcess } from "./lib/launch";
 import { portFromEnv, portProblem } from "./lib/ports";
-import { supervise, type Supervised } from "./lib/supervise";
+import type { Supervised } from "./lib/supervise";
 
 /** One line, no stack trace, and the exit code the supervisors treat as "do not retry". */
 function refuse(line: string): never {
@@ -40,6 +41,10 @@ if (natsPort !== undefined) {
   const natsTaken = await portProblem(natsPort, "127.0.0.1");
   if (natsTaken) refuse(`cannot start: ${natsTaken} (NATS_PORT); stop what uses it, set another NATS_PORT, or point NATS_URL at a running server`);
 }
+
+const { natsServerCommand, SERVICES, spawnService, waitForPort } = await import("./lib/launch");
+const { loadOrCreateNatsCredentials, lockedNatsConfig, natsCredentialsEnv } = await import("./lib/nats-auth");
+const { supervise } = await import("./lib/supervise");
 
 // STACK_DATA_DIR: another place for the stack's data (tests use a temporary one); `.data` by default.
 const dataDir = resolve(ROOT, process.env.STACK_DATA_DIR || ".data");
@@ -71,7 +76,7 @@ if (natsPort !== undefined) {
   // Locked down even on one machine: one user per process kind, passwords generated once and kept
   // in .data/nats-users.json (mode 0600, never logged), permissions from libs/messaging/src/permissions.ts.
   const credentials = loadOrCreateNatsCredentials(join(dataDir, "nats-users.json"));
-  // Its own process group: the terminal's Ctrl-C reaches only this script, which stops NATS last.
+  // Its own process group: a terminal's Ctrl-C does not reach it; this script stops it after the services.
   const command = await natsServerCommand({ port: natsPort, storeDir: join(dataDir, "nats"), config: lockedNatsConfig(credentials), detached: true });
   nats = supervise({
     name: "nats-server",

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { loadModelPrices } from "@litrev/llm";
 import { NatsAuthEnv, NatsQuotaEnv } from "@litrev/messaging";
+import { EXIT_CONFIG } from "./exit-codes";
 
 /** Settings every process reads; each process extends this with its own. */
 export const BaseEnv = z.object({
@@ -64,13 +65,6 @@ export function parseEnv<S extends z.ZodType>(schema: S, source: NodeJS.ProcessE
   process.stderr.write(`Invalid configuration in the environment:\n${lines.join("\n")}\n`);
   process.exit(EXIT_CONFIG);
 }
-
-/**
- * Exit code of a process that cannot run as configured (an invalid variable, a port already in use):
- * sysexits' EX_CONFIG. `npm start`'s supervisor does not restart such a process, since a restart would
- * fail the same way (docs/resilience.md).
- */
-export const EXIT_CONFIG = 78;
 
 /** LlmClient options from the environment (shared by every provider-backed service). */
 export function llmOptions(env: BaseEnv) {
