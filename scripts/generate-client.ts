@@ -6,9 +6,9 @@ import { offlineOpenApiDocument } from "./lib/openapi-document";
 /**
  * Regenerates the TypeScript client (clients/typescript) from the gateway's OpenAPI document.
  *
- *   pnpm generate:client                      # from the gateway's routes, no server needed
- *   pnpm generate:client --from <url>         # from a running gateway's /openapi.json (sends API_KEY if set)
- *   pnpm generate:client --check              # exit 1 when the checked-in files are stale
+ *   npm run generate:client                     # from the gateway's routes, no server needed
+ *   npm run generate:client -- --from <url>     # from a running gateway's /openapi.json (sends API_KEY if set)
+ *   npm run generate:client -- --check          # exit 1 when the checked-in files are stale
  */
 const args = process.argv.slice(2);
 const check = args.includes("--check");
