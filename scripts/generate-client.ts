@@ -35,7 +35,7 @@ for (const [name, contents] of Object.entries(files)) {
   if (!check) await writeFile(path, contents);
 }
 if (check && stale.length > 0) {
-  console.error(`Stale client files (run \`pnpm generate:client\`): ${stale.join(", ")}`);
+  console.error(`Stale client files (run \`npm run generate:client\`): ${stale.join(", ")}`);
   process.exit(1);
 }
 console.log(stale.length === 0 ? "client is up to date" : `${check ? "stale" : "wrote"}: ${stale.join(", ")}`);
