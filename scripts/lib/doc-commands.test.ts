@@ -24,6 +24,7 @@ function problem(words: string[], inline: boolean, toolchain = false): string | 
   const missingFile = args.find((arg) => /^(scripts|test|bench|eval|libs|services|deploy)\/[\w./-]*\.(ts|sh|js|mjs)$|^\.ci\/run$/.test(arg) && !existsSync(join(ROOT, arg)));
   if (missingFile) return `names ${missingFile}, which does not exist`;
   const script = (name: string | undefined, rest: string[]) => {
+    if (name?.startsWith("<")) return undefined; // a placeholder: `npm run <script> -- <arguments>`
     if (!name || !scripts.includes(name)) return `names the package script ${JSON.stringify(name)}, which package.json does not have`;
     if (name === "bench") {
       const bench = rest.filter((a) => a !== "--")[0];
