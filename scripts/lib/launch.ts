@@ -97,8 +97,8 @@ export async function natsServerCommand(options: NatsServerOptions): Promise<Nat
     url: `nats://127.0.0.1:${port}`,
     port,
     spawn: () => {
-      // Detached (its own process group): a terminal's Ctrl-C then reaches only its parent, which
-      // stops nats-server after the services instead of at the same moment.
+      // Detached (its own process group): a terminal's Ctrl-C, sent to the whole foreground group,
+      // then does not reach it, and its parent stops it after the services instead of with them.
       const child = spawn("nats-server", args, { stdio: options.stdio ?? "ignore", detached: options.detached ?? false });
       child.once("error", () => undefined);
       return child;
@@ -132,7 +132,7 @@ export async function waitForPort(port: number, timeoutMs: number, child?: Child
   const { connect } = await import("node:net");
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`process exited with code ${child.exitCode} before listening on ${port}`);
+    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`process exited (${child.signalCode ? `signal ${child.signalCode}` : `code ${child.exitCode}`}) before listening on ${port}`);
     const ok = await new Promise<boolean>((done) => {
       const socket = connect(port, host);
       socket.once("connect", () => (socket.destroy(), done(true)));
