@@ -2,7 +2,7 @@
  * The long chaos run: the same workload, nemesis and checker as test/resilience/chaos.test.ts,
  * longer (docs/resilience.md, "Chaos checker").
  *
- *   pnpm bench chaos [--jobs 200] [--faults 100] [--projects 6] [--seed N] [--max-minutes 30] [--keep]
+ *   npm run bench -- chaos [--jobs 200] [--faults 100] [--projects 6] [--seed N] [--max-minutes 30] [--keep]
  *
  * The same knobs by environment: CHAOS_JOBS, CHAOS_FAULTS, CHAOS_PROJECTS, CHAOS_SEED,
  * CHAOS_MAX_MINUTES. `--faults 0` is a clean run (no nemesis). Prints the checker's figures and
@@ -40,7 +40,7 @@ const projects = count("projects", "CHAOS_PROJECTS", 6, 1, 100);
 const seed = count("seed", "CHAOS_SEED", Math.floor(Math.random() * 1_000_000), 0, 2 ** 31);
 const maxMinutes = count("max-minutes", "CHAOS_MAX_MINUTES", 30, 1, 24 * 60);
 
-console.log(`[chaos] pnpm bench chaos --jobs ${jobs} --faults ${faults} --projects ${projects} --seed ${seed} --max-minutes ${maxMinutes}`);
+console.log(`[chaos] npm run bench -- chaos --jobs ${jobs} --faults ${faults} --projects ${projects} --seed ${seed} --max-minutes ${maxMinutes}`);
 const run = await runChaos({ jobs, faults, projects, seed, maxMs: maxMinutes * 60_000, keep: values.keep });
 console.log(run.report);
 console.log(`[chaos] ${run.jobs} jobs accepted, ${run.faults} faults, wall time ${(run.wallMs / 1000).toFixed(1)} s`);

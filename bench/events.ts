@@ -3,7 +3,7 @@
  * fastify hello-world route measured in the same run (goal ≥ 0.5), next to the same gateway's
  * polls with no stream open.
  *
- *   pnpm bench events       (knobs: BENCH_STREAMS=200, BENCH_JOBS=20, BENCH_CONNECTIONS=10, BENCH_SECONDS=5, BENCH_ROUNDS=3)
+ *   npm run bench -- events       (knobs: BENCH_STREAMS=200, BENCH_JOBS=20, BENCH_CONNECTIONS=10, BENCH_SECONDS=5, BENCH_ROUNDS=3)
  *
  * Starts a real stack (nats-server, one gateway, a screening worker) and the fake provider, which
  * answers slowly so the polled screening job stays `running`. The streams follow BENCH_JOBS running

@@ -2,7 +2,7 @@
  * Throughput of an indexer job against a rate-limited provider, and the share of evidence quotes
  * the service verifies.
  *
- *   pnpm bench indexer [--records 2000] [--rpm 3000] [--latency-ms 150] [--concurrency 16] [--invent 0.1]
+ *   npm run bench -- indexer [--records 2000] [--rpm 3000] [--latency-ms 150] [--concurrency 16] [--invent 0.1]
  *   (or BENCH_RECORDS, BENCH_RPM, BENCH_LATENCY_MS, BENCH_CONCURRENCY, BENCH_INVENT)
  *
  * Starts a real stack (nats-server, gateway, one indexer process) and the fake provider, which

@@ -3,7 +3,7 @@
  * number of jobs it holds: `listJobs(50)` from a store of 10,000 jobs vs one of 100, both on the
  * same nats-server in the same run (goal: ratio about 1×, ≤ 1.5×).
  *
- *   pnpm bench listing     (knobs: BENCH_SMALL=100, BENCH_LARGE=10000, BENCH_LIMIT=50, BENCH_CALLS=400)
+ *   npm run bench -- listing     (knobs: BENCH_SMALL=100, BENCH_LARGE=10000, BENCH_LIMIT=50, BENCH_CALLS=400)
  *
  * Both stores are filled concurrently, with a tenth of the jobs updated again (running, then
  * completed) so rows are not all fresh. Calls alternate small / large in rounds so background noise

@@ -4,7 +4,7 @@
  * 5,000 characters vs 10 characters, in the same run (goal: ratio about 1×; the cost follows the
  * work units papers × repetitions × criteria, never the criteria's text).
  *
- *   pnpm bench mock     (knobs: BENCH_PAPERS=2000, BENCH_CRITERIA=200, BENCH_REPETITIONS=20, BENCH_ROUNDS=5)
+ *   npm run bench -- mock     (knobs: BENCH_PAPERS=2000, BENCH_CRITERIA=200, BENCH_REPETITIONS=20, BENCH_ROUNDS=5)
  */
 import type { ScreeningCriterion, ScreeningPaper } from "../libs/contracts/src/index";
 import { createMockModel } from "../services/screening/src/model/mock-model";

@@ -3,7 +3,7 @@
  * bare fastify hello-world route measured in the same run on the same machine (goal ≥ 0.6 for both
  * job kinds; p99 < 5 ms at 10 connections).
  *
- *   pnpm bench polls        (knobs: BENCH_CONNECTIONS=10, BENCH_SECONDS=6, BENCH_ROUNDS=3)
+ *   npm run bench -- polls        (knobs: BENCH_CONNECTIONS=10, BENCH_SECONDS=6, BENCH_ROUNDS=3)
  *
  * Starts a real stack (nats-server, one gateway, a screening and an indexer worker) and the fake
  * provider, which answers slowly so the polled jobs stay `running` for the whole run. Both job kinds

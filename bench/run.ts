@@ -1,5 +1,5 @@
 /**
- * `pnpm bench <name> [args…]` runs `bench/<name>.ts`; without a name it lists them.
+ * `npm run bench -- <name> [args…]` runs `bench/<name>.ts`; without a name it lists them.
  * Every benchmark prints its own figures and ratios against a baseline measured in the same run.
  */
 import { spawnSync } from "node:child_process";
@@ -13,7 +13,7 @@ const available = readdirSync(here)
   .map((f) => f.replace(/\.ts$/, ""));
 const [name, ...args] = process.argv.slice(2);
 if (!name || !existsSync(join(here, `${name}.ts`))) {
-  console.log(`usage: pnpm bench <name> [args]\navailable: ${available.join(", ")}`);
+  console.log(`usage: npm run bench -- <name> [args]\navailable: ${available.join(", ")}`);
   process.exit(name ? 1 : 0);
 }
 const result = spawnSync(process.execPath, ["--import", "tsx", join(here, `${name}.ts`), ...args], { stdio: "inherit" });

@@ -4,7 +4,7 @@
  * job size (the goal: flat, 50,000 papers ≤ 1.25× 2,000), and provider tokens per paper against the
  * spec's estimate formula.
  *
- *   pnpm bench screening [--sizes 2000,10000,50000] [--papers N (one size)] [--rpm 12000] [--latency-ms 100] [--concurrency 32]
+ *   npm run bench -- screening [--sizes 2000,10000,50000] [--papers N (one size)] [--rpm 12000] [--latency-ms 100] [--concurrency 32]
  *   (or BENCH_SIZES, BENCH_PAPERS, BENCH_RPM, BENCH_LATENCY_MS, BENCH_CONCURRENCY)
  *
  * Papers are real records from nagtegaal_2019.csv (repeated with new ids), with 4 criteria and 5

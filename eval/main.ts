@@ -1,5 +1,5 @@
 /**
- * `pnpm eval screening --dataset NAME | --file PATH --criteria FILE [options]`: screens a labelled
+ * `npm run eval -- screening --dataset NAME | --file PATH --criteria FILE [options]`: screens a labelled
  * review through the running service's HTTP API (BASE_URL, API_KEY; LLM_API_KEY is sent as the
  * per-request provider key) and writes report.json, report.md and recall-workload.svg.
  * See docs/evaluation.md.
@@ -12,7 +12,7 @@ import { startFakeStack, type FakeStack } from "./fake-stack";
 import { writeReport, type ScreeningReport } from "./report";
 import { evaluateScreening } from "./screening";
 
-const USAGE = `usage: pnpm eval screening (--dataset NAME | --file PATH.jsonl.gz --criteria FILE) [options]
+const USAGE = `usage: npm run eval -- screening (--dataset NAME | --file PATH.jsonl.gz --criteria FILE) [options]
 
   --dataset NAME        built-in review: ${builtInNames().join(", ")}
   --file PATH           your own review: gzipped JSON Lines of {id, title, abstract, included}

@@ -6,9 +6,9 @@ import { offlineOpenApiDocument } from "./lib/openapi-document";
 /**
  * Regenerates the TypeScript client (clients/typescript) from the gateway's OpenAPI document.
  *
- *   pnpm generate:client                      # from the gateway's routes, no server needed
- *   pnpm generate:client --from <url>         # from a running gateway's /openapi.json (sends API_KEY if set)
- *   pnpm generate:client --check              # exit 1 when the checked-in files are stale
+ *   npm run generate:client                     # from the gateway's routes, no server needed
+ *   npm run generate:client -- --from <url>     # from a running gateway's /openapi.json (sends API_KEY if set)
+ *   npm run generate:client -- --check          # exit 1 when the checked-in files are stale
  */
 const args = process.argv.slice(2);
 const check = args.includes("--check");
@@ -35,7 +35,7 @@ for (const [name, contents] of Object.entries(files)) {
   if (!check) await writeFile(path, contents);
 }
 if (check && stale.length > 0) {
-  console.error(`Stale client files (run \`pnpm generate:client\`): ${stale.join(", ")}`);
+  console.error(`Stale client files (run \`npm run generate:client\`): ${stale.join(", ")}`);
   process.exit(1);
 }
 console.log(stale.length === 0 ? "client is up to date" : `${check ? "stale" : "wrote"}: ${stale.join(", ")}`);

@@ -1,5 +1,5 @@
 /**
- * `pnpm nats:config`: writes the NATS authorization of the compose and Kubernetes setups from the
+ * `npm run nats:config`: writes the NATS authorization of the compose and Kubernetes setups from the
  * permission table in libs/messaging/src/permissions.ts. Run it after changing subjects, streams
  * or buckets; test/security/nats-config.test.ts fails while the committed files are out of date.
  */

@@ -1,32 +1,102 @@
 /**
- * `npm start`: the whole stack on one machine. Starts nats-server (JetStream, data in .data/nats,
- * one user per process kind with generated passwords) unless NATS_URL is set, then the gateway and
- * every service as separate processes, each kept running by a supervisor: a process that crashes is restarted with backoff (its jobs resume from
- * their checkpoints) instead of stopping the stack. Ctrl-C (SIGINT or SIGTERM) stops them in order:
- * pending restarts cancelled, services first, NATS last.
+ * `npm start`: the whole stack on one machine. Checks first that PORT (and NATS_PORT) can be listened
+ * on: a taken port ends it at once, with one line and exit code 78, before anything is printed or
+ * started. Then starts nats-server (JetStream, data in .data/nats, one user per process kind with
+ * generated passwords) unless NATS_URL is set, then the gateway (on 127.0.0.1 unless HOST says
+ * otherwise) and every service as separate processes. Every process, nats-server included, is kept
+ * running by a supervisor: one that crashes is restarted with backoff (jobs resume from their
+ * checkpoints; nats-server keeps its store and the services reconnect), while one that exits on its
+ * configuration (exit code 78) stops the stack instead. Ctrl-C (SIGINT, SIGTERM or SIGHUP) stops
+ * them in order: pending restarts cancelled, services first, NATS last.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
-import { ROOT, SERVICES, spawnService, startNatsServer, waitForPort, type NatsServerHandle, type ServiceProcess } from "./lib/launch";
-import { loadOrCreateNatsCredentials, lockedNatsConfig, natsCredentialsEnv } from "./lib/nats-auth";
-import { supervise, type Supervised } from "./lib/supervise";
+import { join, relative, resolve } from "node:path";
+// Only light modules before the port check, so a taken port is reported at once; the rest is
+// imported after it.
+import { EXIT_CONFIG } from "../libs/runtime/src/exit-codes";
+import { ROOT, type ServiceProcess } from "./lib/launch";
+import { portFromEnv, portProblem } from "./lib/ports";
+import type { Supervised } from "./lib/supervise";
 
-const dataDir = join(ROOT, ".data");
+/** One line, no stack trace, and the exit code the supervisors treat as "do not retry". */
+function refuse(line: string): never {
+  process.stderr.write(`[stack] ${line}\n`);
+  process.exit(EXIT_CONFIG);
+}
+
+// Local use by default: the gateway listens on loopback only unless HOST says otherwise.
+const host = process.env.HOST || "127.0.0.1";
+const ownNats = !process.env.NATS_URL;
+function portOf(name: string, fallback: number): number {
+  const port = portFromEnv(name, process.env[name], fallback);
+  return typeof port === "string" ? refuse(port) : port;
+}
+const port = portOf("PORT", 8000);
+const natsPort = ownNats ? portOf("NATS_PORT", 4222) : undefined;
+const portTaken = await portProblem(port, host);
+if (portTaken) refuse(`cannot start: ${portTaken} (PORT); stop what uses it or set another PORT`);
+if (natsPort !== undefined) {
+  // Our nats-server listens on loopback only (scripts/lib/launch.ts).
+  const natsTaken = await portProblem(natsPort, "127.0.0.1");
+  if (natsTaken) refuse(`cannot start: ${natsTaken} (NATS_PORT); stop what uses it, set another NATS_PORT, or point NATS_URL at a running server`);
+}
+
+const { natsServerCommand, SERVICES, spawnService, waitForPort } = await import("./lib/launch");
+const { loadOrCreateNatsCredentials, lockedNatsConfig, natsCredentialsEnv } = await import("./lib/nats-auth");
+const { supervise } = await import("./lib/supervise");
+
+// STACK_DATA_DIR: another place for the stack's data (tests use a temporary one); `.data` by default.
+const dataDir = resolve(ROOT, process.env.STACK_DATA_DIR || ".data");
+const shown = relative(ROOT, dataDir).startsWith("..") ? dataDir : relative(ROOT, dataDir);
 mkdirSync(dataDir, { recursive: true });
 
-let nats: NatsServerHandle | undefined;
-const env: NodeJS.ProcessEnv = {};
+// Restart backoff: 0.5 s doubling to 30 s; a run that lasted a minute counts as stable and resets it.
+const backoff = { initialDelayMs: 500, maxDelayMs: 30_000, stableMs: 60_000 };
+let stopping = false;
+const children: Supervised[] = [];
+let nats: Supervised | undefined;
+// Registered before anything starts, so Ctrl-C during start-up also stops everything.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => void stop(0));
+// Last resort should this script die of an error: no process outlives it (nats-server, in its own
+// process group, would otherwise keep NATS_PORT taken).
+process.on("exit", () => {
+  for (const supervised of [...children, nats]) supervised?.child?.kill("SIGTERM");
+});
+/** A process that exited on its configuration is not restarted; the stack cannot work without it. */
+const onConfigExit = () => {
+  console.error(`[stack] stopping: a process cannot run with this configuration (see its message above)`);
+  void stop(EXIT_CONFIG);
+};
+
+const env: NodeJS.ProcessEnv = { HOST: host };
 /** Each process kind's NATS user and password (our own nats-server only; with NATS_URL set, the environment's). */
 let natsEnv: (service: ServiceProcess) => NodeJS.ProcessEnv = () => ({});
-if (!process.env.NATS_URL) {
+if (natsPort !== undefined) {
   // Locked down even on one machine: one user per process kind, passwords generated once and kept
   // in .data/nats-users.json (mode 0600, never logged), permissions from libs/messaging/src/permissions.ts.
   const credentials = loadOrCreateNatsCredentials(join(dataDir, "nats-users.json"));
-  nats = await startNatsServer({ port: Number(process.env.NATS_PORT ?? 4222), storeDir: join(dataDir, "nats"), config: lockedNatsConfig(credentials) });
-  env.NATS_URL = nats.url;
+  // Its own process group: a terminal's Ctrl-C does not reach it; this script stops it after the services.
+  const command = await natsServerCommand({ port: natsPort, storeDir: join(dataDir, "nats"), config: lockedNatsConfig(credentials), detached: true });
+  nats = supervise({
+    name: "nats-server",
+    ...backoff,
+    onConfigExit,
+    start: () => {
+      const child = command.spawn();
+      console.log(`[stack] nats-server started (pid ${child.pid})`);
+      return child;
+    },
+  });
+  try {
+    await waitForPort(command.port, 10_000, nats.child);
+  } catch (error) {
+    console.error(`[stack] nats-server did not start: ${(error as Error).message}`);
+    await stop(1);
+  }
+  env.NATS_URL = command.url;
   natsEnv = (service) => natsCredentialsEnv(credentials, service);
-  console.log(`[stack] nats-server with JetStream at ${nats.url} (data in .data/nats; users and passwords in .data/nats-users.json)`);
+  console.log(`[stack] nats-server with JetStream at ${command.url} (data in ${shown}/nats; users and passwords in ${shown}/nats-users.json)`);
 }
 
 if (!process.env.API_KEY && !process.env.API_KEYS) {
@@ -34,7 +104,7 @@ if (!process.env.API_KEY && !process.env.API_KEYS) {
   const keyFile = join(dataDir, "api-key");
   if (!existsSync(keyFile)) writeFileSync(keyFile, randomBytes(24).toString("base64url"), { mode: 0o600 });
   env.API_KEY = readFileSync(keyFile, "utf8").trim();
-  console.log(`[stack] API_KEY is not set: using the generated key stored in .data/api-key`);
+  console.log(`[stack] API_KEY is not set: using the generated key stored in ${shown}/api-key`);
 }
 
 if (!process.env.JOB_KEY_SECRET && !process.env.JOB_KEY_SECRETS) {
@@ -42,22 +112,19 @@ if (!process.env.JOB_KEY_SECRET && !process.env.JOB_KEY_SECRETS) {
   const secretFile = join(dataDir, "job-key-secret");
   if (!existsSync(secretFile)) writeFileSync(secretFile, randomBytes(32).toString("base64url"), { mode: 0o600 });
   env.JOB_KEY_SECRET = readFileSync(secretFile, "utf8").trim();
-  console.log(`[stack] JOB_KEY_SECRET is not set: using the generated secret stored in .data/job-key-secret`);
+  console.log(`[stack] JOB_KEY_SECRET is not set: using the generated secret stored in ${shown}/job-key-secret`);
 }
 
 // A local try-out gets its API docs without a key; deployments keep them behind it (DOCS_PUBLIC).
 if (!process.env.DOCS_PUBLIC) env.DOCS_PUBLIC = "true";
 
-// Restart backoff: 0.5 s doubling to 30 s; a run that lasted a minute counts as stable and resets it.
-const backoff = { initialDelayMs: 500, maxDelayMs: 30_000, stableMs: 60_000 };
-let stopping = false;
-const children: Supervised[] = [];
-for (const service of SERVICES) {
+for (const service of stopping ? [] : SERVICES) {
   if (!existsSync(join(ROOT, `services/${service}/src/main.ts`))) continue;
   children.push(
     supervise({
       name: service,
       ...backoff,
+      onConfigExit,
       start: () => {
         const child = spawnService(service, { ...env, ...natsEnv(service) });
         console.log(`[stack] ${service} started (pid ${child.pid})`);
@@ -67,19 +134,18 @@ for (const service of SERVICES) {
   );
 }
 
-// Registered before waiting for the gateway, so Ctrl-C during start-up also stops everything.
-process.on("SIGINT", () => void stop(0));
-process.on("SIGTERM", () => void stop(0));
-
-const port = Number(process.env.PORT ?? 8000);
+const wildcard = host === "0.0.0.0" || host === "::";
+const origin = `http://${wildcard || host === "127.0.0.1" ? "localhost" : host.includes(":") ? `[${host}]` : host}:${port}`;
 try {
-  await waitForPort(port, 60_000);
-  console.log(`[stack] API:  http://localhost:${port}/v1  (health: http://localhost:${port}/health)`);
-  console.log(`[stack] docs: http://localhost:${port}/docs  (OpenAPI: http://localhost:${port}/openapi.json)`);
-  console.log(`[stack] console: http://localhost:${port}/console  (asks for the service key)`);
-  console.log(`[stack] press Ctrl-C to stop`);
+  await waitForPort(port, 60_000, undefined, wildcard ? "127.0.0.1" : host);
+  if (!stopping) {
+    console.log(`[stack] API:  ${origin}/v1  (health: ${origin}/health)${wildcard ? `; listening on every interface (HOST=${host})` : ""}`);
+    console.log(`[stack] docs: ${origin}/docs  (OpenAPI: ${origin}/openapi.json)`);
+    console.log(`[stack] console: ${origin}/console  (asks for the service key)`);
+    console.log(`[stack] press Ctrl-C to stop`);
+  }
 } catch (error) {
-  console.error(`[stack] the gateway did not start: ${(error as Error).message}`);
+  if (!stopping) console.error(`[stack] the gateway did not start: ${(error as Error).message}`);
   await stop(1);
 }
 
@@ -87,6 +153,8 @@ async function stop(code: number): Promise<void> {
   if (stopping) return;
   stopping = true;
   await Promise.all(children.map((child) => child.stop("SIGTERM")));
-  if (nats) await nats.stop();
+  // Last, once no service is connected: a service never sees its server go away while it stops.
+  if (nats) await nats.stop("SIGTERM");
+  console.log(`[stack] stopped${nats ? " (services first, then nats-server)" : ""}`);
   process.exit(code);
 }

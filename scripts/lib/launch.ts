@@ -71,10 +71,19 @@ export interface NatsServerOptions {
    * When given, the server runs from a config file written into `storeDir` (mode 0600: it may hold passwords).
    */
   config?: string;
+  /** Run in its own process group, out of reach of the terminal's Ctrl-C (`npm start` stops it last itself). */
+  detached?: boolean;
 }
 
-/** Starts Debian's nats-server with JetStream and file storage in `storeDir`; resolves once it accepts connections. */
-export async function startNatsServer(options: NatsServerOptions): Promise<NatsServerHandle> {
+/** How to run Debian's nats-server with JetStream and file storage in `storeDir`, always on the same port and store. */
+export interface NatsServerCommand {
+  url: string;
+  port: number;
+  /** Starts one run of the server (a restart reuses the port, the store and so every stream and bucket). */
+  spawn(): ChildProcess;
+}
+
+export async function natsServerCommand(options: NatsServerOptions): Promise<NatsServerCommand> {
   const port = options.port ?? (await freePort());
   mkdirSync(options.storeDir, { recursive: true });
   let args = ["-js", "-sd", options.storeDir, "-a", "127.0.0.1", "-p", String(port)];
@@ -84,14 +93,27 @@ export async function startNatsServer(options: NatsServerOptions): Promise<NatsS
     writeFileSync(file, `${[...base, options.config].join("\n")}\n`, { mode: 0o600 });
     args = ["-c", file];
   }
-  const child = spawn("nats-server", args, {
-    stdio: options.stdio ?? "ignore",
-  });
-  child.once("error", () => undefined);
-  await waitForPort(port, 10_000, child);
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
+    spawn: () => {
+      // Detached (its own process group): a terminal's Ctrl-C, sent to the whole foreground group,
+      // then does not reach it, and its parent stops it after the services instead of with them.
+      const child = spawn("nats-server", args, { stdio: options.stdio ?? "ignore", detached: options.detached ?? false });
+      child.once("error", () => undefined);
+      return child;
+    },
+  };
+}
+
+/** Starts Debian's nats-server with JetStream and file storage in `storeDir`; resolves once it accepts connections. */
+export async function startNatsServer(options: NatsServerOptions): Promise<NatsServerHandle> {
+  const command = await natsServerCommand(options);
+  const child = command.spawn();
+  await waitForPort(command.port, 10_000, child);
+  return {
+    url: command.url,
+    port: command.port,
     process: child,
     stop: (signal = "SIGTERM") => stopProcess(child, signal),
   };
@@ -106,13 +128,13 @@ export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 
   clearTimeout(timer);
 }
 
-export async function waitForPort(port: number, timeoutMs: number, child?: ChildProcess): Promise<void> {
+export async function waitForPort(port: number, timeoutMs: number, child?: ChildProcess, host = "127.0.0.1"): Promise<void> {
   const { connect } = await import("node:net");
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`process exited with code ${child.exitCode} before listening on ${port}`);
+    if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`process exited (${child.signalCode ? `signal ${child.signalCode}` : `code ${child.exitCode}`}) before listening on ${port}`);
     const ok = await new Promise<boolean>((done) => {
-      const socket = connect(port, "127.0.0.1");
+      const socket = connect(port, host);
       socket.once("connect", () => (socket.destroy(), done(true)));
       socket.once("error", () => done(false));
     });

@@ -97,6 +97,21 @@ describe("supervise", () => {
     expect(supervised.child).toBeUndefined();
   });
 
+  it("a child that exits with EXIT_CONFIG (78) is not restarted, and onConfigExit is told", async () => {
+    dir = mkdtempSync(join(tmpdir(), "supervise-"));
+    const c = child(dir, "process.exit(78);");
+    const lines: string[] = [];
+    let told = 0;
+    supervised = supervise({ name: "svc", start: c.start, initialDelayMs: 10, log: (l) => lines.push(l), onConfigExit: () => told++ });
+    await until(() => told === 1);
+    await sleep(300);
+    expect(c.runs()).toBe(1);
+    expect(supervised.restarts).toBe(0);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^\[stack\] svc exited \(code 78: its configuration\) after \d+\.\d s; not restarted$/);
+    expect(told).toBe(1);
+  });
+
   it("a child that cannot be spawned is retried like a crash", async () => {
     const lines: string[] = [];
     let starts = 0;

@@ -1,11 +1,14 @@
 import type { ChildProcess } from "node:child_process";
+import { EXIT_CONFIG } from "../../libs/runtime/src/exit-codes";
 import { stopProcess } from "./launch";
 
 /**
  * Keeps one child process running for `npm start`: a child that exits on its own is started again
  * after an exponential backoff (capped; back to the first delay once a run lasted `stableMs`), and
- * every restart is logged with the exit code or signal. `stop()` cancels a pending restart and
- * stops the child, so Ctrl-C never races a restart.
+ * every restart is logged with the exit code or signal. A run that exits with EXIT_CONFIG (78: it
+ * cannot run as configured) is not restarted, since the next run would fail the same way: it is
+ * logged and reported to `onConfigExit`. `stop()` cancels a pending restart and stops the child, so
+ * Ctrl-C never races a restart.
  */
 
 export interface BackoffOptions {
@@ -24,6 +27,8 @@ export interface SuperviseOptions extends BackoffOptions {
   /** A run that lasted this long resets the backoff (default 60 s). */
   stableMs?: number;
   log?: (line: string) => void;
+  /** Called once the process exited with EXIT_CONFIG and so will not be restarted. */
+  onConfigExit?: () => void;
 }
 
 export interface Supervised {
@@ -72,6 +77,11 @@ export function supervise(options: SuperviseOptions): Supervised {
       if (child === current) child = undefined;
       if (stopping) return;
       const ranMs = Date.now() - startedAt;
+      if (code === EXIT_CONFIG) {
+        log(`[stack] ${options.name} exited (code ${code}: its configuration) after ${(ranMs / 1000).toFixed(1)} s; not restarted`);
+        options.onConfigExit?.();
+        return;
+      }
       if (ranMs >= stableMs) attempt = 0;
       const delay = backoffDelay(attempt++, options);
       restarts++;

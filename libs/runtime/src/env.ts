@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { loadModelPrices } from "@litrev/llm";
 import { NatsAuthEnv, NatsQuotaEnv } from "@litrev/messaging";
+import { EXIT_CONFIG } from "./exit-codes";
 
 /** Settings every process reads; each process extends this with its own. */
 export const BaseEnv = z.object({
@@ -62,7 +63,7 @@ export function parseEnv<S extends z.ZodType>(schema: S, source: NodeJS.ProcessE
   if (result.success) return result.data;
   const lines = result.error.issues.map((issue) => `  ${issue.path.join(".") || "(env)"}: ${issue.message}`);
   process.stderr.write(`Invalid configuration in the environment:\n${lines.join("\n")}\n`);
-  process.exit(78); // EX_CONFIG
+  process.exit(EXIT_CONFIG);
 }
 
 /** LlmClient options from the environment (shared by every provider-backed service). */

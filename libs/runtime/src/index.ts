@@ -1,3 +1,4 @@
 export * from "./env";
+export * from "./exit-codes";
 export * from "./service";
 export * from "./shutdown";

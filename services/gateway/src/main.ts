@@ -1,6 +1,6 @@
 import { ConfigStore, NatsLink, natsAuthFromEnv } from "@litrev/messaging";
 import { ServiceError } from "@litrev/contracts";
-import { Shutdown } from "@litrev/runtime";
+import { EXIT_CONFIG, Shutdown } from "@litrev/runtime";
 import { createLogger } from "@litrev/telemetry";
 import { buildApp } from "./app";
 import { loadEnv } from "./env";
@@ -36,5 +36,10 @@ const configStore = () => {
 
 const app = await buildApp({ env, logger, link, configStore });
 shutdown.add("http", () => app.close());
-const address = await app.listen({ port: env.PORT, host: env.HOST });
+const address = await app.listen({ port: env.PORT, host: env.HOST }).catch((error: NodeJS.ErrnoException) => {
+  // A taken port is a configuration problem: one line, and an exit code the supervisor does not restart.
+  if (error.code !== "EADDRINUSE" && error.code !== "EADDRNOTAVAIL" && error.code !== "EACCES") throw error;
+  logger.fatal(`cannot listen on ${env.HOST}:${env.PORT} (${error.code}); set PORT or HOST`);
+  process.exit(EXIT_CONFIG);
+});
 logger.info({ address, docs: `${address}/docs` }, "gateway listening");

@@ -1,0 +1,182 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
+import { freePort, ROOT, spawnService } from "../../scripts/lib/launch";
+import { http, waitFor } from "../support/stack";
+
+/**
+ * `npm start` (scripts/stack.ts) with its own nats-server, as a user runs it: a taken PORT or
+ * NATS_PORT ends it at once with one line; nats-server `kill -9`ed comes back by itself (same port,
+ * same store) and the services reconnect; Ctrl-C (SIGINT to the whole process group, as a terminal
+ * sends it) stops the services first and NATS last, without an error line. The stack's data goes to a
+ * temporary STACK_DATA_DIR, never .data.
+ */
+
+const API_KEY = "stack-start-key-0123456789";
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const pidsOf = (output: string, name: string): number[] =>
+  [...output.matchAll(new RegExp(`\\[stack\\] ${name} started \\(pid (\\d+)\\)`, "g"))].map((m) => Number(m[1]));
+
+interface StackRun {
+  child: ChildProcess;
+  output: () => string;
+}
+
+function runStack(env: NodeJS.ProcessEnv): StackRun {
+  // Detached: its own process group, so the test can send SIGINT to the group as a terminal's Ctrl-C does.
+  const child = spawn(process.execPath, ["--import", "tsx", join(ROOT, "scripts/stack.ts")], {
+    cwd: ROOT,
+    env: { ...process.env, NATS_URL: "", HOST: "", MONGO_URL: "", API_KEY, LOG_LEVEL: "info", SHUTDOWN_TIMEOUT_MS: "5000", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+/** Stops a run that is still going (a failed test): its whole process group, NATS included. */
+function killRun(run: StackRun | undefined): void {
+  if (!run || run.child.exitCode !== null || run.child.signalCode !== null) return;
+  process.kill(-run.child.pid!, "SIGKILL");
+  for (const name of ["nats-server", "gateway", "criteria", "screening", "indexer"]) for (const pid of pidsOf(run.output(), name)) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+}
+
+async function occupy(port: number): Promise<Server> {
+  const server = createServer();
+  server.listen(port, "127.0.0.1");
+  await once(server, "listening");
+  return server;
+}
+
+describe("npm start refuses a taken port", () => {
+  let dataDir: string;
+  let blocker: Server | undefined;
+  let run: StackRun | undefined;
+  afterEach(async () => {
+    killRun(run);
+    blocker?.close();
+    blocker = undefined;
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  for (const variable of ["PORT", "NATS_PORT"] as const) {
+    it(`a busy ${variable}: exit code 78 within seconds, one line naming the port, nothing started`, async () => {
+      dataDir = join(mkdtempSync(join(tmpdir(), "litrev-stack-")), "data");
+      const [busy, other] = [await freePort(), await freePort()];
+      blocker = await occupy(busy);
+      const started = Date.now();
+      run = runStack({ STACK_DATA_DIR: dataDir, PORT: String(variable === "PORT" ? busy : other), NATS_PORT: String(variable === "PORT" ? other : busy) });
+      const code = await Promise.race([once(run.child, "exit").then(([exitCode]) => exitCode as number | null), new Promise((done) => setTimeout(() => done("still running after 15 s"), 15_000))]);
+      const lines = run.output().trim().split("\n");
+      expect(code).toBe(78);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(new RegExp(`^\\[stack\\] cannot start: port ${busy} on 127\\.0\\.0\\.1 is already in use \\(${variable}\\)`));
+      // Checked before anything else: no data directory, no process started.
+      expect(existsSync(dataDir)).toBe(false);
+    });
+  }
+});
+
+describe("the gateway on a taken port", () => {
+  it("exits with code 78 (not restarted by npm start) and one line, no stack trace", async () => {
+    const port = await freePort();
+    const blocker = await occupy(port);
+    try {
+      const gateway = spawnService(
+        "gateway",
+        { PORT: String(port), HOST: "127.0.0.1", API_KEY, JOB_KEY_SECRET: "stack-start-secret-0123456789", NATS_URL: `nats://127.0.0.1:${await freePort()}`, LOG_LEVEL: "info" },
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
+      let output = "";
+      gateway.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      gateway.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const [code] = await once(gateway, "exit");
+      expect(code).toBe(78);
+      expect(output).toContain(`cannot listen on 127.0.0.1:${port} (EADDRINUSE); set PORT or HOST`);
+      expect(output).not.toMatch(/\n\s+at /);
+    } finally {
+      blocker.close();
+    }
+  });
+});
+
+describe.skipIf(Boolean(process.env.NATS_URL))("npm start supervises nats-server", () => {
+  let dataDir: string;
+  let provider: FakeProvider;
+  let run: StackRun;
+  let port: number;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "litrev-stack-"));
+    // A provider answering the model list, so readiness can be fully green.
+    provider = await startFakeProvider({});
+    port = await freePort();
+    run = runStack({ STACK_DATA_DIR: dataDir, PORT: String(port), NATS_PORT: String(await freePort()), OPENAI_API_KEY: "sk-stack-start", OPENAI_BASE_URL: provider.url });
+    await waitFor(() => run.output().includes("[stack] press Ctrl-C to stop") || run.child.exitCode !== null, 90_000, 100);
+    if (run.child.exitCode !== null) throw new Error(`npm start exited early:\n${run.output()}`);
+  });
+  afterAll(async () => {
+    killRun(run);
+    await provider?.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const base = () => `http://127.0.0.1:${port}`;
+  const ready = async () => (await http(base(), "GET", "/health/ready", undefined, { auth: false })).status === 200;
+  async function mockJobCompletes(): Promise<boolean> {
+    const created = await http(base(), "POST", "/v1/screening/jobs", { papers: [{ id: "a", title: "t", abstract: "x" }], mock: true }, { headers: { "x-api-key": API_KEY } });
+    if (created.status !== 200) return false;
+    const id = (created.body as { job_id: string }).job_id;
+    const done = await waitFor(async () => {
+      const poll = await http(base(), "GET", `/v1/screening/jobs/${id}`, undefined, { headers: { "x-api-key": API_KEY } });
+      const status = (poll.body as { status?: string }).status;
+      return status === "completed" || status === "failed" ? status : null;
+    }, 20_000, 200);
+    return done === "completed";
+  }
+
+  it("kill -9 of nats-server: ready again and a new mock job completes within 30 s; Ctrl-C then stops everything cleanly", async () => {
+    expect(run.output()).toContain(`[stack] API:  http://localhost:${port}/v1`);
+    await waitFor(ready, 30_000, 250);
+    expect(await mockJobCompletes()).toBe(true);
+
+    const [nats] = pidsOf(run.output(), "nats-server");
+    const killedAt = Date.now();
+    process.kill(nats!, "SIGKILL");
+    await waitFor(() => /\[stack\] nats-server exited \(signal SIGKILL\) after [\d.]+ s; restart #1 in 500 ms/.test(run.output()), 10_000, 50);
+    await waitFor(async () => (await ready()) && (await mockJobCompletes()), 30_000, 250);
+    const back = Date.now() - killedAt;
+    console.log(`[stack-start] ready and a new mock job completed ${back} ms after kill -9 of nats-server`);
+    expect(back).toBeLessThan(30_000);
+    const restarted = pidsOf(run.output(), "nats-server").at(-1)!;
+    expect(restarted).not.toBe(nats);
+
+    const pids = ["gateway", "criteria", "screening", "indexer"].map((name) => pidsOf(run.output(), name).at(-1)!);
+    const before = run.output().length;
+    const exited = once(run.child, "exit");
+    process.kill(-run.child.pid!, "SIGINT");
+    const [code] = await exited;
+    const shutdown = run.output().slice(before);
+    expect(code).toBe(0);
+    expect([...pids, restarted].filter(isAlive)).toEqual([]);
+    // No error line: no pino error/fatal, no JetStreamStatusError from a server that went first.
+    expect(shutdown).not.toMatch(/"level":(50|60)|Error/);
+    expect(shutdown).toContain("[stack] stopped (services first, then nats-server)");
+    expect(shutdown).not.toMatch(/restart #|started \(pid/);
+  });
+});
