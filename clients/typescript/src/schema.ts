@@ -2537,6 +2537,8 @@ export interface operations {
                         model: string;
                         project_id: number | null;
                         project_name: null;
+                        mock: boolean;
+                        error: string | null;
                         duration_ms: number | null;
                         estimated_cost_usd: number | null;
                         created_at: string;
@@ -3277,6 +3279,8 @@ export interface operations {
                         progress: number;
                         model: string;
                         record_count: number;
+                        project_id: number | null;
+                        error: string | null;
                         duration_ms: number | null;
                         estimated_cost_usd: number | null;
                         created_at: string;

@@ -43,7 +43,9 @@ export function jobExportRoutes(deps: GatewayDeps): FastifyPluginAsync {
           const { format } = request.query as { format: ExportFormat };
           if (!isJobId(job_id)) throw notFound();
           const answer = await callOperationStreamed(deps.link, ops.export, { job_id, format }, { ...options, requestId: request.id, headers: { [headers.owner]: ownerOf(request) } });
-          const body = "data" in answer ? answer.data : Readable.from(answer.read());
+          // Byte mode with a tiny high-water mark: one part (about 1 MB) read ahead of the socket,
+          // not Readable.from's default of 16 objects.
+          const body = "data" in answer ? answer.data : Readable.from(answer.read(), { objectMode: false, highWaterMark: 1 });
           return reply
             .type(CONTENT_TYPE[format])
             .header("content-disposition", `attachment; filename="${service}-${job_id}.${format}"`)
