@@ -174,6 +174,9 @@ describe("the console in headless Chromium", () => {
     expect(await page.locator('[data-fact="actual cost"]').textContent()).toBe("none (mock job)");
     expect(await page.locator('[data-fact="estimated cost"]').textContent()).toBe("none (mock job)");
 
+    await page.evaluate("window.scrollTo(0, 0)");
+    const jobShot = await shot("3-job");
+    
     // Download links save the export through the API (with the key); the report shows in the page.
     const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download CSV" }).click()]);
     expect(csvDownload.suggestedFilename()).toBe(`screening-${jobId}.csv`);
@@ -186,10 +189,8 @@ describe("the console in headless Chromium", () => {
     expect(reportText).toContain(`# Methods report: screening job ${jobId}`);
     expect(reportText).toContain("- 5000 papers in the results.");
     expect(reportText).toContain("Repetitions (votes per paper): 5");
-    expect(await page.locator("#stage-timings tbody tr").count()).toBe(4);
-    await page.evaluate("window.scrollTo(0, 0)");
-    const jobShot = await shot("3-job");
     await shot("3-job-full", true);
+    expect(await page.locator("#stage-timings tbody tr").count()).toBe(4);
 
     // An extraction job's page, followed live until its records are all there.
     const fields = [{ name: "design", description: "Study design", data_type_primary: "text", data_type_secondary: "NA" }];
