@@ -116,11 +116,17 @@ describe("job exports and methods reports (issue 19)", () => {
   }, 120_000);
 
   it("exports a completed indexer job with each field's value, confidence and quotes", async () => {
-    provider.setBehaviour({ mode: "normal", latencyMs: 5, respond: extractionResponder() });
+    // Slow answers: the job is surely still running when its export is asked for.
+    provider.setBehaviour({ mode: "normal", latencyMs: 400, respond: extractionResponder() });
     const records = indexerRecords(8, { withAbstractOnly: true });
     const created = await stack.http("POST", "/v1/indexer/jobs", { records, fields: FIELDS });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const id = created.body.job_id as string;
+    for (const path of [`/v1/indexer/jobs/${id}/export`, `/v1/indexer/jobs/${id}/report`]) {
+      const early = await text(path);
+      expect(early.status, early.body).toBe(409);
+      expect(JSON.parse(early.body).detail).toMatch(/^Job .* is still (pending|running): its export and report are available once it has finished$/);
+    }
     const job = await finished("indexer", id);
     expect(job.status).toBe("completed");
 

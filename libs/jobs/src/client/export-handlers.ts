@@ -1,4 +1,4 @@
-import { operations, type JobService } from "@litrev/contracts";
+import { operations, ServiceError, type JobService } from "@litrev/contracts";
 import { handler, StreamedBody, type HandlerEntry } from "@litrev/messaging";
 import { exportBody } from "./exports";
 import { requestOwner } from "./ownership";
@@ -19,7 +19,14 @@ export function jobExportHandlers(service: JobService, reader: JobReader, prompt
   const ops = OPS[service];
   return [
     // Typed as the contract's string: the text reaches the caller as parts, never parsed.
-    handler(ops.export, async ({ job_id, format }, ctx) => exportBody(service, await reader.finished(job_id, requestOwner(ctx.header)), format) as StreamedBody as unknown as string),
+    handler(ops.export, async ({ job_id, format }, ctx) => {
+      const job = await reader.finished(job_id, requestOwner(ctx.header));
+      // A failed job's results are partial at best: a file of them is easily taken for the whole.
+      if (job.record.status !== "completed") {
+        throw new ServiceError("conflict", `Job ${job_id} ${job.record.status}: it has no results to export; its report (/report) says why`, { simple: true });
+      }
+      return exportBody(service, job, format) as StreamedBody as unknown as string;
+    }),
     handler(ops.report, async ({ job_id }, ctx) => buildReport(service, await reader.finished(job_id, requestOwner(ctx.header)), prompts)),
   ];
 }

@@ -24,7 +24,7 @@ const SHARE_MS = 60_000;
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 const notFinished = (jobId: string, status: string) =>
-  new ServiceError("conflict", `Job ${jobId} is ${status}: its export and report are available once it has finished`, { simple: true });
+  new ServiceError("conflict", `Job ${jobId} is still ${status}: its export and report are available once it has finished`, { simple: true });
 
 /** A terminal job as exports and reports read it: the record, its small extras, and its items chunk by chunk. */
 export interface FinishedJob {
