@@ -97,6 +97,7 @@ const usd = (value: number | null) => (value === null ? NOT_RECORDED : `$${value
 /** The report as Markdown, in plain words, for a methods section and its appendix. */
 export function reportMarkdown(report: JobReport): string {
   const noun = report.kind === "screening" ? "papers" : "records";
+  const count = (n: number) => `${n} ${n === 1 ? noun.slice(0, -1) : noun}`;
   const lines: string[] = [];
   lines.push(`# Methods report: ${report.kind} job ${report.job_id}`, "");
   lines.push(`- Task: ${report.task}.`);
@@ -121,7 +122,7 @@ export function reportMarkdown(report: JobReport): string {
     }
   }
   lines.push("", "## Records and outcomes", "");
-  lines.push(`- ${report.outcomes.items} ${noun} in the results.`);
+  lines.push(`- ${count(report.outcomes.items)} in the results.`);
   for (const [outcome, count] of Object.entries(report.outcomes.by_outcome)) lines.push(`- ${outcome}: ${count}`);
   lines.push(`- ${noun} with an error: ${report.outcomes.errors}`);
   lines.push("", "## Usage, cost and time", "");
