@@ -21,7 +21,9 @@ describe("job exports and methods reports (issue 19)", () => {
   beforeAll(async () => {
     provider = await startFakeProvider({ validKeys: [SERVER_KEY], latencyMs: 5 });
     provider.setBehaviour({ mode: "normal", latencyMs: 5, respond: screeningResponder() });
+    // Locked down as `npm start` runs NATS: the new operations work within each process's permissions.
     stack = await startStack({
+      lockedNats: true,
       services: { screening: 1, indexer: 1 },
       env: { OPENAI_API_KEY: SERVER_KEY, OPENAI_BASE_URL: provider.url, API_KEYS: `bob:use:${BOB_KEY}` },
     });

@@ -28,6 +28,9 @@ export function jobExportRoutes(deps: GatewayDeps): FastifyPluginAsync {
     for (const service of ["screening", "indexer"] as const satisfies readonly JobService[]) {
       const ops = OPS[service];
       const options = { requestId: "", timeoutMs: deps.env.READ_TIMEOUT_MS };
+      // The service answers an export once it has written the whole file to the payload store
+      // (seconds for 50,000 papers): a bulk read, given the longer bound of provider-backed calls.
+      const exportOptions = { ...options, timeoutMs: Math.max(deps.env.READ_TIMEOUT_MS, deps.env.RPC_TIMEOUT_MS) };
 
       app.get(
         `/v1/${service}/jobs/:job_id/export`,
@@ -42,7 +45,7 @@ export function jobExportRoutes(deps: GatewayDeps): FastifyPluginAsync {
           const { job_id } = request.params as { job_id: string };
           const { format } = request.query as { format: ExportFormat };
           if (!isJobId(job_id)) throw notFound();
-          const answer = await callOperationStreamed(deps.link, ops.export, { job_id, format }, { ...options, requestId: request.id, headers: { [headers.owner]: ownerOf(request) } });
+          const answer = await callOperationStreamed(deps.link, ops.export, { job_id, format }, { ...exportOptions, requestId: request.id, headers: { [headers.owner]: ownerOf(request) } });
           // Byte mode with a tiny high-water mark: one part (about 1 MB) read ahead of the socket,
           // not Readable.from's default of 16 objects.
           const body = "data" in answer ? answer.data : Readable.from(answer.read(), { objectMode: false, highWaterMark: 1 });
