@@ -27,7 +27,7 @@ export function jobExportRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (app) => {
     for (const service of ["screening", "indexer"] as const satisfies readonly JobService[]) {
       const ops = OPS[service];
-      const options = { requestId: "", timeoutMs: deps.env.READ_TIMEOUT_MS };
+      const options = { timeoutMs: deps.env.READ_TIMEOUT_MS };
       // The service answers an export once it has written the whole file to the payload store
       // (seconds for 50,000 papers): a bulk read, given the longer bound of provider-backed calls.
       const exportOptions = { ...options, timeoutMs: Math.max(deps.env.READ_TIMEOUT_MS, deps.env.RPC_TIMEOUT_MS) };
