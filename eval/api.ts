@@ -33,6 +33,8 @@ export const ScreeningJobView = z.looseObject({
   stage_timings: z.record(z.string(), z.number().nullable()).default({}),
   duration_ms: z.number().nullable().optional(),
   estimated_cost_usd: z.number().nullable().optional(),
+  /** Recorded by services that keep it (issue 19); absent on older ones. */
+  actual_cost_usd: z.number().nullable().optional(),
   model_version: z.string().optional(),
 });
 export type ScreeningJobView = z.infer<typeof ScreeningJobView>;

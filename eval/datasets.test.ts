@@ -4,6 +4,7 @@ import { join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { builtInNames, loadBuiltIn, loadCriteriaFile, loadRecords, ROOT, sampleRecords } from "./datasets";
+import { stripHtml } from "./text-files";
 
 const dir = mkdtempSync(join(tmpdir(), "eval-datasets-"));
 const write = (name: string, content: string | Buffer) => {
@@ -35,6 +36,40 @@ describe("labelled datasets", () => {
     expect(loadRecords(write("ok.jsonl", `${lines}\n\n`))).toHaveLength(2);
     expect(() => loadRecords(write("bad.jsonl", `${lines}\n{"id":"c","title":"V","abstract":""}`))).toThrow(/bad\.jsonl:3: .*included/s);
     expect(() => loadRecords(write("dup.jsonl", `${lines}\n${lines}`))).toThrow(/:3: duplicate id a/);
+  });
+
+  it("reads CSV with ASReview's columns, quoted cells and all, gzipped or plain, and names a bad row", () => {
+    const csv = [
+      "record_id,title,abstract,label_included,label_abstract_screening",
+      '7,"Reminders, audits and ""nudges""","Line one\r\nline two",1,1',
+      "8,A <i>second</i> title,,0,0",
+      "",
+    ].join("\r\n");
+    const expected = [
+      { id: "7", title: 'Reminders, audits and "nudges"', abstract: "Line one\r\nline two", included: true },
+      { id: "8", title: "A second title", abstract: "", included: false },
+    ];
+    expect(loadRecords(write("asreview.csv", `\uFEFF${csv}`))).toEqual(expected);
+    expect(loadRecords(write("asreview.csv.gz", gzipSync(csv)))).toEqual(expected);
+    // Without an id column, the row number is the id.
+    expect(loadRecords(write("noid.csv", "title,abstract,label_included\nT,A,1\nU,B,0\n")).map((r) => r.id)).toEqual(["1", "2"]);
+    expect(() => loadRecords(write("nolabel.csv", "title,abstract\nT,A\n"))).toThrow(/title and label_included/);
+    expect(() => loadRecords(write("badlabel.csv", "title,label_included\nT,1\nU,maybe\n"))).toThrow(/row 3: label_included is "maybe"/);
+  });
+
+  it("loads the repository's example CSV (data/nagtegaal_2019.csv.gz) with its labels, and strips its HTML", () => {
+    const records = loadRecords(resolve(ROOT, "data/nagtegaal_2019.csv.gz"));
+    expect(records).toHaveLength(2019);
+    expect(records.filter((r) => r.included)).toHaveLength(101);
+    expect(records.filter((r) => !r.abstract.trim())).toHaveLength(169);
+    expect(records.some((r) => /<\/?[a-z][a-z0-9]*[^<>]*>/i.test(r.title + r.abstract))).toBe(false);
+  });
+
+  it("strips HTML tags and entities but leaves comparisons alone", () => {
+    expect(stripHtml("Effect of <i>nudges</i> on <sup>2</sup>H &amp; <b class='x'>care</b>&nbsp;&#8211; a&#x2019;s")).toBe("Effect of nudges on 2 H & care – a’s");
+    expect(stripHtml("p < 0.05 and a<b, x > y")).toBe("p < 0.05 and a<b, x > y");
+    expect(stripHtml("Line<br/>break")).toBe("Line break");
+    expect(stripHtml("&unknown; stays")).toBe("&unknown; stays");
   });
 
   it("reads criteria as JSON (object or bare array) or as prose", () => {

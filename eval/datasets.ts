@@ -3,10 +3,14 @@ import { dirname, extname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gunzipSync } from "node:zlib";
 import { z } from "zod";
+import { parseCsv, stripHtml } from "./text-files";
 
 /**
- * Labelled reviews the harness screens: the built-in SYNERGY reviews in data/synergy/, or any
- * gzipped JSON Lines file of `{id, title, abstract, included}` plus its criteria (docs/evaluation.md).
+ * Labelled reviews the harness screens: the built-in SYNERGY reviews in data/synergy/, or a file of
+ * your own plus its criteria (docs/evaluation.md): gzipped or plain JSON Lines of
+ * `{id, title, abstract, included}`, or CSV with ASReview's columns (`title`, `abstract`,
+ * `label_included`; ids from `record_id` or `id`, else the row number). HTML left in titles and
+ * abstracts by the database they came from is stripped on loading.
  */
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -81,10 +85,22 @@ export function loadCriteriaFile(path: string): CriteriaSpec {
   return parsed.data;
 }
 
-/** Gzipped (or plain) JSON Lines of labelled records; every line is checked, errors name the line. */
+/** A labelled-records file by its name: CSV (`.csv`, `.csv.gz`) or JSON Lines (anything else), gzipped or plain. */
 export function loadRecords(path: string): LabelledRecord[] {
   const raw = readFileSync(path);
   const text = (raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString("utf8");
+  const records = /\.csv(\.gz)?$/i.test(path) ? csvRecords(path, text) : jsonlRecords(path, text);
+  if (records.length === 0) throw new Error(`${path}: no records`);
+  return records;
+}
+
+/** The record as the model should read it: HTML stripped from its title and abstract. */
+function cleaned(record: LabelledRecord): LabelledRecord {
+  return { ...record, title: stripHtml(record.title), abstract: stripHtml(record.abstract) };
+}
+
+/** JSON Lines of labelled records; every line is checked, errors name the line. */
+function jsonlRecords(path: string, text: string): LabelledRecord[] {
   const records: LabelledRecord[] = [];
   const seen = new Set<string>();
   text.split("\n").forEach((line, i) => {
@@ -100,9 +116,39 @@ export function loadRecords(path: string): LabelledRecord[] {
     const key = String(parsed.data.id);
     if (seen.has(key)) throw new Error(`${path}:${i + 1}: duplicate id ${key}`);
     seen.add(key);
-    records.push(parsed.data);
+    records.push(cleaned(parsed.data));
   });
-  if (records.length === 0) throw new Error(`${path}: no records`);
+  return records;
+}
+
+const INCLUDED = new Set(["1", "true", "yes", "included", "include"]);
+const EXCLUDED = new Set(["0", "false", "no", "excluded", "exclude"]);
+
+/** CSV with ASReview's columns; a row with no usable label is an error naming its line (row). */
+function csvRecords(path: string, text: string): LabelledRecord[] {
+  const [header, ...rows] = parseCsv(text);
+  if (!header) return [];
+  const column = (...names: string[]) => header.findIndex((h) => names.includes(h.trim().toLowerCase()));
+  const [id, title, abstract, label] = [column("record_id", "id"), column("title"), column("abstract"), column("label_included", "included")];
+  if (title < 0 || label < 0) throw new Error(`${path}: a CSV needs the columns title and label_included (ASReview's names); found ${header.join(", ")}`);
+  const records: LabelledRecord[] = [];
+  const seen = new Set<string>();
+  rows.forEach((row, i) => {
+    if (row.every((cell) => cell.trim() === "")) return;
+    const labelText = (row[label] ?? "").trim().toLowerCase();
+    if (!INCLUDED.has(labelText) && !EXCLUDED.has(labelText)) throw new Error(`${path}: row ${i + 2}: label_included is "${row[label] ?? ""}", expected 1 or 0`);
+    const parsed = LabelledRecord.safeParse({
+      id: id >= 0 && row[id]?.trim() ? row[id]!.trim() : String(i + 1),
+      title: row[title] ?? "",
+      abstract: abstract >= 0 ? (row[abstract] ?? "") : "",
+      included: INCLUDED.has(labelText),
+    });
+    if (!parsed.success) throw new Error(`${path}: row ${i + 2}: ${z.prettifyError(parsed.error)}`);
+    const key = String(parsed.data.id);
+    if (seen.has(key)) throw new Error(`${path}: row ${i + 2}: duplicate id ${key}`);
+    seen.add(key);
+    records.push(cleaned(parsed.data));
+  });
   return records;
 }
 

@@ -12,10 +12,12 @@ import { startFakeStack, type FakeStack } from "./fake-stack";
 import { writeReport, type ScreeningReport } from "./report";
 import { evaluateScreening } from "./screening";
 
-const USAGE = `usage: npm run eval -- screening (--dataset NAME | --file PATH.jsonl.gz --criteria FILE) [options]
+const USAGE = `usage: npm run eval -- screening (--dataset NAME | --file PATH --criteria FILE) [options]
 
   --dataset NAME        built-in review: ${builtInNames().join(", ")}
-  --file PATH           your own review: gzipped JSON Lines of {id, title, abstract, included}
+  --file PATH           your own review: JSON Lines of {id, title, abstract, included}, or CSV with
+                        ASReview's columns title, abstract, label_included (record_id or id optional);
+                        either may be gzipped (.gz). HTML in titles and abstracts is stripped
   --criteria FILE       eligibility criteria: .json ({criteria:[{name,type,value}], questions:[]}) or prose text
                         (required with --file; replaces a built-in review's criteria)
   --model M             model to screen with (default: the service's default)
@@ -141,7 +143,7 @@ function loadReview(dataset: string | undefined, file: string | undefined, crite
   }
   if (!criteria) throw new Error("--file needs --criteria FILE: the review's eligibility criteria");
   const path = resolve(file!);
-  const name = path.replace(/^.*\//, "").replace(/\.jsonl(\.gz)?$|\.gz$/g, "");
+  const name = path.replace(/^.*\//, "").replace(/\.(jsonl|csv)(\.gz)?$|\.gz$/g, "");
   return { name, source: path, records: loadRecords(path), criteria: loadCriteriaFile(criteria) };
 }
 

@@ -29,6 +29,10 @@ export interface ScreeningReport {
   wall_seconds: number;
   /** Papers the job returned no result for (counted as included everywhere). */
   missing_results: number;
+  /** Included studies the screener would have excluded at the job's threshold: what a reviewer must check. */
+  missed_included: { id: string; title: string; votes: number | null }[];
+  /** What the records gave the model to read. */
+  data_quality: { records: number; without_abstract: number; without_title: number };
   curve: CurvePoint[];
 }
 
@@ -56,6 +60,8 @@ export function plotOf(report: ScreeningReport): string {
 
 const pct = (v: number | null | undefined, digits = 1) => (v === null || v === undefined ? "–" : `${(v * 100).toFixed(digits)}%`);
 const ci = (v: Interval | null) => (v ? ` (${pct(v.low)}–${pct(v.high)})` : "");
+/** Text safe inside a Markdown table cell. */
+const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\s+/g, " ").trim();
 const num = (v: number | null, digits = 0) => (v === null ? "–" : v.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }));
 
 export function markdownReport(r: ScreeningReport): string {
@@ -81,6 +87,20 @@ export function markdownReport(r: ScreeningReport): string {
   lines.push(`| WSS at this threshold | ${pct(at.wss)} |`);
   lines.push(`| WSS@95 (reading in order of votes) | ${pct(r.wss_at_95)} |`);
   lines.push("");
+  lines.push(`### Included studies missed at this threshold (${r.missed_included.length})`, "");
+  if (r.missed_included.length === 0) lines.push("None: every study the review included was kept.", "");
+  else {
+    lines.push("| Id | Title | Include votes |", "| --- | --- | ---: |");
+    for (const m of r.missed_included) lines.push(`| ${cell(m.id)} | ${cell(m.title) || "(no title)"} | ${m.votes ?? "–"} |`);
+    lines.push("");
+  }
+  lines.push("## Data quality", "");
+  const dq = r.data_quality;
+  lines.push(
+    `${dq.without_abstract} of ${dq.records} records (${pct(dq.records ? dq.without_abstract / dq.records : null)}) have no abstract and ${dq.without_title} no title: ` +
+      "the model screened those on what little text there was. HTML in titles and abstracts was stripped before screening.",
+    "",
+  );
   lines.push(`## Every vote threshold`, "");
   lines.push("| Include at ≥ | Recall | Specificity | Precision | F1 | Missed | Human reads | Work saved | WSS |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const row of r.thresholds) {

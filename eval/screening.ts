@@ -55,6 +55,10 @@ export async function evaluateScreening(options: ScreeningEvalOptions): Promise<
   });
 
   const thresholds = thresholdTable(papers, repetitions);
+  const missed = records.flatMap((r, i) => {
+    const score = papers[i]!.score;
+    return r.included && score !== null && score < threshold ? [{ id: String(r.id), title: r.title, votes: score }] : [];
+  });
   return {
     kind: "screening-evaluation",
     generated_at: new Date().toISOString(),
@@ -83,6 +87,12 @@ export async function evaluateScreening(options: ScreeningEvalOptions): Promise<
     usage: usageOf(job, records.length),
     wall_seconds: wallSeconds,
     missing_results: missing,
+    missed_included: missed,
+    data_quality: {
+      records: records.length,
+      without_abstract: records.filter((r) => !r.abstract.trim()).length,
+      without_title: records.filter((r) => !r.title.trim()).length,
+    },
     curve: recallCurve(papers, repetitions),
   };
 }
@@ -96,7 +106,9 @@ function usageOf(job: ScreeningJobView, papers: number): UsageFigures {
   const usage = job.usage;
   if (usage && typeof usage === "object") {
     const u = usage as Record<string, unknown>;
-    return { source: "job", input_tokens_per_1000: per(u.input_tokens), output_tokens_per_1000: per(u.output_tokens), cost_usd_per_1000: per(u.cost_usd ?? u.estimated_cost_usd) };
+    // The job's recorded actual cost when it has one (kept after completion), else its usage's figure.
+    const cost = typeof job.actual_cost_usd === "number" ? job.actual_cost_usd : (u.cost_usd ?? u.estimated_cost_usd);
+    return { source: "job", input_tokens_per_1000: per(u.input_tokens), output_tokens_per_1000: per(u.output_tokens), cost_usd_per_1000: per(cost) };
   }
   return { source: "estimate", input_tokens_per_1000: null, output_tokens_per_1000: null, cost_usd_per_1000: per(job.estimated_cost_usd) };
 }

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync } from "node:fs";
+import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,8 @@ import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
  * The console in a real browser: headless Chromium (Debian's package, installed by
  * scripts/ensure-chromium.sh when missing) driven by playwright-core against a running stack.
  * It signs in with the key, starts a mock screening job, watches the job's progress bar move to
- * completion through the event stream, opens the job's page (clusters chart, verdicts, papers) and
+ * completion through the event stream, opens the job's page (clusters chart, verdicts, the paper table
+ * with its sorting, filter, search, pages and detail view, the CSV download and the methods report) and
  * the configuration, and saves a screenshot of each page under test-artifacts/console/.
  * UPDATE_CONSOLE_SCREENSHOT=1 also copies the job page's screenshot to docs/console.png (the README's).
  */
@@ -53,7 +54,7 @@ describe("the console in headless Chromium", () => {
     stack = await startStack({ services: { screening: 1, indexer: 1 }, env: { OPENAI_API_KEY: "sk-console-test", OPENAI_BASE_URL: provider.url, INDEXER_JOB_RECORD_CONCURRENCY: "1" } });
     // Playwright gives the browser a new empty profile of its own.
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: "reduce" });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: "reduce", acceptDownloads: true });
     page = await context.newPage();
     page.on("request", (request) => {
       if (!request.url().startsWith(stack.baseUrl) && !request.url().startsWith("data:")) outside.push(request.url());
@@ -122,6 +123,8 @@ describe("the console in headless Chromium", () => {
     for (let i = 1; i < seen.length; i++) expect(seen[i]!).toBeGreaterThanOrEqual(seen[i - 1]!);
     // Stage timings come only from the event stream (the listing has none).
     await expect.poll(() => row.locator('[data-cell="details"]').textContent()).toMatch(/labelling .*assignment/);
+    expect(await row.locator('[data-cell="mode"]').textContent()).toBe("mock");
+    expect(await row.locator('[data-cell="created"]').textContent()).not.toBe("—");
     await shot("2-jobs");
 
     // The job's page: clusters as an SVG chart, verdicts per criterion, the papers.
@@ -134,14 +137,60 @@ describe("the console in headless Chromium", () => {
     const counts = await page.locator("#clusters-chart g > text:last-of-type").allTextContents();
     expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(5000);
     expect(await page.locator("#verdicts tbody tr").count()).toBe(3);
-    expect(await page.locator("#papers tbody tr").count()).toBe(100);
-    await page.getByRole("button", { name: "Show 100 more" }).click();
-    expect(await page.locator("#papers tbody tr").count()).toBe(200);
+    // The papers: 25 a page, paged, sorted, filtered, searched, and opened one by one.
+    const paperIds = () => page.locator("#papers tbody tr th").allTextContents();
+    expect(await page.locator("#papers tbody tr").count()).toBe(25);
+    expect(await page.locator("#papers-page").textContent()).toBe("Page 1 of 200 · 5000 papers");
+    await page.getByRole("button", { name: "Next page" }).click();
+    expect((await paperIds())[0]).toBe("demo-26");
+    await page.getByRole("button", { name: "Score" }).click();
+    expect(await page.locator('th[data-sort="score"]').getAttribute("aria-sort")).toBe("ascending");
+    const scores = async () => (await page.locator("#papers tbody tr td:nth-child(3)").allTextContents()).map(Number);
+    const ascending = await scores();
+    expect(ascending).toEqual([...ascending].sort((a, b) => a - b));
+    await page.getByRole("button", { name: "Score" }).click();
+    expect(await page.locator('th[data-sort="score"]').getAttribute("aria-sort")).toBe("descending");
+    const descending = await scores();
+    expect(descending).toEqual([...descending].sort((a, b) => b - a));
+    expect(descending[0]).toBeGreaterThanOrEqual(ascending.at(-1)!);
+    await page.getByLabel("Show").selectOption("exclude");
+    const excluded = await page.locator("#papers tbody tr td:nth-child(2)").allTextContents();
+    expect(excluded.length).toBeGreaterThan(0);
+    expect(new Set(excluded)).toEqual(new Set(["exclude"]));
+    await page.getByLabel("Show").selectOption("all");
+    await page.getByLabel("Search").fill("demo-4321");
+    expect(await paperIds()).toEqual(["demo-4321"]);
+    await page.getByRole("button", { name: "Details of paper demo-4321" }).click();
+    const detail = page.locator("#paper-detail");
+    await detail.waitFor();
+    expect(await detail.locator('[data-detail="votes"]').textContent()).toMatch(/^\d of 5 include \((include|exclude)(, (include|exclude)){4}\)$/);
+    expect(await detail.locator("#paper-verdicts tbody tr").count()).toBe(3);
+    expect((await detail.locator('[data-detail="reasoning"]').textContent())!.length).toBeGreaterThan(10);
+    expect(await detail.locator('[data-detail="error"]').textContent()).toBe("none");
+    await page.getByLabel("Search").fill("");
+
     expect(await page.locator('[data-fact="status"]').textContent()).toBe("completed");
-    expect(await page.locator("#stage-timings tbody tr").count()).toBe(4);
+    // A mock job shows no dollar cost.
+    expect(await page.locator('[data-fact="actual cost"]').textContent()).toBe("none (mock job)");
+    expect(await page.locator('[data-fact="estimated cost"]').textContent()).toBe("none (mock job)");
+
     await page.evaluate("window.scrollTo(0, 0)");
     const jobShot = await shot("3-job");
+    
+    // Download links save the export through the API (with the key); the report shows in the page.
+    const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download CSV" }).click()]);
+    expect(csvDownload.suggestedFilename()).toBe(`screening-${jobId}.csv`);
+    const csvText = readFileSync((await csvDownload.path())!, "utf8");
+    const csvLines = csvText.trimEnd().split("\r\n");
+    expect(csvLines[0]).toMatch(/^id,decision,final_score,include_votes,repetitions,cluster_id,cluster_label,criterion_1: Population,/);
+    expect(csvLines).toHaveLength(5001);
+    await page.getByRole("link", { name: "Methods report" }).click();
+    const reportText = await page.locator("#report pre").textContent();
+    expect(reportText).toContain(`# Methods report: screening job ${jobId}`);
+    expect(reportText).toContain("- 5000 papers in the results.");
+    expect(reportText).toContain("Repetitions (votes per paper): 5");
     await shot("3-job-full", true);
+    expect(await page.locator("#stage-timings tbody tr").count()).toBe(4);
 
     // An extraction job's page, followed live until its records are all there.
     const fields = [{ name: "design", description: "Study design", data_type_primary: "text", data_type_secondary: "NA" }];

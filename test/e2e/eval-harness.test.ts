@@ -78,6 +78,11 @@ describe("pnpm eval screening against the fake provider's oracle mode", () => {
     expect(report.dataset).toMatchObject({ name: DATASET, records: 366, included: 80 });
     expect(report.service.repetitions).toBe(R);
     expect(report.missing_results).toBe(0);
+    // The included studies the screener missed, by id and title, and the records' data quality.
+    expect(report.missed_included).toHaveLength(report.at_job_threshold.fn);
+    for (const missed of report.missed_included) expect(missed.votes).toBeLessThan(report.service.threshold);
+    expect(report.data_quality.records).toBe(366);
+    expect(report.data_quality.without_abstract).toBeGreaterThanOrEqual(0);
     expect(report.thresholds.map((row) => row.votes)).toEqual([0, 1, 2, 3]);
 
     // A threshold's recall is the share of 80 inclusions with at least t include votes, each a
@@ -105,6 +110,12 @@ describe("pnpm eval screening against the fake provider's oracle mode", () => {
 
     const markdown = readFileSync(join(out, "report.md"), "utf8");
     expect(markdown).toContain("| Include at ≥ | Recall | Specificity |");
+    expect(markdown).toContain(`### Included studies missed at this threshold (${report.missed_included.length})`);
+    for (const missed of report.missed_included.slice(0, 3)) expect(markdown).toContain(`| ${missed.id} |`);
+    expect(markdown).toMatch(/## Data quality\n\n\d+ of 366 records/);
+    // Tokens once the job reports its usage (issue 19), else the estimate; cost per 1,000 papers either way.
+    expect(markdown).toMatch(/(Input tokens|Tokens) per 1,000 papers/);
+    expect(markdown).toMatch(/[Cc]ost per 1,000 papers/);
     expect(markdown).toContain("recall-workload.svg");
     const svg = readFileSync(join(out, "recall-workload.svg"), "utf8");
     expect(svg).toContain("<svg");

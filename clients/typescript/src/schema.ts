@@ -141,6 +141,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screening/jobs/{job_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download a completed screening job's results as CSV or JSON Lines, one row per paper */
+        get: operations["exportScreeningJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A finished screening job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON */
+        get: operations["getScreeningJobReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/indexer/jobs/{job_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Download a completed extraction job's results as CSV or JSON Lines, one row per record */
+        get: operations["exportIndexerJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/indexer/jobs/{job_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A finished extraction job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON */
+        get: operations["getIndexerJobReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/criteria/analyze-question": {
         parameters: {
             query?: never;
@@ -1180,6 +1248,490 @@ export interface operations {
             };
         };
     };
+    exportScreeningJob: {
+        parameters: {
+            query?: {
+                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line */
+                format?: "csv" | "jsonl";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's results, one row (CSV, with a header row) or one JSON object (JSON Lines) per paper or record, streamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    getScreeningJobReport: {
+        parameters: {
+            query?: {
+                /** @description markdown (default): text to paste into a methods section; json: the same facts as fields */
+                format?: "markdown" | "json";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The methods report: Markdown by default, the same facts as JSON with format=json */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                    "application/json": {
+                        job_id: string;
+                        /** @enum {string} */
+                        kind: "screening" | "indexer";
+                        task: string;
+                        /** @enum {string} */
+                        status: "pending" | "running" | "completed" | "failed";
+                        tool: {
+                            name: string;
+                            version: string | null;
+                            commit: string | null;
+                        };
+                        model: {
+                            requested: string;
+                            resolved: string | null;
+                            reported: {
+                                model: string;
+                                calls: number;
+                            }[] | null;
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            } | null;
+                        };
+                        mock: boolean;
+                        parameters: {
+                            [key: string]: {
+                                temperature: number | null;
+                                max_output_tokens: number | null;
+                                reasoning_effort: string | null;
+                            };
+                        } | null;
+                        repetitions: number | null;
+                        threshold: number | null;
+                        decision_rule: string | null;
+                        prompts: {
+                            name: string;
+                            template_id: string;
+                            sha256: string;
+                            instructions: string | null;
+                        }[] | null;
+                        outcomes: {
+                            items: number;
+                            by_outcome: {
+                                [key: string]: number;
+                            };
+                            errors: number;
+                        };
+                        usage: {
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            total_tokens?: number;
+                            cached_input_tokens?: number;
+                            estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
+                        } | null;
+                        estimated_cost_usd: number | null;
+                        actual_cost_usd: number | null;
+                        created_at: string;
+                        completed_at: string | null;
+                        duration_ms: number | null;
+                        error: string | null;
+                        limitations: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    exportIndexerJob: {
+        parameters: {
+            query?: {
+                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line */
+                format?: "csv" | "jsonl";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job's results, one row (CSV, with a header row) or one JSON object (JSON Lines) per paper or record, streamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    getIndexerJobReport: {
+        parameters: {
+            query?: {
+                /** @description markdown (default): text to paste into a methods section; json: the same facts as fields */
+                format?: "markdown" | "json";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The methods report: Markdown by default, the same facts as JSON with format=json */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                    "application/json": {
+                        job_id: string;
+                        /** @enum {string} */
+                        kind: "screening" | "indexer";
+                        task: string;
+                        /** @enum {string} */
+                        status: "pending" | "running" | "completed" | "failed";
+                        tool: {
+                            name: string;
+                            version: string | null;
+                            commit: string | null;
+                        };
+                        model: {
+                            requested: string;
+                            resolved: string | null;
+                            reported: {
+                                model: string;
+                                calls: number;
+                            }[] | null;
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            } | null;
+                        };
+                        mock: boolean;
+                        parameters: {
+                            [key: string]: {
+                                temperature: number | null;
+                                max_output_tokens: number | null;
+                                reasoning_effort: string | null;
+                            };
+                        } | null;
+                        repetitions: number | null;
+                        threshold: number | null;
+                        decision_rule: string | null;
+                        prompts: {
+                            name: string;
+                            template_id: string;
+                            sha256: string;
+                            instructions: string | null;
+                        }[] | null;
+                        outcomes: {
+                            items: number;
+                            by_outcome: {
+                                [key: string]: number;
+                            };
+                            errors: number;
+                        };
+                        usage: {
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            total_tokens?: number;
+                            cached_input_tokens?: number;
+                            estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
+                        } | null;
+                        estimated_cost_usd: number | null;
+                        actual_cost_usd: number | null;
+                        created_at: string;
+                        completed_at: string | null;
+                        duration_ms: number | null;
+                        error: string | null;
+                        limitations: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
     analyzeResearchQuestion: {
         parameters: {
             query?: never;
@@ -1985,6 +2537,8 @@ export interface operations {
                         model: string;
                         project_id: number | null;
                         project_name: null;
+                        mock: boolean;
+                        error: string | null;
                         duration_ms: number | null;
                         estimated_cost_usd: number | null;
                         created_at: string;
@@ -2725,6 +3279,8 @@ export interface operations {
                         progress: number;
                         model: string;
                         record_count: number;
+                        project_id: number | null;
+                        error: string | null;
                         duration_ms: number | null;
                         estimated_cost_usd: number | null;
                         created_at: string;

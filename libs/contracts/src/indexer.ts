@@ -208,6 +208,9 @@ export const IndexerJobListItem = z.object({
   progress: z.number(),
   model: z.string(),
   record_count: z.number().int(),
+  /** Added (issue 19): the job's project and, for a failed job, its error. */
+  project_id: z.number().int().nullable(),
+  error: z.string().nullable(),
   duration_ms: z.number().int().nullable(),
   estimated_cost_usd: z.number().nullable(),
   created_at: Timestamp,
@@ -309,6 +312,7 @@ export interface IndexerJobRecord {
   model_version: string;
   config: Record<string, unknown>;
   extra: Record<string, unknown>;
+  project_id?: number | null;
   duration_ms: number | null;
   estimated_cost_usd: number | null;
   created_at: string;
@@ -344,6 +348,8 @@ export function toIndexerJobListItem(record: IndexerJobRecord): IndexerJobListIt
     progress: record.progress,
     model: typeof config.model === "string" ? config.model : "",
     record_count: typeof config.record_count === "number" ? config.record_count : 0,
+    project_id: record.project_id ?? null,
+    error: record.error,
     duration_ms: record.duration_ms,
     estimated_cost_usd: record.estimated_cost_usd,
     created_at: record.created_at,

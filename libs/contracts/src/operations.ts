@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ActiveJobQuery, JobIdParams, ListJobsQuery } from "./common";
 import * as criteria from "./criteria";
 import * as indexer from "./indexer";
+import { JobExportRequest, JobReport } from "./job-exports";
 import * as screening from "./screening";
 import type { BackendService } from "./subjects";
 
@@ -41,6 +42,9 @@ export const operations = {
   getScreeningJob: op("screening", "get-job", byJobId, screening.ScreeningJob),
   listScreeningJobs: op("screening", "list-jobs", listQuery, z.array(screening.ScreeningJobListItem)),
   activeScreeningJob: op("screening", "active-job", activeQuery, screening.ScreeningJob.nullable()),
+  // The export's text comes as a streamed body (parts), never as one value.
+  exportScreeningJob: op("screening", "export-job", JobExportRequest, z.string()),
+  reportScreeningJob: op("screening", "report-job", byJobId, JobReport),
   estimateScreening: op("screening", "estimate", screening.ScreeningEstimateRequest, screening.ScreeningEstimateResponse),
 
   indexerRun: op("indexer", "run", indexer.IndexerRunRequest, indexer.IndexerRunResponse),
@@ -48,6 +52,8 @@ export const operations = {
   getIndexerJob: op("indexer", "get-job", byJobId, indexer.IndexerJob),
   listIndexerJobs: op("indexer", "list-jobs", listQuery, z.array(indexer.IndexerJobListItem)),
   activeIndexerJob: op("indexer", "active-job", activeQuery, indexer.IndexerJob.nullable()),
+  exportIndexerJob: op("indexer", "export-job", JobExportRequest, z.string()),
+  reportIndexerJob: op("indexer", "report-job", byJobId, JobReport),
   estimateIndexer: op("indexer", "estimate", indexer.IndexerEstimateRequest, indexer.IndexerEstimateResponse),
   suggestFields: op("indexer", "suggest-fields", indexer.SuggestFieldsRequest, indexer.SuggestFieldsResponse),
   refineFields: op("indexer", "refine-fields", indexer.RefineFieldsRequest, indexer.RefineFieldsResponse),
@@ -226,6 +232,22 @@ export const apiOperations: readonly ApiOperation[] = [
   },
   {
     method: "GET",
+    path: "/v1/screening/jobs/{job_id}/export",
+    operationId: "exportScreeningJob",
+    summary: "Download a completed screening job's results as CSV or JSON Lines, one row per paper",
+    tag: "screening",
+    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+  },
+  {
+    method: "GET",
+    path: "/v1/screening/jobs/{job_id}/report",
+    operationId: "getScreeningJobReport",
+    summary: "A finished screening job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON",
+    tag: "screening",
+    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+  },
+  {
+    method: "GET",
     path: "/v1/screening/jobs/{job_id}/events",
     operationId: "streamScreeningJobEvents",
     summary: "Follow a screening job's progress as server-sent events, ending with its poll response",
@@ -259,6 +281,22 @@ export const apiOperations: readonly ApiOperation[] = [
     summary: "Poll an extraction job",
     tag: "indexer",
     errors: { ...forwarded, ...withParams, 404: S },
+  },
+  {
+    method: "GET",
+    path: "/v1/indexer/jobs/{job_id}/export",
+    operationId: "exportIndexerJob",
+    summary: "Download a completed extraction job's results as CSV or JSON Lines, one row per record",
+    tag: "indexer",
+    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+  },
+  {
+    method: "GET",
+    path: "/v1/indexer/jobs/{job_id}/report",
+    operationId: "getIndexerJobReport",
+    summary: "A finished extraction job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON",
+    tag: "indexer",
+    errors: { ...forwarded, ...withParams, 404: S, 409: S },
   },
   {
     method: "GET",

@@ -116,6 +116,9 @@ export const ScreeningJobListItem = z.object({
   model: z.string(),
   project_id: z.number().int().nullable(),
   project_name: z.null(),
+  /** Added (issue 19): whether the job ran in mock mode, and the failed job's error, so a listing tells them apart. */
+  mock: z.boolean(),
+  error: z.string().nullable(),
   duration_ms: z.number().int().nullable(),
   estimated_cost_usd: z.number().nullable(),
   created_at: Timestamp,
@@ -227,6 +230,8 @@ export function toScreeningJobListItem(record: ScreeningJobRecord): ScreeningJob
     model: typeof model === "string" ? model : "",
     project_id: record.project_id,
     project_name: null,
+    mock: record.config.mock === true,
+    error: record.error,
     duration_ms: record.duration_ms,
     estimated_cost_usd: record.estimated_cost_usd,
     created_at: record.created_at,

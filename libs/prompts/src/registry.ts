@@ -60,6 +60,9 @@ export class PromptRegistry<K extends string> {
     return Object.values<PromptDefinition>(this.prompts).map(({ instructions: _instructions, ...metadata }) => metadata);
   }
 
+  /** A prompt's built-in instructions by its listed name (`<service>.<name>`), for methods reports. */
+  builtIn = (name: string): string | undefined => Object.values<PromptDefinition>(this.prompts).find((p) => p.name === name)?.instructions;
+
   /** A prompt's instructions after any `extra.prompts` override. */
   instructions(key: K, config: Pick<PromptConfig, "extra">): string {
     const definition = this.prompts[key];

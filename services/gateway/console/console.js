@@ -7,6 +7,7 @@ const KEY_ITEM = "litrev.console.apiKey";
 const LIST_LIMIT = 25;
 const MAX_LIVE_STREAMS = 20;
 const ROWS_PER_PAGE = 100;
+const PAPERS_PER_PAGE = 25;
 const REFRESH_MS = 10_000;
 
 const $ = (selector) => document.querySelector(selector);
@@ -260,9 +261,20 @@ function demoPapers(count) {
 }
 
 const LIST_COLUMNS = {
-  screening: ["Job", "Status", "Progress", "Stage", "Model", "Papers", "Duration", "Estimated cost", "Stage timings · spent · error"],
-  indexer: ["Job", "Status", "Progress", "Stage", "Model", "Records", "Duration", "Estimated cost", "Stage timings · spent · error"],
+  screening: ["Job", "Created", "Project", "Mode", "Status", "Progress", "Stage", "Model", "Papers", "Duration", "Cost", "Stage timings · spent · error"],
+  indexer: ["Job", "Created", "Project", "Mode", "Status", "Progress", "Stage", "Model", "Records", "Duration", "Cost", "Stage timings · spent · error"],
 };
+const NUMERIC_COLUMNS = new Set(["Papers", "Records", "Duration", "Cost"]);
+
+/**
+ * The cost a person should see: none for a mock job, the actual cost once the job recorded one
+ * (after completion too), else the creation-time estimate, marked as such.
+ */
+function costText(data, mock) {
+  if (mock) return "none (mock)";
+  if (typeof data.actual_cost_usd === "number") return fmtCost(data.actual_cost_usd);
+  return typeof data.estimated_cost_usd === "number" ? `${fmtCost(data.estimated_cost_usd)} (est.)` : dash;
+}
 
 async function jobsView(view, signal) {
   const status = h("p", { class: "hint", role: "status" });
@@ -320,7 +332,7 @@ async function jobsView(view, signal) {
           "table",
           { id: `${kind}-jobs` },
           h("caption", { text: `The ${LIST_LIMIT} newest ${kind === "screening" ? "screening" : "extraction"} jobs; running ones update live.` }),
-          h("thead", {}, h("tr", {}, LIST_COLUMNS[kind].map((c, i) => h("th", { scope: "col", class: i >= 5 && i <= 7 ? "num" : undefined, text: c })))),
+          h("thead", {}, h("tr", {}, LIST_COLUMNS[kind].map((c) => h("th", { scope: "col", class: NUMERIC_COLUMNS.has(c) ? "num" : undefined, text: c })))),
           tbody,
         ),
       ),
@@ -386,7 +398,7 @@ function fillTable(kind, table, items, signal) {
     }
   }
   if (items.length === 0 && !table.tbody.querySelector(".empty")) {
-    table.tbody.append(h("tr", { class: "empty" }, h("td", { colspan: "9", class: "muted", text: "No jobs yet." })));
+    table.tbody.append(h("tr", { class: "empty" }, h("td", { colspan: String(LIST_COLUMNS[kind].length), class: "muted", text: "No jobs yet." })));
   } else if (items.length > 0) table.tbody.querySelector(".empty")?.remove();
 }
 
@@ -396,15 +408,19 @@ function listRow(kind, item) {
     "tr",
     { "data-job-id": item.job_id },
     h("td", {}, link),
+    h("td", { "data-cell": "created", text: fmtDate(item.created_at) }),
+    h("td", { "data-cell": "project", text: item.project_id ?? dash }),
+    h("td", { "data-cell": "mode", text: item.mock ? "mock" : "live" }),
     h("td", { "data-cell": "status" }, statusBadge(item.status)),
     h("td", { "data-cell": "progress" }, progressBar(item.progress, `Progress of job ${shortId(item.job_id)}`)),
     h("td", { "data-cell": "stage", text: item.stage || dash }),
     h("td", { "data-cell": "model", text: item.model || dash }),
     h("td", { class: "num", text: String(item.papers_count ?? item.record_count ?? dash) }),
     h("td", { class: "num", "data-cell": "duration", text: fmtMs(item.duration_ms) }),
-    h("td", { class: "num", "data-cell": "cost", text: fmtCost(item.estimated_cost_usd) }),
-    h("td", { "data-cell": "details", class: "muted", text: dash }),
+    h("td", { class: "num", "data-cell": "cost", text: costText(item, item.mock) }),
+    h("td", { "data-cell": "details", class: "muted", text: item.error ? `Error: ${item.error}` : dash }),
   );
+  if (item.mock) tr.dataset.mock = "true";
   return { tr };
 }
 
@@ -415,12 +431,15 @@ function updateRow(tr, data) {
   if (typeof data.progress === "number") setProgress(cell("progress"), data.progress);
   if (data.stage !== undefined) cell("stage").textContent = data.stage || dash;
   if (data.duration_ms !== undefined) cell("duration").textContent = fmtMs(data.duration_ms);
-  if (data.estimated_cost_usd !== undefined) cell("cost").textContent = fmtCost(data.estimated_cost_usd);
-  if (data.fromListing) return;
+  if (data.estimated_cost_usd !== undefined || data.actual_cost_usd !== undefined) cell("cost").textContent = costText(data, tr.dataset.mock === "true");
+  if (data.fromListing) {
+    if (data.error) cell("details").textContent = `Error: ${data.error}`;
+    return;
+  }
   const details = [fmtTimings(data.stage_timings)];
   // A screening job's poll body has no usage: the last state event's figure stays.
   const spent = usageCost(data.usage) ?? (tr.dataset.spent ? Number(tr.dataset.spent) : null);
-  if (spent !== null) {
+  if (spent !== null && tr.dataset.mock !== "true") {
     tr.dataset.spent = String(spent);
     details.push(`spent ${fmtCost(spent)}`);
   }
@@ -438,13 +457,16 @@ async function jobView(view, kind, jobId, signal) {
   const timings = h("div");
   const errorBox = h("div");
   const results = h("div", { id: "results" });
+  const links = h("div");
   view.append(
     h("p", {}, h("a", { href: "#/jobs", text: "← All jobs" })),
     h("h1", {}, `${title} `, h("span", { class: "mono", text: jobId })),
+    links,
     h("section", { class: "panel", "aria-label": "Progress" }, progress, facts, errorBox),
     h("section", { "aria-labelledby": "timings-title" }, h("h2", { id: "timings-title", text: "Stage timings" }), timings),
     results,
   );
+  const mock = job.config?.mock === true;
   const show = (data) => {
     setProgress(progress, data.status === "completed" ? 1 : data.progress);
     const spent = usageCost(data.usage);
@@ -452,12 +474,17 @@ async function jobView(view, kind, jobId, signal) {
       ["Status", statusBadge(data.status)],
       ["Stage", data.stage || (kind === "indexer" ? "extraction" : dash)],
       ["Model", data.model_version || dash],
+      ["Resolved model", data.provenance?.model_resolved ?? "not recorded"],
+      ["Mode", mock ? "mock (no provider, no cost)" : "live"],
       ["Created", fmtDate(data.created_at)],
       ["Completed", fmtDate(data.completed_at)],
       ["Duration", fmtMs(data.duration_ms)],
-      ["Estimated cost", fmtCost(data.estimated_cost_usd)],
+      ["Estimated cost", mock ? "none (mock job)" : fmtCost(data.estimated_cost_usd)],
     ];
-    if (spent !== null) rows.push([isActive(data.status) ? "Cost so far" : "Cost", fmtCost(spent)]);
+    if (mock) rows.push(["Actual cost", "none (mock job)"]);
+    else if (isActive(data.status)) {
+      if (spent !== null) rows.push(["Cost so far", fmtCost(data.actual_cost_usd ?? spent)]);
+    } else rows.push(["Actual cost", typeof data.actual_cost_usd === "number" ? fmtCost(data.actual_cost_usd) : spent !== null ? fmtCost(spent) : "not recorded"]);
     if (data.usage && typeof data.usage.input_tokens === "number") rows.push(["Tokens in / out", `${data.usage.input_tokens} / ${data.usage.output_tokens ?? 0}`]);
     if (typeof data.items_total === "number") rows.push(["Records done", `${data.items_done ?? 0} of ${data.items_total}`]);
     facts.replaceChildren(...rows.flatMap(([k, v]) => [h("dt", { text: k }), h("dd", { "data-fact": k.toLowerCase() }, v)]));
@@ -470,6 +497,7 @@ async function jobView(view, kind, jobId, signal) {
   };
   const finish = (data) => {
     show(data);
+    links.replaceChildren(jobLinks(kind, jobId, data.status, signal));
     if (kind === "screening") renderScreeningResults(results, data);
     else renderIndexerResults(results, data);
   };
@@ -513,7 +541,7 @@ function renderScreeningResults(container, job) {
   container.replaceChildren(
     h("section", { "aria-labelledby": "clusters-title" }, h("h2", { id: "clusters-title", text: "Reason clusters" }), clusterChart(clusters)),
     h("section", { "aria-labelledby": "verdicts-title" }, h("h2", { id: "verdicts-title", text: "Verdicts per criterion" }), verdictSummary(job.results, criteria)),
-    h("section", { "aria-labelledby": "papers-title" }, h("h2", { id: "papers-title", text: `Papers (${job.results.length})` }), papersTable(job, criteria, labels)),
+    h("section", { "aria-labelledby": "papers-title" }, h("h2", { id: "papers-title", text: `Papers (${job.results.length})` }), paperBrowser(job, criteria, labels)),
   );
 }
 
@@ -593,46 +621,222 @@ function verdictSummary(results, criteria) {
   );
 }
 
-function papersTable(job, criteria, labels) {
+// ---- exports and the methods report of one job
+
+/** Fetches a route with the key (a plain link cannot send it) and saves the answer as a file. */
+async function download(path, filename, signal) {
+  const res = await fetch(path, { headers: { "X-API-Key": apiKey() ?? "" }, signal });
+  if (!res.ok) throw new ApiError(res.status, await res.json().catch(() => null));
+  const url = URL.createObjectURL(await res.blob());
+  const a = h("a", { href: url, download: filename, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** "Download CSV", "Download JSON Lines" and "Methods report": available once the job has finished. */
+function jobLinks(kind, jobId, status, signal) {
+  if (isActive(status)) return h("p", { class: "hint", id: "job-links", text: "Downloads and the methods report are available when the job has finished." });
+  const base = `/v1/${kind}/jobs/${encodeURIComponent(jobId)}`;
+  const problem = h("p", { class: "error", role: "alert", hidden: true });
+  const report = h("section", { id: "report", "aria-labelledby": "report-title", hidden: true });
+  const fail = (error) => {
+    problem.hidden = false;
+    problem.textContent = `Could not download: ${error.message}`;
+  };
+  const link = (text, path, filename) =>
+    h("a", {
+      href: path,
+      download: filename,
+      class: "button",
+      text,
+      onclick: (event) => {
+        event.preventDefault();
+        problem.hidden = true;
+        download(path, filename, signal).catch(fail);
+      },
+    });
+  const showReport = h("a", {
+    href: `${base}/report`,
+    class: "button",
+    text: "Methods report",
+    onclick: async (event) => {
+      event.preventDefault();
+      problem.hidden = true;
+      try {
+        const res = await fetch(`${base}/report`, { headers: { "X-API-Key": apiKey() ?? "" }, signal });
+        const text = await res.text();
+        if (!res.ok) throw new ApiError(res.status, JSON.parse(text || "null"));
+        report.hidden = false;
+        report.replaceChildren(
+          h("h2", { id: "report-title", text: "Methods report" }),
+          h("p", { class: "hint" }, "Markdown to paste into a methods section and its appendix. ", link("Download it (.md)", `${base}/report`, `${kind}-${jobId}-report.md`)),
+          h("pre", { class: "report", text }),
+        );
+        report.scrollIntoView?.();
+      } catch (error) {
+        fail(error);
+      }
+    },
+  });
+  const downloads =
+    status === "completed"
+      ? [link("Download CSV", `${base}/export?format=csv`, `${kind}-${jobId}.csv`), link("Download JSON Lines", `${base}/export?format=jsonl`, `${kind}-${jobId}.jsonl`)]
+      : [];
+  return h("div", { id: "job-links" }, h("nav", { class: "toolbar links", "aria-label": "Exports" }, ...downloads, showReport), problem, report);
+}
+
+// ---- the papers of a screening job: sort, filter, search, pages, detail
+
+const PAPER_SORTS = {
+  id: (a, b) => String(a.id).localeCompare(String(b.id), undefined, { numeric: true }),
+  decision: (a, b) => String(a.decision).localeCompare(String(b.decision)),
+  score: (a, b) => (a.final_score ?? -1) - (b.final_score ?? -1),
+  cluster: (a, b) => a.cluster_id - b.cluster_id,
+};
+
+function paperBrowser(job, criteria, labels) {
   const threshold = typeof job.config?.threshold === "number" ? job.config.threshold : 1;
+  const papers = job.results.map((item, index) => ({
+    ...item,
+    index,
+    decision: item.decision ?? (typeof item.final_score === "number" && item.final_score >= threshold ? "include" : "exclude"),
+  }));
+  const state = { sort: "index", direction: 1, filter: "all", query: "", page: 0, selected: null };
+  const search = h("input", { id: "paper-search", type: "search", placeholder: "id, reasoning or cluster" });
+  const filter = h(
+    "select",
+    { id: "paper-filter" },
+    [["all", "All papers"], ["include", "Included"], ["exclude", "Excluded"], ["error", "With an error"]].map(([value, text]) => h("option", { value, text })),
+  );
   const tbody = h("tbody");
-  let shown = 0;
-  const more = h("button", { type: "button", class: "quiet", text: `Show ${ROWS_PER_PAGE} more` });
-  const addRows = () => {
-    for (const item of job.results.slice(shown, shown + ROWS_PER_PAGE)) {
-      const decision = item.decision ?? (typeof item.final_score === "number" && item.final_score >= threshold ? "include" : "exclude");
-      tbody.append(
+  const pageInfo = h("span", { id: "papers-page", role: "status" });
+  const prev = h("button", { type: "button", class: "quiet", text: "Previous page" });
+  const next = h("button", { type: "button", class: "quiet", text: "Next page" });
+  const detail = h("section", { id: "paper-detail", "aria-labelledby": "paper-detail-title", class: "panel", hidden: true });
+  const heads = [
+    ["id", "Paper"],
+    ["decision", "Decision"],
+    ["score", "Score"],
+    ["cluster", "Cluster"],
+    ...criteria.map((c, i) => [null, c.name || `Criterion ${i + 1}`]),
+    [null, "Reasoning"],
+  ];
+  const headCells = heads.map(([key, text]) =>
+    key
+      ? h("th", { scope: "col", "data-sort": key, class: key === "score" ? "num" : undefined }, h("button", { type: "button", class: "sort", text, onclick: () => sortBy(key) }))
+      : h("th", { scope: "col", text }),
+  );
+
+  const visible = () => {
+    const q = state.query.toLowerCase();
+    const rows = papers.filter(
+      (p) =>
+        (state.filter === "all" || (state.filter === "error" ? Boolean(p.error) : p.decision === state.filter)) &&
+        (!q || `${p.id} ${p.reasoning ?? ""} ${labels.get(p.cluster_id) ?? ""}`.toLowerCase().includes(q)),
+    );
+    const compare = PAPER_SORTS[state.sort] ?? ((a, b) => a.index - b.index);
+    return rows.sort((a, b) => state.direction * compare(a, b) || a.index - b.index);
+  };
+  const draw = () => {
+    const rows = visible();
+    const pages = Math.max(1, Math.ceil(rows.length / PAPERS_PER_PAGE));
+    state.page = Math.min(state.page, pages - 1);
+    tbody.replaceChildren(
+      ...rows.slice(state.page * PAPERS_PER_PAGE, (state.page + 1) * PAPERS_PER_PAGE).map((item) =>
         h(
           "tr",
-          {},
-          h("th", { scope: "row", class: "mono", text: String(item.id) }),
-          h("td", { text: decision }),
+          { "data-paper-id": String(item.id), class: item.error ? "has-error" : undefined },
+          h("th", { scope: "row", class: "mono" }, h("button", { type: "button", class: "link", "aria-label": `Details of paper ${item.id}`, text: String(item.id), onclick: () => open(item) })),
+          h("td", { text: item.decision }),
           h("td", { class: "num", text: item.final_score ?? dash }),
           h("td", { text: item.cluster_id >= 0 ? labels.get(item.cluster_id) ?? `#${item.cluster_id}` : dash }),
           ...criteria.map((_, c) => {
             const verdict = item.criteria_verdicts?.[c]?.verdict;
             return h("td", { class: `verdict-${verdict}`, text: VERDICT_TEXT[verdict] ?? dash });
           }),
-          h("td", { class: "reason", text: item.reasoning || dash }),
+          h("td", { class: "reason", text: item.error ? `Error: ${item.error}` : item.reasoning || dash }),
         ),
-      );
+      ),
+    );
+    pageInfo.textContent = rows.length === 0 ? "No paper matches." : `Page ${state.page + 1} of ${pages} · ${rows.length} papers`;
+    prev.disabled = state.page === 0;
+    next.disabled = state.page >= pages - 1;
+    for (const th of headCells) {
+      if (th.dataset.sort === state.sort) th.setAttribute("aria-sort", state.direction > 0 ? "ascending" : "descending");
+      else th.removeAttribute("aria-sort");
     }
-    shown = Math.min(job.results.length, shown + ROWS_PER_PAGE);
-    more.hidden = shown >= job.results.length;
   };
-  more.addEventListener("click", addRows);
-  addRows();
-  const heads = ["Paper", "Decision", "Score", "Cluster", ...criteria.map((c, i) => c.name || `Criterion ${i + 1}`), "Reasoning"];
+  const sortBy = (key) => {
+    state.direction = state.sort === key ? -state.direction : 1;
+    state.sort = key;
+    state.page = 0;
+    draw();
+  };
+  const open = (item) => {
+    detail.hidden = false;
+    detail.replaceChildren(...paperDetail(item, labels));
+    detail.scrollIntoView?.();
+  };
+  search.addEventListener("input", () => ((state.query = search.value.trim()), (state.page = 0), draw()));
+  filter.addEventListener("change", () => ((state.filter = filter.value), (state.page = 0), draw()));
+  prev.addEventListener("click", () => (state.page--, draw()));
+  next.addEventListener("click", () => (state.page++, draw()));
+  draw();
   return h(
     "div",
     {},
-    h(
-      "div",
-      { class: "table-wrap" },
-      h("table", { id: "papers" }, h("thead", {}, h("tr", {}, heads.map((c) => h("th", { scope: "col", class: c === "Score" ? "num" : undefined, text: c })))), tbody),
-    ),
-    more,
+    h("div", { class: "toolbar" }, h("label", { for: "paper-search" }, "Search", search), h("label", { for: "paper-filter" }, "Show", filter)),
+    h("div", { class: "table-wrap" }, h("table", { id: "papers" }, h("thead", {}, h("tr", {}, headCells)), tbody)),
+    h("div", { class: "toolbar pager" }, prev, pageInfo, next),
+    detail,
   );
+}
+
+/** One paper's detail: its votes, each criterion's verdict with the vote counts, reasoning, error. */
+function paperDetail(item, labels) {
+  const votes = item.votes ?? [];
+  return [
+    h("h3", { id: "paper-detail-title" }, "Paper ", h("span", { class: "mono", text: String(item.id) })),
+    h(
+      "dl",
+      { class: "facts" },
+      h("dt", { text: "Decision" }),
+      h("dd", { "data-detail": "decision", text: item.decision }),
+      h("dt", { text: "Votes" }),
+      h("dd", { "data-detail": "votes", text: votes.length ? `${votes.filter((v) => v === "include").length} of ${votes.length} include (${votes.join(", ")})` : dash }),
+      h("dt", { text: "Score" }),
+      h("dd", { text: item.final_score ?? dash }),
+      h("dt", { text: "Cluster" }),
+      h("dd", { text: item.cluster_id >= 0 ? labels.get(item.cluster_id) ?? `#${item.cluster_id}` : dash }),
+      h("dt", { text: "Reasoning" }),
+      h("dd", { "data-detail": "reasoning", text: item.reasoning || dash }),
+      h("dt", { text: "Error" }),
+      h("dd", { "data-detail": "error", text: item.error || "none" }),
+    ),
+    (item.criteria_verdicts ?? []).length === 0
+      ? h("p", { class: "muted", text: "No verdicts per criterion." })
+      : h(
+          "table",
+          { id: "paper-verdicts" },
+          h("thead", {}, h("tr", {}, ["Criterion", "Type", "Majority verdict", "Met", "Not met", "Unclear"].map((c) => h("th", { scope: "col", text: c })))),
+          h(
+            "tbody",
+            {},
+            item.criteria_verdicts.map((v, c) =>
+              h(
+                "tr",
+                {},
+                h("th", { scope: "row", text: v.name || `Criterion ${c + 1}` }),
+                h("td", { text: v.type }),
+                h("td", { class: `verdict-${v.verdict}`, text: VERDICT_TEXT[v.verdict] ?? dash }),
+                ...VERDICTS.map((k) => h("td", { class: "num", text: String(v[k] ?? dash) })),
+              ),
+            ),
+          ),
+        ),
+  ];
 }
 
 function renderIndexerResults(container, job) {

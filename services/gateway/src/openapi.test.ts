@@ -59,6 +59,10 @@ const ADDED_ROUTES = [
   "PUT /v1/config/models",
   "GET /v1/screening/jobs/{job_id}/events",
   "GET /v1/indexer/jobs/{job_id}/events",
+  "GET /v1/screening/jobs/{job_id}/export",
+  "GET /v1/screening/jobs/{job_id}/report",
+  "GET /v1/indexer/jobs/{job_id}/export",
+  "GET /v1/indexer/jobs/{job_id}/report",
 ];
 
 let app: FastifyInstance | undefined;

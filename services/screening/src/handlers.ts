@@ -1,9 +1,10 @@
 import { CreateScreeningJobMessage, operations, type ScreeningJob, type ScreeningJobListItem } from "@litrev/contracts";
-import { requestOwner, type JobInfra, type JobReader, type JobStore } from "@litrev/jobs";
+import { jobExportHandlers, requestOwner, type JobInfra, type JobReader, type JobStore } from "@litrev/jobs";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import { admitScreeningJob, type AdmissionDeps } from "./admission";
 import { requirePrice } from "@litrev/llm";
 import { estimateScreening } from "./estimate";
+import { PROMPTS } from "./prompts";
 
 export interface HandlerDeps extends AdmissionDeps {
   infra: JobInfra;
@@ -31,6 +32,7 @@ export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
     handler(operations.activeScreeningJob, async ({ project_id }, ctx) =>
       (await deps.reader.activeForProject(project_id, requestOwner(ctx.header))) as ScreeningJob | null,
     ),
+    ...jobExportHandlers("screening", deps.reader, PROMPTS.builtIn),
     // Priced with the model a job of the same request would use.
     handler(operations.estimateScreening, async (request) => {
       const priced = deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request;

@@ -7,7 +7,7 @@ import type { JobStore, JsonRecord, StoredJob } from "../store/job-store";
 import { storageRead } from "../store/storage-read";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
-import { JOB_VIEWS, type JobResults } from "./views";
+import { JOB_VIEWS, type JobRecord, type JobResults } from "./views";
 
 /** A stored job's poll body, with the row it came from (whose owner decides who may see it). */
 interface StoredRead {
@@ -23,6 +23,15 @@ const ITEMS_MARK_JSON = JSON.stringify(ITEMS_MARK);
 const SHARE_MS = 60_000;
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
+const notFinished = (jobId: string, status: string) =>
+  new ServiceError("conflict", `Job ${jobId} is still ${status}: its export and report are available once it has finished`, { simple: true });
+
+/** A terminal job as exports and reports read it: the record, its small extras, and its items chunk by chunk. */
+export interface FinishedJob {
+  record: JobRecord;
+  result: JsonRecord;
+  chunks: () => AsyncIterable<JsonRecord[]>;
+}
 
 /**
  * The reads of one job kind, the same for screening and indexer jobs: a pending or running job is
@@ -75,6 +84,46 @@ export class JobReader {
     }
     const stored = await this.#stored(jobId, false);
     if (stored && ownedBy(stored.row, owner)) return stored.body;
+    throw notFound();
+  }
+
+  /**
+   * A terminal job with its results as chunks to read in turn (exports and reports): from the store
+   * of record, or from the live entry while that holds the only copy. Same ownership and 404 rules
+   * as a poll; a job still pending or running is a conflict (nothing to export yet). Reading never
+   * releases the live entry: only a poll does.
+   */
+  async finished(jobId: string, owner?: string): Promise<FinishedJob> {
+    if (!isJobId(jobId)) throw notFound();
+    const entry = await this.mirror.read(jobId);
+    if (entry && !ownedBy(entry.state, owner)) throw notFound();
+    if (entry && isActive(entry.state)) throw notFinished(jobId, entry.state.status);
+    const row = this.store.persistent ? await storageRead(this.store, () => this.store.getJob(jobId)) : null;
+    if (row && !isActive(row)) {
+      if (!ownedBy(row, owner)) throw notFound();
+      const store = this.store;
+      return {
+        record: row,
+        result: row.result ?? {},
+        chunks: async function* () {
+          const chunks = store.itemChunks(jobId)[Symbol.asyncIterator]();
+          try {
+            for (;;) {
+              const step = await storageRead(store, () => chunks.next());
+              if (step.done) return;
+              yield step.value;
+            }
+          } finally {
+            await chunks.return?.();
+          }
+        },
+      };
+    }
+    if (entry) {
+      const results = (await this.#resultObject(entry)) ?? { items: [], result: {} };
+      return { record: entry.state, result: results.result, chunks: async function* () { yield results.items; } };
+    }
+    if (row && ownedBy(row, owner)) throw notFinished(jobId, row.status);
     throw notFound();
   }
 

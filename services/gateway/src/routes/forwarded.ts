@@ -15,6 +15,7 @@ import {
 import { callOperation, KeySealer } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { jobEventRoutes } from "../jobs/job-events";
+import { jobExportRoutes } from "../jobs/export-routes";
 import { jobRouteHandlers, ownerOf } from "../jobs/job-routes";
 import { modelGuardFor, type ModelGuard } from "../model-guard";
 import { providerKeyOf } from "../auth";
@@ -32,6 +33,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
     const models = modelGuardFor(deps);
     app.addHook("onClose", () => jobs.close());
     await app.register(jobEventRoutes(deps, jobs.live));
+    await app.register(jobExportRoutes(deps));
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
       const jobHandler = jobs.handlers.get(operation);

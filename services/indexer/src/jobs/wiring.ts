@@ -1,11 +1,12 @@
 import { CreateIndexerJobMessage, DEFAULT_MODEL, operations, type IndexerJob, type IndexerJobListItem } from "@litrev/contracts";
-import { JobWorker, KeySealer, openServiceJobs, requestOwner, type JobStore } from "@litrev/jobs";
+import { jobExportHandlers, JobWorker, KeySealer, openServiceJobs, requestOwner, type JobStore } from "@litrev/jobs";
 import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import type { IndexerEnv } from "../env";
 import { createIndexerJob } from "./admission";
 import { indexerJobHandler } from "./run-job";
+import { PROMPTS } from "../prompts";
 
 export interface IndexerJobs {
   handlers: HandlerEntry[];
@@ -53,6 +54,7 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
     handler(operations.getIndexerJob, async (req, ctx) => (await reader.get(req.job_id, requestOwner(ctx.header))) as IndexerJob),
     handler(operations.listIndexerJobs, async (req, ctx) => (await reader.list(req.limit, requestOwner(ctx.header))) as IndexerJobListItem[]),
     handler(operations.activeIndexerJob, async (req, ctx) => (await reader.activeForProject(req.project_id, requestOwner(ctx.header))) as IndexerJob | null),
+    ...jobExportHandlers("indexer", reader, PROMPTS.builtIn),
   ];
   return { handlers, store, worker };
 }

@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { JobIdParams, JobStatus, Timestamp } from "./common";
+import { JobUsage, Provenance } from "./provenance";
+
+/**
+ * Exports and methods reports of finished jobs (`/jobs/{id}/export`, `/jobs/{id}/report`): what a
+ * review team downloads, pastes into its methods section, and cites (docs/reporting.md).
+ */
+
+export const ExportFormat = z.enum(["csv", "jsonl"]);
+export type ExportFormat = z.infer<typeof ExportFormat>;
+
+export const ExportQuery = z.object({
+  format: ExportFormat.default("csv").describe("csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line"),
+});
+
+export const ReportFormat = z.enum(["markdown", "json"]);
+export const ReportQuery = z.object({
+  format: ReportFormat.default("markdown").describe("markdown (default): text to paste into a methods section; json: the same facts as fields"),
+});
+
+/** The export operation's request over NATS: the job and the format. */
+export const JobExportRequest = JobIdParams.extend({ format: ExportFormat.default("csv") });
+export type JobExportRequest = z.infer<typeof JobExportRequest>;
+
+/** Counts of the job's per-item outcomes, read from its stored results. */
+export const ReportOutcomes = z.object({
+  /** Papers (screening) or records (indexer) in the stored results. */
+  items: z.number().int().nonnegative(),
+  /** Screening: papers by decision (`include`, `exclude`); indexer: records by `indexing_status`. */
+  by_outcome: z.record(z.string(), z.number().int().nonnegative()),
+  /** Items that carry an `error` (screening papers the model lost; indexer records whose extraction failed). */
+  errors: z.number().int().nonnegative(),
+});
+
+export const ReportPrompt = z.object({
+  name: z.string(),
+  template_id: z.string(),
+  sha256: z.string(),
+  /** The prompt's built-in instructions as this service version ships them; null when unknown. */
+  instructions: z.string().nullable(),
+});
+
+/**
+ * A job's methods report as fields. Fields a job did not record (jobs from before provenance was
+ * kept) are null; the Markdown form says "not recorded" for them.
+ */
+export const JobReport = z.object({
+  job_id: z.string(),
+  kind: z.enum(["screening", "indexer"]),
+  task: z.string(),
+  status: JobStatus,
+  tool: z.object({ name: z.string(), version: z.string().nullable(), commit: z.string().nullable() }),
+  model: z.object({
+    requested: z.string(),
+    resolved: z.string().nullable(),
+    /** Model strings the provider reported, with call counts; null when not recorded. */
+    reported: z.array(z.object({ model: z.string(), calls: z.number().int() })).nullable(),
+    provider: z.object({ host: z.string().nullable(), profile: z.string() }).nullable(),
+  }),
+  mock: z.boolean(),
+  parameters: Provenance.shape.parameters.nullable(),
+  repetitions: z.number().int().nullable(),
+  threshold: z.number().nullable(),
+  decision_rule: z.string().nullable(),
+  prompts: z.array(ReportPrompt).nullable(),
+  outcomes: ReportOutcomes,
+  usage: JobUsage.nullable(),
+  estimated_cost_usd: z.number().nullable(),
+  actual_cost_usd: z.number().nullable(),
+  created_at: Timestamp,
+  completed_at: Timestamp.nullable(),
+  duration_ms: z.number().int().nullable(),
+  error: z.string().nullable(),
+  limitations: z.array(z.string()),
+});
+export type JobReport = z.infer<typeof JobReport>;
