@@ -31,9 +31,10 @@ export interface ValidationInput {
 export class LabelError extends Error {
   constructor(
     readonly kind: "unknown" | "duplicate",
-    readonly ids: (string | number)[],
+    /** The offending labels: their position in the list and their id. */
+    readonly labels: { index: number; id: string | number }[],
   ) {
-    super(kind === "unknown" ? `${ids.length} labelled id(s) are not papers of this job` : `${ids.length} id(s) are labelled more than once`);
+    super(kind === "unknown" ? `${labels.length} labelled id(s) are not papers of this job` : `${labels.length} id(s) are labelled more than once`);
     this.name = "LabelError";
   }
 }
@@ -49,16 +50,16 @@ export function validateJob(input: ValidationInput): ScreeningValidationResponse
   for (const paper of papers) byId.set(String(paper.id), paper);
 
   const seen = new Set<string>();
-  const duplicates = new Set<string | number>();
-  const unknown: (string | number)[] = [];
-  for (const label of input.labels) {
+  const duplicates: { index: number; id: string | number }[] = [];
+  const unknown: { index: number; id: string | number }[] = [];
+  input.labels.forEach((label, index) => {
     const key = String(label.id);
-    if (seen.has(key)) duplicates.add(label.id);
+    if (seen.has(key)) duplicates.push({ index, id: label.id });
     seen.add(key);
-    if (!byId.has(key)) unknown.push(label.id);
-  }
+    if (!byId.has(key)) unknown.push({ index, id: label.id });
+  });
   if (unknown.length > 0) throw new LabelError("unknown", unknown);
-  if (duplicates.size > 0) throw new LabelError("duplicate", [...duplicates]);
+  if (duplicates.length > 0) throw new LabelError("duplicate", duplicates);
 
   const labelled: (ScoredPaper & { decision: boolean })[] = input.labels.map((label) => {
     const paper = byId.get(String(label.id))!;

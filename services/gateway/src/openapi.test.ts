@@ -59,6 +59,7 @@ const ADDED_ROUTES = [
   "PUT /v1/config/models",
   "GET /v1/screening/jobs/{job_id}/events",
   "GET /v1/indexer/jobs/{job_id}/events",
+  "POST /v1/screening/jobs/{job_id}/validation",
 ];
 
 let app: FastifyInstance | undefined;
