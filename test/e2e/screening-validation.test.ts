@@ -74,16 +74,23 @@ function expected(results: Result[], labels: Label[], target: number, confidence
   });
   const reaching = rows.filter((r) => r.recall_ci && r.recall_ci.low >= target);
   const best = reaching.length ? reaching[reaching.length - 1]! : null;
-  let a = 0, b = 0, c = 0, d = 0; // prettier-ignore
+  let a = 0;
+  let b = 0;
+  let c = 0;
+  let d = 0;
   const missed: string[] = [];
   const extra: string[] = [];
   for (const l of labels) {
     const job = decision.get(l.id)!;
     expect(job).toBe(score.get(l.id)! >= jobThreshold);
     if (job && l.included) a++;
-    else if (job) (b++, extra.push(l.id));
-    else if (l.included) (c++, missed.push(l.id));
-    else d++;
+    else if (job) {
+      b++;
+      extra.push(l.id);
+    } else if (l.included) {
+      c++;
+      missed.push(l.id);
+    } else d++;
   }
   const n = labels.length;
   const po = (a + d) / n;
