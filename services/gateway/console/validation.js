@@ -36,6 +36,7 @@ const ci = (interval) => (interval ? `${pct(interval.low)}–${pct(interval.high
 export function parseLabelsCsv(text) {
   const labels = [];
   const lines = text.split(/\r?\n/);
+  const first = lines.findIndex((line) => line.trim());
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
     if (!line) continue;
@@ -43,7 +44,8 @@ export function parseLabelsCsv(text) {
     if (cut < 0) throw new Error(`Line ${i + 1}: expected "id,included"`);
     const id = unquote(line.slice(0, cut).trim());
     const value = unquote(line.slice(cut + 1).trim()).toLowerCase();
-    if (labels.length === 0 && i === lines.findIndex((l) => l.trim()) && !TRUE_WORDS.has(value) && !FALSE_WORDS.has(value)) continue; // header
+    // A header: the first line, naming its id column "id" or holding no decision.
+    if (i === first && (id.toLowerCase() === "id" || (!TRUE_WORDS.has(value) && !FALSE_WORDS.has(value)))) continue;
     if (!id) throw new Error(`Line ${i + 1}: the id is empty`);
     if (!TRUE_WORDS.has(value) && !FALSE_WORDS.has(value)) throw new Error(`Line ${i + 1}: "included" must be 1/0, true/false, yes/no or include/exclude`);
     labels.push({ id, included: TRUE_WORDS.has(value) });
