@@ -88,6 +88,8 @@ describe("the console's validation panel in headless Chromium", () => {
     expect(await page.locator("#validation-table tr.chosen th").textContent()).toBe("2");
     expect(await page.locator("#validation-plot g.threshold-point").count()).toBe(R + 1);
     expect(await page.locator("#validation-plot g.threshold-point line").count()).toBe(R + 1);
+    // Axes: a grid line and two tick labels per tenth-quarter, and the target line.
+    expect(await page.locator("#validation-plot > text").allTextContents()).toEqual(expect.arrayContaining(["0%", "50%", "100%", "Recall", "target 90.0%"]));
     expect(await page.locator("#validation-agreement").textContent()).toContain("Cohen's kappa");
     await page.locator("#validation").screenshot({ path: join(ARTIFACTS, "6-validation.png") });
     expect(pageErrors).toEqual([]);

@@ -20,7 +20,7 @@ function el(ns, tag, props = {}, ...children) {
     else if (name.startsWith("on") && typeof value === "function") node.addEventListener(name.slice(2), value);
     else node.setAttribute(name, value === true ? "" : String(value));
   }
-  node.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false).map((c) => (c instanceof Node ? c : String(c))));
+  node.append(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false).map((c) => (c instanceof Node ? c : String(c))));
   return node;
 }
 const h = (tag, props, ...children) => el(null, tag, props, ...children);
@@ -155,7 +155,12 @@ function renderAnswer(a) {
     parts.push(h("p", { text: `Below that threshold (${m.papers_below} papers, ${m.labelled_below} labelled): about ${m.estimate.toFixed(1)} included studies expected, at most ${m.upper.toFixed(1)}.` }));
   }
   if (a.warnings.length) parts.push(h("ul", { id: "validation-warnings", class: "alert" }, a.warnings.map((w) => h("li", { text: w }))));
-  parts.push(thresholdTable(a), recallPlot(a), agreementBlock(a));
+  parts.push(
+    thresholdTable(a),
+    recallPlot(a),
+    h("p", { class: "hint", text: "One point per vote threshold (≥ votes). Solid line: recall on the labelled sample; bars: its exact interval; dashed: the lower bound, which must clear the target line." }),
+    agreementBlock(a),
+  );
   return parts;
 }
 
