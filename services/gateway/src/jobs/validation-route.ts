@@ -36,7 +36,8 @@ export function validationRoutes(): FastifyPluginAsync {
         }
         const job = ScreeningJob.parse(JSON.parse(poll.payload));
         if (job.status !== "completed" || !job.results) {
-          throw new ServiceError("conflict", `The job is ${job.status}: it can be validated once it has completed`, { simple: true });
+          const message = job.status === "failed" ? "The job failed: only a completed job can be validated" : `The job is ${job.status}: it can be validated once it has completed`;
+          throw new ServiceError("conflict", message, { simple: true });
         }
         try {
           return validateJob({
