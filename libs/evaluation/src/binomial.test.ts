@@ -65,6 +65,8 @@ describe("Clopper–Pearson intervals", () => {
     expect(clopperPearson(72, 72).low).toBeGreaterThanOrEqual(0.95);
     expect(clopperPearson(71, 71).low).toBeLessThan(0.95);
     expect(includesNeededFor(0.8, 0.9)).toBe(Math.ceil(Math.log(0.05) / Math.log(0.8)));
+    // Targets next to 1 answer at once (a huge number, no search).
+    expect(includesNeededFor(1 - 1e-12, 0.95)).toBeGreaterThan(1e12);
   });
 
   it("refuses counts that are no binomial outcome", () => {

@@ -98,9 +98,10 @@ export function clopperPearson(successes: number, trials: number, confidence = 0
  */
 export function includesNeededFor(target: number, confidence = 0.95): number {
   const tail = (1 - confidence) / 2;
-  let n = Math.max(1, Math.ceil(Math.log(tail) / Math.log(target) - 1e-9));
-  // Settle the rounding against the bound itself.
-  while (clopperPearson(n, n, confidence).low < target) n++;
-  while (n > 1 && clopperPearson(n - 1, n - 1, confidence).low >= target) n--;
+  const reaches = (n: number) => tail ** (1 / n) >= target;
+  let n = Math.max(1, Math.ceil(Math.log(tail) / Math.log(target)));
+  // Settle the logarithms' rounding with the closed form itself (a step or two at most).
+  for (let step = 0; step < 4 && !reaches(n); step++) n++;
+  for (let step = 0; step < 4 && n > 1 && reaches(n - 1); step++) n--;
   return n;
 }
