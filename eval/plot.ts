@@ -1,4 +1,4 @@
-import type { CurvePoint } from "./metrics";
+import type { CurvePoint } from "@litrev/evaluation";
 
 export interface PlotInput {
   title: string;

@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { CriteriaSpec } from "./datasets";
-import type { CurvePoint, Interval, ThresholdRow } from "./metrics";
+import type { ConfidenceInterval as Interval, ThresholdRow } from "@litrev/contracts";
+import type { CurvePoint } from "@litrev/evaluation";
 import { recallWorkloadSvg } from "./plot";
 
 export interface UsageFigures {

@@ -1,6 +1,6 @@
 import { ScreeningApi, type ApiOptions, type ScreeningJobView } from "./api";
 import { sampleRecords, type LabelledReview } from "./datasets";
-import { recallCurve, thresholdForRecall, thresholdRow, thresholdTable, wssAtRecall, type ScoredPaper } from "./metrics";
+import { recallCurve, thresholdForRecall, thresholdRow, thresholdTable, wssAtRecall, type ScoredPaper } from "@litrev/evaluation";
 import type { ScreeningReport, UsageFigures } from "./report";
 
 export interface ScreeningEvalOptions {

@@ -517,6 +517,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screening/jobs/{job_id}/validation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Validate a completed screening job on the team's labelled sample: recall with exact bounds per vote threshold, the threshold to use, agreement */
+        post: operations["validateScreeningJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4268,6 +4285,170 @@ export interface operations {
             };
             /** @description The provider failed or could not be reached, after retries (retryable) */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    validateScreeningJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    labels: {
+                        id: string | number;
+                        included: boolean;
+                    }[];
+                    /** @default 0.95 */
+                    target_recall?: number;
+                    /** @default 0.95 */
+                    confidence?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        job_id: string;
+                        papers: number;
+                        labelled: number;
+                        labelled_included: number;
+                        repetitions: number;
+                        target_recall: number;
+                        confidence: number;
+                        thresholds: {
+                            votes: number;
+                            tp: number;
+                            fp: number;
+                            fn: number;
+                            tn: number;
+                            recall: number | null;
+                            recall_ci: {
+                                low: number;
+                                high: number;
+                            } | null;
+                            specificity: number | null;
+                            specificity_ci: {
+                                low: number;
+                                high: number;
+                            } | null;
+                            precision: number | null;
+                            f1: number | null;
+                            workload: number;
+                            work_saved: number;
+                            wss: number | null;
+                        }[];
+                        recommended: {
+                            votes: number;
+                            recall: number;
+                            recall_ci: {
+                                low: number;
+                                high: number;
+                            };
+                            workload: number;
+                            work_saved: number;
+                        } | null;
+                        recommendation_reason: string | null;
+                        agreement: {
+                            job_threshold: number;
+                            kappa: number | null;
+                            observed_agreement: number;
+                            missed_ids: (string | number)[];
+                            extra_ids: (string | number)[];
+                        };
+                        missed_includes: {
+                            votes: number;
+                            papers_below: number;
+                            labelled_below: number;
+                            labelled_includes_below: number;
+                            estimate: number;
+                            upper: number;
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description The request body exceeds the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -19,3 +19,4 @@ export * from "./limits";
 export * from "./prompt-data";
 export * from "./provenance";
 export * from "./job-exports";
+export * from "./screening-validation";

@@ -254,6 +254,14 @@ export const apiOperations: readonly ApiOperation[] = [
     tag: "screening",
     errors: { ...forwarded, ...withParams, 404: S },
   },
+  {
+    method: "POST",
+    path: "/v1/screening/jobs/{job_id}/validation",
+    operationId: "validateScreeningJob",
+    summary: "Validate a completed screening job on the team's labelled sample: recall with exact bounds per vote threshold, the threshold to use, agreement",
+    tag: "screening",
+    errors: { ...forwarded, ...withBody, 404: S, 409: S },
+  },
   { method: "GET", path: "/v1/screening/jobs", operationId: "listScreeningJobs", summary: "List screening jobs, newest first", tag: "screening", errors: { ...forwarded, ...withParams } },
   {
     method: "GET",

@@ -543,6 +543,8 @@ function renderScreeningResults(container, job) {
     h("section", { "aria-labelledby": "verdicts-title" }, h("h2", { id: "verdicts-title", text: "Verdicts per criterion" }), verdictSummary(job.results, criteria)),
     h("section", { "aria-labelledby": "papers-title" }, h("h2", { id: "papers-title", text: `Papers (${job.results.length})` }), paperBrowser(job, criteria, labels)),
   );
+  // validation.js adds its panel on this event.
+  container.dispatchEvent(new CustomEvent("screening-results", { bubbles: true, detail: job }));
 }
 
 /** The clusters as a horizontal bar chart (inline SVG), with the numbers as a table for screen readers. */

@@ -63,6 +63,7 @@ const ADDED_ROUTES = [
   "GET /v1/screening/jobs/{job_id}/report",
   "GET /v1/indexer/jobs/{job_id}/export",
   "GET /v1/indexer/jobs/{job_id}/report",
+  "POST /v1/screening/jobs/{job_id}/validation",
 ];
 
 let app: FastifyInstance | undefined;

@@ -6,5 +6,5 @@ export { strictSchemaProblem } from "./strict-check";
 export { SampleDecision } from "./sample-schema";
 export { PROVIDER_PROFILES, SINGLE_CHOICE_MESSAGE } from "./profiles";
 export type { ProfileName, ProviderProfile } from "./profiles";
-export { createOracle, loadOracleRecords, promptPapers } from "./oracle";
+export { createOracle, loadOracleRecords, oracleScore, promptPapers } from "./oracle";
 export type { Oracle, OracleOptions, OracleRecord, OracleStats } from "./oracle";

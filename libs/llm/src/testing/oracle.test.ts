@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { dataBlock } from "@litrev/contracts";
 import { startFakeProvider, type FakeChatRequest, type FakeProvider } from "./fake-provider";
-import { createOracle, promptPapers, type OracleRecord } from "./oracle";
+import { createOracle, oracleScore, promptPapers, type OracleRecord } from "./oracle";
 
 /** A labelling request as the screening service builds it: a papers data block of `{id, title, abstract}` records. */
 function labellingRequest(papers: { title: string; abstract: string }[], criteria = 2, n = 1): FakeChatRequest {
@@ -58,6 +58,12 @@ describe("oracle mode", () => {
     abstract: `Abstract of study ${i}.`,
     included: i % 2 === 0,
   }));
+
+  it("tells a benchmark each paper's include votes without a job: the same draws the replies give", () => {
+    const few = records.slice(0, 200);
+    const votes = vote(few, 5, 0.9, 0.8, 11);
+    expect(few.map((r) => oracleScore(r, 5, { sensitivity: 0.9, specificity: 0.8, seed: 11 }))).toEqual(votes);
+  });
 
   it("gives recall and specificity at every vote threshold as the binomial law predicts", () => {
     const sens = 0.9;

@@ -79,8 +79,7 @@ export function createOracle(options: OracleOptions): Oracle {
         const vote = drawn.get(key) ?? 0;
         drawn.set(key, vote + 1);
         votes++;
-        const u = uniform(`${seed}|${key}|${vote}`);
-        const include = truth ? u < options.sensitivity : u >= options.specificity;
+        const include = drawVote(seed, key, vote, truth, options);
         // Verdicts follow the vote, so the per-criterion tallies look like a consistent judge.
         const criteria = decision.criteria.map((_, c) => (include ? "met" : VERDICTS[1 + (hash(`${key}|${vote}|${c}`) % 2)]!));
         return { id: papers[i]!.id, criteria, include };
@@ -89,6 +88,24 @@ export function createOracle(options: OracleOptions): Oracle {
     },
     stats: () => ({ votes, unknownPapers }),
   };
+}
+
+/**
+ * The include votes the oracle gives a record in a job of `repetitions` votes per paper: what the
+ * job's `final_score` for it will be. Lets a benchmark draw many oracle jobs without running them.
+ */
+export function oracleScore(record: OracleRecord, repetitions: number, options: Omit<OracleOptions, "records">): number {
+  const seed = String(options.seed ?? 1);
+  const key = paperKey(record.title, record.abstract);
+  let score = 0;
+  for (let vote = 0; vote < repetitions; vote++) if (drawVote(seed, key, vote, record.included, options)) score++;
+  return score;
+}
+
+/** One vote: include with probability `sensitivity` for an included paper, 1 − `specificity` otherwise. */
+function drawVote(seed: string, key: string, vote: number, truth: boolean, rates: Pick<OracleOptions, "sensitivity" | "specificity">): boolean {
+  const u = uniform(`${seed}|${key}|${vote}`);
+  return truth ? u < rates.sensitivity : u >= rates.specificity;
 }
 
 /** A gzipped JSON Lines file of `{title, abstract, included}` records (the harness's dataset format). */

@@ -234,7 +234,7 @@ function finalFrame(poll: PollAnswer): Buffer | null {
   return Buffer.from(sseFrame({ event: JOB_EVENT.end, id: TERMINAL_EVENT_ID, data: poll.payload }));
 }
 
-function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+export function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || CONNECTION_HEADERS.has(name)) continue;

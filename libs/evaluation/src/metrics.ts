@@ -5,51 +5,43 @@
  * human would have to read it), and the report says how many there were.
  */
 
+import type { ThresholdRow } from "@litrev/contracts";
+import { clopperPearson } from "./binomial";
+
 export interface ScoredPaper {
-  id: string;
+  id: string | number;
   /** Include votes, or null when the job returned no result for the paper. */
   score: number | null;
   included: boolean;
 }
 
-export interface Interval {
-  low: number;
-  high: number;
+export interface RowOptions {
+  /** Two-sided confidence of the Clopper–Pearson intervals (default 0.95). */
+  confidence?: number;
+  /**
+   * Share of all the job's papers kept at this threshold, when the labelled papers are a sample of
+   * the job; by default the labelled papers are the whole job.
+   */
+  workload?: number;
 }
 
-export interface ThresholdRow {
-  /** Include when at least this many of the R votes say include. */
-  votes: number;
-  tp: number;
-  fp: number;
-  fn: number;
-  tn: number;
-  /** Sensitivity: included studies the screener kept. Null when the labels have no inclusion. */
-  recall: number | null;
-  recall_ci: Interval | null;
-  specificity: number | null;
-  specificity_ci: Interval | null;
-  precision: number | null;
-  f1: number | null;
-  /** Share of all papers a human still reads (those the screener includes). */
-  workload: number;
-  /** 1 − workload: share of papers nobody has to read. */
-  work_saved: number;
-  /** Work saved over sampling: work_saved − (1 − recall) (Cohen et al., 2006). */
-  wss: number | null;
+/** Whether a paper is kept (read by a human) at a vote threshold: a paper without a result always is. */
+export function kept(score: number | null, votes: number): boolean {
+  return score === null || score >= votes;
 }
 
-export function thresholdRow(papers: readonly ScoredPaper[], votes: number): ThresholdRow {
+export function thresholdRow(papers: readonly ScoredPaper[], votes: number, options: RowOptions = {}): ThresholdRow {
+  const confidence = options.confidence ?? 0.95;
   let tp = 0;
   let fp = 0;
   let fn = 0;
   let tn = 0;
   for (const paper of papers) {
-    const kept = paper.score === null || paper.score >= votes;
+    const read = kept(paper.score, votes);
     if (paper.included) {
-      if (kept) tp++;
+      if (read) tp++;
       else fn++;
-    } else if (kept) fp++;
+    } else if (read) fp++;
     else tn++;
   }
   const n = papers.length;
@@ -57,7 +49,7 @@ export function thresholdRow(papers: readonly ScoredPaper[], votes: number): Thr
   const specificity = ratio(tn, tn + fp);
   const precision = ratio(tp, tp + fp);
   const f1 = recall !== null && precision !== null && recall + precision > 0 ? (2 * recall * precision) / (recall + precision) : recall === null ? null : 0;
-  const workload = n > 0 ? (tp + fp) / n : 0;
+  const workload = options.workload ?? (n > 0 ? (tp + fp) / n : 0);
   return {
     votes,
     tp,
@@ -65,9 +57,9 @@ export function thresholdRow(papers: readonly ScoredPaper[], votes: number): Thr
     fn,
     tn,
     recall,
-    recall_ci: tp + fn > 0 ? wilson(tp, tp + fn) : null,
+    recall_ci: tp + fn > 0 ? clopperPearson(tp, tp + fn, confidence) : null,
     specificity,
-    specificity_ci: tn + fp > 0 ? wilson(tn, tn + fp) : null,
+    specificity_ci: tn + fp > 0 ? clopperPearson(tn, tn + fp, confidence) : null,
     precision,
     f1,
     workload,
@@ -77,8 +69,8 @@ export function thresholdRow(papers: readonly ScoredPaper[], votes: number): Thr
 }
 
 /** One row per vote threshold 0…R (threshold 0 includes everything: the human reads it all). */
-export function thresholdTable(papers: readonly ScoredPaper[], repetitions: number): ThresholdRow[] {
-  return Array.from({ length: repetitions + 1 }, (_, t) => thresholdRow(papers, t));
+export function thresholdTable(papers: readonly ScoredPaper[], repetitions: number, confidence = 0.95): ThresholdRow[] {
+  return Array.from({ length: repetitions + 1 }, (_, t) => thresholdRow(papers, t, { confidence }));
 }
 
 /** The strictest threshold whose recall reaches `target`; null only when the labels have no inclusion. */
@@ -139,13 +131,4 @@ export function wssAtRecall(papers: readonly ScoredPaper[], repetitions: number,
 
 function ratio(a: number, b: number): number | null {
   return b > 0 ? a / b : null;
-}
-
-/** Wilson score interval at 95%: honest for small counts and proportions near 0 or 1. */
-export function wilson(successes: number, trials: number, z = 1.959964): Interval {
-  const p = successes / trials;
-  const z2 = z * z;
-  const centre = (p + z2 / (2 * trials)) / (1 + z2 / trials);
-  const half = (z * Math.sqrt((p * (1 - p)) / trials + z2 / (4 * trials * trials))) / (1 + z2 / trials);
-  return { low: Math.max(0, centre - half), high: Math.min(1, centre + half) };
 }

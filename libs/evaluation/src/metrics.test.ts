@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recallCurve, thresholdForRecall, thresholdTable, wilson, wssAtRecall, type ScoredPaper } from "./metrics";
+import { recallCurve, thresholdForRecall, thresholdTable, wssAtRecall, type ScoredPaper } from "./metrics";
 
 const paper = (score: number | null, included: boolean, i: number): ScoredPaper => ({ id: `p${i}`, score, included });
 // R = 2: inclusions scored 2, 2, 1, 0; exclusions scored 2, 1, 0, 0, 0, 0.
@@ -56,12 +56,15 @@ describe("screening metrics", () => {
     ]);
   });
 
-  it("gives Wilson intervals that stay inside [0, 1]", () => {
-    const all = wilson(40, 40);
-    expect(all.high).toBe(1);
-    expect(all.low).toBeCloseTo(0.9124, 3);
-    const half = wilson(50, 100);
-    expect(half.low).toBeCloseTo(0.4038, 3);
-    expect(half.high).toBeCloseTo(0.5962, 3);
+  it("bounds recall and specificity with exact intervals at the asked confidence", () => {
+    const [, t1] = thresholdTable(papers, 2, 0.9);
+    // 3 of 4 includes kept: the exact 90% interval's lower bound solves P(X ≥ 3 | 4, p) = 0.05.
+    const { low, high } = t1!.recall_ci!;
+    const atLeast3 = (p: number) => 4 * p ** 3 * (1 - p) + p ** 4;
+    expect(atLeast3(low)).toBeCloseTo(0.05, 10);
+    expect(1 - p4(high)).toBeCloseTo(0.05, 10);
   });
 });
+
+/** P(X = 4 | n = 4, p): the upper bound of 3 of 4 leaves 5% at or below 3, i.e. p⁴ = 0.95. */
+const p4 = (p: number) => p ** 4;

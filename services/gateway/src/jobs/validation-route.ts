@@ -1,0 +1,78 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import {
+  isJobId,
+  JobIdParams,
+  ScreeningJob,
+  ScreeningValidationRequest,
+  ScreeningValidationResponse,
+  ServiceError,
+  type ScreeningResultItem,
+  type ValidationIssue,
+} from "@litrev/contracts";
+import { LabelError, validateJob, type JobPaper } from "@litrev/evaluation";
+import { forwardedHeaders } from "./job-events";
+
+/** Labels named one by one in a 400 (the rest are counted in a last issue). */
+const NAMED_LABELS = 50;
+
+/**
+ * `POST /v1/screening/jobs/{job_id}/validation` (and without `/v1`): the job's figures on the
+ * team's labelled sample (libs/evaluation computes them, as `pnpm eval` does). The job is read
+ * through the poll route itself with the caller's headers, so the same key sees the same job:
+ * another client's job or an unknown one is a 404 exactly as its poll is.
+ */
+export function validationRoutes(): FastifyPluginAsync {
+  return async (app) => {
+    app.post(
+      "/v1/screening/jobs/:job_id/validation",
+      { schema: { params: JobIdParams, body: ScreeningValidationRequest, response: { 200: ScreeningValidationResponse } } },
+      async (request: FastifyRequest, reply: FastifyReply) => {
+        const { job_id } = request.params as { job_id: string };
+        if (!isJobId(job_id)) throw new ServiceError("not_found", "Job not found", { simple: true });
+        const body = request.body as ScreeningValidationRequest;
+        const poll = await app.inject({ method: "GET", url: `/v1/screening/jobs/${encodeURIComponent(job_id)}`, headers: forwardedHeaders(request.headers) });
+        if (poll.statusCode !== 200) {
+          return reply.status(poll.statusCode).type(String(poll.headers["content-type"] ?? "application/json; charset=utf-8")).send(poll.payload);
+        }
+        const job = ScreeningJob.parse(JSON.parse(poll.payload));
+        if (job.status !== "completed" || !job.results) {
+          const message = job.status === "failed" ? "The job failed: only a completed job can be validated" : `The job is ${job.status}: it can be validated once it has completed`;
+          throw new ServiceError("conflict", message, { simple: true });
+        }
+        try {
+          return validateJob({
+            jobId: job.job_id,
+            papers: job.results.map(jobPaper),
+            repetitions: integerOr(job.config.repetitions, 0),
+            jobThreshold: integerOr(job.config.threshold, 1),
+            labels: body.labels,
+            targetRecall: body.target_recall,
+            confidence: body.confidence,
+          });
+        } catch (error) {
+          if (error instanceof LabelError) throw new ServiceError("validation", "Request validation failed", { issues: labelIssues(error) });
+          throw error;
+        }
+      },
+    );
+  };
+}
+
+/** A result item as the validation reads it: its include votes and the job's decision. */
+function jobPaper(item: ScreeningResultItem): JobPaper {
+  const score = typeof item.final_score === "number" && Number.isFinite(item.final_score) ? item.final_score : null;
+  const decision = item.decision;
+  return { id: item.id, score, included: decision === "include" ? true : decision === "exclude" ? false : null };
+}
+
+function labelIssues(error: LabelError): ValidationIssue[] {
+  const msg = error.kind === "unknown" ? "Not a paper of this job" : "Labelled more than once";
+  const type = error.kind === "unknown" ? "unknown_id" : "duplicate_id";
+  const named: ValidationIssue[] = error.labels.slice(0, NAMED_LABELS).map(({ index, id }) => ({ type, loc: ["body", "labels", index, "id"], msg: `${msg}: ${id}` }));
+  if (error.labels.length > NAMED_LABELS) named.push({ type, loc: ["body", "labels"], msg: `and ${error.labels.length - NAMED_LABELS} more labels like these` });
+  return named;
+}
+
+function integerOr(value: unknown, fallback: number): number {
+  return typeof value === "number" && Number.isInteger(value) ? value : fallback;
+}

@@ -1,0 +1,98 @@
+import { spawnSync } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROOT } from "../../scripts/lib/launch";
+import { screeningPapers, CRITERIA } from "../e2e/screening-fixtures";
+import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
+
+/**
+ * The console's validation panel in headless Chromium: on a completed mock screening job's page, a
+ * pasted `id,included` CSV is posted to the validation route and the page shows the threshold
+ * table, the recommendation and the recall-against-workload plot with its bounds. A screenshot
+ * goes to test-artifacts/console/.
+ */
+
+const ARTIFACTS = join(ROOT, "test-artifacts", "console");
+const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+const R = 5;
+
+describe("the console's validation panel in headless Chromium", () => {
+  let chromiumPath = "";
+  let skipReason = "";
+  let stack: Stack;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  const outside: string[] = [];
+
+  beforeAll(async () => {
+    const found = spawnSync("bash", [join(ROOT, "scripts/ensure-chromium.sh")], { encoding: "utf8", timeout: 900_000 });
+    chromiumPath = found.status === 0 ? (found.stdout.trim().split("\n").at(-1) ?? "") : "";
+    if (!chromiumPath) {
+      skipReason = found.stderr.trim().split("\n").at(-1) || `scripts/ensure-chromium.sh exited ${found.status}`;
+      return;
+    }
+    mkdirSync(ARTIFACTS, { recursive: true });
+    stack = await startStack({ services: { screening: 1 } });
+    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
+    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: "reduce" })).newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    page.on("request", (request) => {
+      if (!request.url().startsWith(stack.baseUrl) && !request.url().startsWith("data:")) outside.push(request.url());
+    });
+  }, 900_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+  });
+
+  it("validates a completed job on a pasted CSV and shows the table, the recommendation and the plot", async (ctx) => {
+    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(400), criteria: CRITERIA, repetitions: R, mock: true });
+    expect(created.status).toBe(200);
+    const jobId = created.body.job_id as string;
+    let job: { status: string; results: { id: string; final_score: number }[] } | undefined;
+    for (let i = 0; i < 600 && job?.status !== "completed"; i++) {
+      job = (await stack.http("GET", `/v1/screening/jobs/${jobId}`)).body;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(job?.status).toBe("completed");
+    // Every other paper labelled, following the votes: includes are those with 2 or more.
+    const csv = ["id,included", ...job!.results.filter((_, i) => i % 2 === 0).map((r) => `${r.id},${r.final_score >= 2 ? 1 : 0}`)].join("\n");
+
+    await page.goto(`${stack.baseUrl}/console`);
+    await page.getByRole("textbox", { name: "Service key (X-API-Key)" }).fill(TEST_API_KEY);
+    await page.getByRole("button", { name: "Open the console" }).click();
+    await page.locator("#screening-jobs").waitFor();
+    await page.goto(`${stack.baseUrl}/console#/job/screening/${jobId}`);
+    await page.locator("#validation").waitFor({ timeout: 30_000 });
+
+    // An unreadable line is refused in the page, before any call.
+    await page.locator("#validation-csv").fill("id,included\np1,maybe");
+    await page.getByRole("button", { name: "Validate" }).click();
+    await expect.poll(() => page.locator("#validation [role=alert]").textContent()).toContain("Line 2");
+    // An id the job does not have: the route's 400 is shown.
+    await page.locator("#validation-csv").fill("nope,1");
+    await page.getByRole("button", { name: "Validate" }).click();
+    await expect.poll(() => page.locator("#validation [role=alert]").textContent()).toContain("Not a paper of this job: nope");
+
+    await page.locator("#validation-csv").fill(csv);
+    await page.locator("#validation-target").fill("0.9");
+    await page.getByRole("button", { name: "Validate" }).click();
+    await page.locator("#validation-table").waitFor();
+    expect(await page.locator("#validation-table tbody tr").count()).toBe(R + 1);
+    // Labels that follow the votes exactly: recall is 100% up to threshold 2, which is recommended.
+    expect(await page.locator("#validation-recommendation").textContent()).toMatch(/^Recommended: include papers with at least 2 of 5 include votes/);
+    expect(await page.locator("#validation-table tr.chosen th").textContent()).toBe("2");
+    expect(await page.locator("#validation-plot g.threshold-point").count()).toBe(R + 1);
+    expect(await page.locator("#validation-plot g.threshold-point line").count()).toBe(R + 1);
+    // Axes: a grid line and two tick labels per tenth-quarter, and the target line.
+    expect(await page.locator("#validation-plot > text").allTextContents()).toEqual(expect.arrayContaining(["0%", "50%", "100%", "Recall", "target 90.0%"]));
+    expect(await page.locator("#validation-agreement").textContent()).toContain("Cohen's kappa");
+    await page.locator("#validation").screenshot({ path: join(ARTIFACTS, "6-validation.png") });
+    expect(pageErrors).toEqual([]);
+    expect(outside).toEqual([]);
+  });
+});
