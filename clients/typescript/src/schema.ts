@@ -1987,6 +1987,7 @@ export interface operations {
                         project_name: null;
                         duration_ms: number | null;
                         estimated_cost_usd: number | null;
+                        actual_cost_usd: number | null;
                         created_at: string;
                         completed_at: string | null;
                     }[];
@@ -2236,6 +2237,47 @@ export interface operations {
                         estimated_cost_usd: number | null;
                         created_at: string;
                         completed_at: string | null;
+                        provenance: {
+                            model_requested: string;
+                            model_resolved: string;
+                            models_used: {
+                                model: string;
+                                calls: number;
+                            }[];
+                            service_version: {
+                                version: string;
+                                commit: string | null;
+                            };
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            };
+                            parameters: {
+                                [key: string]: {
+                                    temperature: number | null;
+                                    max_output_tokens: number | null;
+                                    reasoning_effort: string | null;
+                                };
+                            };
+                            repetitions: number | null;
+                            threshold: number | null;
+                            decision_rule: string;
+                            prompts: {
+                                name: string;
+                                template_id: string;
+                                sha256: string;
+                            }[];
+                        } | null;
+                        usage: {
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            total_tokens?: number;
+                            cached_input_tokens?: number;
+                            estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
+                        };
+                        actual_cost_usd: number | null;
                     };
                 };
             };
@@ -2347,6 +2389,47 @@ export interface operations {
                         estimated_cost_usd: number | null;
                         created_at: string;
                         completed_at: string | null;
+                        provenance: {
+                            model_requested: string;
+                            model_resolved: string;
+                            models_used: {
+                                model: string;
+                                calls: number;
+                            }[];
+                            service_version: {
+                                version: string;
+                                commit: string | null;
+                            };
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            };
+                            parameters: {
+                                [key: string]: {
+                                    temperature: number | null;
+                                    max_output_tokens: number | null;
+                                    reasoning_effort: string | null;
+                                };
+                            };
+                            repetitions: number | null;
+                            threshold: number | null;
+                            decision_rule: string;
+                            prompts: {
+                                name: string;
+                                template_id: string;
+                                sha256: string;
+                            }[];
+                        } | null;
+                        usage: {
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            total_tokens?: number;
+                            cached_input_tokens?: number;
+                            estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
+                        };
+                        actual_cost_usd: number | null;
                     } | null;
                 };
             };
@@ -2727,6 +2810,7 @@ export interface operations {
                         record_count: number;
                         duration_ms: number | null;
                         estimated_cost_usd: number | null;
+                        actual_cost_usd: number | null;
                         created_at: string;
                         completed_at: string | null;
                     }[];
@@ -2988,6 +3072,8 @@ export interface operations {
                             total_tokens?: number;
                             cached_input_tokens?: number;
                             estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
                         };
                         error: string | null;
                         error_category: string | null;
@@ -2997,6 +3083,38 @@ export interface operations {
                         model_version: string;
                         created_at: string;
                         completed_at: string | null;
+                        provenance: {
+                            model_requested: string;
+                            model_resolved: string;
+                            models_used: {
+                                model: string;
+                                calls: number;
+                            }[];
+                            service_version: {
+                                version: string;
+                                commit: string | null;
+                            };
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            };
+                            parameters: {
+                                [key: string]: {
+                                    temperature: number | null;
+                                    max_output_tokens: number | null;
+                                    reasoning_effort: string | null;
+                                };
+                            };
+                            repetitions: number | null;
+                            threshold: number | null;
+                            decision_rule: string;
+                            prompts: {
+                                name: string;
+                                template_id: string;
+                                sha256: string;
+                            }[];
+                        } | null;
+                        actual_cost_usd: number | null;
                     };
                 };
             };
@@ -3117,6 +3235,8 @@ export interface operations {
                             total_tokens?: number;
                             cached_input_tokens?: number;
                             estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
                         };
                         error: string | null;
                         error_category: string | null;
@@ -3126,6 +3246,38 @@ export interface operations {
                         model_version: string;
                         created_at: string;
                         completed_at: string | null;
+                        provenance: {
+                            model_requested: string;
+                            model_resolved: string;
+                            models_used: {
+                                model: string;
+                                calls: number;
+                            }[];
+                            service_version: {
+                                version: string;
+                                commit: string | null;
+                            };
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            };
+                            parameters: {
+                                [key: string]: {
+                                    temperature: number | null;
+                                    max_output_tokens: number | null;
+                                    reasoning_effort: string | null;
+                                };
+                            };
+                            repetitions: number | null;
+                            threshold: number | null;
+                            decision_rule: string;
+                            prompts: {
+                                name: string;
+                                template_id: string;
+                                sha256: string;
+                            }[];
+                        } | null;
+                        actual_cost_usd: number | null;
                     } | null;
                 };
             };

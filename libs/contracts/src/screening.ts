@@ -2,6 +2,7 @@ import { z } from "zod";
 import { EstimateConfidence, JobStatus, JsonObject, Timestamp } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
+import { JobUsage, jobReportFields, Provenance } from "./provenance";
 
 /** Papers per screening job unless `MAX_SCREENING_PAPERS` says otherwise (docs/limits.md). */
 export const MAX_SCREENING_PAPERS = 50_000;
@@ -104,6 +105,12 @@ export const ScreeningJob = z.object({
   estimated_cost_usd: z.number().nullable(),
   created_at: Timestamp,
   completed_at: Timestamp.nullable(),
+  /** What a review reports about the model behind the job (null for jobs recorded before provenance existed). */
+  provenance: Provenance.nullable(),
+  /** Tokens, calls and retries spent so far; kept after the job ends. */
+  usage: JobUsage,
+  /** The cost of the tokens the provider reported, at the model's price (null: no price, or a mock job). */
+  actual_cost_usd: z.number().nullable(),
 });
 export type ScreeningJob = z.infer<typeof ScreeningJob>;
 
@@ -118,6 +125,8 @@ export const ScreeningJobListItem = z.object({
   project_name: z.null(),
   duration_ms: z.number().int().nullable(),
   estimated_cost_usd: z.number().nullable(),
+  /** The cost of the tokens the provider reported so far (null: no price, or a mock job). */
+  actual_cost_usd: z.number().nullable(),
   created_at: Timestamp,
   completed_at: Timestamp.nullable(),
 });
@@ -186,6 +195,8 @@ export interface ScreeningJobRecord {
   created_at: string;
   completed_at: string | null;
   project_id: number | null;
+  /** Live extras: provenance, usage and actual cost (see `jobReportFields`). */
+  extra?: Record<string, unknown> | undefined;
 }
 
 /** The spec's poll shape. `results` and `clusters` are null unless the job completed. */
@@ -211,6 +222,7 @@ export function toScreeningJob(
     estimated_cost_usd: record.estimated_cost_usd,
     created_at: record.created_at,
     completed_at: record.completed_at,
+    ...jobReportFields(record.extra),
   };
 }
 
@@ -229,6 +241,7 @@ export function toScreeningJobListItem(record: ScreeningJobRecord): ScreeningJob
     project_name: null,
     duration_ms: record.duration_ms,
     estimated_cost_usd: record.estimated_cost_usd,
+    actual_cost_usd: jobReportFields(record.extra).actual_cost_usd,
     created_at: record.created_at,
     completed_at: record.completed_at,
   };
