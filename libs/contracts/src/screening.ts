@@ -175,6 +175,10 @@ export const ScreeningJobParams = z.object({
   threshold: z.number(),
   clusters_type: ClustersType.nullable(),
   mock: z.boolean(),
+  /** What the alias pointed to at admission: every call of the job goes to this model (absent: jobs queued before pinning). */
+  model_resolved: z.string().optional(),
+  /** Whether the model had a price at admission (no price: no actual cost is reported). */
+  priced: z.boolean().optional(),
 });
 export type ScreeningJobParams = z.infer<typeof ScreeningJobParams>;
 

@@ -82,9 +82,9 @@ describe("classifyProviderError", () => {
     expect(redactSecrets("Authorization: Bearer abc.def")).toBe("Authorization: Bearer [redacted]");
   });
 
-  it("builds the invalid-reply error as unknown, naming the schema", () => {
+  it("builds the invalid-reply error as model_output (a known cause, never `unknown`), naming the schema", () => {
     const error = invalidReplyError("screening_decision", 3, "the reply is not valid JSON");
-    expect(error.category).toBe("unknown");
+    expect(error.category).toBe("model_output");
     expect(error.message).toBe("The language model did not return a valid screening_decision reply after 3 attempts: the reply is not valid JSON");
   });
 });

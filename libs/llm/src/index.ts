@@ -15,6 +15,7 @@ export {
   loadModelAliases,
   modelRequestParams,
   resolveModel,
+  sentParameters,
 } from "./models";
 export type { GenerationSettings, ModelRequestParams, ReasoningEffort } from "./models";
 export { CostCeiling, PRICES, costAt, costCeiling, costUsd, estimateTokens, loadModelPrices, meteredCost, priceFor, requirePrice } from "./pricing";
@@ -23,5 +24,7 @@ export { DEFAULT_RETRY_POLICY, RETRIED_CATEGORIES, backoffDelayMs, deadlineError
 export type { AttemptContext, RetryClock, RetryInfo, RetryOptions, RetryPolicy } from "./retry";
 export { StrictSchemaError, responseFormat, schemaName, structuredFormat, toStrictJsonSchema } from "./schema";
 export type { DecodeResult, JsonSchema, JsonSchemaResponseFormat, StructuredFormat } from "./schema";
+export { providerIdentity } from "./provider-identity";
+export type { ProviderIdentity } from "./provider-identity";
 export { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage } from "./usage";
 export type { LlmUsage } from "./usage";
