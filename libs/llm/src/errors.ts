@@ -90,6 +90,11 @@ export function isModelNotFound(error: unknown): boolean {
     || /invalid model name passed/i.test(message); // LiteLLM proxy
 }
 
+/** Whether `error` is `modelUnavailableError`'s (the provider's own not-found answer is its cause). */
+export function isModelUnavailable(error: unknown): boolean {
+  return error instanceof ServiceError && error.category === "validation" && isModelNotFound(error.cause);
+}
+
 /** A model the provider does not offer: a 400 `validation` that names it and says how to remap it. */
 export function modelUnavailableError(model: string, requested: string, cause?: unknown, pinned = false): ServiceError {
   if (pinned) {

@@ -2,7 +2,16 @@ export { ModelAvailability, describeAvailability } from "./availability";
 export type { ModelLister } from "./availability";
 export { LlmClient, keyDigest } from "./client";
 export type { LlmClientOptions, LlmLogger, ProviderModel, StructuredRequest, StructuredResult } from "./client";
-export { LlmAbortError, classifyProviderError, invalidReplyError, isAbortError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
+export {
+  LlmAbortError,
+  classifyProviderError,
+  invalidReplyError,
+  isAbortError,
+  isModelNotFound,
+  isModelUnavailable,
+  modelUnavailableError,
+  redactSecrets,
+} from "./errors";
 export { errorHeaders, parseResetDuration, readRateLimitHeaders, retryAfterMs } from "./headers";
 export type { HeaderReader, RateLimitSnapshot } from "./headers";
 export { DEFAULT_CONCURRENCY, RateLimiter } from "./limiter";
