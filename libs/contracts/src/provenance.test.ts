@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { toIndexerJob, toIndexerJobListItem } from "./indexer";
+import { toJobStateEvent } from "./job-events";
+import type { LiveJobState } from "./jobs";
 import { jobReportFields, type Provenance } from "./provenance";
 import { toScreeningJob, toScreeningJobListItem, type ScreeningJobRecord } from "./screening";
 
@@ -46,6 +48,9 @@ describe("job report fields", () => {
     expect(indexer.provenance?.model_resolved).toBe("provider-nano-2026-01");
     expect(indexer.usage.calls).toBe(3);
     expect(toIndexerJobListItem({ ...record, extra }).actual_cost_usd).toBe(0.002);
+    // The job's event stream shows the cost so far too.
+    const state = { ...record, extra, stage_started_at: null, started_at: null } as unknown as LiveJobState;
+    expect(toJobStateEvent(state).actual_cost_usd).toBe(0.002);
   });
 
   it("read a job recorded before they existed (or unreadable values) as null and empty", () => {
