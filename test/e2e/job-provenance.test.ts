@@ -125,6 +125,18 @@ describe("job provenance, usage and lost papers (screening + indexer, real nats-
     }
   });
 
+  it("a pinned model the provider stops offering mid-job fails the job with a reason naming it", async () => {
+    provider.setBehaviour({ latencyMs: 100, respond: screeningResponder() });
+    const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(20), criteria: CRITERIA, repetitions: 2 });
+    await waitFor(() => provider.chatRequests().some((r) => r.status === 200), 30_000, 20);
+    provider.setBehaviour({ knownModels: ["gpt-4.1"] });
+    const final = await finished("screening", created.body.job_id);
+    expect(final).toMatchObject({ status: "failed", error_category: "validation" });
+    expect(final.error).toContain("no longer offers the model 'gpt-5-nano' that this job was pinned to at creation (alias 'llm-5-nano')");
+    expect(final.provenance.models_used[0].model).toBe("gpt-5-nano-2025-08-07");
+    provider.setBehaviour({ knownModels: undefined });
+  });
+
   it("a model that always loses 2 of 12 papers: the job completes with 12 results, exactly those 2 flagged for a human", async () => {
     provider.setBehaviour({ respond: losingResponder((title) => title.startsWith("LOST")) });
     const papers = screeningPapers(12).map((p, i) => (i === 4 || i === 9 ? { ...p, title: `LOST ${p.title}` } : p));
