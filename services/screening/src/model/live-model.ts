@@ -22,7 +22,7 @@ const ThemeSchema = z.object({ label: z.string(), description: z.string() });
 /** The reasoning effort each stage asks for (reasoning models only). */
 export const STAGE_EFFORT: Record<StageName, ReasoningEffort> = { labelling: "minimal", reasoning: "minimal", clustering: "low", assignment: "minimal" };
 
-/** Calls asking about one still-unanswered paper alone, after the batch calls kept leaving it out. */
+/** Calls in a row, asking about one still-unanswered paper alone, that may bring no vote before it is given up. */
 const SOLO_ATTEMPTS = 2;
 
 /**
@@ -134,8 +134,12 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       }
       // ...then each paper still short is asked about alone: a weaker model that mangles a batch's
       // ids often answers a single paper correctly.
+      // Asked again while it brings votes in (a provider that ignores `n` gives one per call), until
+      // SOLO_ATTEMPTS calls brought none: at most repetitions + SOLO_ATTEMPTS calls per paper.
       for (const i of shortOf(all)) {
-        for (let attempt = 0; attempt < SOLO_ATTEMPTS && votes[i]!.length < repetitions; attempt++) await ask([i]);
+        for (let barren = 0, calls = 0; barren < SOLO_ATTEMPTS && votes[i]!.length < repetitions && calls < repetitions + SOLO_ATTEMPTS; calls++) {
+          barren = (await ask([i])) ? 0 : barren + 1;
+        }
       }
       // Whatever is still short goes back with fewer votes: the pipeline sends such papers to a human.
       const lost = shortOf(all).length;

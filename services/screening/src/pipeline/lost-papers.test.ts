@@ -42,6 +42,24 @@ describe("papers the model keeps losing", () => {
     expect(calls.filter((c) => c.length === 1 && c[0] === "Paper 1").length).toBeGreaterThanOrEqual(2);
     expect(result.trouble).toMatch(/named \d+ ids that were not asked about \(e\.g\. "x91"/);
   });
+
+  it("keeps asking a paper alone while each call brings a vote (a provider that ignores n)", async () => {
+    // Paper 2's id is mangled in every batch, but answered right when it is asked about alone; one choice per call.
+    const calls: number[] = [];
+    const llm = {
+      structured: async (req: { user: string }) => {
+        const records = readDataBlocks(req.user)[0]?.records ?? [];
+        calls.push(records.length);
+        const decisions = records.map((r, k) => ({ id: records.length > 1 && r.title === "Paper 2" ? `x${k + 90}` : String(r.id), criteria: ["met"], include: true }));
+        const one = { decisions };
+        return { data: one, choices: [one], usage, modelVersion: "m", requests: 1, retries: 0 };
+      },
+    } as unknown as LlmClient;
+    const result = await live(llm).label(papers.slice(0, 4), 4);
+    expect(result.value.map((v) => v.length)).toEqual([4, 4, 4, 4]);
+    expect(result.trouble).toBeUndefined();
+    expect(calls.filter((n) => n === 1)).toHaveLength(4);
+  });
 });
 
 const SETTINGS: PipelineSettings = { labelBatch: 4, reasonBatch: 4, clusterChunk: 10, assignBatch: 4, maxClusters: 3, callConcurrency: 2, maxLostShare: 0.25 };
