@@ -1,7 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "@litrev/contracts";
-import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
+import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, isModelUnavailable, modelUnavailableError, redactSecrets } from "./errors";
 
 /** An SDK error exactly as the SDK builds it from an HTTP answer. */
 function httpError(status: number, error: Record<string, unknown>, headers: Record<string, string> = {}): APIError {
@@ -80,6 +80,13 @@ describe("classifyProviderError", () => {
     const error = classify(httpError(400, { message: `bad request for ${key}` }));
     expect(error.message).not.toContain(key.slice(5));
     expect(redactSecrets("Authorization: Bearer abc.def")).toBe("Authorization: Bearer [redacted]");
+  });
+
+  it("tells a model the provider does not offer from other validation errors (an indexer job stops on it)", () => {
+    const notFound = httpError(404, { message: "The model `gpt-9` does not exist or you do not have access to it.", code: "model_not_found" });
+    expect(isModelUnavailable(modelUnavailableError("gpt-9", "llm-5-nano", notFound, true))).toBe(true);
+    expect(isModelUnavailable(classify(httpError(400, { message: "bad temperature", code: "unsupported_value" })))).toBe(false);
+    expect(isModelUnavailable(new Error("gpt-9"))).toBe(false);
   });
 
   it("builds the invalid-reply error as model_output (a known cause, never `unknown`), naming the schema", () => {
