@@ -157,7 +157,9 @@ async function runJob(size: number, worker: RunningProcess, infra: Awaited<Retur
   await new Promise((r) => setTimeout(r, 600)); // one more drain of the provider's records
   const ok = tally.ok;
   const boundSeconds = Math.max((ok / options.rpm) * 60, (ok * options.latencyMs) / 1000 / options.concurrency);
-  const usage = state.extra.usage as Usage;
+  // The job's usage (JobUsage: cost in estimated_cost_usd); the per-stage figures keep the pipeline's own shape.
+  const total = state.extra.usage as Omit<Usage, "cost_usd"> & { estimated_cost_usd: number };
+  const usage: Usage = { ...total, cost_usd: total.estimated_cost_usd };
   const byStage = state.extra.usage_by_stage as Record<string, Usage>;
   const c = CRITERIA.length;
   const formulaIn = (200 + 30 * c) * REPETITIONS + 300;

@@ -146,7 +146,7 @@ describe("Criteria AI live, through the gateway, against a fake OpenAI-compatibl
     provider.setBehaviour({ mode: "malformed" });
     const broken = await post("analyze-question", { research_question: "Does X help Y?" });
     expect(broken.status).toBe(500);
-    expect(broken.body.detail).toMatchObject({ error_code: "unknown", retryable: false });
+    expect(broken.body.detail).toMatchObject({ error_code: "model_output", retryable: false });
     expect(broken.body.detail.message).toContain("did not return a valid");
   });
 

@@ -2558,6 +2558,7 @@ export interface operations {
                         error: string | null;
                         duration_ms: number | null;
                         estimated_cost_usd: number | null;
+                        actual_cost_usd: number | null;
                         created_at: string;
                         completed_at: string | null;
                     }[];
@@ -2807,6 +2808,47 @@ export interface operations {
                         estimated_cost_usd: number | null;
                         created_at: string;
                         completed_at: string | null;
+                        provenance: {
+                            model_requested: string;
+                            model_resolved: string;
+                            models_used: {
+                                model: string;
+                                calls: number;
+                            }[];
+                            service_version: {
+                                version: string;
+                                commit: string | null;
+                            };
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            };
+                            parameters: {
+                                [key: string]: {
+                                    temperature: number | null;
+                                    max_output_tokens: number | null;
+                                    reasoning_effort: string | null;
+                                };
+                            };
+                            repetitions: number | null;
+                            threshold: number | null;
+                            decision_rule: string;
+                            prompts: {
+                                name: string;
+                                template_id: string;
+                                sha256: string;
+                            }[];
+                        } | null;
+                        usage: {
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            total_tokens?: number;
+                            cached_input_tokens?: number;
+                            estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
+                        };
+                        actual_cost_usd: number | null;
                     };
                 };
             };
@@ -2918,6 +2960,47 @@ export interface operations {
                         estimated_cost_usd: number | null;
                         created_at: string;
                         completed_at: string | null;
+                        provenance: {
+                            model_requested: string;
+                            model_resolved: string;
+                            models_used: {
+                                model: string;
+                                calls: number;
+                            }[];
+                            service_version: {
+                                version: string;
+                                commit: string | null;
+                            };
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            };
+                            parameters: {
+                                [key: string]: {
+                                    temperature: number | null;
+                                    max_output_tokens: number | null;
+                                    reasoning_effort: string | null;
+                                };
+                            };
+                            repetitions: number | null;
+                            threshold: number | null;
+                            decision_rule: string;
+                            prompts: {
+                                name: string;
+                                template_id: string;
+                                sha256: string;
+                            }[];
+                        } | null;
+                        usage: {
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            total_tokens?: number;
+                            cached_input_tokens?: number;
+                            estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
+                        };
+                        actual_cost_usd: number | null;
                     } | null;
                 };
             };
@@ -3300,6 +3383,7 @@ export interface operations {
                         error: string | null;
                         duration_ms: number | null;
                         estimated_cost_usd: number | null;
+                        actual_cost_usd: number | null;
                         created_at: string;
                         completed_at: string | null;
                     }[];
@@ -3561,6 +3645,8 @@ export interface operations {
                             total_tokens?: number;
                             cached_input_tokens?: number;
                             estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
                         };
                         error: string | null;
                         error_category: string | null;
@@ -3570,6 +3656,38 @@ export interface operations {
                         model_version: string;
                         created_at: string;
                         completed_at: string | null;
+                        provenance: {
+                            model_requested: string;
+                            model_resolved: string;
+                            models_used: {
+                                model: string;
+                                calls: number;
+                            }[];
+                            service_version: {
+                                version: string;
+                                commit: string | null;
+                            };
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            };
+                            parameters: {
+                                [key: string]: {
+                                    temperature: number | null;
+                                    max_output_tokens: number | null;
+                                    reasoning_effort: string | null;
+                                };
+                            };
+                            repetitions: number | null;
+                            threshold: number | null;
+                            decision_rule: string;
+                            prompts: {
+                                name: string;
+                                template_id: string;
+                                sha256: string;
+                            }[];
+                        } | null;
+                        actual_cost_usd: number | null;
                     };
                 };
             };
@@ -3690,6 +3808,8 @@ export interface operations {
                             total_tokens?: number;
                             cached_input_tokens?: number;
                             estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
                         };
                         error: string | null;
                         error_category: string | null;
@@ -3699,6 +3819,38 @@ export interface operations {
                         model_version: string;
                         created_at: string;
                         completed_at: string | null;
+                        provenance: {
+                            model_requested: string;
+                            model_resolved: string;
+                            models_used: {
+                                model: string;
+                                calls: number;
+                            }[];
+                            service_version: {
+                                version: string;
+                                commit: string | null;
+                            };
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            };
+                            parameters: {
+                                [key: string]: {
+                                    temperature: number | null;
+                                    max_output_tokens: number | null;
+                                    reasoning_effort: string | null;
+                                };
+                            };
+                            repetitions: number | null;
+                            threshold: number | null;
+                            decision_rule: string;
+                            prompts: {
+                                name: string;
+                                template_id: string;
+                                sha256: string;
+                            }[];
+                        } | null;
+                        actual_cost_usd: number | null;
                     } | null;
                 };
             };

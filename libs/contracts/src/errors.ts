@@ -19,6 +19,7 @@ export const ErrorCategory = z.enum([
   "service_unavailable",
   "timeout",
   "not_implemented",
+  "model_output",
 ]);
 export type ErrorCategory = z.infer<typeof ErrorCategory>;
 
@@ -37,6 +38,7 @@ export const RETRYABLE: Record<ErrorCategory, boolean> = {
   service_unavailable: true,
   timeout: true,
   not_implemented: false,
+  model_output: false,
 };
 
 /** One field-level validation problem, in the spec's (FastAPI-compatible) shape. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { EstimateConfidence, JobStatus, JsonObject, ProjectContext, Timestamp, Usage } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
+import { JobUsage, jobReportFields, Provenance } from "./provenance";
 
 /** Defaults of the configured bounds (docs/limits.md): larger synchronous runs must use jobs. */
 export const MAX_INDEXER_RUN_RECORDS = 1_000;
@@ -190,7 +191,8 @@ export const IndexerJob = z.object({
   progress: z.number(),
   partial_results: z.array(IndexerOutputRecord),
   errors: z.array(z.string()),
-  usage: Usage.partial(),
+  /** Tokens, calls and retries spent so far; kept after the job ends. */
+  usage: JobUsage,
   error: z.string().nullable(),
   error_category: z.string().nullable(),
   error_retryable: z.boolean().nullable(),
@@ -199,6 +201,10 @@ export const IndexerJob = z.object({
   model_version: z.string(),
   created_at: Timestamp,
   completed_at: Timestamp.nullable(),
+  /** What a review reports about the model behind the job (null for jobs recorded before provenance existed). */
+  provenance: Provenance.nullable(),
+  /** The cost of the tokens the provider reported, at the model's price (null: no price, or a mock job). */
+  actual_cost_usd: z.number().nullable(),
 });
 export type IndexerJob = z.infer<typeof IndexerJob>;
 
@@ -213,6 +219,8 @@ export const IndexerJobListItem = z.object({
   error: z.string().nullable(),
   duration_ms: z.number().int().nullable(),
   estimated_cost_usd: z.number().nullable(),
+  /** The cost of the tokens the provider reported so far (null: no price, or a mock job). */
+  actual_cost_usd: z.number().nullable(),
   created_at: Timestamp,
   completed_at: Timestamp.nullable(),
 });
@@ -321,14 +329,15 @@ export interface IndexerJobRecord {
 
 /** The poll response: the live (or stored) state plus the records finished so far. */
 export function toIndexerJob(record: IndexerJobRecord, finished: { items: unknown[]; errors: string[] }): IndexerJob {
-  const extra = record.extra as { usage?: IndexerJob["usage"]; model_version?: string };
+  const extra = record.extra as { model_version?: string };
+  const report = jobReportFields(record.extra);
   return {
     job_id: record.job_id,
     status: record.status,
     progress: record.progress,
     partial_results: finished.items as IndexerJob["partial_results"],
     errors: finished.errors,
-    usage: extra.usage ?? {},
+    usage: report.usage,
     error: record.error,
     error_category: record.error_category,
     error_retryable: record.error_retryable,
@@ -337,6 +346,8 @@ export function toIndexerJob(record: IndexerJobRecord, finished: { items: unknow
     model_version: extra.model_version ?? record.model_version,
     created_at: record.created_at,
     completed_at: record.completed_at,
+    provenance: report.provenance,
+    actual_cost_usd: report.actual_cost_usd,
   };
 }
 
@@ -352,6 +363,7 @@ export function toIndexerJobListItem(record: IndexerJobRecord): IndexerJobListIt
     error: record.error,
     duration_ms: record.duration_ms,
     estimated_cost_usd: record.estimated_cost_usd,
+    actual_cost_usd: jobReportFields(record.extra).actual_cost_usd,
     created_at: record.created_at,
     completed_at: record.completed_at,
   };

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { JobStatus, JsonObject, Timestamp } from "./common";
 import type { LiveJobState } from "./jobs";
+import { jobReportFields } from "./provenance";
 
 /**
  * A job's live progress as server-sent events (`GET /v1/{screening|indexer}/jobs/{job_id}/events`,
@@ -25,6 +26,8 @@ export const JobStateEvent = z.object({
   /** Tokens and cost so far, as the job reports them (null before the first report). */
   usage: JsonObject.nullable(),
   estimated_cost_usd: nullableNumber,
+  /** The cost of the tokens the provider reported so far (null: mock job, unpriced model, or not reported yet). */
+  actual_cost_usd: nullableNumber,
   model_version: z.string(),
   /** Items finished and in all (extraction jobs report these). */
   items_done: z.number().int().nullable(),
@@ -52,6 +55,7 @@ export function toJobStateEvent(state: LiveJobState): JobStateEvent {
     stage_timings: state.stage_timings,
     usage,
     estimated_cost_usd: state.estimated_cost_usd,
+    actual_cost_usd: jobReportFields(state.extra).actual_cost_usd,
     model_version: typeof extra.model_version === "string" ? extra.model_version : state.model_version,
     items_done: intOrNull(extra.records_done),
     items_total: intOrNull(extra.record_count),

@@ -52,3 +52,27 @@ export const JobUsage = Usage.partial().extend({
   retries: z.number().int().nonnegative().optional(),
 });
 export type JobUsage = z.infer<typeof JobUsage>;
+
+/**
+ * A job's report fields as its live state or stored row keeps them (under `extra`, written at admission
+ * and as the job runs). Read leniently: a job recorded before these fields existed, or with a value this
+ * version cannot read, shows `provenance: null`, empty usage and no actual cost rather than failing the poll.
+ */
+export const JOB_REPORT_EXTRAS = { provenance: "provenance", usage: "usage", actualCost: "actual_cost_usd" } as const;
+
+export interface JobReportFields {
+  provenance: Provenance | null;
+  usage: JobUsage;
+  actual_cost_usd: number | null;
+}
+
+export function jobReportFields(extra: Record<string, unknown> | undefined): JobReportFields {
+  const provenance = Provenance.safeParse(extra?.[JOB_REPORT_EXTRAS.provenance]);
+  const usage = JobUsage.safeParse(extra?.[JOB_REPORT_EXTRAS.usage]);
+  const cost = extra?.[JOB_REPORT_EXTRAS.actualCost];
+  return {
+    provenance: provenance.success ? provenance.data : null,
+    usage: usage.success ? usage.data : {},
+    actual_cost_usd: typeof cost === "number" && Number.isFinite(cost) ? cost : null,
+  };
+}

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { EstimateConfidence, JobStatus, JsonObject, Timestamp } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
+import { JobUsage, jobReportFields, Provenance } from "./provenance";
 
 /** Papers per screening job unless `MAX_SCREENING_PAPERS` says otherwise (docs/limits.md). */
 export const MAX_SCREENING_PAPERS = 50_000;
@@ -104,6 +105,12 @@ export const ScreeningJob = z.object({
   estimated_cost_usd: z.number().nullable(),
   created_at: Timestamp,
   completed_at: Timestamp.nullable(),
+  /** What a review reports about the model behind the job (null for jobs recorded before provenance existed). */
+  provenance: Provenance.nullable(),
+  /** Tokens, calls and retries spent so far; kept after the job ends. */
+  usage: JobUsage,
+  /** The cost of the tokens the provider reported, at the model's price (null: no price, or a mock job). */
+  actual_cost_usd: z.number().nullable(),
 });
 export type ScreeningJob = z.infer<typeof ScreeningJob>;
 
@@ -121,6 +128,8 @@ export const ScreeningJobListItem = z.object({
   error: z.string().nullable(),
   duration_ms: z.number().int().nullable(),
   estimated_cost_usd: z.number().nullable(),
+  /** The cost of the tokens the provider reported so far (null: no price, or a mock job). */
+  actual_cost_usd: z.number().nullable(),
   created_at: Timestamp,
   completed_at: Timestamp.nullable(),
 });
@@ -169,6 +178,10 @@ export const ScreeningJobParams = z.object({
   threshold: z.number(),
   clusters_type: ClustersType.nullable(),
   mock: z.boolean(),
+  /** What the alias pointed to at admission: every call of the job goes to this model (absent: jobs queued before pinning). */
+  model_resolved: z.string().optional(),
+  /** Whether the model had a price at admission (no price: no actual cost is reported). */
+  priced: z.boolean().optional(),
 });
 export type ScreeningJobParams = z.infer<typeof ScreeningJobParams>;
 
@@ -189,6 +202,8 @@ export interface ScreeningJobRecord {
   created_at: string;
   completed_at: string | null;
   project_id: number | null;
+  /** Live extras: provenance, usage and actual cost (see `jobReportFields`). */
+  extra?: Record<string, unknown> | undefined;
 }
 
 /** The spec's poll shape. `results` and `clusters` are null unless the job completed. */
@@ -214,6 +229,7 @@ export function toScreeningJob(
     estimated_cost_usd: record.estimated_cost_usd,
     created_at: record.created_at,
     completed_at: record.completed_at,
+    ...jobReportFields(record.extra),
   };
 }
 
@@ -234,6 +250,7 @@ export function toScreeningJobListItem(record: ScreeningJobRecord): ScreeningJob
     error: record.error,
     duration_ms: record.duration_ms,
     estimated_cost_usd: record.estimated_cost_usd,
+    actual_cost_usd: jobReportFields(record.extra).actual_cost_usd,
     created_at: record.created_at,
     completed_at: record.completed_at,
   };

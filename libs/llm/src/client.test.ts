@@ -146,10 +146,10 @@ describe("LlmClient.structured", () => {
     expect(sentBodies().map((b) => b.max_completion_tokens)).toEqual([300, 600]);
   });
 
-  it("classifies a reply that stays invalid as unknown after the bounded repairs", async () => {
+  it("classifies a reply that stays invalid as model_output after the bounded repairs", async () => {
     provider.setBehaviour({ mode: "malformed" });
     const error = await failure(client({ repairAttempts: 2 }).structured(request));
-    expect(error.category).toBe("unknown");
+    expect(error.category).toBe("model_output");
     expect(error.retryable).toBe(false);
     expect(error.message).toMatch(/did not return a valid screening_decision reply after 3 attempts/);
     expect(provider.chatRequests()).toHaveLength(3);
@@ -204,6 +204,29 @@ describe("LlmClient.structured", () => {
     expect(provider.chatRequests().map((r) => r.status)).toEqual([500, 500, 200]);
   });
 
+  it("counts the retries and replies of a call", async () => {
+    provider.setBehaviour({ mode: "status500", modeTimes: 2 });
+    const result = await client().structured(request);
+    expect(result).toMatchObject({ retries: 2, requests: 1 });
+    provider.setBehaviour({ mode: "malformed", modeTimes: 1 });
+    expect(await client().structured(request)).toMatchObject({ retries: 0, requests: 2 });
+  });
+
+  it("sends a pinned call to its resolved model whatever the live alias table says", async () => {
+    const llm = client();
+    llm.setAliasOverrides({ "llm-5-nano": "gpt-4.1" });
+    await llm.structured({ ...request, resolvedModel: "gpt-5-nano" });
+    await llm.structured(request);
+    expect(sentBodies().map((b) => b.model)).toEqual(["gpt-5-nano", "gpt-4.1"]);
+  });
+
+  it("names the provider's host and profile, never a key or a path", () => {
+    expect(client().provider).toEqual({ host: new URL(provider.url).host, profile: "openai-compatible" });
+    expect(new LlmClient({ apiKey: KEY, modelAliases: ALIASES }).provider).toEqual({ host: "api.openai.com", profile: "openai" });
+    const azure = new LlmClient({ apiKey: KEY, baseURL: "https://me:secret@acme.openai.azure.com/openai/v1?key=x", modelAliases: ALIASES });
+    expect(azure.provider).toEqual({ host: "acme.openai.azure.com", profile: "azure" });
+  });
+
   it("maps an unknown model to validation without retrying", async () => {
     provider.setBehaviour({ knownModels: ["gpt-4.1"] });
     const error = await failure(client().structured(request));
@@ -211,6 +234,14 @@ describe("LlmClient.structured", () => {
     expect(error.message).toContain("does not offer the model 'gpt-5-nano' (alias 'llm-5-nano')");
     expect(error.message).toContain("PUT /v1/config/models");
     expect(provider.chatRequests()).toHaveLength(1);
+  });
+
+  it("says a pinned model is gone, naming it, without suggesting a remap", async () => {
+    provider.setBehaviour({ knownModels: ["gpt-4.1"] });
+    const error = await failure(client().structured({ ...request, resolvedModel: "gpt-5-nano" }));
+    expect(error.category).toBe("validation");
+    expect(error.message).toContain("no longer offers the model 'gpt-5-nano' that this job was pinned to at creation (alias 'llm-5-nano')");
+    expect(error.message).not.toContain("PUT /v1/config/models");
   });
 
   it("times out a hanging provider within the deadline", async () => {

@@ -11,6 +11,7 @@ import { DEFAULT_MODEL_ALIASES, loadModelAliases, modelRequestParams, resolveMod
 import { costUsd, estimateTokens, priceFor } from "./pricing";
 import { DEFAULT_RETRY_POLICY, deadlineError, withRetry, withRetryAfter } from "./retry";
 import { structuredFormat, type StructuredFormat } from "./schema";
+import { providerIdentity, type ProviderIdentity } from "./provider-identity";
 import { accumulateUsage, type LlmUsage } from "./usage";
 
 /** The subset of a pino logger this library uses (it only reports retries and repairs). */
@@ -60,6 +61,11 @@ export interface LlmClientOptions {
 export interface StructuredRequest<S extends z.ZodType> {
   /** An alias (`llm-5-nano`) or a provider model name. */
   model: string;
+  /**
+   * The provider model to call, already resolved (a job pinned at admission): the live alias table
+   * is not consulted, so a remap never moves a running job. `model` is still what the allowlist checks.
+   */
+  resolvedModel?: string | undefined;
   schema: S;
   /** Name of the response format, letters, digits, `_` and `-`. Keep it stable: it is part of the cached prefix. */
   schemaName: string;
@@ -97,6 +103,10 @@ export interface StructuredResult<T> {
   usage: LlmUsage;
   /** The model the provider says answered, e.g. `gpt-5-nano-2025-08-07`. */
   modelVersion: string;
+  /** Replies the provider sent for this call (repair requests included; each one is billed). */
+  requests: number;
+  /** Attempts that failed and were sent again (rate limits, timeouts, server errors). */
+  retries: number;
 }
 
 /** Everything kept per provider key. */
@@ -187,6 +197,11 @@ export class LlmClient {
     return this.aliases;
   }
 
+  /** Where calls go, for a job's provenance: the base URL's host and the kind of server; never a key. */
+  get provider(): ProviderIdentity {
+    return providerIdentity(this.baseURL);
+  }
+
   /** The built-in and environment aliases, what the live overrides apply over. */
   get defaultModelAliases(): Readonly<Record<string, string>> {
     return this.baseAliases;
@@ -223,7 +238,7 @@ export class LlmClient {
     // request reaching NATS by another way, is held to the same allowlist before anything is spent.
     this.assertAllowed(request.model);
     const provider = this.providerFor(request.providerKey);
-    const model = resolveModel(request.model, this.aliases);
+    const model = request.resolvedModel ?? resolveModel(request.model, this.aliases);
     const deadlineMs = request.interactive ? this.interactiveDeadlineMs : this.deadlineMs;
     const format = structuredFormat(request.schemaName, request.schema);
     const name = format.responseFormat.json_schema.name;
@@ -241,6 +256,7 @@ export class LlmClient {
       let repair: ChatCompletionMessageParam[] = [];
       let problem = "the provider returned no choices";
       const rounds = 1 + this.repairAttempts;
+      const tally = { retries: 0 };
 
       for (let round = 1; round <= rounds; round++) {
         const body: ChatCompletionCreateParamsNonStreaming = {
@@ -255,7 +271,7 @@ export class LlmClient {
           }),
         };
         const estimated = estimateTokens(request.system) + estimateTokens(request.user) + (maxOutputTokens ?? 0);
-        const call = { signal: request.signal, deadlineAt, deadlineMs, requested: request.model };
+        const call = { signal: request.signal, deadlineAt, deadlineMs, requested: request.model, pinned: request.resolvedModel !== undefined, tally };
         const completion = await this.send(provider, body, call, estimated).catch(async (error: unknown) => {
           // A server that refuses several choices (llama.cpp: "Only one completion choice is
           // allowed"): ask for one; the caller sees one choice, as from a server that ignores `n`.
@@ -271,7 +287,7 @@ export class LlmClient {
         const outcome = decodeChoices(format, completion);
         if (outcome.values.length > 0) {
           const [data] = outcome.values as [z.output<S>, ...z.output<S>[]];
-          return { data, choices: outcome.values, usage: accumulateUsage(usages), modelVersion };
+          return { data, choices: outcome.values, usage: accumulateUsage(usages), modelVersion, requests: usages.length, retries: tally.retries };
         }
         if (outcome.refusal !== undefined) {
           // Asking again will not change the model's mind about this input.
@@ -317,7 +333,7 @@ export class LlmClient {
   private async send(
     provider: Provider,
     body: ChatCompletionCreateParamsNonStreaming,
-    call: { signal: AbortSignal | undefined; deadlineAt: number; deadlineMs: number; requested: string },
+    call: { signal: AbortSignal | undefined; deadlineAt: number; deadlineMs: number; requested: string; pinned?: boolean; tally?: { retries: number } },
     estimatedTokens: number,
   ): Promise<ChatCompletion> {
     const { signal, deadlineAt, deadlineMs } = call;
@@ -342,7 +358,7 @@ export class LlmClient {
         } catch (error) {
           const classified = classifyProviderError(error);
           metrics.providerCall(body.model, classified instanceof ServiceError ? classified.category : "aborted");
-          if (isModelNotFound(error)) throw modelUnavailableError(body.model, call.requested, error);
+          if (isModelNotFound(error)) throw modelUnavailableError(body.model, call.requested, error, call.pinned);
           if (error instanceof APIError && error.headers) {
             const rateLimited = error.status === 429 && error.code !== "insufficient_quota";
             if (rateLimited) provider.limiter.onRateLimited(error.headers);
@@ -360,6 +376,7 @@ export class LlmClient {
         signal,
         onRetry: ({ attempt, delayMs, error }) => {
           metrics.retries(error.category);
+          if (call.tally) call.tally.retries++;
           this.logger?.warn(
             { model: body.model, attempt, delay_ms: Math.round(delayMs), category: error.category, key_digest: provider.digest.slice(0, 12) },
             "language-model call failed; retrying",

@@ -1,7 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from "openai";
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "@litrev/contracts";
-import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
+import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, isModelUnavailable, modelUnavailableError, redactSecrets } from "./errors";
 
 /** An SDK error exactly as the SDK builds it from an HTTP answer. */
 function httpError(status: number, error: Record<string, unknown>, headers: Record<string, string> = {}): APIError {
@@ -82,9 +82,16 @@ describe("classifyProviderError", () => {
     expect(redactSecrets("Authorization: Bearer abc.def")).toBe("Authorization: Bearer [redacted]");
   });
 
-  it("builds the invalid-reply error as unknown, naming the schema", () => {
+  it("tells a model the provider does not offer from other validation errors (an indexer job stops on it)", () => {
+    const notFound = httpError(404, { message: "The model `gpt-9` does not exist or you do not have access to it.", code: "model_not_found" });
+    expect(isModelUnavailable(modelUnavailableError("gpt-9", "llm-5-nano", notFound, true))).toBe(true);
+    expect(isModelUnavailable(classify(httpError(400, { message: "bad temperature", code: "unsupported_value" })))).toBe(false);
+    expect(isModelUnavailable(new Error("gpt-9"))).toBe(false);
+  });
+
+  it("builds the invalid-reply error as model_output (a known cause, never `unknown`), naming the schema", () => {
     const error = invalidReplyError("screening_decision", 3, "the reply is not valid JSON");
-    expect(error.category).toBe("unknown");
+    expect(error.category).toBe("model_output");
     expect(error.message).toBe("The language model did not return a valid screening_decision reply after 3 attempts: the reply is not valid JSON");
   });
 });

@@ -90,8 +90,22 @@ export function isModelNotFound(error: unknown): boolean {
     || /invalid model name passed/i.test(message); // LiteLLM proxy
 }
 
+/** Whether `error` is `modelUnavailableError`'s (the provider's own not-found answer is its cause). */
+export function isModelUnavailable(error: unknown): boolean {
+  return error instanceof ServiceError && error.category === "validation" && isModelNotFound(error.cause);
+}
+
 /** A model the provider does not offer: a 400 `validation` that names it and says how to remap it. */
-export function modelUnavailableError(model: string, requested: string, cause?: unknown): ServiceError {
+export function modelUnavailableError(model: string, requested: string, cause?: unknown, pinned = false): ServiceError {
+  if (pinned) {
+    // A job keeps the model it was admitted with, so a remap cannot rescue it: say what happened.
+    return new ServiceError(
+      "validation",
+      `The language-model provider no longer offers the model '${model}' that this job was pinned to at creation` +
+        `${requested === model ? "" : ` (alias '${requested}')`}; a remapped alias applies to new jobs only, so create the job again`,
+      { cause },
+    );
+  }
   const named = requested === model ? `'${model}'` : `'${model}' (alias '${requested}')`;
   const remap =
     requested === model
@@ -103,7 +117,7 @@ export function modelUnavailableError(model: string, requested: string, cause?: 
 /** The reply never matched the schema, even after the repair attempts. */
 export function invalidReplyError(schemaName: string, attempts: number, problem: string): ServiceError {
   return new ServiceError(
-    "unknown",
+    "model_output",
     `The language model did not return a valid ${schemaName} reply after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${problem}`,
   );
 }

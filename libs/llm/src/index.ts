@@ -2,7 +2,16 @@ export { ModelAvailability, describeAvailability } from "./availability";
 export type { ModelLister } from "./availability";
 export { LlmClient, keyDigest } from "./client";
 export type { LlmClientOptions, LlmLogger, ProviderModel, StructuredRequest, StructuredResult } from "./client";
-export { LlmAbortError, classifyProviderError, invalidReplyError, isAbortError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
+export {
+  LlmAbortError,
+  classifyProviderError,
+  invalidReplyError,
+  isAbortError,
+  isModelNotFound,
+  isModelUnavailable,
+  modelUnavailableError,
+  redactSecrets,
+} from "./errors";
 export { errorHeaders, parseResetDuration, readRateLimitHeaders, retryAfterMs } from "./headers";
 export type { HeaderReader, RateLimitSnapshot } from "./headers";
 export { DEFAULT_CONCURRENCY, RateLimiter } from "./limiter";
@@ -15,6 +24,7 @@ export {
   loadModelAliases,
   modelRequestParams,
   resolveModel,
+  sentParameters,
 } from "./models";
 export type { GenerationSettings, ModelRequestParams, ReasoningEffort } from "./models";
 export { CostCeiling, PRICES, costAt, costCeiling, costUsd, estimateTokens, loadModelPrices, meteredCost, priceFor, requirePrice } from "./pricing";
@@ -23,5 +33,7 @@ export { DEFAULT_RETRY_POLICY, RETRIED_CATEGORIES, backoffDelayMs, deadlineError
 export type { AttemptContext, RetryClock, RetryInfo, RetryOptions, RetryPolicy } from "./retry";
 export { StrictSchemaError, responseFormat, schemaName, structuredFormat, toStrictJsonSchema } from "./schema";
 export type { DecodeResult, JsonSchema, JsonSchemaResponseFormat, StructuredFormat } from "./schema";
+export { providerIdentity } from "./provider-identity";
+export type { ProviderIdentity } from "./provider-identity";
 export { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage } from "./usage";
 export type { LlmUsage } from "./usage";

@@ -94,6 +94,19 @@ export function modelRequestParams(model: string, settings: GenerationSettings):
 }
 
 /**
+ * The sampling settings a call to `model` actually sends (null: not sent, so the provider's
+ * default applies), in the shape a job's provenance records per stage.
+ */
+export function sentParameters(model: string, settings: GenerationSettings) {
+  const params = modelRequestParams(model, settings);
+  return {
+    temperature: params.temperature ?? null,
+    max_output_tokens: params.max_completion_tokens ?? params.max_tokens ?? null,
+    reasoning_effort: params.reasoning_effort ?? null,
+  };
+}
+
+/**
  * The model a request uses, by the documented precedence: the request's own `model` → the
  * service configuration's `model` → the spec's default for the operation. The contract fills
  * the spec's default at the edge, so a request naming exactly that default counts as "not

@@ -1,3 +1,3 @@
-export { PromptRegistry, promptOverrides } from "./registry";
+export { PromptRegistry, promptOverrides, promptUse } from "./registry";
 export type { PromptConfig, PromptDefinition, PromptSpec } from "./registry";
 export { DATA_RULE, dataBlock, matchById, neutraliseMarkers } from "@litrev/contracts";

@@ -1,4 +1,5 @@
-import { DATA_RULE, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
+import { createHash } from "node:crypto";
+import { DATA_RULE, type PromptMetadata, type PromptUse, type ServiceConfigResponse } from "@litrev/contracts";
 
 type PromptService = PromptMetadata["service"];
 
@@ -88,4 +89,13 @@ export function promptOverrides(extra: Record<string, unknown>): Record<string, 
     if (typeof value === "string" && value.trim()) overrides[name] = value;
   }
   return overrides;
+}
+
+/**
+ * A prompt as a job's provenance records it: the registry name, the configured template id and the
+ * SHA-256 of the exact text sent (a system message: instructions and fixed context, never paper data),
+ * so a reader can check that a published prompt text is the one the job used.
+ */
+export function promptUse(name: string, templateId: string, text: string): PromptUse {
+  return { name, template_id: templateId, sha256: createHash("sha256").update(text, "utf8").digest("hex") };
 }

@@ -32,6 +32,8 @@ export const BaseEnv = z.object({
       }
     }),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** The git commit a job's provenance names (an image without .git); default: `git rev-parse HEAD` at start, else none. */
+  SERVICE_COMMIT: z.string().max(64).optional(),
   /** Provider calls in flight per key, per process (libs/llm limiter). */
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(1024).optional(),
   /** Fixed pace for providers that send no rate-limit headers. */

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
 import { ConfigStore, NatsLink, PayloadStore, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection } from "@litrev/messaging";
 import { LlmClient, ModelAvailability, chooseModel } from "@litrev/llm";
+import { serviceVersion, type ServiceVersion } from "./service-version";
 import { createLogger, type Logger } from "@litrev/telemetry";
 
 import { llmOptions, type BaseEnv } from "./env";
@@ -40,6 +41,8 @@ export interface ServiceRuntime {
    * the request's model → the service config's model → the spec's default (docs/architecture.md).
    */
   model(requested: string, specDefault: string): string;
+  /** The package version and git commit this process runs (a job's provenance names them). */
+  readonly version: ServiceVersion;
 }
 
 /**
@@ -107,7 +110,8 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   shutdown.add("model alias watch", stopAliasWatch);
   if (env.OPENAI_API_KEY) shutdown.add("model availability", availability.start(env.LLM_MODEL_CHECK_INTERVAL_MS));
 
-  const runtime: ServiceRuntime = { service, instance, logger, nc, shutdown, config: () => current, llm, model };
+  const version = serviceVersion(env.SERVICE_COMMIT);
+  const runtime: ServiceRuntime = { service, instance, logger, nc, shutdown, config: () => current, llm, model, version };
 
   const health = nc.subscribe(subjects.health(), {
     callback: (_err, msg) => {

@@ -10,6 +10,8 @@ export const HTTP_STATUS: Record<ErrorCategory, number> = {
   rate_limit: 429,
   quota: 429,
   unknown: 500,
+  // The model answered, but not usably (the spec's codes: a failure on the server's side).
+  model_output: 500,
   orphan_cleanup: 500,
   not_implemented: 501,
   provider_unavailable: 502,

@@ -5,6 +5,8 @@ import {
   parseOrIssues,
   ServiceError,
   type CreateScreeningJobResponse,
+  type Provenance,
+  type ScreeningCriterion,
   type ScreeningJobInput,
   type ScreeningJobParams,
 } from "@litrev/contracts";
@@ -23,7 +25,7 @@ import {
 } from "@litrev/jobs";
 import type { HandlerContext } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
-import { costCeiling, priceFor, requirePrice } from "@litrev/llm";
+import { costCeiling, priceFor, requirePrice, resolveModel } from "@litrev/llm";
 import { estimateScreening } from "./estimate";
 import type { PipelineSettings } from "./pipeline/run";
 
@@ -36,6 +38,8 @@ export interface AdmissionDeps {
   pipeline: PipelineSettings;
   /** The live alias table (prices follow an alias to its model); default: the environment's. */
   aliases?: () => Readonly<Record<string, string>>;
+  /** The job's provenance as admitted (pinned model, prompts, settings); the run refreshes it. */
+  describe?: (params: ScreeningJobParams, criteria: ScreeningCriterion[], questions: string[]) => Provenance;
 }
 
 /**
@@ -78,11 +82,15 @@ export async function admitScreeningJob(
   const owner = creatorOf(ctx.header);
   const params: ScreeningJobParams = {
     model: request.model,
+    // Pinned: every call of this job goes to what the alias means now; a later remap is for new jobs.
+    model_resolved: resolveModel(request.model, aliases),
     repetitions: request.repetitions,
     threshold: request.threshold,
     clusters_type: request.clusters_type ?? null,
     mock: request.mock,
+    priced: price.known,
   };
+  const provenance = deps.describe?.(params, request.criteria, request.questions);
   const state = newJobState({
     jobId,
     service: "screening",
@@ -100,6 +108,7 @@ export async function admitScreeningJob(
     },
     // No price, no figure: an unpriced model's estimate would be a guess.
     estimatedCostUsd: price.known ? estimate.estimated_cost_usd : null,
+    extra: { usage: {}, actual_cost_usd: request.mock || !price.known ? null : 0, ...(provenance ? { provenance } : {}) },
   });
   // Stored as a chunked list that the worker reads chunk by chunk (see docs/jobs.md).
   const input: Omit<ScreeningJobInput, "papers"> & { papers?: ScreeningJobInput["papers"] } = staged

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { JobsEnv, withJobKeySecrets } from "@litrev/jobs";
 import { BaseEnv, parseEnv } from "@litrev/runtime";
+import { DEFAULT_MAX_LOST_PAPER_SHARE } from "./pipeline/run";
 
 export const ScreeningEnv = BaseEnv.extend(JobsEnv.shape).extend({
   /** Papers per labelling call (decisions stay per paper; fewer calls, shared instructions). */
@@ -17,6 +18,11 @@ export const ScreeningEnv = BaseEnv.extend(JobsEnv.shape).extend({
   SCREENING_CALL_CONCURRENCY: z.coerce.number().int().min(1).max(512).default(32),
   /** Abstract characters sent to the reasoning stage (the labelling stage sends the whole abstract). */
   SCREENING_REASONING_ABSTRACT_CHARS: z.coerce.number().int().min(0).max(50_000).default(800),
+  /**
+   * The share of a job's papers the model may lose (no full set of votes even when asked about a
+   * paper alone) before the job fails; lost papers within it go to a human (docs/limits.md).
+   */
+  MAX_LOST_PAPER_SHARE: z.coerce.number().min(0).max(1).default(DEFAULT_MAX_LOST_PAPER_SHARE),
 });
 export type ScreeningEnv = z.infer<typeof ScreeningEnv>;
 

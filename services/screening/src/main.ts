@@ -1,4 +1,4 @@
-import { DEFAULT_MODEL } from "@litrev/contracts";
+import { DEFAULT_MODEL, type ScreeningCriterion, type ScreeningJobParams } from "@litrev/contracts";
 import { JobWorker, KeySealer, openServiceJobs, type JobStore } from "@litrev/jobs";
 import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
@@ -8,6 +8,7 @@ import { createMockModel } from "./model/mock-model";
 import type { PipelineSettings } from "./pipeline/run";
 import { runScreeningPipeline } from "./pipeline/run";
 import { PREAMBLE, PROMPT_LIST } from "./prompts";
+import { screeningProvenance } from "./provenance";
 
 const env = loadEnv();
 const sealer = KeySealer.fromEnv(env);
@@ -18,6 +19,7 @@ const pipeline: PipelineSettings = {
   assignBatch: env.SCREENING_ASSIGN_BATCH,
   maxClusters: env.SCREENING_MAX_CLUSTERS,
   callConcurrency: env.SCREENING_CALL_CONCURRENCY,
+  maxLostShare: env.MAX_LOST_PAPER_SHARE,
 };
 let store: JobStore | undefined;
 
@@ -51,6 +53,9 @@ await startService({
     const { infra, store: jobStore, reader } = jobs;
     store = jobStore;
     const { llm } = runtime;
+    // Under the configuration in force when called: at admission, and again when a run starts calling the model.
+    const describe = (params: ScreeningJobParams, criteria: ScreeningCriterion[], questions: string[]) =>
+      screeningProvenance({ params, criteria, questions, config: runtime.config(), provider: llm.provider, version: runtime.version });
     const worker = new JobWorker({
       infra,
       store: jobStore,
@@ -73,6 +78,7 @@ await startService({
                   reasoningAbstractChars: env.SCREENING_REASONING_ABSTRACT_CHARS,
                 }),
           pipeline,
+          (frame, params) => describe(params, frame.criteria, frame.questions),
         ),
     });
     worker.start();
@@ -88,6 +94,7 @@ await startService({
       pipeline,
       chooseModel: (requested) => runtime.model(requested, DEFAULT_MODEL.screening),
       aliases: () => llm.modelAliases,
+      describe,
     });
   },
 });

@@ -5,13 +5,16 @@ import {
   parseOrIssues,
   ServiceError,
   type CreateIndexerJobResponse,
+  type Provenance,
   type ServiceConfigResponse,
 } from "@litrev/contracts";
+import type { ExtractionPlan } from "../pipeline/extract-record";
+import { extractionPlan } from "../pipeline/plan";
 import { admissionJobId, admitJob, creatorOf, jobProviderKey, newJobState, stagedList, type JobInfra, type JobStore, type KeySealer } from "@litrev/jobs";
 import type { Logger } from "@litrev/telemetry";
 import { costCeiling, priceFor, requirePrice } from "@litrev/llm";
 import { estimateIndexer } from "../estimate";
-import type { IndexerJobInput, IndexerLiveExtra } from "./job-input";
+import type { IndexerJobInput, IndexerJobParams, IndexerLiveExtra } from "./job-input";
 
 export interface AdmissionDeps {
   infra: JobInfra;
@@ -20,6 +23,8 @@ export interface AdmissionDeps {
   logger: Logger;
   config: () => ServiceConfigResponse;
   resolveModel: (model: string) => string;
+  /** The job's provenance as admitted (pinned model, prompts, settings); the run refreshes it. */
+  describe?: (input: { model: string; resolved: string; plan: ExtractionPlan }) => Provenance;
 }
 
 /**
@@ -54,20 +59,30 @@ export async function createIndexerJob(
       { simple: true },
     );
   }
-  const extra: IndexerLiveExtra = { records_done: 0, record_count: recordCount };
+  // Pinned: every call of this job goes to what the alias means now; a later remap is for new jobs.
+  const resolved = deps.resolveModel(request.model);
+  const jobParams: IndexerJobParams = { model_resolved: resolved, priced: price.known };
+  const settings: Omit<IndexerJobInput, "records"> = { fields: request.fields, model: request.model, project_context: request.project_context ?? null };
+  const provenance = deps.describe?.({ model: request.model, resolved, plan: extractionPlan(settings, deps.config()) });
+  const extra: IndexerLiveExtra = {
+    records_done: 0,
+    record_count: recordCount,
+    usage: {},
+    actual_cost_usd: price.known ? 0 : null,
+    ...(provenance ? { provenance } : {}),
+  };
   const state = newJobState({
     jobId,
     service: "indexer",
     projectId: request.project_id ?? null,
     owner: creatorOf(header),
     // The provider's dated model string replaces this once the first record is answered.
-    modelVersion: deps.resolveModel(request.model),
+    modelVersion: resolved,
     config: { model: request.model, mode: request.mode, record_count: recordCount, fields_count: request.fields.length },
     // No price, no figure: an unpriced model's estimate would be a guess.
     estimatedCostUsd: price.known ? estimate.estimated_cost_usd : null,
     extra: extra as Record<string, unknown>,
   });
-  const settings: Omit<IndexerJobInput, "records"> = { fields: request.fields, model: request.model, project_context: request.project_context ?? null };
   // Stored as a chunked list that the worker reads chunk by chunk (see docs/jobs.md).
   const input: Omit<IndexerJobInput, "records"> & { records?: IndexerJobInput["records"] } = staged ? settings : { records: request.records, ...settings };
   await admitJob(deps.infra, deps.store, {
@@ -78,7 +93,7 @@ export async function createIndexerJob(
     // Kept sealed for the worker, as the gateway sealed it for this job.
     sealedProviderKey: jobProviderKey(deps.sealer, "indexer", jobId, header),
     // The ceiling and the price at admission go with the job: the handler's cost meter ends a run that crosses it.
-    ...(capped ? { params: { cost_ceiling: costCeiling(ceiling, price) } } : {}),
+    params: { ...jobParams, ...(capped ? { cost_ceiling: costCeiling(ceiling, price) } : {}) },
     logger: deps.logger,
   });
   return { job_id: jobId, status: "pending", progress: 0 };

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IndexerField, IndexerRecord, ProjectContext } from "@litrev/contracts";
+import { IndexerField, IndexerRecord, ProjectContext, type JobUsage, type Provenance } from "@litrev/contracts";
 import type { LlmUsage } from "@litrev/llm";
 import type { OutputRecord, QuoteStats } from "../pipeline/extract-record";
 
@@ -21,12 +21,27 @@ export interface RecordCheckpoint {
   error?: string | undefined;
   usage: LlmUsage;
   modelVersion?: string | undefined;
+  /** Provider replies and retried attempts for the record (absent in checkpoints written before they were counted). */
+  requests?: number | undefined;
+  retries?: number | undefined;
   quotes: QuoteStats;
 }
 
+/** The small parameters of an indexer job's command (all optional: jobs queued by an earlier version lack them). */
+export const IndexerJobParams = z.object({
+  /** What the alias pointed to at admission: every call of the job goes to this model. */
+  model_resolved: z.string().optional(),
+  /** Whether the model had a price at admission (no price: no actual cost is reported). */
+  priced: z.boolean().optional(),
+});
+export type IndexerJobParams = z.infer<typeof IndexerJobParams>;
+
 /** Live extras written with progress: usage to date and what the poll shows. */
 export interface IndexerLiveExtra {
-  usage?: { input_tokens: number; output_tokens: number; total_tokens: number; estimated_cost_usd: number };
+  usage?: JobUsage;
+  /** The cost of the tokens the provider reported so far (null: the model has no price). */
+  actual_cost_usd?: number | null;
+  provenance?: Provenance;
   records_done?: number;
   record_count?: number;
   model_version?: string;

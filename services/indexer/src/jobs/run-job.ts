@@ -1,16 +1,18 @@
-import { ServiceError, type IndexerRecord, type ServiceConfigResponse } from "@litrev/contracts";
+import { ServiceError, type IndexerRecord, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
 import { PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
 import { addUsage, CostCeiling, meteredCost, toContractUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
-import type { RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
+import type { ExtractionPlan, RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
 import { extractionPlan } from "../pipeline/plan";
 import { runExtraction } from "../pipeline/run";
-import { EXTRACTION_STAGE, IndexerJobInput, type IndexerLiveExtra, type RecordCheckpoint } from "./job-input";
+import { EXTRACTION_STAGE, IndexerJobInput, IndexerJobParams, type IndexerLiveExtra, type RecordCheckpoint } from "./job-input";
 
 export interface JobRunnerDeps {
   llm: StructuredCaller;
   config: () => ServiceConfigResponse;
   /** Provider calls in flight per job. */
   concurrency: number;
+  /** The job's provenance as this run calls the model (`models_used` is filled in from the replies). */
+  describe?: (input: { model: string; resolved: string; plan: ExtractionPlan }) => Provenance;
 }
 
 const toCheckpoint = (o: RecordOutcome): RecordCheckpoint => ({
@@ -18,6 +20,8 @@ const toCheckpoint = (o: RecordOutcome): RecordCheckpoint => ({
   ...(o.error ? { error: o.error } : {}),
   usage: o.usage,
   ...(o.modelVersion ? { modelVersion: o.modelVersion } : {}),
+  ...(o.requests ? { requests: o.requests } : {}),
+  ...(o.retries ? { retries: o.retries } : {}),
   quotes: o.quotes,
 });
 
@@ -25,13 +29,25 @@ const toCheckpoint = (o: RecordOutcome): RecordCheckpoint => ({
 class Progress {
   done = 0;
   usage: LlmUsage = { ...ZERO_USAGE };
+  calls = 0;
+  retries = 0;
+  /** Replies per model string the provider reported (the provenance's `models_used`). */
+  readonly models = new Map<string, number>();
   modelVersion: string | undefined;
   quotes = { claimed: 0, verified: 0, dropped: 0 };
-  constructor(readonly total: number) {}
+  constructor(
+    readonly total: number,
+    private readonly report: { provenance: Provenance | undefined; priced: boolean } = { provenance: undefined, priced: false },
+  ) {}
 
   add(checkpoint: RecordCheckpoint): void {
     this.done++;
     this.usage = addUsage(this.usage, checkpoint.usage);
+    // A checkpoint from before calls were counted: one reply if the provider answered it.
+    const calls = checkpoint.requests ?? (checkpoint.modelVersion ? 1 : 0);
+    this.calls += calls;
+    this.retries += checkpoint.retries ?? 0;
+    if (checkpoint.modelVersion && calls > 0) this.models.set(checkpoint.modelVersion, (this.models.get(checkpoint.modelVersion) ?? 0) + calls);
     this.modelVersion ??= checkpoint.modelVersion;
     this.quotes.claimed += checkpoint.quotes.claimed;
     this.quotes.verified += checkpoint.quotes.verified;
@@ -44,8 +60,11 @@ class Progress {
 
   extra(): IndexerLiveExtra & Record<string, unknown> {
     const { cached_input_tokens: _cached, ...usage } = toContractUsage(this.usage);
+    const { provenance, priced } = this.report;
     return {
-      usage,
+      usage: { ...usage, calls: this.calls, retries: this.retries },
+      actual_cost_usd: priced ? usage.estimated_cost_usd : null,
+      ...(provenance ? { provenance: { ...provenance, models_used: [...this.models].map(([model, calls]) => ({ model, calls })) } } : {}),
       records_done: this.done,
       record_count: this.total,
       quotes: { ...this.quotes },
@@ -67,12 +86,16 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     // The records are read from the stored input chunk by chunk as extraction reaches them.
     const { head, count: total } = await ctx.inputHead("records");
     const settings = IndexerJobInput.omit({ records: true }).parse(head);
-    const plan = extractionPlan(settings, deps.config(), ctx.providerKey);
+    const params = IndexerJobParams.parse(ctx.params);
+    const config = deps.config();
+    // Pinned at admission: a remapped alias applies to new jobs only.
+    const plan: ExtractionPlan = { ...extractionPlan(settings, config, ctx.providerKey), resolvedModel: params.model_resolved };
+    const provenance = deps.describe?.({ model: settings.model, resolved: params.model_resolved ?? settings.model, plan });
 
     // Dense, not `new Array(total)`: array methods skip the holes of a sparse array.
     // Per record only what the result needs (its output and error); usage and quote counts are summed in `progress`.
     const finished: (PartialRecord | undefined)[] = Array.from({ length: total }, () => undefined);
-    const progress = new Progress(total);
+    const progress = new Progress(total, { provenance, priced: params.priced !== false });
     // A capped job stops once the provider-reported cost of its records (restored ones included) exceeds the ceiling.
     const ceiling = CostCeiling.optional().parse(ctx.params.cost_ceiling);
     let spent = 0;

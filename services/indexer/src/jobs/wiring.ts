@@ -5,6 +5,8 @@ import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import type { IndexerEnv } from "../env";
 import { createIndexerJob } from "./admission";
+import type { ExtractionPlan } from "../pipeline/extract-record";
+import { indexerProvenance } from "./provenance";
 import { indexerJobHandler } from "./run-job";
 import { PROMPTS } from "../prompts";
 
@@ -32,6 +34,9 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
   });
   runtime.shutdown.add("job store", () => jobs.close());
   const { infra, store, reader } = jobs;
+  // Under the configuration in force when called: at admission, and again when a run starts calling the model.
+  const describe = (input: { model: string; resolved: string; plan: ExtractionPlan }) =>
+    indexerProvenance({ ...input, config: runtime.config(), provider: llm.provider, version: runtime.version });
   const worker = new JobWorker({
     infra,
     store,
@@ -39,12 +44,12 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
     logger,
     instance: runtime.instance,
     concurrency: env.JOB_CONCURRENCY,
-    handler: indexerJobHandler({ llm, config: runtime.config, concurrency: env.INDEXER_JOB_RECORD_CONCURRENCY }),
+    handler: indexerJobHandler({ llm, config: runtime.config, concurrency: env.INDEXER_JOB_RECORD_CONCURRENCY, describe }),
   });
   worker.start();
   runtime.shutdown.add("job worker", () => worker.stop());
 
-  const admission = { infra, store, sealer, logger, config: runtime.config, resolveModel: (m: string) => llm.resolveModel(m) };
+  const admission = { infra, store, sealer, logger, config: runtime.config, resolveModel: (m: string) => llm.resolveModel(m), describe };
   const handlers = [
     // Records may be empty over NATS: the gateway stages a large list and sends its reference.
     handler({ ...operations.createIndexerJob, request: CreateIndexerJobMessage }, async (req, ctx) =>

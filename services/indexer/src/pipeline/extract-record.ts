@@ -1,6 +1,6 @@
 import type { Evidence, IndexerRecord } from "@litrev/contracts";
 import { ServiceError } from "@litrev/contracts";
-import { isAbortError, ZERO_USAGE, type LlmClient, type LlmUsage, type ReasoningEffort } from "@litrev/llm";
+import { isAbortError, isModelUnavailable, ZERO_USAGE, type LlmClient, type LlmUsage, type ReasoningEffort } from "@litrev/llm";
 import { CONFIDENCE, coerceValue, type FieldValue, type ValueFlag } from "./coerce";
 import { EvidenceLocator } from "./evidence";
 import type { FieldSpec } from "./field-spec";
@@ -13,6 +13,8 @@ export type StructuredCaller = Pick<LlmClient, "structured">;
 /** Everything fixed for all records of one request. */
 export interface ExtractionPlan {
   model: string;
+  /** The provider model a job was pinned to at admission (the live alias table is then not consulted). */
+  resolvedModel?: string | undefined;
   specs: FieldSpec[];
   schema: ReplySchema;
   system: string;
@@ -57,6 +59,9 @@ export interface RecordOutcome {
   error?: string | undefined;
   usage: LlmUsage;
   modelVersion?: string | undefined;
+  /** Provider replies and retried attempts of the record's call (absent: no call was made). */
+  requests?: number | undefined;
+  retries?: number | undefined;
   quotes: QuoteStats;
 }
 
@@ -67,7 +72,8 @@ export interface RecordOutcome {
 const FATAL = new Set(["auth", "quota", "rate_limit", "provider_unavailable", "service_unavailable"]);
 
 export function isFatal(error: unknown): boolean {
-  return isAbortError(error) || (error instanceof ServiceError && FATAL.has(error.category));
+  // A model the provider does not offer fails every record alike: the job stops, naming it.
+  return isAbortError(error) || isModelUnavailable(error) || (error instanceof ServiceError && FATAL.has(error.category));
 }
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
@@ -112,6 +118,7 @@ export async function extractRecord(
   try {
     reply = await llm.structured({
       model: plan.model,
+      resolvedModel: plan.resolvedModel,
       schema: plan.schema,
       schemaName: "indexer_extraction",
       system: plan.system,
@@ -136,7 +143,14 @@ export async function extractRecord(
   const quotes: QuoteStats = { claimed: 0, verified: 0, dropped: 0 };
   const data = reply.data as Record<string, FieldReply | undefined>;
   const fields = plan.specs.map((spec) => checkField(spec, data[spec.key], locator, quotes));
-  return { record: recordWith(record.ID, "ok", plan.specs, fields), usage: reply.usage, modelVersion: reply.modelVersion, quotes };
+  return {
+    record: recordWith(record.ID, "ok", plan.specs, fields),
+    usage: reply.usage,
+    modelVersion: reply.modelVersion,
+    requests: reply.requests,
+    retries: reply.retries,
+    quotes,
+  };
 }
 
 /** One field of the reply, typed, its quotes verified and its confidence adjusted (docs/indexer.md). */

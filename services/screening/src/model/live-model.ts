@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { dataBlock, matchById, neutraliseMarkers, type ScreeningPaper, type ServiceConfigResponse } from "@litrev/contracts";
-import type { LlmClient, LlmUsage, ReasoningEffort } from "@litrev/llm";
+import type { PromptUse, StageParameters } from "@litrev/contracts";
+import { sentParameters, type LlmClient, type ReasoningEffort, type StructuredResult } from "@litrev/llm";
+import { promptUse } from "@litrev/prompts";
 import { PROMPTS, type StageName } from "../prompts";
 import { addStageUsage, VERDICTS, ZERO_STAGE_USAGE, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type StageUsage, type Theme } from "../pipeline/types";
 
@@ -16,6 +18,34 @@ export interface LiveModelOptions {
 }
 
 const ThemeSchema = z.object({ label: z.string(), description: z.string() });
+
+/** The reasoning effort each stage asks for (reasoning models only). */
+export const STAGE_EFFORT: Record<StageName, ReasoningEffort> = { labelling: "minimal", reasoning: "minimal", clustering: "low", assignment: "minimal" };
+
+/** Calls in a row, asking about one still-unanswered paper alone, that may bring no vote before it is given up. */
+const SOLO_ATTEMPTS = 2;
+
+/**
+ * The fixed system text of each stage as this job sends it (preamble, data rule, instructions,
+ * criteria and questions; no paper data), hashed for the job's provenance. The assignment stage
+ * appends the job's cluster list to it, which is model output and not part of the prompt.
+ */
+export function stagePrompts(config: ServiceConfigResponse, frame: Pick<JobFrame, "criteria" | "questions">): PromptUse[] {
+  const criteria = describeCriteria(frame);
+  return (Object.keys(PROMPTS.prompts) as StageName[]).map((stage) =>
+    promptUse(PROMPTS.prompts[stage].name, config.prompt_template_id, PROMPTS.system(stage, config, criteria)),
+  );
+}
+
+/** What each stage sends the model as sampling settings (after the model family's rules). */
+export function stageParameters(config: ServiceConfigResponse, model: string): Record<string, StageParameters> {
+  return Object.fromEntries(
+    (Object.keys(STAGE_EFFORT) as StageName[]).map((stage) => [
+      stage,
+      sentParameters(model, { temperature: config.temperature, maxOutputTokens: config.max_output_tokens, reasoningEffort: STAGE_EFFORT[stage] }),
+    ]),
+  );
+}
 
 /**
  * The four stages against a provider through libs/llm: strict JSON-schema replies validated before
@@ -34,20 +64,20 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
     schemaName: string,
     schema: S,
     user: string,
-    effort: ReasoningEffort,
     extraSystem = "",
     n = 1,
   ) => {
     const system = PROMPTS.system(stage, config, criteriaBlock, extraSystem);
     return llm.structured({
       model: frame.model,
+      resolvedModel: frame.resolvedModel,
       schema,
       schemaName,
       system,
       user,
       temperature: config.temperature,
       maxOutputTokens: config.max_output_tokens,
-      reasoningEffort: effort,
+      reasoningEffort: STAGE_EFFORT[stage],
       n,
       providerKey: options.providerKey,
       signal: options.signal,
@@ -62,29 +92,63 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       const ids = papers.map((_, i) => `p${i + 1}`);
       const votes: LabelVote[][] = papers.map(() => []);
       let usage = ZERO_STAGE_USAGE;
-      // Replies are matched to papers by id. A paper a reply left out is asked about again, alone
-      // with the others still short of votes; ids the model invented are ignored.
-      for (let round = 0; ; round++) {
-        const short = papers.flatMap((_, i) => (votes[i]!.length < repetitions ? [i] : []));
-        if (short.length === 0) break;
-        if (round > repetitions * 2 + 2) throw new Error("the provider kept returning too few valid decisions");
+      const seen = { invented: 0, missing: 0, examples: [] as string[], replies: 0 };
+      const shortOf = (among: number[]) => among.filter((i) => votes[i]!.length < repetitions);
+      // One request for the papers in `among` still short of votes; false when it brought no new vote.
+      const ask = async (among: number[]): Promise<boolean> => {
+        const short = shortOf(among);
         const wanted = Math.max(...short.map((i) => repetitions - votes[i]!.length));
         const n = samplesSupported ? wanted : 1;
         const schema = z.object({ decisions: z.array(decision).length(short.length) });
         const user = labellingMessage(short.map((i) => ({ id: ids[i]!, paper: papers[i]! })));
-        const result = await call("labelling", `screening_labels_${short.length}x${c}`, schema, user, "minimal", "", n);
-        usage = addStageUsage(usage, stageUsage(result.usage));
+        const result = await call("labelling", `screening_labels_${short.length}x${c}`, schema, user, "", n);
+        usage = addStageUsage(usage, stageUsage(result));
         // A provider that ignores `n` answers with one choice: ask one vote per request from now on.
         if (n > 1 && result.choices.length === 1) samplesSupported = false;
+        let gained = false;
         for (const choice of result.choices) {
-          const { byId } = matchById(short.map((i) => ids[i]!), choice.decisions);
+          seen.replies++;
+          const asked = short.map((i) => ids[i]!);
+          const matched = matchById(asked, choice.decisions);
+          seen.invented += matched.invented;
+          seen.missing += matched.missing.length;
+          if (seen.examples.length < 3) {
+            const known = new Set(asked);
+            for (const d of choice.decisions) if (!known.has(d.id.trim()) && seen.examples.length < 3) seen.examples.push(JSON.stringify(d.id.slice(0, 40)));
+          }
           for (const i of short) {
-            const d = byId.get(ids[i]!);
-            if (d && votes[i]!.length < repetitions) votes[i]!.push({ include: d.include, verdicts: d.criteria });
+            const d = matched.byId.get(ids[i]!);
+            if (d && votes[i]!.length < repetitions) {
+              votes[i]!.push({ include: d.include, verdicts: d.criteria });
+              gained = true;
+            }
           }
         }
+        return gained;
+      };
+      const all = papers.map((_, i) => i);
+      // Replies are matched to papers by id; ids the model invented are ignored. Papers a reply left
+      // out are asked about again together while that still brings votes in...
+      for (let round = 0; shortOf(all).length > 0 && round <= repetitions * 2 + 2; round++) {
+        if (!(await ask(all))) break;
       }
-      return { value: votes, usage };
+      // ...then each paper still short is asked about alone: a weaker model that mangles a batch's
+      // ids often answers a single paper correctly.
+      // Asked again while it brings votes in (a provider that ignores `n` gives one per call), until
+      // SOLO_ATTEMPTS calls brought none: at most repetitions + SOLO_ATTEMPTS calls per paper.
+      for (const i of shortOf(all)) {
+        for (let barren = 0, calls = 0; barren < SOLO_ATTEMPTS && votes[i]!.length < repetitions && calls < repetitions + SOLO_ATTEMPTS; calls++) {
+          barren = (await ask([i])) ? 0 : barren + 1;
+        }
+      }
+      // Whatever is still short goes back with fewer votes: the pipeline sends such papers to a human.
+      const lost = shortOf(all).length;
+      const trouble =
+        lost === 0
+          ? undefined
+          : `in ${seen.replies} replies it left out ${seen.missing} requested paper ids` +
+            (seen.invented > 0 ? ` and named ${seen.invented} ids that were not asked about (e.g. ${seen.examples.join(", ")})` : "");
+      return { value: votes, usage, trouble };
     },
 
     keepForReasoning(paper: ScreeningPaper): ScreeningPaper {
@@ -101,8 +165,8 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
         if (open.length === 0) break;
         const schema = z.object({ reasons: z.array(z.object({ id: z.string(), reason: z.string() })).length(open.length) });
         const user = reasoningMessage(open.map((i) => ({ id: ids[i]!, item: items[i]! })), options.reasoningAbstractChars);
-        const result = await call("reasoning", `screening_reasons_${open.length}`, schema, user, "minimal");
-        usage = addStageUsage(usage, stageUsage(result.usage));
+        const result = await call("reasoning", `screening_reasons_${open.length}`, schema, user);
+        usage = addStageUsage(usage, stageUsage(result));
         const { byId } = matchById(open.map((i) => ids[i]!), result.data.reasons);
         for (const i of open) reasons[i] = byId.get(ids[i]!)?.reason.trim();
       }
@@ -112,8 +176,8 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
     async themes(reasons: string[], maxThemes: number): Promise<ModelCall<Theme[]>> {
       const schema = z.object({ themes: z.array(ThemeSchema).min(1).max(maxThemes) });
       const user = `${reasonsBlock(reasons)}\n\nPropose at most ${maxThemes} themes.`;
-      const result = await call("clustering", `screening_themes_${maxThemes}`, schema, user, "low");
-      return { value: result.data.themes, usage: stageUsage(result.usage) };
+      const result = await call("clustering", `screening_themes_${maxThemes}`, schema, user);
+      return { value: result.data.themes, usage: stageUsage(result) };
     },
 
     async merge(themes: Theme[], maxClusters: number): Promise<ModelCall<Theme[]>> {
@@ -121,8 +185,8 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       const user =
         `Themes found in different parts of the screening reasons:\n${dataBlock("themes", themes.map((t) => ({ label: t.label, description: t.description })))}\n\n` +
         `Merge overlapping themes into at most ${maxClusters} clusters that together cover all of them.`;
-      const result = await call("clustering", `screening_clusters_${maxClusters}`, schema, user, "low");
-      return { value: result.data.clusters, usage: stageUsage(result.usage) };
+      const result = await call("clustering", `screening_clusters_${maxClusters}`, schema, user);
+      return { value: result.data.clusters, usage: stageUsage(result) };
     },
 
     async assign(reasons: string[], clusters: Theme[]): Promise<ModelCall<number[]>> {
@@ -130,16 +194,16 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       const schema = z.object({ assignments: z.array(assignment).length(reasons.length) });
       const list = `Clusters:\n${clusters.map((t, i) => `${i + 1}. ${neutraliseMarkers(t.label)}: ${neutraliseMarkers(t.description)}`).join("\n")}`;
       const user = reasonsBlock(reasons);
-      const result = await call("assignment", `screening_assign_${reasons.length}x${clusters.length}`, schema, user, "minimal", list);
+      const result = await call("assignment", `screening_assign_${reasons.length}x${clusters.length}`, schema, user, list);
       // Matched by id; a reason left out gets -1 (the assignment stage puts it in the largest cluster).
       // Numbered from 1 in the prompt (people and models count from 1), from 0 in the pipeline.
       const { byId } = matchById(reasonIds(reasons.length), result.data.assignments);
-      return { value: reasonIds(reasons.length).map((id) => (byId.get(id)?.cluster ?? 0) - 1), usage: stageUsage(result.usage) };
+      return { value: reasonIds(reasons.length).map((id) => (byId.get(id)?.cluster ?? 0) - 1), usage: stageUsage(result) };
     },
   };
 }
 
-function describeCriteria(frame: JobFrame): string {
+function describeCriteria(frame: Pick<JobFrame, "criteria" | "questions">): string {
   const criteria = frame.criteria.length
     ? `Criteria:\n${frame.criteria.map((c, i) => `${i + 1}. [${c.type}]${c.name ? ` ${c.name}:` : ""} ${c.value}`).join("\n")}`
     : "Criteria: none were given; judge relevance to the research questions.";
@@ -188,12 +252,15 @@ function excerpt(text: string, max: number): string {
   return `${cut.slice(0, end > max * 0.6 ? end : max - 1)}…`;
 }
 
-function stageUsage(usage: LlmUsage): StageUsage {
+function stageUsage(result: StructuredResult<unknown>): StageUsage {
+  const { usage } = result;
   return {
-    calls: 1,
+    calls: result.requests,
     input_tokens: usage.inputTokens,
     cached_input_tokens: usage.cachedInputTokens,
     output_tokens: usage.outputTokens,
     cost_usd: usage.costUsd,
+    retries: result.retries,
+    models: { [result.modelVersion]: result.requests },
   };
 }

@@ -221,7 +221,7 @@ function fakeLlmForReasons() {
     structured: async (req: { user: string }) => {
       requests.push(req.user);
       const reasons = promptIds(req.user).map((id) => ({ id, reason: "A reason." }));
-      return { data: { reasons }, choices: [{ reasons }], usage: { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, totalTokens: 2, costUsd: 0 }, modelVersion: "m" };
+      return { data: { reasons }, choices: [{ reasons }], usage: { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, totalTokens: 2, costUsd: 0 }, modelVersion: "m", requests: 1, retries: 0 };
     },
   } as unknown as LlmClient;
   return { llm, requests };
@@ -238,7 +238,7 @@ describe("the live model", () => {
         requests.push({ n: req.n, system: req.system, user: req.user, schemaName: req.schemaName });
         const one = { decisions: promptIds(req.user).map((id) => ({ id, criteria: ["met", "unclear"], include: true })) };
         const choices = Array.from({ length: choicesFor(req.n ?? 1) }, () => one);
-        return { data: one, choices, usage, modelVersion: "gpt-5-nano-2025-08-07" };
+        return { data: one, choices, usage, modelVersion: "gpt-5-nano-2025-08-07", requests: 1, retries: 0 };
       },
     } as unknown as LlmClient;
     return { llm, requests };
@@ -279,7 +279,7 @@ describe("the live model", () => {
         // First reply: out of order, p3 and p4 left out, an invented id and a duplicate in their places.
         const decisions = call++ === 0 ? [verdict("p9"), verdict("p2"), verdict("p2"), verdict("p1")] : ids.map(verdict);
         const one = { decisions };
-        return { data: one, choices: Array.from({ length: req.n ?? 1 }, () => one), usage, modelVersion: "m" };
+        return { data: one, choices: Array.from({ length: req.n ?? 1 }, () => one), usage, modelVersion: "m", requests: 1, retries: 0 };
       },
     } as unknown as LlmClient;
     const papers = input.papers.slice(0, 4);
@@ -302,7 +302,7 @@ describe("the live model", () => {
         const ids = promptIds(req.user);
         expect(ids).toEqual(["r1", "r2", "r3"]);
         const data = { assignments: [{ id: "r3", cluster: 2 }, { id: "r7", cluster: 1 }, { id: "r1", cluster: 1 }] };
-        return { data, choices: [data], usage, modelVersion: "m" };
+        return { data, choices: [data], usage, modelVersion: "m", requests: 1, retries: 0 };
       },
     } as unknown as LlmClient;
     const themes = [{ label: "A", description: "a" }, { label: "B", description: "b" }];
@@ -356,7 +356,8 @@ describe("the cost ceiling", () => {
     expect(failure.failure.message).toMatch(/exceeded the limit of \$0\.025 \(max_estimated_cost_usd\) during labelling; 12 of 37 papers were labelled/);
     // Three calls of four papers were paid for: the third crossed the ceiling, and its papers are kept.
     expect(((failure.partial.items as JsonRecord[] | undefined) ?? []).map((item) => item.id)).toEqual(input.papers.slice(0, 12).map((p) => p.id));
-    expect((failure.partial.extra?.usage as { cost_usd: number }).cost_usd).toBeCloseTo(0.03, 10);
+    expect((failure.partial.extra?.usage as { estimated_cost_usd: number; calls: number }).estimated_cost_usd).toBeCloseTo(0.03, 10);
+    expect((failure.partial.extra?.usage as { calls: number }).calls).toBe(3);
   });
 
   it("prices a call the provider did not price at the model's price from admission", async () => {

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { ScreeningJobParams, type ScreeningJobInput, type ScreeningPaper, type ScreeningStage } from "@litrev/contracts";
+import {
+  ScreeningJobParams,
+  ServiceError,
+  type JobUsage,
+  type Provenance,
+  type ScreeningJobInput,
+  type ScreeningPaper,
+  type ScreeningStage,
+} from "@litrev/contracts";
 import { ITEM_CHUNK, PartialFailure, type ItemChunks, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
 import { CostCeiling } from "@litrev/llm";
 import { assignClusters } from "./assignment";
@@ -9,7 +17,7 @@ import { LabelTable } from "./label-table";
 import { labelPapers } from "./labelling";
 import { reasonPapers } from "./reasoning";
 import { UsageMeter, type StageContext } from "./stage";
-import type { JobFrame, ScreeningModel } from "./types";
+import type { JobFrame, ScreeningModel, StageUsage } from "./types";
 
 export const PipelineSettingsSchema = z.object({
   labelBatch: z.number().int().min(1),
@@ -18,6 +26,8 @@ export const PipelineSettingsSchema = z.object({
   assignBatch: z.number().int().min(1),
   maxClusters: z.number().int().min(1),
   callConcurrency: z.number().int().min(1),
+  /** The share of papers the model may lose (no full set of votes) before the job fails (MAX_LOST_PAPER_SHARE). */
+  maxLostShare: z.number().min(0).max(1).optional(),
 });
 export type PipelineSettings = z.infer<typeof PipelineSettingsSchema>;
 
@@ -42,17 +52,23 @@ export async function runScreeningPipeline(
   job: JobContext,
   createModel: (frame: JobFrame, params: ScreeningJobParams) => ScreeningModel,
   defaults: PipelineSettings,
+  /** The job's provenance as this run calls the model (`models_used` is filled in from the replies). */
+  describe?: (frame: JobFrame, params: ScreeningJobParams) => Provenance,
 ): Promise<JobOutcome> {
   const params = ScreeningJobParams.parse(job.params);
   // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units.
   const settings: PipelineSettings = { ...defaults, ...PipelineSettingsSchema.partial().parse(job.params.pipeline ?? {}) };
+  const maxLostShare = settings.maxLostShare ?? DEFAULT_MAX_LOST_PAPER_SHARE;
   const { head, count } = await job.inputHead<Partial<Omit<ScreeningJobInput, "papers">>>("papers");
   const criteria = head.criteria ?? [];
   const questions = head.questions ?? [];
-  const frame: JobFrame = { criteria, questions, model: params.model };
+  const frame: JobFrame = { criteria, questions, model: params.model, resolvedModel: params.model_resolved };
   const meter = new CostMeter(CostCeiling.optional().parse(job.params.cost_ceiling));
   const usage = new UsageMeter((stage, used) => meter.add(stage, used));
   const model = createModel(frame, params);
+  const provenance = describe?.(frame, params);
+  // Usage, actual cost and provenance travel in the live state (polls of a running job) and stay in the stored row.
+  const reportExtras = () => jobReportExtras(usage.total(), provenance, !params.mock && params.priced !== false);
   const ctx: StageContext = {
     job,
     model,
@@ -61,25 +77,52 @@ export async function runScreeningPipeline(
     progress: (stage, done, total) => {
       const [from, to] = STAGE_SPAN[stage];
       const fraction = total > 0 ? Math.min(1, done / total) : 0;
-      return job.report({ stage, progress: from + (to - from) * fraction, extra: { usage: usage.total() } });
+      return job.report({ stage, progress: from + (to - from) * fraction, extra: reportExtras() });
     },
   };
 
   const table = new LabelTable(count, criteria);
   const reasons: string[] = new Array<string>(count).fill("");
-  // Over its cost ceiling, the job ends failed with what it finished (stored with the failed job).
+  // Papers the model kept losing (fewer votes than asked, even asked about alone): index → votes it
+  // got. Each goes to a human; more than `maxLostShare` of the job's papers fails the job.
+  const lost = new Map<number, number>();
+  let trouble: string | undefined;
+  const resultOf = (i: number, clusterId: number): JsonRecord => {
+    const result = table.result(i, params.threshold, reasons[i]!, clusterId);
+    const votes = lost.get(i);
+    if (votes === undefined) return result as unknown as JsonRecord;
+    const error = lostPaperError(reported(), votes, params.repetitions);
+    return { ...result, final_score: null, decision: "include", reasoning: LOST_REASONING, cluster_id: -1, error } as unknown as JsonRecord;
+  };
+  // A job that stops early ends failed with what it finished (stored with the failed job).
+  const failWithLabelled = (failure: (labelled: number) => ServiceError): never => {
+    const labelled: JsonRecord[] = [];
+    for (let i = 0; i < count; i++) if (table.labelled(i)) labelled.push(resultOf(i, -1));
+    throw new PartialFailure(failure(labelled.length), { items: labelled, extra: { ...reportExtras(), usage_by_stage: usage.byStage } });
+  };
   const stopAtCeiling = (error: unknown): never => {
     if (!(error instanceof CostCeilingExceeded)) throw error;
-    const labelled: JsonRecord[] = [];
-    for (let i = 0; i < count; i++) if (table.labelled(i)) labelled.push(table.result(i, params.threshold, reasons[i]!, -1) as unknown as JsonRecord);
-    throw new PartialFailure(error.failure(`${labelled.length} of ${count} papers were labelled`), {
-      items: labelled,
-      extra: { usage: usage.total(), usage_by_stage: usage.byStage },
-    });
+    return failWithLabelled((labelled) => error.failure(`${labelled} of ${count} papers were labelled`));
   };
-  await labelPapers(ctx, job.inputItems<ScreeningPaper>("papers"), count, params.repetitions, settings.labelBatch, (i, paper, votes) =>
-    table.set(i, paper.id, votes),
+  const reported = () => reportedModels(usage.total(), params.model_resolved ?? params.model);
+  await labelPapers(
+    ctx,
+    job.inputItems<ScreeningPaper>("papers"),
+    count,
+    params.repetitions,
+    settings.labelBatch,
+    (i, paper, votes, why) => {
+      table.set(i, paper.id, votes);
+      if (votes.length >= params.repetitions) return;
+      lost.set(i, votes.length);
+      trouble ??= why;
+    },
+    () => {
+      if (lost.size <= maxLostShare * count) return;
+      failWithLabelled(() => tooManyLost(reported(), lost.size, count, maxLostShare, trouble));
+    },
   ).catch(stopAtCeiling);
+  if (lost.size > 0) job.logger.warn({ lost: lost.size, papers: count }, "papers the model kept losing go to a human");
   await reasonPapers(
     ctx,
     job.inputItems<ScreeningPaper>("papers"),
@@ -97,7 +140,10 @@ export async function runScreeningPipeline(
 
   // The clustered side (spec): include → score ≥ threshold, exclude → below it, absent → every paper.
   const clustered: number[] = [];
-  for (let i = 0; i < count; i++) if (params.clusters_type === null || table.decision(i, params.threshold) === params.clusters_type) clustered.push(i);
+  for (let i = 0; i < count; i++) {
+    if (lost.has(i)) continue; // a lost paper has no reasoning of its own to cluster
+    if (params.clusters_type === null || table.decision(i, params.threshold) === params.clusters_type) clustered.push(i);
+  }
   const clusteredReasons = clustered.map((i) => reasons[i]!);
   const themes = await clusterReasons(ctx, clusteredReasons, settings.clusterChunk, settings.maxClusters).catch(stopAtCeiling);
   const assignment = await assignClusters(ctx, clusteredReasons, themes, settings.assignBatch).catch(stopAtCeiling);
@@ -108,15 +154,66 @@ export async function runScreeningPipeline(
     count: Math.ceil(count / ITEM_CHUNK),
     chunk: (n) => {
       const out: JsonRecord[] = [];
-      for (let i = n * ITEM_CHUNK; i < Math.min(count, (n + 1) * ITEM_CHUNK); i++) {
-        out.push(table.result(i, params.threshold, reasons[i]!, clusterIds[i]!) as unknown as JsonRecord);
-      }
+      for (let i = n * ITEM_CHUNK; i < Math.min(count, (n + 1) * ITEM_CHUNK); i++) out.push(resultOf(i, clusterIds[i]!));
       return out;
     },
   };
   return {
     items,
     result: { clusters: assignment.clusters },
-    extra: { usage: usage.total(), usage_by_stage: usage.byStage },
+    extra: { ...reportExtras(), usage_by_stage: usage.byStage },
+  };
+}
+
+/** MAX_LOST_PAPER_SHARE's default: a job fails when the model loses more than a quarter of its papers. */
+export const DEFAULT_MAX_LOST_PAPER_SHARE = 0.25;
+
+/** The reasoning of a paper the model lost (its `error` says what happened). */
+export const LOST_REASONING = "Not screened by the model: it gave no usable decision for this paper. A reviewer should screen it.";
+
+/** The models the provider reported for the job's calls so far, else the one it was pinned to. */
+function reportedModels(total: StageUsage, pinned: string): string {
+  const models = Object.keys(total.models ?? {});
+  return models.length > 0 ? models.map((m) => `'${m}'`).join(", ") : `'${pinned}'`;
+}
+
+function lostPaperError(model: string, votes: number, repetitions: number): string {
+  return (
+    `The model ${model} gave ${votes} of ${repetitions} votes for this paper: its replies kept leaving the paper out or ` +
+    `naming ids that were not asked about, even when asked about this paper alone. Decision set to include so that a reviewer screens it.`
+  );
+}
+
+function tooManyLost(model: string, lost: number, total: number, share: number, trouble: string | undefined): ServiceError {
+  return new ServiceError(
+    "model_output",
+    `The model ${model} lost ${lost} of ${total} papers, more than the ${Math.round(share * 1000) / 10}% MAX_LOST_PAPER_SHARE allows: ` +
+      `${trouble ?? "its replies did not answer for them"}. Papers left out were asked about again, then one paper per call, without a usable answer. ` +
+      `A stronger model, or a smaller SCREENING_LABEL_BATCH, may do better.`,
+  );
+}
+
+const round6 = (usd: number) => Math.round(usd * 1_000_000) / 1_000_000;
+
+/**
+ * A job's report fields as its live extras carry them (libs/contracts `jobReportFields` reads them):
+ * usage so far, the actual cost (null for a mock job or an unpriced model) and the provenance with
+ * the models the provider reported.
+ */
+export function jobReportExtras(total: StageUsage, provenance: Provenance | undefined, priced: boolean): JsonRecord {
+  const usage: JobUsage = {
+    input_tokens: total.input_tokens,
+    cached_input_tokens: total.cached_input_tokens,
+    output_tokens: total.output_tokens,
+    total_tokens: total.input_tokens + total.output_tokens,
+    estimated_cost_usd: round6(total.cost_usd),
+    calls: total.calls,
+    retries: total.retries ?? 0,
+  };
+  const modelsUsed = Object.entries(total.models ?? {}).map(([model, calls]) => ({ model, calls }));
+  return {
+    usage,
+    actual_cost_usd: priced ? round6(total.cost_usd) : null,
+    ...(provenance ? { provenance: { ...provenance, models_used: modelsUsed } } : {}),
   };
 }

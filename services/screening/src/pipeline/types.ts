@@ -12,22 +12,31 @@ export interface LabelVote {
 
 /** Tokens and cost of provider calls, summed. */
 export interface StageUsage {
+  /** Provider replies (repair requests included). */
   calls: number;
   input_tokens: number;
   cached_input_tokens: number;
   output_tokens: number;
   cost_usd: number;
+  /** Attempts sent again (absent in checkpoints written before it was counted). */
+  retries?: number | undefined;
+  /** Replies per model string the provider reported (the job's `provenance.models_used`). */
+  models?: Record<string, number> | undefined;
 }
 
-export const ZERO_STAGE_USAGE: StageUsage = { calls: 0, input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+export const ZERO_STAGE_USAGE: StageUsage = { calls: 0, input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: 0, retries: 0, models: {} };
 
 export function addStageUsage(a: StageUsage, b: StageUsage): StageUsage {
+  const models = { ...a.models };
+  for (const [model, calls] of Object.entries(b.models ?? {})) models[model] = (models[model] ?? 0) + calls;
   return {
     calls: a.calls + b.calls,
     input_tokens: a.input_tokens + b.input_tokens,
     cached_input_tokens: a.cached_input_tokens + b.cached_input_tokens,
     output_tokens: a.output_tokens + b.output_tokens,
     cost_usd: a.cost_usd + b.cost_usd,
+    retries: (a.retries ?? 0) + (b.retries ?? 0),
+    models,
   };
 }
 
@@ -49,6 +58,8 @@ export interface Theme {
 export interface ModelCall<T> {
   value: T;
   usage: StageUsage;
+  /** What went wrong with the replies, in words, when some papers got fewer answers than asked. */
+  trouble?: string | undefined;
 }
 
 /**
@@ -82,12 +93,15 @@ export type Decision = "include" | "exclude";
  */
 export interface PaperResult {
   id: ScreeningPaper["id"];
-  final_score: number;
+  /** Null for a paper the model lost (no full set of votes): it goes to a human, with `error` saying why. */
+  final_score: number | null;
   cluster_id: number;
   reasoning: string;
   decision: Decision;
   votes: Decision[];
   criteria_verdicts: ({ name: string; type: string; verdict: Verdict } & Record<Verdict, number>)[];
+  /** Set only for a paper the model lost. */
+  error?: string;
 }
 
 /** The job-wide facts every stage's prompts and mock answers depend on. */
@@ -95,4 +109,6 @@ export interface JobFrame {
   criteria: ScreeningCriterion[];
   questions: string[];
   model: string;
+  /** The provider model the alias pointed to at admission: every call of the job goes there. */
+  resolvedModel?: string | undefined;
 }
