@@ -1,0 +1,109 @@
+import type { FastifyRequest } from "fastify";
+import { ServiceError, type RequestLimits } from "@litrev/contracts";
+import { JsonShape } from "./json-scan";
+
+const MIB = 1024 * 1024;
+
+/**
+ * What one paper (or indexer record) may take on average in the JSON of the largest request the
+ * default body limit admits: an id, a title and an abstract of about 1,800 characters.
+ */
+export const PAPER_JSON_BYTES = 2048;
+/** Room for everything besides the papers and criteria: descriptions, questions, options. */
+const REST_BYTES = MIB;
+
+/**
+ * The largest request body, in bytes: `BODY_LIMIT_MB` when set, else the largest legitimate
+ * request the other limits admit (a full screening or indexer job of average papers with every
+ * criterion or field at its longest), so lowering those limits lowers this one too.
+ */
+export function bodyLimitBytes(env: RequestLimits & { BODY_LIMIT_MB?: number | undefined }): number {
+  if (env.BODY_LIMIT_MB !== undefined) return env.BODY_LIMIT_MB * MIB;
+  const screening = env.MAX_SCREENING_PAPERS * PAPER_JSON_BYTES + env.MAX_SCREENING_CRITERIA * (env.MAX_CRITERION_CHARS + 200);
+  const indexer = env.MAX_INDEXER_JOB_RECORDS * PAPER_JSON_BYTES + env.MAX_INDEXER_FIELDS * 2_000;
+  return Math.ceil((Math.max(screening, indexer) + REST_BYTES) / MIB) * MIB;
+}
+
+export interface BodyLimits {
+  bytes: number;
+  depth: number;
+  values: number;
+}
+
+/** A body refused for its size, in bytes or in JSON values: `413` with the spec's simple body. */
+export class BodyTooLarge extends Error {
+  readonly statusCode = 413;
+}
+
+export const bodyTooLarge = (bytes: number) =>
+  new BodyTooLarge(`Request body exceeds the ${Math.round(bytes / MIB)} MB limit (BODY_LIMIT_MB, docs/limits.md)`);
+
+const tooManyValues = (max: number) =>
+  new BodyTooLarge(`Request body holds more than ${max.toLocaleString("en-US")} JSON values (MAX_JSON_VALUES, docs/limits.md)`);
+
+export function jsonInvalid(): ServiceError {
+  return new ServiceError("validation", "JSON decode error", {
+    issues: [{ type: "json_invalid", loc: ["body"], msg: "JSON decode error" }],
+  });
+}
+
+function jsonTooDeep(max: number): ServiceError {
+  return new ServiceError("validation", "JSON nesting too deep", {
+    issues: [{ type: "json_too_deep", loc: ["body"], msg: `JSON nesting is deeper than ${max} levels (MAX_JSON_DEPTH, docs/limits.md)` }],
+  });
+}
+
+type Done = (error: Error | null, body?: unknown) => void;
+
+/**
+ * Reads a request body as JSON within `limits`, refusing it as soon as the bytes received so far
+ * exceed one: the size and shape are measured chunk by chunk as the body arrives (each chunk a
+ * short step of the event loop), so a body of millions of tiny values is refused after its first
+ * few megabytes, never buffered whole or handed to `JSON.parse`, whose cost grows with the values.
+ * Any content type is read as JSON: clients often omit it (curl -d sends form encoding).
+ */
+export function jsonBodyParser(limits: BodyLimits) {
+  return (request: FastifyRequest, payload: NodeJS.ReadableStream, done: Done): void => {
+    const declared = Number(request.headers["content-length"]);
+    if (declared > limits.bytes) return done(bodyTooLarge(limits.bytes));
+    const shape = new JsonShape(limits);
+    let chunks: Buffer[] = [];
+    let received = 0;
+
+    const finish = (error: Error | null, body?: unknown) => {
+      payload.removeListener("data", onData);
+      payload.removeListener("end", onEnd);
+      payload.removeListener("error", onEnd);
+      chunks = [];
+      done(error, body);
+    };
+    function onData(data: Buffer | string) {
+      const chunk = typeof data === "string" ? Buffer.from(data) : data;
+      received += chunk.length;
+      if (received > limits.bytes) return finish(bodyTooLarge(limits.bytes));
+      const excess = shape.push(chunk);
+      if (excess === "depth") return finish(jsonTooDeep(limits.depth));
+      if (excess === "values") return finish(tooManyValues(limits.values));
+      chunks.push(chunk);
+    }
+    function onEnd(error?: Error) {
+      if (error) return finish(new ServiceError("validation", "The request body could not be read", { simple: true }));
+      if (!Number.isNaN(declared) && received !== declared) {
+        return finish(new ServiceError("validation", "Request body size did not match Content-Length", { simple: true }));
+      }
+      const text = Buffer.concat(chunks, received).toString("utf8").trim();
+      if (!text) return finish(null, undefined);
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        return finish(jsonInvalid());
+      }
+      finish(null, body);
+    }
+    payload.on("data", onData);
+    payload.on("end", onEnd);
+    payload.on("error", onEnd);
+    payload.resume();
+  };
+}
