@@ -6,7 +6,7 @@ import { metrics, type Logger } from "@litrev/telemetry";
 import { createKeyring, presentedKey, type Principal } from "./auth";
 import { serviceKeys, type GatewayEnv } from "./env";
 import { toHttp } from "./http-errors";
-import { bodyLimitBytes, BodyTooLarge, bodyTooLarge, jsonBodyParser, jsonInvalid } from "./body-parser";
+import { bodyLimitBytes, BodyTooLarge, bodyTooLarge, discardsRest, jsonBodyParser, jsonInvalid } from "./body-parser";
 import { registerOpenApi } from "./openapi";
 import { traceRoutes } from "./tracing";
 import { consoleRoutes } from "./console/console-routes";
@@ -92,6 +92,8 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.addContentTypeParser("*", jsonBodyParser({ bytes: bodyLimit, depth: env.MAX_JSON_DEPTH, values: env.MAX_JSON_VALUES }));
 
   app.setErrorHandler((error: FastifyError | ServiceError, request, reply) => {
+    // Fastify closes the connection after any refused body; one being discarded to its end may keep it.
+    if (discardsRest(request.raw)) reply.header("connection", "keep-alive");
     if (error instanceof BodyTooLarge) return reply.status(413).send({ detail: error.message });
     if ((error as FastifyError).code === "FST_ERR_CTP_BODY_TOO_LARGE") return reply.status(413).send({ detail: bodyTooLarge(bodyLimit).message });
     const serviceError = classifyFastifyError(error);

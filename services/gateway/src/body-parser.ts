@@ -55,6 +55,16 @@ function jsonTooDeep(max: number): ServiceError {
 
 type Done = (error: Error | null, body?: unknown) => void;
 
+/** Requests whose body was refused part-way, the rest of it read and thrown away. */
+const discarding = new WeakSet<object>();
+
+/**
+ * Whether the rest of this request's refused body is being read and discarded, so its connection
+ * may stay open: a client still sending then reads the answer, where closing the connection
+ * under it would reset it and lose the answer. Only for a declared length within the body limit.
+ */
+export const discardsRest = (raw: object): boolean => discarding.has(raw);
+
 /**
  * Reads a request body as JSON within `limits`, refusing it as soon as the bytes received so far
  * exceed one: the size and shape are measured chunk by chunk as the body arrives (each chunk a
@@ -77,14 +87,28 @@ export function jsonBodyParser(limits: BodyLimits) {
       chunks = [];
       done(error, body);
     };
+    // One chunk per turn of the event loop and connection, so a fast upload cannot hold the loop
+    // for a run of chunks (other requests are served in between); the socket waits meanwhile.
+    const resume = () => payload.resume();
+    const yieldTurn = () => {
+      payload.pause();
+      setImmediate(resume);
+    };
+    const refuseEarly = (error: Error) => {
+      if (!Number.isNaN(declared)) discarding.add(request.raw);
+      finish(error);
+      // Read on, dropping what arrives: without a listener the stream would stop reading.
+      payload.on("data", yieldTurn);
+    };
     function onData(data: Buffer | string) {
       const chunk = typeof data === "string" ? Buffer.from(data) : data;
       received += chunk.length;
       if (received > limits.bytes) return finish(bodyTooLarge(limits.bytes));
       const excess = shape.push(chunk);
-      if (excess === "depth") return finish(jsonTooDeep(limits.depth));
-      if (excess === "values") return finish(tooManyValues(limits.values));
+      if (excess === "depth") return refuseEarly(jsonTooDeep(limits.depth));
+      if (excess === "values") return refuseEarly(tooManyValues(limits.values));
       chunks.push(chunk);
+      yieldTurn();
     }
     function onEnd(error?: Error) {
       if (error) return finish(new ServiceError("validation", "The request body could not be read", { simple: true }));
