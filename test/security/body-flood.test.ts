@@ -1,79 +1,42 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { request as httpRequest } from "node:http";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
+import type { Refusal } from "./support/flood-client";
 
 /**
  * One key holder cannot freeze the shared gateway (issue 23, B1; docs/limits.md). A 99 MB body of
  * `[]` values (in a field the schema would strip) used to be buffered whole and parsed on the
  * gateway's event loop: 6.7 s per request with `/health` waiting as long, and gigabytes of RSS.
- * Here one key streams such bodies from several connections at once while a separate thread
- * probes `/health`: every body is refused (413, MAX_JSON_VALUES) long before its end was sent,
+ * Here one key streams such bodies from several connections at once (from its own process, at the
+ * lowest CPU priority, as if from another machine) while a thread of its own probes `/health`: every body is refused (413, MAX_JSON_VALUES) long before its end was sent,
  * `/health` stays under 100 ms at p99 and the gateway's RSS under 1 GB throughout.
  */
 
-const BODY_BYTES = 99 * 1024 * 1024;
-const SENDERS = 4;
+const CONNECTIONS = 4;
 const ATTACK_MS = 3_000;
 const MIN_BODIES = 12;
-const WRITE_BYTES = 1024 * 1024;
 
-/** `{"papers":[],"x":[[],[],…]}`, 99 MB. */
-function floodBody(): Buffer {
-  const head = Buffer.from('{"papers":[],"x":[');
-  const tail = Buffer.from("[]]}");
-  const body = Buffer.alloc(BODY_BYTES);
-  head.copy(body, 0);
-  body.fill("[],", head.length, BODY_BYTES - tail.length);
-  tail.copy(body, BODY_BYTES - tail.length);
-  return body;
-}
-
-interface Refusal {
-  status: number;
-  detail: string;
-  /** Bytes of the body written when the answer came. */
-  sent: number;
-}
-
-/**
- * Sends `body` 1 MB at a time, as fast as the socket takes it, until it is answered (Node's client
- * then stops, as curl does): how much had been sent by then shows how early the gateway refused.
- */
-function send(baseUrl: string, body: Buffer): Promise<Refusal> {
-  return new Promise((resolve, reject) => {
-    let sent = 0;
-    const req = httpRequest(`${baseUrl}/v1/screening/jobs`, {
-      method: "POST",
-      agent: false,
-      headers: { "x-api-key": TEST_API_KEY, "content-type": "application/json", "content-length": String(body.length) },
-    });
-    req.on("response", (res) => {
-      const at = sent;
-      let text = "";
-      res.on("data", (data: Buffer) => (text += data.toString()));
-      res.on("error", reject);
-      res.on("end", () => {
-        resolve({ status: res.statusCode ?? 0, detail: text, sent: at });
-        req.destroy();
-      });
-    });
-    req.on("error", reject);
-    const pump = () => {
-      while (sent < body.length) {
-        const end = Math.min(body.length, sent + WRITE_BYTES);
-        const more = req.write(body.subarray(sent, end));
-        sent = end;
-        if (!more) return void req.once("drain", pump);
-      }
-      req.end();
-    };
-    pump();
+/** Runs the attacker (support/flood-client.ts) at the lowest CPU priority and returns what it printed. */
+async function flood(baseUrl: string): Promise<{ refusals: Refusal[]; ms: number; bodyBytes: number }> {
+  const script = join(dirname(fileURLToPath(import.meta.url)), "support/flood-client.ts");
+  const child = spawn("nice", ["-n", "19", process.execPath, "--import", "tsx", script, baseUrl, TEST_API_KEY, String(CONNECTIONS), String(ATTACK_MS), String(MIN_BODIES)], {
+    stdio: ["ignore", "pipe", "pipe"],
   });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (data: Buffer) => (out += data.toString()));
+  child.stderr.on("data", (data: Buffer) => (err += data.toString()));
+  const [code] = (await once(child, "close")) as [number | null];
+  if (code !== 0) throw new Error(`flood client exited ${code}: ${err.slice(-2000)}`);
+  return JSON.parse(out);
 }
 
-/** Probes `GET /health` back to back from its own thread (its timings untouched by the attacker's work) until told to stop. */
+/** Probes `GET /health` back to back from its own thread until told to stop. */
 const PROBER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const http = require("node:http");
@@ -117,22 +80,16 @@ describe("a flood of tiny JSON values from one key", () => {
 
   it("is refused before it is parsed whole, while /health stays under 100 ms at p99 and RSS under 1 GB", async () => {
     const gatewayPid = stack.processes.find((p) => p.name === "gateway")!.child.pid!;
-    const body = floodBody();
     const rssBefore = rssMb(gatewayPid);
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssMb(gatewayPid))), 50);
     const prober = new Worker(PROBER, { eval: true, workerData: { url: stack.baseUrl } });
     const probed = new Promise<{ latencies?: number[]; statuses?: Record<string, number>; error?: string }>((resolve) => prober.once("message", resolve));
 
-    const refusals: Refusal[] = [];
-    const started = Date.now();
+    let attack: Awaited<ReturnType<typeof flood>>;
     try {
       await new Promise((r) => setTimeout(r, 200)); // the prober's first probes, before the flood
-      await Promise.all(
-        Array.from({ length: SENDERS }, async () => {
-          while (Date.now() - started < ATTACK_MS || refusals.length < MIN_BODIES) refusals.push(await send(stack.baseUrl, body));
-        }),
-      );
+      attack = await flood(stack.baseUrl);
       await new Promise((r) => setTimeout(r, 200)); // and a few after it
     } finally {
       prober.postMessage("stop");
@@ -144,9 +101,10 @@ describe("a flood of tiny JSON values from one key", () => {
 
     const p50 = percentile(latencies, 50);
     const p99 = percentile(latencies, 99);
+    const { refusals, bodyBytes } = attack;
     const sentMb = refusals.map((r) => Math.round(r.sent / 1024 / 1024));
     console.log(
-      `flood: ${refusals.length} bodies of 99 MB in ${Date.now() - started} ms, answered after ${Math.min(...sentMb)}–${Math.max(...sentMb)} MB sent; ` +
+      `flood: ${refusals.length} bodies of 99 MB in ${attack.ms} ms, answered after ${Math.min(...sentMb)}–${Math.max(...sentMb)} MB sent; ` +
         `/health ${latencies.length} probes, p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms; ` +
         `gateway RSS ${rssBefore.toFixed(0)} → peak ${rssPeak.toFixed(0)} MB`,
     );
@@ -159,7 +117,7 @@ describe("a flood of tiny JSON values from one key", () => {
       expect(refusal.status).toBe(413);
       expect(JSON.parse(refusal.detail)).toEqual({ detail: "Request body holds more than 2,000,000 JSON values (MAX_JSON_VALUES, docs/limits.md)" });
       // Answered while most of the body was still unsent: it was never received, let alone parsed, whole.
-      expect(refusal.sent).toBeLessThan(BODY_BYTES / 4);
+      expect(refusal.sent).toBeLessThan(bodyBytes / 4);
     }
     expect(p99).toBeLessThan(100);
     expect(rssPeak).toBeLessThan(1024);
