@@ -774,13 +774,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -930,13 +939,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -1238,7 +1256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1247,7 +1265,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1374,7 +1392,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1383,7 +1401,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1500,7 +1518,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1509,7 +1527,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1618,7 +1636,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1627,7 +1645,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1754,7 +1772,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1763,7 +1781,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1902,7 +1920,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1911,7 +1929,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2146,13 +2164,22 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -2463,13 +2490,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -2645,7 +2681,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2654,7 +2690,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2889,13 +2925,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -3254,13 +3299,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -3389,7 +3443,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3398,7 +3452,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3550,7 +3604,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3559,7 +3613,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3683,7 +3737,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3692,7 +3746,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
