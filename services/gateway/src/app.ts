@@ -89,7 +89,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   // Any body is JSON, measured as it arrives and refused before it is parsed if over a limit.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", jsonBodyParser({ bytes: bodyLimit, depth: env.MAX_JSON_DEPTH, values: env.MAX_JSON_VALUES }));
+  app.addContentTypeParser("*", jsonBodyParser({ bytes: bodyLimit, depth: env.MAX_JSON_DEPTH, values: env.MAX_JSON_VALUES, ownerBytes: 2 * bodyLimit }));
 
   app.setErrorHandler((error: FastifyError | ServiceError, request, reply) => {
     // Fastify closes the connection after any refused body; one being discarded to its end may keep it.

@@ -110,4 +110,44 @@ describe("per-owner limits", () => {
     const both = await Promise.all([post(gw, '{"research_question":"q"}'), post(gw, '{"research_question":"q"}')]);
     expect(both.map((r) => r.statusCode).sort()).toEqual([429, 503]);
   });
+
+  it("bounds the bytes of bodies one owner has in memory at once to twice the body limit", async () => {
+    const gw = await gateway({ BODY_LIMIT_MB: "1" });
+    await gw.listen({ port: 0, host: "127.0.0.1" });
+    const { port } = gw.server.address() as AddressInfo;
+    const SIZE = 900 * 1024;
+    /** A valid body of SIZE bytes, sent in two parts: all but 100 KB now, the rest on `finish()`. */
+    const upload = () => {
+      const text = Buffer.from(`{"research_question":"q","pad":"${"x".repeat(SIZE - 34)}"}`);
+      const req = httpRequest({ port, method: "POST", path: URL, headers: { "x-api-key": KEY, "content-length": String(text.length) } });
+      const answer = new Promise<{ status: number; body: string; retryAfter?: string }>((resolve, reject) => {
+        req.on("response", (res) => {
+          let body = "";
+          res.on("data", (data: Buffer) => (body += data.toString()));
+          res.on("end", () => {
+            resolve({ status: res.statusCode ?? 0, body, ...(res.headers["retry-after"] ? { retryAfter: String(res.headers["retry-after"]) } : {}) });
+            req.destroy();
+          });
+        });
+        req.on("error", reject);
+      });
+      req.write(text.subarray(0, SIZE - 100 * 1024));
+      return { answer, finish: () => req.end(text.subarray(SIZE - 100 * 1024)) };
+    };
+    const settle = () => new Promise((r) => setTimeout(r, 300));
+    const a = upload();
+    const b = upload();
+    await settle();
+    // 1.6 MB held for two unfinished bodies: a third crosses 2 MB and is refused, the two are not.
+    const c = upload();
+    expect(await c.answer).toMatchObject({ status: 429, retryAfter: "1", body: expect.stringMatching(/more than 2 MB of request bodies at once/) });
+    a.finish();
+    b.finish();
+    expect((await a.answer).status).toBe(503);
+    expect((await b.answer).status).toBe(503);
+    // Answered bodies are no longer held.
+    const d = upload();
+    d.finish();
+    expect((await d.answer).status).toBe(503);
+  });
 });

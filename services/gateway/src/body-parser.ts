@@ -28,7 +28,37 @@ export interface BodyLimits {
   bytes: number;
   depth: number;
   values: number;
+  /** Bytes of bodies one owner may have in the gateway's memory at once, all its requests together. */
+  ownerBytes: number;
 }
+
+/**
+ * Bytes of request bodies held per owner while they arrive and parse, so one client's concurrent
+ * uploads cannot fill the gateway's memory (at most one entry per owner of a configured key).
+ */
+class HeldBodies {
+  readonly #held = new Map<string, number>();
+
+  constructor(private readonly max: number) {}
+
+  take(owner: string, bytes: number): boolean {
+    const held = (this.#held.get(owner) ?? 0) + bytes;
+    if (held > this.max) return false;
+    this.#held.set(owner, held);
+    return true;
+  }
+
+  give(owner: string, bytes: number): void {
+    const held = (this.#held.get(owner) ?? 0) - bytes;
+    if (held > 0) this.#held.set(owner, held);
+    else this.#held.delete(owner);
+  }
+}
+
+const tooMuchHeld = (max: number) =>
+  new ServiceError("rate_limit", `This client is sending more than ${Math.round(max / MIB)} MB of request bodies at once (twice the body limit, docs/limits.md); retry when one has been answered`, {
+    retryAfterMs: 1_000,
+  });
 
 /** A body refused for its size, in bytes or in JSON values: `413` with the spec's simple body. */
 export class BodyTooLarge extends Error {
@@ -73,18 +103,23 @@ export const discardsRest = (raw: object): boolean => discarding.has(raw);
  * Any content type is read as JSON: clients often omit it (curl -d sends form encoding).
  */
 export function jsonBodyParser(limits: BodyLimits) {
+  const held = new HeldBodies(limits.ownerBytes);
   return (request: FastifyRequest, payload: NodeJS.ReadableStream, done: Done): void => {
     const declared = Number(request.headers["content-length"]);
     if (declared > limits.bytes) return done(bodyTooLarge(limits.bytes));
+    const owner = request.principal?.owner ?? "";
     const shape = new JsonShape(limits);
     let chunks: Buffer[] = [];
     let received = 0;
+    let taken = 0;
 
     const finish = (error: Error | null, body?: unknown) => {
       payload.removeListener("data", onData);
       payload.removeListener("end", onEnd);
       payload.removeListener("error", onEnd);
       chunks = [];
+      held.give(owner, taken);
+      taken = 0;
       done(error, body);
     };
     // One chunk per turn of the event loop and connection, so a fast upload cannot hold the loop
@@ -104,6 +139,8 @@ export function jsonBodyParser(limits: BodyLimits) {
       const chunk = typeof data === "string" ? Buffer.from(data) : data;
       received += chunk.length;
       if (received > limits.bytes) return finish(bodyTooLarge(limits.bytes));
+      if (!held.take(owner, chunk.length)) return refuseEarly(tooMuchHeld(limits.ownerBytes));
+      taken += chunk.length;
       const excess = shape.push(chunk);
       if (excess === "depth") return refuseEarly(jsonTooDeep(limits.depth));
       if (excess === "values") return refuseEarly(tooManyValues(limits.values));
