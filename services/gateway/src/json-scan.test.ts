@@ -75,4 +75,29 @@ describe("JsonShape: values", () => {
     expect(chunks * chunk.length).toBeLessThan(3_100_000);
     expect(shape.values).toBeGreaterThan(1_000_000);
   });
+
+  it("counts what JSON.parse builds, for generated texts full of escapes, split anywhere", () => {
+    /** Values JSON.parse builds for `value`, member names included: the reference. */
+    const built = (value: unknown): number =>
+      1 + (Array.isArray(value) ? value.reduce((n: number, v) => n + built(v), 0) : value && typeof value === "object" ? Object.values(value).reduce((n: number, v) => n + 1 + built(v), 0) : 0);
+    let seed = 7;
+    const random = (n: number) => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31), seed % n);
+    const pieces = ["\\", '"', "[", "]", "{", ":", ",", "é", "😀", "a", "1", " "];
+    const text = () => Array.from({ length: random(12) }, () => pieces[random(pieces.length)]).join("");
+    const value = (depth: number): unknown => {
+      const kind = depth > 4 ? random(4) : random(6);
+      if (kind === 0) return text();
+      if (kind === 1) return random(2) ? -random(1e6) / 7 : random(100);
+      if (kind === 2) return [true, false, null][random(3)];
+      if (kind === 3) return random(3) ? text() : "";
+      if (kind === 4) return Array.from({ length: random(5) }, () => value(depth + 1));
+      return Object.fromEntries(Array.from({ length: random(5) }, () => [text(), value(depth + 1)]));
+    };
+    for (let round = 0; round < 200; round++) {
+      const parsed = value(0);
+      const json = JSON.stringify(parsed, null, round % 3 === 0 ? 1 : undefined);
+      const expected = built(JSON.parse(json));
+      for (const size of [Infinity, 1, 2, 3, 13]) expect(scan(json, {}, size).values, json).toBe(expected);
+    }
+  });
 });
