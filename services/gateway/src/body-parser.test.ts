@@ -132,7 +132,7 @@ describe("per-owner limits", () => {
         req.on("error", reject);
       });
       req.write(text.subarray(0, SIZE - 100 * 1024));
-      return { answer, finish: () => req.end(text.subarray(SIZE - 100 * 1024)) };
+      return { answer, finish: () => req.end(text.subarray(SIZE - 100 * 1024)), abort: () => req.destroy() };
     };
     const settle = () => new Promise((r) => setTimeout(r, 300));
     const a = upload();
@@ -145,9 +145,19 @@ describe("per-owner limits", () => {
     b.finish();
     expect((await a.answer).status).toBe(503);
     expect((await b.answer).status).toBe(503);
-    // Answered bodies are no longer held.
+    // Answered bodies are no longer held, nor are those of clients gone before the end.
+    for (let i = 0; i < 3; i++) {
+      const gone = upload();
+      gone.answer.catch(() => undefined);
+      await settle();
+      gone.abort();
+    }
+    await settle();
     const d = upload();
+    const e = upload();
     d.finish();
+    e.finish();
     expect((await d.answer).status).toBe(503);
+    expect((await e.answer).status).toBe(503);
   });
 });

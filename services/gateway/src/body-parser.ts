@@ -112,11 +112,15 @@ export function jsonBodyParser(limits: BodyLimits) {
     let chunks: Buffer[] = [];
     let received = 0;
     let taken = 0;
+    let settled = false;
 
     const finish = (error: Error | null, body?: unknown) => {
+      if (settled) return;
+      settled = true;
       payload.removeListener("data", onData);
       payload.removeListener("end", onEnd);
       payload.removeListener("error", onEnd);
+      payload.removeListener("close", onClose);
       chunks = [];
       held.give(owner, taken);
       taken = 0;
@@ -147,6 +151,10 @@ export function jsonBodyParser(limits: BodyLimits) {
       chunks.push(chunk);
       yieldTurn();
     }
+    // A client gone before the end: nothing to answer, but what its body held is given back.
+    function onClose() {
+      finish(new ServiceError("validation", "The request body could not be read", { simple: true }));
+    }
     function onEnd(error?: Error) {
       if (error) return finish(new ServiceError("validation", "The request body could not be read", { simple: true }));
       if (!Number.isNaN(declared) && received !== declared) {
@@ -165,6 +173,7 @@ export function jsonBodyParser(limits: BodyLimits) {
     payload.on("data", onData);
     payload.on("end", onEnd);
     payload.on("error", onEnd);
+    payload.on("close", onClose);
     payload.resume();
   };
 }
