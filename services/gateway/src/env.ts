@@ -46,7 +46,7 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend(RequestLi
   BODY_LIMIT_MB: z.coerce.number().int().min(1).max(1024).optional(),
   /**
    * Per owner of service keys (docs/limits.md): requests other than reads (creations, synchronous
-   * calls, cancels, configuration writes) in flight at once, and their sustained rate per second
+   * calls, estimates, configuration writes) in flight at once, and their sustained rate per second
    * with the burst allowed above it. Beyond either: `429` with `Retry-After`. 0 turns a limit off.
    */
   KEY_CONCURRENCY: z.coerce.number().int().min(0).max(100_000).default(64),
