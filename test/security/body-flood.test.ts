@@ -13,8 +13,10 @@ import type { Refusal } from "./support/flood-client";
  * `[]` values (in a field the schema would strip) used to be buffered whole and parsed on the
  * gateway's event loop: 6.7 s per request with `/health` waiting as long, and gigabytes of RSS.
  * Here one key streams such bodies from several connections at once (from its own process, at the
- * lowest CPU priority, as if from another machine) while a thread of its own probes `/health`: every body is refused (413, MAX_JSON_VALUES) long before its end was sent,
- * `/health` stays under 100 ms at p99 and the gateway's RSS under 1 GB throughout.
+ * lowest CPU priority, as if from another machine) while a thread of its own probes `/health`.
+ * Every body is refused while it is still being sent, by the pre-scan (413 naming MAX_JSON_VALUES:
+ * a parsed body would have reached validation); `/health` stays under 100 ms at p99 and the
+ * gateway's RSS under 1 GB throughout.
  */
 
 const CONNECTIONS = 4;
@@ -116,8 +118,9 @@ describe("a flood of tiny JSON values from one key", () => {
     for (const refusal of refusals) {
       expect(refusal.status).toBe(413);
       expect(JSON.parse(refusal.detail)).toEqual({ detail: "Request body holds more than 2,000,000 JSON values (MAX_JSON_VALUES, docs/limits.md)" });
-      // Answered while most of the body was still unsent: it was never received, let alone parsed, whole.
-      expect(refusal.sent).toBeLessThan(bodyBytes / 4);
+      // Answered while the client was still sending: the body was never received, let alone parsed,
+      // whole. (How far it got depends on when this low-priority client gets the CPU to notice.)
+      expect(refusal.sent).toBeLessThan(bodyBytes);
     }
     expect(p99).toBeLessThan(100);
     expect(rssPeak).toBeLessThan(1024);
