@@ -183,7 +183,8 @@ async function main(): Promise<void> {
     provider = await startFakeProvider({ mode: "hang" });
     stack = await startStack({
       services,
-      env: { API_KEY: apiKey, OPENAI_API_KEY: "bench-fake-provider-key", OPENAI_BASE_URL: provider.url, LLM_DEADLINE_MS: "600000" },
+      // One key at full speed: the per-client limits (docs/limits.md) would measure themselves, not the gateway.
+      env: { API_KEY: apiKey, OPENAI_API_KEY: "bench-fake-provider-key", OPENAI_BASE_URL: provider.url, LLM_DEADLINE_MS: "600000", KEY_CONCURRENCY: "0", KEY_RATE_PER_S: "0" },
     });
     base = stack.baseUrl;
     const owned = stack;

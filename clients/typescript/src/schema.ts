@@ -859,13 +859,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -1015,13 +1024,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -1807,7 +1825,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1816,7 +1834,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1943,7 +1961,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1952,7 +1970,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2069,7 +2087,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2078,7 +2096,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2187,7 +2205,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2196,7 +2214,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2323,7 +2341,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2332,7 +2350,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2471,7 +2489,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2480,7 +2498,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2718,13 +2736,22 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -3117,13 +3144,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -3299,7 +3335,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3308,7 +3344,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3546,13 +3582,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -3979,13 +4024,22 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -4114,7 +4168,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4123,7 +4177,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4275,7 +4329,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4284,7 +4338,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4408,7 +4462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4417,7 +4471,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The provider's rate limit (`rate_limit`, retryable) or exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -12,6 +12,7 @@ describe("request limits", () => {
       MAX_REPETITIONS: 20,
       MAX_WORK_UNITS: 20_000_000,
       MAX_JSON_DEPTH: 64,
+      MAX_JSON_VALUES: 2_000_000,
       MAX_LIST_LIMIT: 1_000,
     });
     // A review of 20,000 papers with 50 criteria at 20 repetitions fits, results included.

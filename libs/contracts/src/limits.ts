@@ -29,6 +29,12 @@ export const RequestLimits = z.object({
   MAX_LIST_LIMIT: limit(1_000, LIMIT_CEILINGS.listLimit),
   /** Nesting of `{` and `[` in a request body, checked before the body is parsed. */
   MAX_JSON_DEPTH: limit(64, 1_000),
+  /**
+   * Values in a request body (objects, arrays, strings, numbers, literals, member names), counted
+   * before the body is parsed: parsing costs time and memory per value. Room for a 50,000-record
+   * indexer job with about 16 extra columns per record.
+   */
+  MAX_JSON_VALUES: limit(2_000_000, 100_000_000),
 });
 export type RequestLimits = z.infer<typeof RequestLimits>;
 

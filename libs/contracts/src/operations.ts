@@ -158,8 +158,11 @@ const C = ["ClassifiedError"] as const;
  */
 const keyed = { 401: C, 500: C, 503: C } as const;
 const forwarded = { ...keyed, 504: C } as const;
-/** A JSON body: field-level or simple 400 (malformed JSON, wrong media type), 413 over the size limit. */
-const withBody = { 400: [...V, ...S], 413: S } as const;
+/**
+ * A JSON body: field-level or simple 400 (malformed JSON, wrong media type), 413 over the size or
+ * value-count limit, 429 over the client's own request limits (every route but reads).
+ */
+const withBody = { 400: [...V, ...S], 413: S, 429: C } as const;
 /** Query or path parameters: a field-level 400. */
 const withParams = { 400: V } as const;
 /** A synchronous provider call: the provider may reject the request (classified 400), limit it (429) or fail (502). */

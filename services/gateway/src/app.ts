@@ -6,7 +6,7 @@ import { metrics, type Logger } from "@litrev/telemetry";
 import { createKeyring, presentedKey, type Principal } from "./auth";
 import { serviceKeys, type GatewayEnv } from "./env";
 import { toHttp } from "./http-errors";
-import { jsonDepthExceeds } from "./json-depth";
+import { bodyLimitBytes, BodyTooLarge, bodyTooLarge, discardsRest, jsonBodyParser, jsonInvalid } from "./body-parser";
 import { registerOpenApi } from "./openapi";
 import { traceRoutes } from "./tracing";
 import { consoleRoutes } from "./console/console-routes";
@@ -14,6 +14,7 @@ import { configRoutes } from "./routes/config";
 import { forwardedRoutes } from "./routes/forwarded";
 import { validationRoutes } from "./jobs/validation-route";
 import { healthRoutes } from "./routes/health";
+import { keyLimiter } from "./key-limits";
 import { jsonSerializerCompiler, zodValidatorCompiler } from "./validation";
 
 declare module "fastify" {
@@ -51,9 +52,10 @@ export function rewriteUrl(url: string): string {
 
 export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const { env } = deps;
+  const bodyLimit = bodyLimitBytes(env);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    bodyLimit: env.BODY_LIMIT_MB * 1024 * 1024,
+    bodyLimit,
     requestIdHeader: "x-request-id",
     genReqId: () => randomUUID(),
     rewriteUrl: (req) => rewriteUrl(req.url ?? "/"),
@@ -86,24 +88,15 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(jsonSerializerCompiler);
 
-  // Clients often omit the content type (curl -d sends form encoding): parse any body as JSON.
+  // Any body is JSON, measured as it arrives and refused before it is parsed if over a limit.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "string" }, (_req, body, done) => {
-    const text = (body as string).trim();
-    if (!text) return done(null, undefined);
-    // Checked before parsing: a deeply nested body would overflow the stack of every later step.
-    if (jsonDepthExceeds(text, env.MAX_JSON_DEPTH)) return done(jsonTooDeep(env.MAX_JSON_DEPTH), undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch {
-      done(jsonInvalid(), undefined);
-    }
-  });
+  app.addContentTypeParser("*", jsonBodyParser({ bytes: bodyLimit, depth: env.MAX_JSON_DEPTH, values: env.MAX_JSON_VALUES, ownerBytes: 2 * bodyLimit }));
 
   app.setErrorHandler((error: FastifyError | ServiceError, request, reply) => {
-    if ((error as FastifyError).code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      return reply.status(413).send({ detail: `Request body exceeds the ${env.BODY_LIMIT_MB} MB limit (docs/limits.md)` });
-    }
+    // Fastify closes the connection after any refused body; one being discarded to its end may keep it.
+    if (discardsRest(request.raw)) reply.header("connection", "keep-alive");
+    if (error instanceof BodyTooLarge) return reply.status(413).send({ detail: error.message });
+    if ((error as FastifyError).code === "FST_ERR_CTP_BODY_TOO_LARGE") return reply.status(413).send({ detail: bodyTooLarge(bodyLimit).message });
     const serviceError = classifyFastifyError(error);
     if (serviceError.category === "unknown") request.log.error({ err: error }, "unhandled error");
     const { status, body } = toHttp(serviceError);
@@ -115,10 +108,11 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: "Not Found" }));
 
   const identify = createKeyring(serviceKeys(env));
+  const admit = keyLimiter({ concurrency: env.KEY_CONCURRENCY, ratePerS: env.KEY_RATE_PER_S, burst: env.KEY_RATE_BURST });
   app.decorateRequest("principal", null);
   const PUBLIC = env.DOCS_PUBLIC ? [...HEALTH, ...CONSOLE, ...DOCS] : [...HEALTH, ...CONSOLE];
   // Callback-style hooks: on the hot poll path an async hook costs a promise per request.
-  app.addHook("onRequest", (request, _reply, done) => {
+  app.addHook("onRequest", (request, reply, done) => {
     const path = request.url.split("?")[0] ?? "";
     if (PUBLIC.some((pattern) => pattern.test(path))) return done();
     const principal = identify(presentedKey(request));
@@ -127,6 +121,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     // Configuration changes (every write under /v1/config) need an admin key (docs/security.md).
     if (principal.role !== "admin" && request.method !== "GET" && request.method !== "HEAD" && request.routeOptions.url?.startsWith("/v1/config/")) {
       return done(new ServiceError("forbidden", "This service key may use the API but not change configuration (it is not an admin key)"));
+    }
+    // Everything but reads counts against its owner's limits, before its body is read (docs/limits.md).
+    if (request.method !== "GET" && request.method !== "HEAD") {
+      const admission = admit(principal.owner);
+      if (admission.refusal) return done(admission.refusal);
+      // Whether the response was sent or the client went away.
+      reply.raw.once("close", admission.release);
     }
     done();
   });
@@ -144,18 +145,6 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(validationRoutes());
   await app.register(consoleRoutes());
   return app;
-}
-
-function jsonInvalid(): ServiceError {
-  return new ServiceError("validation", "JSON decode error", {
-    issues: [{ type: "json_invalid", loc: ["body"], msg: "JSON decode error" }],
-  });
-}
-
-function jsonTooDeep(max: number): ServiceError {
-  return new ServiceError("validation", "JSON nesting too deep", {
-    issues: [{ type: "json_too_deep", loc: ["body"], msg: `JSON nesting is deeper than ${max} levels (MAX_JSON_DEPTH, docs/limits.md)` }],
-  });
 }
 
 /** Fastify's own client errors (size, media type, …) as ServiceErrors; never a 500 for a client mistake. */

@@ -39,8 +39,19 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend(RequestLi
     .optional(),
   PORT: z.coerce.number().int().min(0).max(65_535).default(8000),
   HOST: z.string().default("0.0.0.0"),
-  /** Largest accepted request body; sized for a 20,000-paper screening job (docs/limits.md). */
-  BODY_LIMIT_MB: z.coerce.number().int().min(1).max(1024).default(100),
+  /**
+   * Largest accepted request body. Unset, it is derived from the largest legitimate request the
+   * other limits admit (body-parser.ts, docs/limits.md): about 100 MB with the default limits.
+   */
+  BODY_LIMIT_MB: z.coerce.number().int().min(1).max(1024).optional(),
+  /**
+   * Per owner of service keys (docs/limits.md): requests other than reads (creations, synchronous
+   * calls, estimates, configuration writes) in flight at once, and their sustained rate per second
+   * with the burst allowed above it. Beyond either: `429` with `Retry-After`. 0 turns a limit off.
+   */
+  KEY_CONCURRENCY: z.coerce.number().int().min(0).max(100_000).default(64),
+  KEY_RATE_PER_S: z.coerce.number().min(0).max(1_000_000).default(100),
+  KEY_RATE_BURST: z.coerce.number().int().min(1).max(1_000_000).default(300),
   /** Upper bound on a synchronous provider-backed call (criteria, indexer helpers). */
   RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /** Upper bound on reads (polls, listings, active job). */
