@@ -189,6 +189,51 @@ describe("LlmClient.structured", () => {
     expect(provider.chatRequests()).toHaveLength(3);
   });
 
+  describe("a synchronous call against a key that keeps answering 429 (issue 21)", () => {
+    const BUDGET_MS = 2_000;
+    const interactive = { ...request, interactive: true };
+    /** Five calls in a row: each a retryable rate_limit with a retry-after, well inside the budget. */
+    async function expectRateLimitedEveryTime(llm: LlmClient) {
+      const errors = [];
+      for (let call = 0; call < 5; call++) {
+        const started = Date.now();
+        const error = await failure(llm.structured(interactive));
+        expect(Date.now() - started).toBeLessThan(BUDGET_MS);
+        expect(error.category).toBe("rate_limit");
+        expect(error.retryable).toBe(true);
+        expect(error.retryAfterMs).toBeGreaterThanOrEqual(1000);
+        errors.push(error);
+      }
+      return errors;
+    }
+
+    it("retry-after: 0: a rate_limit every time, never a timeout", async () => {
+      provider.setBehaviour({ mode: "always429", retryAfterMs: 0 });
+      await expectRateLimitedEveryTime(client({ interactiveDeadlineMs: BUDGET_MS, maxAttempts: 4 }));
+    });
+
+    it("x-ratelimit headers that pause the key for a minute: the first call hands the pause back, later ones send nothing", async () => {
+      provider.setBehaviour({
+        mode: "always429",
+        retryAfterMs: 0,
+        headers429: { "x-ratelimit-limit-requests": "1", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "60s" },
+      });
+      const errors = await expectRateLimitedEveryTime(client({ interactiveDeadlineMs: BUDGET_MS, maxAttempts: 4 }));
+      expect(provider.chatRequests()).toHaveLength(1);
+      for (const error of errors) expect(error.retryAfterMs).toBeGreaterThan(50_000);
+    });
+
+    it("a learned pace slower than the budget: a rate_limit at once, not a wait into a timeout", async () => {
+      // One request a minute, some left: the limiter books the next send a minute ahead.
+      provider.setBehaviour({
+        mode: "always429",
+        retryAfterMs: 0,
+        headers429: { "x-ratelimit-limit-requests": "1", "x-ratelimit-remaining-requests": "1", "x-ratelimit-reset-requests": "60s" },
+      });
+      await expectRateLimitedEveryTime(client({ interactiveDeadlineMs: BUDGET_MS, maxAttempts: 4 }));
+    });
+  });
+
   it("never retries insufficient_quota: exactly one request", async () => {
     provider.setBehaviour({ mode: "insufficient_quota" });
     const error = await failure(client().structured(request));

@@ -5,11 +5,11 @@ import type { z } from "zod";
 import { ServiceError, allowedModels, modelNotAllowedError } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
 import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
-import { RateLimiter } from "./limiter";
+import { RateLimiter, rateLimitedFor, type Slot } from "./limiter";
 import { LruCache } from "./lru";
 import { DEFAULT_MODEL_ALIASES, loadModelAliases, modelRequestParams, resolveModel, type ReasoningEffort } from "./models";
 import { costUsd, estimateTokens, priceFor } from "./pricing";
-import { DEFAULT_RETRY_POLICY, deadlineError, withRetry, withRetryAfter } from "./retry";
+import { DEFAULT_RETRY_POLICY, deadlineError, withRetry } from "./retry";
 import { structuredFormat, type StructuredFormat } from "./schema";
 import { accumulateUsage, type LlmUsage } from "./usage";
 
@@ -232,8 +232,7 @@ export class LlmClient {
       { role: "user", content: request.user },
     ];
 
-    // Time queued for a slot is not part of the deadline: a big job's calls legitimately wait.
-    const slot = await provider.limiter.acquireSlot(request.signal);
+    const slot = await this.slotFor(provider, request.interactive === true, deadlineMs, request.signal);
     const deadlineAt = Date.now() + deadlineMs;
     try {
       const usages: LlmUsage[] = [];
@@ -313,6 +312,26 @@ export class LlmClient {
     );
   }
 
+  /**
+   * A concurrency slot of the key. A job's call may queue for it as long as it takes (time queued
+   * is not part of its deadline); a synchronous call may not: a key paused past its budget answers
+   * a rate limit at once, and a queue that outlasts the budget ends the same way (or as a timeout
+   * when the key is merely busy).
+   */
+  private async slotFor(provider: Provider, interactive: boolean, deadlineMs: number, signal: AbortSignal | undefined): Promise<Slot> {
+    if (!interactive) return provider.limiter.acquireSlot(signal);
+    const pausedForMs = provider.limiter.stats().pausedForMs;
+    if (pausedForMs >= deadlineMs) throw rateLimitedFor(pausedForMs);
+    const budget = AbortSignal.timeout(deadlineMs);
+    try {
+      return await provider.limiter.acquireSlot(signal ? AbortSignal.any([signal, budget]) : budget);
+    } catch (error) {
+      if (signal?.aborted || !budget.aborted) throw error;
+      const paused = provider.limiter.stats().pausedForMs;
+      throw paused > 0 ? rateLimitedFor(paused) : deadlineError(deadlineMs);
+    }
+  }
+
   /** One HTTP request under the retry policy and the key's limiter. */
   private async send(
     provider: Provider,
@@ -327,11 +346,10 @@ export class LlmClient {
       async ({ signal: attemptSignal, remainingMs }) => {
         // A key paused by a 429 beyond this call's budget: hand the rate limit back now rather
         // than wait into a timeout (a synchronous caller retries on its own schedule).
+        // The same for a send booked past the deadline by the key's pace.
         const pausedForMs = provider.limiter.stats().pausedForMs;
-        if (pausedForMs > 0 && pausedForMs >= remainingMs) {
-          throw withRetryAfter(new ServiceError("rate_limit", "The language-model provider's rate limit was exceeded"), pausedForMs);
-        }
-        await provider.limiter.pace(attemptSignal, estimatedTokens);
+        if (pausedForMs > 0 && pausedForMs >= remainingMs) throw rateLimitedFor(pausedForMs);
+        await provider.limiter.pace(attemptSignal, estimatedTokens, deadlineAt);
         try {
           const { data, response } = await provider.sdk.chat.completions
             .create(body, { signal: attemptSignal, timeout: Math.max(1, Math.min(this.timeoutMs, remainingMs)) })
