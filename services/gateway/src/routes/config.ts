@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
-import { priceFor } from "@litrev/llm";
+import { loadModelAliases, priceFor } from "@litrev/llm";
 import {
   CONFIG_ID_ALIASES,
   CONFIG_SERVICE_ID,
@@ -35,8 +35,9 @@ function writableId(serviceId: string): string {
  * A remap must point at a model with a price: estimates and cost ceilings of every job on that
  * alias depend on it. The price table is MODEL_PRICES (the same in every process).
  */
-function requirePricedTargets(aliases: Record<string, string | null>): void {
-  const unpriced = Object.entries(aliases).filter(([, model]) => model !== null && !priceFor(model, {}).known);
+function requirePricedTargets(aliases: Record<string, string | null>, live: Record<string, string>): void {
+  // A target may itself be an alias (`llm-5-mini`): priced as what it resolves to now.
+  const unpriced = Object.entries(aliases).filter(([, model]) => model !== null && !priceFor(model, live).known);
   if (unpriced.length === 0) return;
   const named = unpriced.map(([alias, model]) => `'${alias}' → '${model}'`).join(", ");
   const example = Object.fromEntries(unpriced.map(([, model]) => [model, { input: 0.1, output: 0.4 }]));
@@ -134,9 +135,10 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
         },
       },
       async (request) => {
-        requirePricedTargets(request.body.aliases);
+        const configs = await store();
+        requirePricedTargets(request.body.aliases, { ...loadModelAliases(), ...(await configs.modelAliases()).aliases });
         try {
-          return await (await store()).patchModelAliases(request.body);
+          return await configs.patchModelAliases(request.body);
         } catch (error) {
           if (error instanceof ServiceError) throw error;
           throw new ServiceError("unknown", "Could not save the model aliases", { cause: error });
