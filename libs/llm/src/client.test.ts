@@ -5,7 +5,7 @@ import { LlmAbortError } from "./errors";
 import { loadModelAliases } from "./models";
 import { PRICES, estimateTokens } from "./pricing";
 import { toStrictJsonSchema } from "./schema";
-import { startFakeProvider, type FakeChatRequest, type FakeProvider } from "./testing";
+import { PROVIDER_PROFILES, startFakeProvider, type FakeChatRequest, type FakeProvider } from "./testing";
 import { failure } from "../../../test/support/errors";
 
 const Decision = z.object({
@@ -110,6 +110,33 @@ describe("LlmClient.structured", () => {
     expect(sentBodies()[0]?.n).toBe(3);
     expect(result.choices.map((c) => c.confidence)).toEqual([0, 0.1, 0.2]);
     expect(result.data).toEqual(result.choices[0]);
+  });
+
+  it("learns that a server ignores n (Ollama: one choice), or takes it as declared (LLM_PROVIDER_N)", async () => {
+    const ollama = await startFakeProvider({ profile: "ollama" });
+    try {
+      const options = { apiKey: "ollama", baseURL: ollama.baseUrl("ollama"), modelAliases: { ...PROVIDER_PROFILES.ollama.aliases } };
+      const learning = new LlmClient(options);
+      expect(learning.ignoresN).toBe(false);
+      await learning.structured(request);
+      expect(learning.ignoresN).toBe(false); // n = 1 shows nothing
+      const reply = await learning.structured({ ...request, n: 3 });
+      expect(reply.choices).toHaveLength(1);
+      expect(learning.ignoresN).toBe(true);
+
+      ollama.reset();
+      const declared = new LlmClient({ ...options, providerN: "ignored" });
+      expect(declared.ignoresN).toBe(true);
+      await declared.structured({ ...request, n: 3 });
+      expect((ollama.chatRequests()[0]!.body as FakeChatRequest).n).toBeUndefined(); // never asked for more than one
+      expect(new LlmClient({ ...options, providerN: "honoured" }).ignoresN).toBe(false);
+    } finally {
+      await ollama.close();
+    }
+    // A server that honours n is never taken for one that ignores it.
+    const openai = client();
+    await openai.structured({ ...request, n: 3 });
+    expect(openai.ignoresN).toBe(false);
   });
 
   it("drops invalid choices and keeps the valid ones", async () => {

@@ -55,6 +55,12 @@ export interface LlmClientOptions {
    * empty), every call checks its model against the allowlist; undefined: no allowlist.
    */
   allowedModels?: readonly string[] | undefined;
+  /**
+   * What the server does with `n` > 1 (`LLM_PROVIDER_N`): `honoured` (OpenAI, vLLM) or `ignored`
+   * (one choice per request: Ollama ignores `n`, llama.cpp refuses it). Undefined: learned from
+   * the replies. It decides how estimates bill repetitions (`ignoresN`).
+   */
+  providerN?: "honoured" | "ignored" | undefined;
 }
 
 export interface StructuredRequest<S extends z.ZodType> {
@@ -138,6 +144,9 @@ export class LlmClient {
   private readonly limiterOptions: { concurrency?: number | undefined; requestsPerMinute?: number | undefined; tokensPerMinute?: number | undefined };
   private readonly providers: LruCache<string, Provider>;
   private readonly configuredModels: readonly string[] | undefined;
+  private readonly declaredN: "honoured" | "ignored" | undefined;
+  /** Set once any key's reply showed the server gives one choice for `n` > 1 (the same server for every key). */
+  private learnedSingleChoice = false;
 
   constructor(options: LlmClientOptions = {}) {
     this.apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY);
@@ -159,6 +168,15 @@ export class LlmClient {
     };
     this.providers = new LruCache(options.maxCachedKeys ?? 32, (provider) => !provider.limiter.busy);
     this.configuredModels = options.allowedModels;
+    this.declaredN = options.providerN;
+  }
+
+  /**
+   * Whether the server answers one choice per request whatever `n` says, so R samples cost R
+   * requests (and R times the prompt): as declared, else as its replies have shown so far.
+   */
+  get ignoresN(): boolean {
+    return this.declaredN !== undefined ? this.declaredN === "ignored" : this.learnedSingleChoice;
   }
 
   /** The models calls may name now (live aliases, their targets, ALLOWED_MODELS); undefined without an allowlist. */
@@ -260,10 +278,12 @@ export class LlmClient {
           // allowed"): ask for one; the caller sees one choice, as from a server that ignores `n`.
           if (body.n === undefined || !refusesChoices(error)) throw error;
           provider.singleChoice = true;
+          this.learnedSingleChoice = true;
           const { n: _n, ...single } = body;
           this.logger?.warn({ model, key_digest: provider.digest.slice(0, 12) }, "provider refuses n > 1; asking for one choice per request");
           return this.send(provider, single, call, estimated);
         });
+        if ((body.n ?? 1) > 1 && completion.choices.length === 1) this.learnedSingleChoice = true; // Ollama
         const modelVersion = completion.model || model;
         usages.push(this.usageOf(completion, model, body));
 
@@ -426,6 +446,8 @@ export class LlmClient {
         ...(override !== undefined && override !== this.apiKey ? { organization: null, project: null } : {}),
       }),
       limiter: new RateLimiter(this.limiterOptions),
+      // A server declared to give one choice is never asked for more (llama.cpp would answer 400).
+      singleChoice: this.declaredN === "ignored",
     }));
   }
 }

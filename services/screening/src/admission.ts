@@ -24,7 +24,7 @@ import {
 import type { HandlerContext } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import { costCeiling, priceFor, requirePrice } from "@litrev/llm";
-import { estimateScreening } from "./estimate";
+import { estimateScreening, type ProviderProfile } from "./estimate";
 import type { PipelineSettings } from "./pipeline/run";
 
 export interface AdmissionDeps {
@@ -36,6 +36,8 @@ export interface AdmissionDeps {
   pipeline: PipelineSettings;
   /** The live alias table (prices follow an alias to its model); default: the environment's. */
   aliases?: () => Readonly<Record<string, string>>;
+  /** What the provider does with `n` (declared or learned): estimates and ceilings bill votes by it. */
+  provider?: () => ProviderProfile;
 }
 
 /**
@@ -58,6 +60,7 @@ export async function admitScreeningJob(
   const estimate = estimateScreening(
     { papers_count: papersCount, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length },
     aliases,
+    deps.provider?.(),
   );
   const ceiling = request.max_estimated_cost_usd;
   const metered = ceiling !== null && ceiling !== undefined && !request.mock;

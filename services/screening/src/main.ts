@@ -88,6 +88,7 @@ await startService({
       pipeline,
       chooseModel: (requested) => runtime.model(requested, DEFAULT_MODEL.screening),
       aliases: () => llm.modelAliases,
+      provider: () => ({ ignoresN: llm.ignoresN }),
     });
   },
 });
