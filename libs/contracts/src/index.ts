@@ -18,3 +18,4 @@ export * from "./ceilings";
 export * from "./limits";
 export * from "./prompt-data";
 export * from "./provenance";
+export * from "./api-schemas";

@@ -13,7 +13,6 @@ import {
   ServiceIdParams,
   ServiceError,
   canonicalConfigId,
-  SimpleErrorBody,
 } from "@litrev/contracts";
 import type { GatewayDeps } from "../app";
 import { modelGuardFor } from "../model-guard";
@@ -81,7 +80,7 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
           description: "Changes the given fields; a field set to `null` goes back to the service's default (in `extra`, key by key).",
           params: ServiceIdParams,
           body: ServiceConfigPatch,
-          response: { 200: ServiceConfigResponse, 404: SimpleErrorBody },
+          response: { 200: ServiceConfigResponse },
         },
       },
       async (request) => {
@@ -102,9 +101,8 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
       {
         schema: {
           tags: ["config"],
-          summary: "Reset a service's configuration to its defaults",
           params: ServiceIdParams,
-          response: { 200: ServiceConfigResponse, 404: SimpleErrorBody },
+          response: { 200: ServiceConfigResponse },
         },
       },
       async (request) => {
