@@ -466,7 +466,7 @@ export interface components {
             /** @enum {string} */
             data_type_primary: "text" | "number" | "yes_no" | "list_text" | "list_number";
             /** @default NA */
-            data_type_secondary: string;
+            data_type_secondary?: string;
             examples?: string[];
             /** @enum {string} */
             examples_mode?: "guide" | "enum";
@@ -817,9 +817,9 @@ export interface components {
         ScreeningResultResponse: components["schemas"]["ScreeningJob"];
         ProjectContext: {
             /** @default  */
-            description: string;
+            description?: string;
             /** @default [] */
-            research_questions: string[];
+            research_questions?: string[];
         };
     };
     responses: never;
