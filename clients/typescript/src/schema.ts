@@ -566,6 +566,7 @@ export interface components {
             progress: number;
             partial_results: ({
                 ID: string | number;
+                /** @description ok; no_abstract (nothing to extract from, values null); error (this record's extraction failed, see errors); not_processed (a synchronous run ran out of time before this record, see errors) */
                 indexing_status: string;
             } & {
                 [key: string]: components["schemas"]["ExtractedValue"];
@@ -608,6 +609,7 @@ export interface components {
         IndexerRunResponse: {
             results: ({
                 ID: string | number;
+                /** @description ok; no_abstract (nothing to extract from, values null); error (this record's extraction failed, see errors); not_processed (a synchronous run ran out of time before this record, see errors) */
                 indexing_status: string;
             } & {
                 [key: string]: components["schemas"]["ExtractedValue"];
@@ -629,19 +631,33 @@ export interface components {
             /** @enum {string} */
             depth?: "minimal" | "full";
         };
+        /** @description One extracted field */
         ExtractedValue: {
+            /** @description Typed by data_type_primary: text → string, number → number, yes_no → boolean, list_text → string[], list_number → number[]; null when not stated */
             value: string | number | boolean | string[] | number[] | null;
+            /** @description 0 to 1; lowered by the service when a quote could not be verified or the value had to be corrected */
             confidence: number;
             evidence: components["schemas"]["Evidence"][];
+            /** @description What the service changed or could not verify (empty when nothing) */
             flags?: ("coerced" | "invalid_value" | "not_in_enum" | "out_of_range" | "quote_not_found" | "unverified")[];
         };
+        /** @description A quotation supporting an extracted value, verified against the record by the service */
         Evidence: {
+            /** @description The supporting text exactly as it appears in the source, located by the service */
             quote: string;
-            /** @enum {string} */
+            /**
+             * @description Which text of the input record the quote comes from
+             * @enum {string}
+             */
             source: "title" | "abstract";
+            /** @description Offset of the quote's first character in the source (UTF-16 code units, as String.prototype.slice) */
             start: number;
+            /** @description Offset just past the quote's last character: source.slice(start, end) === quote */
             end: number;
-            /** @enum {string} */
+            /**
+             * @description exact: the model's quote was found verbatim; normalized: found after folding whitespace, case, accents and quote/dash variants
+             * @enum {string}
+             */
             match: "exact" | "normalized";
         };
         ExtractionWarning: {
@@ -1366,7 +1382,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description OK */
+            /** @description The stream had ended already (Last-Event-ID was `end`): nothing more will come */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -1449,7 +1465,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description OK */
+            /** @description The stream had ended already (Last-Event-ID was `end`): nothing more will come */
             204: {
                 headers: {
                     [name: string]: unknown;
@@ -2951,6 +2967,7 @@ export interface operations {
                      */
                     mode?: "test" | "sample" | "full";
                     project_id?: number | null;
+                    /** @description Rejection ceiling (400 when the estimate is greater), also enforced while the job runs: a job whose provider-reported cost exceeds it ends failed, keeping its finished records */
                     max_estimated_cost_usd?: number | null;
                 };
             };

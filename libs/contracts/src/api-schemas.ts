@@ -35,6 +35,20 @@ import {
  */
 export const apiSchemas = z.registry<{ id: string }>();
 
+// Descriptions (`.describe()`) live in zod's global registry. The document reads metadata from this
+// registry alone, so its lookups fall back to the global one (fastify-type-provider-zod copies
+// registries the same way, through the same internal map).
+const registry = apiSchemas as unknown as { _map: WeakMap<object, unknown> };
+const global = z.globalRegistry as unknown as { _map: WeakMap<object, unknown> };
+registry._map = new (class extends WeakMap<object, unknown> {
+  override get(key: object) {
+    return super.get(key) ?? global._map.get(key);
+  }
+  override has(key: object) {
+    return super.has(key) || global._map.has(key);
+  }
+})();
+
 const NAMES: [z.ZodType, string][] = [
   [ScreeningJob, "ScreeningJob"],
   [ScreeningJobListItem, "ScreeningJobListItem"],
@@ -67,7 +81,7 @@ const NAMES: [z.ZodType, string][] = [
   [HealthResponse, "Health"],
   [ReadyResponse, "Readiness"],
 ];
-for (const [schema, id] of NAMES) apiSchemas.add(schema, { id });
+for (const [schema, id] of NAMES) apiSchemas.add(schema, { ...z.globalRegistry.get(schema), id });
 
 /** The spec calls the screening poll response this; the document names it as an alias of `ScreeningJob`. */
 export const SCREENING_POLL_RESPONSE_NAME = "ScreeningResultResponse";

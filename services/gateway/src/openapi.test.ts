@@ -195,6 +195,10 @@ describe("the OpenAPI document", () => {
       $ref: "#/components/schemas/ScreeningResultResponse",
     });
     expect(text).toContain('"$ref":"#/components/schemas/IndexerJobListItem"');
+    // Named schemas keep the contracts' descriptions, their own and their fields'.
+    const evidence = doc.components.schemas.Evidence as { description: string; properties: { end: { description: string } } };
+    expect(evidence.description).toMatch(/verified against the record/);
+    expect(evidence.properties.end.description).toContain("source.slice(start, end) === quote");
   });
 
   it("declares screening result items as the pipeline writes them: decision, votes and a verdict per criterion", async () => {
