@@ -4,8 +4,8 @@
  * the same run) and a large one. The goal: flat memory, the large job's growth during its export
  * within a few MB of the small one's, whatever the job's size.
  *
- *   pnpm bench export                (default sizes 2000,20000, each exported BENCH_ROUNDS=2 times: under a minute)
- *   pnpm bench export --sizes 2000,50000     (or BENCH_SIZES; the issue's 50,000-paper case)
+  *   npm run bench -- export             (default sizes 2000,20000, each exported BENCH_ROUNDS=2 times: under a minute)
+ *   npm run bench -- export --sizes 2000,50000     (or BENCH_SIZES; the issue's 50,000-paper case)
  *
  * Jobs are mock jobs (deterministic answers, no provider), so the figures measure the export path
  * only: the worker reads the stored result chunks one at a time and parks the CSV in parts, and

@@ -5,7 +5,13 @@
  * spec's estimate formula.
  *
  *   npm run bench -- screening [--sizes 2000,10000,50000] [--papers N (one size)] [--rpm 12000] [--latency-ms 100] [--concurrency 32]
- *   (or BENCH_SIZES, BENCH_PAPERS, BENCH_RPM, BENCH_LATENCY_MS, BENCH_CONCURRENCY)
+ *                        [--profile openai|ollama|both] [--short]
+ *   (or BENCH_SIZES, BENCH_PAPERS, BENCH_RPM, BENCH_LATENCY_MS, BENCH_CONCURRENCY, BENCH_PROFILE)
+ *
+ * `--profile` picks the server the fake imitates: `openai` honours `n` (a paper's R votes in one
+ * request), `ollama` ignores it (one request per vote; the stack is told so with LLM_PROVIDER_N).
+ * Each job's tokens are set against the service's own estimate (POST /v1/screening/estimate) for
+ * that server. `--short` is one 300-paper job per profile, both profiles (about 2 minutes).
  *
  * Papers are real records from nagtegaal_2019.csv (repeated with new ids), with 4 criteria and 5
  * repetitions. The fake provider answers after L ms and enforces N requests per minute (429 with
@@ -19,30 +25,54 @@
  */
 import { readFileSync } from "node:fs";
 import { costUsd } from "../libs/llm/src/index";
-import { startFakeProvider } from "../libs/llm/src/testing/index";
+import { PROVIDER_PROFILES, profileModelPrices, startFakeProvider, type FakeProvider } from "../libs/llm/src/testing/index";
 import { NatsLink } from "../libs/messaging/src/index";
 import { openJobInfra } from "../libs/jobs/src/index";
 import { JOB_WORKER_HEAP_MB } from "../scripts/lib/launch";
-import { startStack, waitFor, type RunningProcess } from "../test/support/stack";
+import { startStack, waitFor, type RunningProcess, type Stack } from "../test/support/stack";
 import { CRITERIA, screeningPapers, screeningResponder } from "../test/e2e/screening-fixtures";
 
-const options = { sizes: "2000,10000,50000", papers: 0, rpm: 12_000, latencyMs: 100, concurrency: 32 };
-const FLAGS: Record<string, keyof typeof options> = { "--sizes": "sizes", "--papers": "papers", "--rpm": "rpm", "--latency-ms": "latencyMs", "--concurrency": "concurrency" };
-const ENV: Record<keyof typeof options, string> = { sizes: "BENCH_SIZES", papers: "BENCH_PAPERS", rpm: "BENCH_RPM", latencyMs: "BENCH_LATENCY_MS", concurrency: "BENCH_CONCURRENCY" };
+const options = { sizes: "2000,10000,50000", papers: 0, rpm: 12_000, latencyMs: 100, concurrency: 32, profile: "openai" };
+const FLAGS: Record<string, keyof typeof options> = {
+  "--sizes": "sizes",
+  "--papers": "papers",
+  "--rpm": "rpm",
+  "--latency-ms": "latencyMs",
+  "--concurrency": "concurrency",
+  "--profile": "profile",
+};
+const ENV: Record<keyof typeof options, string> = {
+  sizes: "BENCH_SIZES",
+  papers: "BENCH_PAPERS",
+  rpm: "BENCH_RPM",
+  latencyMs: "BENCH_LATENCY_MS",
+  concurrency: "BENCH_CONCURRENCY",
+  profile: "BENCH_PROFILE",
+};
 const set = (key: keyof typeof options, value: string) => {
-  if (key === "sizes") options.sizes = value;
+  if (key === "sizes" || key === "profile") options[key] = value;
   else options[key] = Number(value);
 };
 for (const key of Object.keys(ENV) as (keyof typeof options)[]) if (process.env[ENV[key]]) set(key, process.env[ENV[key]]!);
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined];
+  if (flag === "--short") {
+    options.papers ||= 300;
+    options.profile = "both";
+    continue;
+  }
   const key = FLAGS[flag];
-  if (!key) throw new Error(`unknown option ${flag}; expected one of ${Object.keys(FLAGS).join(", ")}`);
+  if (!key) throw new Error(`unknown option ${flag}; expected --short or one of ${Object.keys(FLAGS).join(", ")}`);
   set(key, inline ?? argv[++i]!);
 }
 const sizes = options.papers > 0 ? [options.papers] : options.sizes.split(",").map((v) => Number(v.trim()));
 if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes must be positive integers, got ${options.sizes}`);
+type BenchProfile = "openai" | "ollama";
+const profiles: BenchProfile[] = options.profile === "both" ? ["openai", "ollama"] : [options.profile as BenchProfile];
+if (profiles.some((p) => p !== "openai" && p !== "ollama")) throw new Error(`--profile must be openai, ollama or both, got ${options.profile}`);
+/** Estimate and actual must agree this closely (the spec: about ±30%). */
+const ESTIMATE_TOLERANCE = 0.3;
 const REPETITIONS = 5;
 const MODEL = "llm-5-nano";
 
@@ -53,6 +83,12 @@ interface Usage {
   output_tokens: number;
   cost_usd: number;
 }
+interface TokenCheck {
+  profile: BenchProfile;
+  papers: number;
+  estimate: { input: number; output: number };
+  actual: { input: number; output: number };
+}
 interface SizeResult {
   papers: number;
   outcome: string;
@@ -62,69 +98,106 @@ interface SizeResult {
   results?: number;
 }
 
-const provider = await startFakeProvider({ latencyMs: options.latencyMs, requestsPerMinute: options.rpm, respond: screeningResponder() });
-// The fake records every request; tally answered ones and let them go, so the bench process stays small at 50,000 papers.
-const tally = { ok: 0, rejected: 0 };
-const drain = setInterval(() => {
-  const pending = provider.requests.filter((r) => r.status === undefined);
-  for (const r of provider.requests) {
-    if (r.path !== "/v1/chat/completions" || r.status === undefined) continue;
-    if (r.status === 200) tally.ok++;
-    else if (r.status === 429) tally.rejected++;
-  }
-  provider.requests.splice(0, provider.requests.length, ...pending);
-}, 500);
-const stack = await startStack({
-  services: {},
-  env: { OPENAI_API_KEY: "sk-bench-screening", OPENAI_BASE_URL: provider.url, LLM_CONCURRENCY: String(options.concurrency), SCREENING_CALL_CONCURRENCY: String(options.concurrency) },
-});
-const link = new NatsLink({ servers: stack.natsUrl, name: "bench-screening" });
-const summary: SizeResult[] = [];
-let idleRssMb = 0;
-try {
-  const infra = await openJobInfra(await link.ready(), "screening");
-  console.log(`live screening jobs: ${sizes.map((n) => n.toLocaleString("en")).join(", ")} papers; ${CRITERIA.length} criteria, ${REPETITIONS} repetitions, model ${MODEL}`);
-  console.log(`fake provider: ${options.rpm} requests/min, ${options.latencyMs} ms latency; ${options.concurrency} calls in flight; a fresh worker per job`);
-  console.log(`worker started as npm start starts it: NODE_OPTIONS=--max-old-space-size=${JOB_WORKER_HEAP_MB} (scripts/lib/launch.ts)${process.env.NODE_OPTIONS ? `, then ${process.env.NODE_OPTIONS}` : ""}`);
-  let worker: RunningProcess | undefined;
-  for (const size of sizes) {
-    if (worker) await stack.stopProcess(worker);
-    worker = await stack.startService("screening");
-    idleRssMb = Math.max(idleRssMb, peakRss(worker.child.pid!));
-    summary.push(await runJob(size, worker, infra));
-  }
-
-  console.log(`\n${"papers".padStart(8)}  ${"outcome".padEnd(44)}  ${"wall s".padStart(7)}  ${"wall/bound".padStart(10)}  ${"peak RSS".padStart(9)}  ${"× first".padStart(7)}`);
-  for (const r of summary) {
-    const cells = [
-      r.papers.toLocaleString("en").padStart(8),
-      r.outcome.slice(0, 44).padEnd(44),
-      (r.wallSeconds?.toFixed(1) ?? "–").padStart(7),
-      (r.wallSeconds && r.boundSeconds ? (r.wallSeconds / r.boundSeconds).toFixed(3) : "–").padStart(10),
-      `${r.peakRssMb.toFixed(0)} MB`.padStart(9),
-      (r.peakRssMb / summary[0]!.peakRssMb).toFixed(2).padStart(7),
-    ];
-    console.log(cells.join("  "));
-  }
-  console.log(`idle worker RSS ≈ ${idleRssMb.toFixed(0)} MB (VmHWM right after start-up)`);
-  const small = summary.find((r) => r.papers === 2_000);
-  const large = summary.find((r) => r.papers === 50_000);
-  if (small && large) {
-    const ok = large.outcome.startsWith("completed") && large.results === 50_000;
+const tokenChecks: TokenCheck[] = [];
+for (const profile of profiles) await benchProfile(profile);
+if (tokenChecks.length > 0) {
+  console.log(`\nestimate (POST /v1/screening/estimate) against the provider's usage, tokens, ±${ESTIMATE_TOLERANCE * 100}%:`);
+  console.log(`${"server".padEnd(22)}  ${"papers".padStart(6)}  ${"estimate in / out".padStart(19)}  ${"actual in / out".padStart(17)}  ${"actual/estimate".padStart(15)}  within`);
+  for (const c of tokenChecks) {
+    const ratio = (c.actual.input + c.actual.output) / (c.estimate.input + c.estimate.output);
     console.log(
-      large.wallSeconds === undefined
-        ? `peak RSS 50,000 / 2,000 papers: not measured (the 50,000-paper job ${large.outcome})`
-        : `peak RSS 50,000 / 2,000 papers: ${(large.peakRssMb / small.peakRssMb).toFixed(2)}× (goal ≤ 1.25×; a result for every paper: ${ok ? "yes" : "no"})`,
+      [
+        (c.profile === "openai" ? "openai (n honoured)" : "ollama (n ignored)").padEnd(22),
+        String(c.papers).padStart(6),
+        `${c.estimate.input} / ${c.estimate.output}`.padStart(19),
+        `${c.actual.input} / ${c.actual.output}`.padStart(17),
+        `${ratio.toFixed(2)} (in ${(c.actual.input / c.estimate.input).toFixed(2)})`.padStart(15),
+        Math.abs(ratio - 1) <= ESTIMATE_TOLERANCE ? "yes" : "no",
+      ].join("  "),
     );
   }
-} finally {
-  clearInterval(drain);
-  await link.close();
-  await stack.stop();
-  await provider.close();
 }
 
-async function runJob(size: number, worker: RunningProcess, infra: Awaited<ReturnType<typeof openJobInfra>>): Promise<SizeResult> {
+async function benchProfile(profile: BenchProfile): Promise<void> {
+  const provider = await startFakeProvider({ latencyMs: options.latencyMs, requestsPerMinute: options.rpm, respond: screeningResponder(), ...(profile === "openai" ? {} : { profile }) });
+  // The fake records every request; tally answered ones and let them go, so the bench process stays small at 50,000 papers.
+  const tally = { ok: 0, rejected: 0 };
+  const drain = setInterval(() => {
+    const pending = provider.requests.filter((r) => r.status === undefined);
+    for (const r of provider.requests) {
+      if (!r.path.endsWith("/chat/completions") || r.status === undefined) continue;
+      if (r.status === 200) tally.ok++;
+      else if (r.status === 429) tally.rejected++;
+    }
+    provider.requests.splice(0, provider.requests.length, ...pending);
+  }, 500);
+  // Another server: its model names (priced like gpt-5-nano) and, declared, what it does with `n`.
+  const server = profile === "openai"
+    ? { OPENAI_BASE_URL: provider.url }
+    : { OPENAI_BASE_URL: provider.baseUrl(profile), LLM_MODEL_ALIASES: JSON.stringify(PROVIDER_PROFILES[profile].aliases), MODEL_PRICES: profileModelPrices(), LLM_PROVIDER_N: "ignored" };
+  const stack = await startStack({
+    services: {},
+    env: { OPENAI_API_KEY: "sk-bench-screening", LLM_CONCURRENCY: String(options.concurrency), SCREENING_CALL_CONCURRENCY: String(options.concurrency), ...server },
+  });
+  const link = new NatsLink({ servers: stack.natsUrl, name: "bench-screening" });
+  const summary: SizeResult[] = [];
+  let idleRssMb = 0;
+  try {
+    const infra = await openJobInfra(await link.ready(), "screening");
+    console.log(`\n════ server: ${profile === "openai" ? "OpenAI (n honoured)" : "Ollama (n ignored)"}`);
+    console.log(`live screening jobs: ${sizes.map((n) => n.toLocaleString("en")).join(", ")} papers; ${CRITERIA.length} criteria, ${REPETITIONS} repetitions, model ${MODEL}`);
+    console.log(`fake provider: ${options.rpm} requests/min, ${options.latencyMs} ms latency; ${options.concurrency} calls in flight; a fresh worker per job`);
+    console.log(`worker started as npm start starts it: NODE_OPTIONS=--max-old-space-size=${JOB_WORKER_HEAP_MB} (scripts/lib/launch.ts)${process.env.NODE_OPTIONS ? `, then ${process.env.NODE_OPTIONS}` : ""}`);
+    let worker: RunningProcess | undefined;
+    for (const size of sizes) {
+      if (worker) await stack.stopProcess(worker);
+      worker = await stack.startService("screening");
+      idleRssMb = Math.max(idleRssMb, peakRss(worker.child.pid!));
+      summary.push(await runJob({ size, worker, infra, stack, provider, tally, profile }));
+    }
+
+    console.log(`\n${"papers".padStart(8)}  ${"outcome".padEnd(44)}  ${"wall s".padStart(7)}  ${"wall/bound".padStart(10)}  ${"peak RSS".padStart(9)}  ${"× first".padStart(7)}`);
+    for (const r of summary) {
+      const cells = [
+        r.papers.toLocaleString("en").padStart(8),
+        r.outcome.slice(0, 44).padEnd(44),
+        (r.wallSeconds?.toFixed(1) ?? "–").padStart(7),
+        (r.wallSeconds && r.boundSeconds ? (r.wallSeconds / r.boundSeconds).toFixed(3) : "–").padStart(10),
+        `${r.peakRssMb.toFixed(0)} MB`.padStart(9),
+        (r.peakRssMb / summary[0]!.peakRssMb).toFixed(2).padStart(7),
+      ];
+      console.log(cells.join("  "));
+    }
+    console.log(`idle worker RSS ≈ ${idleRssMb.toFixed(0)} MB (VmHWM right after start-up)`);
+    const small = summary.find((r) => r.papers === 2_000);
+    const large = summary.find((r) => r.papers === 50_000);
+    if (small && large) {
+      const ok = large.outcome.startsWith("completed") && large.results === 50_000;
+      console.log(
+        large.wallSeconds === undefined
+          ? `peak RSS 50,000 / 2,000 papers: not measured (the 50,000-paper job ${large.outcome})`
+          : `peak RSS 50,000 / 2,000 papers: ${(large.peakRssMb / small.peakRssMb).toFixed(2)}× (goal ≤ 1.25×; a result for every paper: ${ok ? "yes" : "no"})`,
+      );
+    }
+  } finally {
+    clearInterval(drain);
+    await link.close();
+    await stack.stop();
+    await provider.close();
+  }
+}
+
+interface JobRun {
+  size: number;
+  worker: RunningProcess;
+  infra: Awaited<ReturnType<typeof openJobInfra>>;
+  stack: Stack;
+  provider: FakeProvider;
+  tally: { ok: number; rejected: number };
+  profile: BenchProfile;
+}
+
+async function runJob({ size, worker, infra, stack, tally, profile }: JobRun): Promise<SizeResult> {
   tally.ok = 0;
   tally.rejected = 0;
   let papers: ReturnType<typeof screeningPapers> | undefined = screeningPapers(size);
@@ -181,6 +254,21 @@ async function runJob(size: number, worker: RunningProcess, infra: Awaited<Retur
   console.log(`spec formula per paper         input ${formulaIn}, output ${formulaOut}`);
   console.log(`ratio to the formula           input ${(per(usage.input_tokens) / formulaIn).toFixed(2)}, output ${(per(usage.output_tokens) / formulaOut).toFixed(2)}, total ${((per(usage.input_tokens) + per(usage.output_tokens)) / (formulaIn + formulaOut)).toFixed(2)}`);
   console.log(`cost per paper                 $${per(usage.cost_usd).toFixed(7)} vs formula $${formulaCost.toFixed(7)} → ${(per(usage.cost_usd) / formulaCost).toFixed(2)} (goal ≤ 1, aim 0.5)`);
+  // The service's own estimate for this server, what a client sees before it creates the job.
+  const estimate = await stack.http("POST", "/v1/screening/estimate", { papers_count: size, repetitions: REPETITIONS, criteria_count: c, model: MODEL });
+  if (estimate.status === 200) {
+    const check: TokenCheck = {
+      profile,
+      papers: size,
+      estimate: { input: estimate.body.estimated_input_tokens, output: estimate.body.estimated_output_tokens },
+      actual: { input: usage.input_tokens, output: usage.output_tokens },
+    };
+    tokenChecks.push(check);
+    const ratio = (check.actual.input + check.actual.output) / (check.estimate.input + check.estimate.output);
+    console.log(`estimate for this server       input ${check.estimate.input}, output ${check.estimate.output}; actual/estimate ${ratio.toFixed(2)} (input ${(check.actual.input / check.estimate.input).toFixed(2)}, output ${(check.actual.output / check.estimate.output).toFixed(2)})`);
+  } else {
+    console.log(`estimate refused: HTTP ${estimate.status} ${JSON.stringify(estimate.body).slice(0, 200)}`);
+  }
   const complete = poll.status === 200 && results === size;
   return { papers: size, outcome: complete ? "completed, a result for every paper" : `completed, poll ${poll.status} with ${results} results`, wallSeconds, boundSeconds, peakRssMb, results };
 }

@@ -1,7 +1,7 @@
 /**
  * Coverage of the validation route's recommended threshold.
  *
- *   pnpm bench validation [--runs 200] [--fraction 0.2] [--sensitivity 0.9] [--specificity 0.8] [--repetitions 5]
+ *   npm run bench -- validation [--runs 200] [--fraction 0.2] [--sensitivity 0.9] [--specificity 0.8] [--repetitions 5]
  *
  * For each built-in SYNERGY review, each of `runs` seeded runs screens the review with the fake
  * provider's oracle mode (oracle seed = run), labels a random `fraction` of its papers with their

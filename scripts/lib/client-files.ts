@@ -17,7 +17,9 @@ const HEADER = [
  */
 export async function renderClientFiles(document: Record<string, unknown>): Promise<Record<string, string>> {
   // The document is passed as an object: openapi-typescript resolves nothing over the network.
-  const types = astToString(await openapiTS(document as never, { silent: true }));
+  // `required` alone decides optionality: a request field with a default (a named `…Input` schema)
+  // stays optional, while response schemas list their defaulted fields as required.
+  const types = astToString(await openapiTS(document as never, { silent: true, defaultNonNullable: false }));
   return {
     "openapi.json": `${JSON.stringify(document, null, 2)}\n`,
     "src/schema.ts": `${HEADER}${types}`,

@@ -68,6 +68,17 @@ describe("the typed client against the real stack", () => {
     expect(final.results!.map((r) => r.id).sort()).toEqual(["p1", "p2", "p3"]);
     expect(final.clusters!.length).toBeGreaterThan(0);
     expect(final.config).toMatchObject({ mock: true, repetitions: 2, papers_count: 3, criteria_count: 1 });
+    // Each item carries what the document declares (typed, not `unknown`): a decision, one vote per repetition, a verdict per criterion.
+    for (const item of final.results!) {
+      expect(["include", "exclude"]).toContain(item.decision);
+      expect(item.votes).toHaveLength(2);
+      expect(item.decision).toBe(item.votes.filter((v) => v === "include").length >= 1 ? "include" : "exclude"); // threshold 1.0
+      expect(item.criteria_verdicts).toEqual([
+        { name: "Population", type: "include", verdict: expect.stringMatching(/^(met|not_met|unclear)$/), met: expect.any(Number), not_met: expect.any(Number), unclear: expect.any(Number) },
+      ]);
+      const [verdict] = item.criteria_verdicts;
+      expect(verdict!.met + verdict!.not_met + verdict!.unclear).toBe(2);
+    }
 
     const active = await api.GET("/v1/screening/active-job", { params: { query: { project_id: 7101 } } });
     expect(active.response.status).toBe(200);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IndexerRunResponse, type IndexerField } from "@litrev/contracts";
-import { PROVIDER_PROFILES, startFakeProvider, type FakeChatRequest, type FakeProvider, type ProfileName, type RespondContext } from "@litrev/llm/testing";
+import { PROVIDER_PROFILES, profileModelPrices, startFakeProvider, type FakeChatRequest, type FakeProvider, type ProfileName, type RespondContext } from "@litrev/llm/testing";
 import { extractionResponder } from "../../services/indexer/src/testing/responder";
 import { indexerRecords } from "../support/dataset";
 import { startStack, waitFor, type Stack } from "../support/stack";
@@ -82,7 +82,7 @@ describe("provider profiles on the /v1 path (criteria, screening and indexer aga
     provider = await startFakeProvider({});
     stack = await startStack({
       services: { criteria: 1, screening: 1, indexer: 1 },
-      env: { OPENAI_API_KEY: "sk-profiles-server", OPENAI_BASE_URL: provider.url, LLM_MAX_ATTEMPTS: "3", JOB_ACK_WAIT_MS: "5000" },
+      env: { OPENAI_API_KEY: "sk-profiles-server", OPENAI_BASE_URL: provider.url, LLM_MAX_ATTEMPTS: "3", JOB_ACK_WAIT_MS: "5000", MODEL_PRICES: profileModelPrices() },
     });
   });
   afterAll(async () => {
@@ -103,7 +103,7 @@ describe("provider profile azure (its /openai/v1 path and deployment names)", ()
     provider = await startFakeProvider({ profile: "azure" });
     stack = await startStack({
       services: { criteria: 1, screening: 1, indexer: 1 },
-      env: { OPENAI_API_KEY: "azure-resource-key", OPENAI_BASE_URL: provider.baseUrl("azure"), LLM_MAX_ATTEMPTS: "3", JOB_ACK_WAIT_MS: "5000" },
+      env: { OPENAI_API_KEY: "azure-resource-key", OPENAI_BASE_URL: provider.baseUrl("azure"), LLM_MAX_ATTEMPTS: "3", JOB_ACK_WAIT_MS: "5000", MODEL_PRICES: profileModelPrices() },
     });
   });
   afterAll(async () => {

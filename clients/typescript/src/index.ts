@@ -7,6 +7,8 @@ export type { components, operations, paths };
 export type ValidationError = components["schemas"]["ValidationError"];
 export type SimpleError = components["schemas"]["SimpleError"];
 export type ClassifiedError = components["schemas"]["ClassifiedError"];
+/** Every named resource of the document: `Schemas["ScreeningJob"]`, `Schemas["IndexerField"]`, … */
+export type Schemas = components["schemas"];
 
 export interface LitrevClientOptions {
   /** Scheme, host and port of the gateway, e.g. `http://localhost:8000`. */

@@ -63,10 +63,14 @@ export interface paths {
         };
         /** Read one service's effective configuration (an unknown id gets the default) */
         get: operations["getServiceConfig"];
-        /** Patch one service's configuration; every replica applies it at once */
+        /**
+         * Patch one service's configuration; every replica applies it at once (null resets a field)
+         * @description Changes the given fields; a field set to `null` goes back to the service's default (in `extra`, key by key).
+         */
         put: operations["updateServiceConfig"];
         post?: never;
-        delete?: never;
+        /** Reset one service's configuration to its defaults (every change made by PUT undone) */
+        delete: operations["resetServiceConfig"];
         options?: never;
         head?: never;
         patch?: never;
@@ -81,7 +85,10 @@ export interface paths {
         };
         /** Read the model alias table in force */
         get: operations["getModelAliases"];
-        /** Remap model aliases on every replica without a restart (null drops an override) */
+        /**
+         * Remap model aliases on every replica without a restart (null drops an override)
+         * @description A model without a price (built-in table or `MODEL_PRICES`) is refused with a 400: estimates and cost ceilings need one.
+         */
         put: operations["updateModelAliases"];
         post?: never;
         delete?: never;
@@ -538,6 +545,408 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        IndexerFieldInput: {
+            name: string;
+            description: string;
+            /** @enum {string} */
+            data_type_primary: "text" | "number" | "yes_no" | "list_text" | "list_number";
+            /** @default NA */
+            data_type_secondary?: string;
+            examples?: string[];
+            /** @enum {string} */
+            examples_mode?: "guide" | "enum";
+            /** @enum {string} */
+            depth?: "minimal" | "full";
+        };
+        ScreeningJob: {
+            job_id: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed";
+            progress: number;
+            stage: string;
+            results: components["schemas"]["ScreeningResult"][] | null;
+            clusters: components["schemas"]["ScreeningCluster"][] | null;
+            error: string | null;
+            error_category: string | null;
+            error_retryable: boolean | null;
+            model_version: string;
+            config: {
+                [key: string]: unknown;
+            };
+            stage_timings: {
+                [key: string]: number | null;
+            };
+            duration_ms: number | null;
+            estimated_cost_usd: number | null;
+            created_at: string;
+            completed_at: string | null;
+            provenance: {
+                model_requested: string;
+                model_resolved: string;
+                models_used: {
+                    model: string;
+                    calls: number;
+                }[];
+                service_version: {
+                    version: string;
+                    commit: string | null;
+                };
+                provider: {
+                    host: string | null;
+                    profile: string;
+                };
+                parameters: {
+                    [key: string]: {
+                        temperature: number | null;
+                        max_output_tokens: number | null;
+                        reasoning_effort: string | null;
+                    };
+                };
+                repetitions: number | null;
+                threshold: number | null;
+                decision_rule: string;
+                prompts: {
+                    name: string;
+                    template_id: string;
+                    sha256: string;
+                }[];
+            } | null;
+            usage: {
+                input_tokens?: number;
+                output_tokens?: number;
+                total_tokens?: number;
+                cached_input_tokens?: number;
+                estimated_cost_usd?: number;
+                calls?: number;
+                retries?: number;
+            };
+            actual_cost_usd: number | null;
+        };
+        ScreeningJobListItem: {
+            job_id: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed";
+            progress: number;
+            stage: string;
+            papers_count: number;
+            model: string;
+            project_id: number | null;
+            project_name: null;
+            mock: boolean;
+            error: string | null;
+            duration_ms: number | null;
+            estimated_cost_usd: number | null;
+            actual_cost_usd: number | null;
+            created_at: string;
+            completed_at: string | null;
+        };
+        ScreeningResult: {
+            id: string | number;
+            final_score: number | null;
+            cluster_id: number;
+            reasoning: string;
+            /** @enum {string} */
+            decision: "include" | "exclude";
+            votes: ("include" | "exclude")[];
+            criteria_verdicts: components["schemas"]["CriterionVerdict"][];
+        } & {
+            [key: string]: unknown;
+        };
+        CriterionVerdict: {
+            name: string;
+            type: string;
+            /** @enum {string} */
+            verdict: "met" | "not_met" | "unclear";
+            met: number;
+            not_met: number;
+            unclear: number;
+        } & {
+            [key: string]: unknown;
+        };
+        ScreeningCluster: {
+            cluster_id: number;
+            label: string;
+            count: number;
+        } & {
+            [key: string]: unknown;
+        };
+        JobCreated: {
+            job_id: string;
+            /** @constant */
+            status: "pending";
+            progress: number;
+            stage: string;
+        };
+        ScreeningEstimate: {
+            estimated_input_tokens: number;
+            estimated_output_tokens: number;
+            estimated_cost_usd: number;
+            model: string;
+            papers_count: number;
+            repetitions: number;
+            /** @constant */
+            confidence: "approximate";
+            disclaimer: string;
+        };
+        IndexerJob: {
+            job_id: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed";
+            progress: number;
+            partial_results: ({
+                ID: string | number;
+                /** @description ok; no_abstract (nothing to extract from, values null); error (this record's extraction failed, see errors); not_processed (a synchronous run ran out of time before this record, see errors) */
+                indexing_status: string;
+            } & {
+                [key: string]: components["schemas"]["ExtractedValue"];
+            })[];
+            errors: string[];
+            usage: {
+                input_tokens?: number;
+                output_tokens?: number;
+                total_tokens?: number;
+                cached_input_tokens?: number;
+                estimated_cost_usd?: number;
+                calls?: number;
+                retries?: number;
+            };
+            error: string | null;
+            error_category: string | null;
+            error_retryable: boolean | null;
+            duration_ms: number | null;
+            estimated_cost_usd: number | null;
+            model_version: string;
+            created_at: string;
+            completed_at: string | null;
+            provenance: {
+                model_requested: string;
+                model_resolved: string;
+                models_used: {
+                    model: string;
+                    calls: number;
+                }[];
+                service_version: {
+                    version: string;
+                    commit: string | null;
+                };
+                provider: {
+                    host: string | null;
+                    profile: string;
+                };
+                parameters: {
+                    [key: string]: {
+                        temperature: number | null;
+                        max_output_tokens: number | null;
+                        reasoning_effort: string | null;
+                    };
+                };
+                repetitions: number | null;
+                threshold: number | null;
+                decision_rule: string;
+                prompts: {
+                    name: string;
+                    template_id: string;
+                    sha256: string;
+                }[];
+            } | null;
+            actual_cost_usd: number | null;
+        };
+        IndexerJobListItem: {
+            job_id: string;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed";
+            progress: number;
+            model: string;
+            record_count: number;
+            project_id: number | null;
+            error: string | null;
+            duration_ms: number | null;
+            estimated_cost_usd: number | null;
+            actual_cost_usd: number | null;
+            created_at: string;
+            completed_at: string | null;
+        };
+        IndexerJobCreated: {
+            job_id: string;
+            /** @constant */
+            status: "pending";
+            progress: number;
+        };
+        IndexerRunResponse: {
+            results: ({
+                ID: string | number;
+                /** @description ok; no_abstract (nothing to extract from, values null); error (this record's extraction failed, see errors); not_processed (a synchronous run ran out of time before this record, see errors) */
+                indexing_status: string;
+            } & {
+                [key: string]: components["schemas"]["ExtractedValue"];
+            })[];
+            errors: string[];
+            usage: components["schemas"]["Usage"];
+            model_version: string;
+        };
+        IndexerField: {
+            name: string;
+            description: string;
+            /** @enum {string} */
+            data_type_primary: "text" | "number" | "yes_no" | "list_text" | "list_number";
+            /** @default NA */
+            data_type_secondary: string;
+            examples?: string[];
+            /** @enum {string} */
+            examples_mode?: "guide" | "enum";
+            /** @enum {string} */
+            depth?: "minimal" | "full";
+        };
+        /** @description One extracted field */
+        ExtractedValue: {
+            /** @description Typed by data_type_primary: text → string, number → number, yes_no → boolean, list_text → string[], list_number → number[]; null when not stated */
+            value: string | number | boolean | string[] | number[] | null;
+            /** @description 0 to 1; lowered by the service when a quote could not be verified or the value had to be corrected */
+            confidence: number;
+            evidence: components["schemas"]["Evidence"][];
+            /** @description What the service changed or could not verify (empty when nothing) */
+            flags?: ("coerced" | "invalid_value" | "not_in_enum" | "out_of_range" | "quote_not_found" | "unverified")[];
+        };
+        /** @description A quotation supporting an extracted value, verified against the record by the service */
+        Evidence: {
+            /** @description The supporting text exactly as it appears in the source, located by the service */
+            quote: string;
+            /**
+             * @description Which text of the input record the quote comes from
+             * @enum {string}
+             */
+            source: "title" | "abstract";
+            /** @description Offset of the quote's first character in the source (UTF-16 code units, as String.prototype.slice) */
+            start: number;
+            /** @description Offset just past the quote's last character: source.slice(start, end) === quote */
+            end: number;
+            /**
+             * @description exact: the model's quote was found verbatim; normalized: found after folding whitespace, case, accents and quote/dash variants
+             * @enum {string}
+             */
+            match: "exact" | "normalized";
+        };
+        ExtractionWarning: {
+            field: string;
+            /**
+             * @default medium
+             * @enum {string}
+             */
+            risk_level: "low" | "medium" | "high";
+            reason: string;
+            suggested_fallback: string;
+        };
+        FieldSuggestion: {
+            /** @enum {string} */
+            action: "add" | "modify" | "remove" | "merge";
+            field: components["schemas"]["IndexerField"];
+            rationale: string;
+            original_field_name?: string;
+            target_field_name?: string;
+        };
+        TagGroup: {
+            name: string;
+            values: string[];
+            rationale?: string;
+        };
+        IndexerEstimate: {
+            estimated_input_tokens: number;
+            estimated_output_tokens: number;
+            estimated_cost_usd: number;
+            /** @constant */
+            confidence: "approximate";
+            disclaimer: string;
+        };
+        CriterionResponse: {
+            category: string;
+            text: string;
+            description: string;
+            /** @enum {string} */
+            criterion_type: "include" | "exclude";
+            confidence?: number;
+            rationale?: string;
+            title_abstract_assessable: boolean;
+        };
+        QuestionAnalysis: {
+            /** @enum {string} */
+            status: "ready" | "could_improve";
+            missing_elements: string[];
+            suggestion: string;
+        };
+        PicosElements: {
+            population: string;
+            intervention: string;
+            comparison: string;
+            outcome: string;
+            study_design: string;
+        };
+        DuplicateGroup: {
+            group_type: string;
+            category: string;
+            criterion_ids: number[];
+            recommended_primary_id: number;
+            merge_rationale: string;
+            ai_confidence: number;
+        };
+        ConsolidationProposal: {
+            category: string;
+            criterion_ids: number[];
+            proposed_merged_criterion: string;
+            proposed_description: string;
+            /** @enum {string} */
+            proposed_type: "include" | "exclude";
+            merge_rationale: string;
+            ai_confidence: number;
+        };
+        Usage: {
+            input_tokens: number;
+            output_tokens: number;
+            total_tokens: number;
+            cached_input_tokens?: number;
+            estimated_cost_usd: number;
+        };
+        ServiceConfigResponse: {
+            service_id: string;
+            model: string;
+            system_prompt: string;
+            prompt_template_id: string;
+            temperature: number;
+            max_output_tokens: number;
+            extra: {
+                [key: string]: unknown;
+            };
+        };
+        PromptMetadata: {
+            name: string;
+            /** @enum {string} */
+            service: "screening" | "criteria" | "indexer";
+            description: string;
+            has_variables: boolean;
+            /** @enum {string} */
+            system_or_user: "system" | "user" | "both";
+        };
+        ModelAliases: {
+            aliases: {
+                [key: string]: string;
+            };
+            defaults: {
+                [key: string]: string;
+            };
+            overrides: {
+                [key: string]: string;
+            };
+        };
+        Health: {
+            /** @constant */
+            status: "ok";
+        };
+        Readiness: {
+            /** @enum {string} */
+            status: "ready" | "degraded";
+            checks: {
+                [key: string]: string;
+            };
+        };
         /**
          * @description Field-level validation error: one entry per problem, `loc` like `["body", "papers"]` (FastAPI-compatible).
          * @example {
@@ -586,6 +995,14 @@ export interface components {
                 retryable: boolean;
             };
         };
+        /** @description The spec's ScreeningResultResponse: a screening job as a poll returns it. */
+        ScreeningResultResponse: components["schemas"]["ScreeningJob"];
+        ProjectContext: {
+            /** @default  */
+            description?: string;
+            /** @default [] */
+            research_questions?: string[];
+        };
     };
     responses: never;
     parameters: never;
@@ -610,10 +1027,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ok";
-                    };
+                    "application/json": components["schemas"]["Health"];
                 };
             };
         };
@@ -633,13 +1047,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ready" | "degraded";
-                        checks: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             /** @description Degraded: a check failed (the same body as the success response) */
@@ -648,13 +1056,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ready" | "degraded";
-                        checks: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };
@@ -674,17 +1076,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        service_id: string;
-                        model: string;
-                        system_prompt: string;
-                        prompt_template_id: string;
-                        temperature: number;
-                        max_output_tokens: number;
-                        extra: {
-                            [key: string]: unknown;
-                        };
-                    }[];
+                    "application/json": components["schemas"]["ServiceConfigResponse"][];
                 };
             };
             /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
@@ -733,17 +1125,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        service_id: string;
-                        model: string;
-                        system_prompt: string;
-                        prompt_template_id: string;
-                        temperature: number;
-                        max_output_tokens: number;
-                        extra: {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["ServiceConfigResponse"];
                 };
             };
             /** @description The request is invalid */
@@ -801,14 +1183,14 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    model?: string;
-                    system_prompt?: string;
-                    prompt_template_id?: string;
-                    temperature?: number;
-                    max_output_tokens?: number;
+                    model?: string | null;
+                    system_prompt?: string | null;
+                    prompt_template_id?: string | null;
+                    temperature?: number | null;
+                    max_output_tokens?: number | null;
                     extra?: {
                         [key: string]: unknown;
-                    };
+                    } | null;
                 };
             };
         };
@@ -819,17 +1201,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        service_id: string;
-                        model: string;
-                        system_prompt: string;
-                        prompt_template_id: string;
-                        temperature: number;
-                        max_output_tokens: number;
-                        extra: {
-                            [key: string]: unknown;
-                        };
-                    };
+                    "application/json": components["schemas"]["ServiceConfigResponse"];
                 };
             };
             /** @description The request is invalid */
@@ -857,6 +1229,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
                 };
             };
             /** @description The request body exceeds the size limit or holds too many JSON values */
@@ -897,6 +1278,82 @@ export interface operations {
             };
         };
     };
+    resetServiceConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                service_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceConfigResponse"];
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description HTTP 403 */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
     getModelAliases: {
         parameters: {
             query?: never;
@@ -912,17 +1369,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        aliases: {
-                            [key: string]: string;
-                        };
-                        defaults: {
-                            [key: string]: string;
-                        };
-                        overrides: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelAliases"];
                 };
             };
             /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
@@ -984,17 +1431,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        aliases: {
-                            [key: string]: string;
-                        };
-                        defaults: {
-                            [key: string]: string;
-                        };
-                        overrides: {
-                            [key: string]: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["ModelAliases"];
                 };
             };
             /** @description The request is invalid */
@@ -1077,15 +1514,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        name: string;
-                        /** @enum {string} */
-                        service: "screening" | "criteria" | "indexer";
-                        description: string;
-                        has_variables: boolean;
-                        /** @enum {string} */
-                        system_or_user: "system" | "user" | "both";
-                    }[];
+                    "application/json": components["schemas"]["PromptMetadata"][];
                 };
             };
             /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
@@ -1799,12 +2228,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {string} */
-                        status: "ready" | "could_improve";
-                        missing_elements: string[];
-                        suggestion: string;
-                    };
+                    "application/json": components["schemas"]["QuestionAnalysis"];
                 };
             };
             /** @description The request is invalid */
@@ -1930,16 +2354,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        criteria: {
-                            category: string;
-                            text: string;
-                            description: string;
-                            /** @enum {string} */
-                            criterion_type: "include" | "exclude";
-                            confidence?: number;
-                            rationale?: string;
-                            title_abstract_assessable: boolean;
-                        }[];
+                        criteria: components["schemas"]["CriterionResponse"][];
                     };
                 };
             };
@@ -2055,13 +2470,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        elements: {
-                            population: string;
-                            intervention: string;
-                            comparison: string;
-                            outcome: string;
-                            study_design: string;
-                        };
+                        elements: components["schemas"]["PicosElements"];
                         gap_flags: string[];
                         contraindications: {
                             [key: string]: unknown;
@@ -2310,16 +2719,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        criteria: {
-                            category: string;
-                            text: string;
-                            description: string;
-                            /** @enum {string} */
-                            criterion_type: "include" | "exclude";
-                            confidence?: number;
-                            rationale?: string;
-                            title_abstract_assessable: boolean;
-                        }[];
+                        criteria: components["schemas"]["CriterionResponse"][];
                     };
                 };
             };
@@ -2449,24 +2849,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        duplicate_groups: {
-                            group_type: string;
-                            category: string;
-                            criterion_ids: number[];
-                            recommended_primary_id: number;
-                            merge_rationale: string;
-                            ai_confidence: number;
-                        }[];
-                        consolidation_proposals: {
-                            category: string;
-                            criterion_ids: number[];
-                            proposed_merged_criterion: string;
-                            proposed_description: string;
-                            /** @enum {string} */
-                            proposed_type: "include" | "exclude";
-                            merge_rationale: string;
-                            ai_confidence: number;
-                        }[];
+                        duplicate_groups: components["schemas"]["DuplicateGroup"][];
+                        consolidation_proposals: components["schemas"]["ConsolidationProposal"][];
                         warnings: string[];
                     };
                 };
@@ -2562,24 +2946,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        progress: number;
-                        stage: string;
-                        papers_count: number;
-                        model: string;
-                        project_id: number | null;
-                        project_name: null;
-                        mock: boolean;
-                        error: string | null;
-                        duration_ms: number | null;
-                        estimated_cost_usd: number | null;
-                        actual_cost_usd: number | null;
-                        created_at: string;
-                        completed_at: string | null;
-                    }[];
+                    "application/json": components["schemas"]["ScreeningJobListItem"][];
                 };
             };
             /** @description The request is invalid */
@@ -2700,13 +3067,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending";
-                        progress: number;
-                        stage: string;
-                    };
+                    "application/json": components["schemas"]["JobCreated"];
                 };
             };
             /** @description The request is invalid */
@@ -2800,83 +3161,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        progress: number;
-                        stage: string;
-                        results: ({
-                            id: string | number;
-                            final_score: number | null;
-                            cluster_id: number;
-                            reasoning: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[] | null;
-                        clusters: ({
-                            cluster_id: number;
-                            label: string;
-                            count: number;
-                        } & {
-                            [key: string]: unknown;
-                        })[] | null;
-                        error: string | null;
-                        error_category: string | null;
-                        error_retryable: boolean | null;
-                        model_version: string;
-                        config: {
-                            [key: string]: unknown;
-                        };
-                        stage_timings: {
-                            [key: string]: number | null;
-                        };
-                        duration_ms: number | null;
-                        estimated_cost_usd: number | null;
-                        created_at: string;
-                        completed_at: string | null;
-                        provenance: {
-                            model_requested: string;
-                            model_resolved: string;
-                            models_used: {
-                                model: string;
-                                calls: number;
-                            }[];
-                            service_version: {
-                                version: string;
-                                commit: string | null;
-                            };
-                            provider: {
-                                host: string | null;
-                                profile: string;
-                            };
-                            parameters: {
-                                [key: string]: {
-                                    temperature: number | null;
-                                    max_output_tokens: number | null;
-                                    reasoning_effort: string | null;
-                                };
-                            };
-                            repetitions: number | null;
-                            threshold: number | null;
-                            decision_rule: string;
-                            prompts: {
-                                name: string;
-                                template_id: string;
-                                sha256: string;
-                            }[];
-                        } | null;
-                        usage: {
-                            input_tokens?: number;
-                            output_tokens?: number;
-                            total_tokens?: number;
-                            cached_input_tokens?: number;
-                            estimated_cost_usd?: number;
-                            calls?: number;
-                            retries?: number;
-                        };
-                        actual_cost_usd: number | null;
-                    };
+                    "application/json": components["schemas"]["ScreeningResultResponse"];
                 };
             };
             /** @description The request is invalid */
@@ -2952,83 +3237,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        progress: number;
-                        stage: string;
-                        results: ({
-                            id: string | number;
-                            final_score: number | null;
-                            cluster_id: number;
-                            reasoning: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[] | null;
-                        clusters: ({
-                            cluster_id: number;
-                            label: string;
-                            count: number;
-                        } & {
-                            [key: string]: unknown;
-                        })[] | null;
-                        error: string | null;
-                        error_category: string | null;
-                        error_retryable: boolean | null;
-                        model_version: string;
-                        config: {
-                            [key: string]: unknown;
-                        };
-                        stage_timings: {
-                            [key: string]: number | null;
-                        };
-                        duration_ms: number | null;
-                        estimated_cost_usd: number | null;
-                        created_at: string;
-                        completed_at: string | null;
-                        provenance: {
-                            model_requested: string;
-                            model_resolved: string;
-                            models_used: {
-                                model: string;
-                                calls: number;
-                            }[];
-                            service_version: {
-                                version: string;
-                                commit: string | null;
-                            };
-                            provider: {
-                                host: string | null;
-                                profile: string;
-                            };
-                            parameters: {
-                                [key: string]: {
-                                    temperature: number | null;
-                                    max_output_tokens: number | null;
-                                    reasoning_effort: string | null;
-                                };
-                            };
-                            repetitions: number | null;
-                            threshold: number | null;
-                            decision_rule: string;
-                            prompts: {
-                                name: string;
-                                template_id: string;
-                                sha256: string;
-                            }[];
-                        } | null;
-                        usage: {
-                            input_tokens?: number;
-                            output_tokens?: number;
-                            total_tokens?: number;
-                            cached_input_tokens?: number;
-                            estimated_cost_usd?: number;
-                            calls?: number;
-                            retries?: number;
-                        };
-                        actual_cost_usd: number | null;
-                    } | null;
+                    "application/json": components["schemas"]["ScreeningJob"] | null;
                 };
             };
             /** @description The request is invalid */
@@ -3113,17 +3322,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        estimated_input_tokens: number;
-                        estimated_output_tokens: number;
-                        estimated_cost_usd: number;
-                        model: string;
-                        papers_count: number;
-                        repetitions: number;
-                        /** @enum {string} */
-                        confidence: "approximate";
-                        disclaimer: string;
-                    };
+                    "application/json": components["schemas"]["ScreeningEstimate"];
                 };
             };
             /** @description The request is invalid */
@@ -3231,27 +3430,10 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     })[];
-                    fields: {
-                        name: string;
-                        description: string;
-                        /** @enum {string} */
-                        data_type_primary: "text" | "number" | "yes_no" | "list_text" | "list_number";
-                        /** @default NA */
-                        data_type_secondary?: string;
-                        examples?: string[];
-                        /** @enum {string} */
-                        examples_mode?: "guide" | "enum";
-                        /** @enum {string} */
-                        depth?: "minimal" | "full";
-                    }[];
+                    fields: components["schemas"]["IndexerFieldInput"][];
                     /** @default llm-5-mini */
                     model?: string;
-                    project_context?: {
-                        /** @default  */
-                        description?: string;
-                        /** @default [] */
-                        research_questions?: string[];
-                    } | null;
+                    project_context?: components["schemas"]["ProjectContext"] | null;
                     /**
                      * @default full
                      * @enum {string}
@@ -3272,49 +3454,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        results: ({
-                            ID: string | number;
-                            /** @description ok; no_abstract (nothing to extract from, values null); error (this record's extraction failed, see errors); not_processed (a synchronous run ran out of time before this record, see errors) */
-                            indexing_status: string;
-                        } & {
-                            [key: string]: {
-                                /** @description Typed by data_type_primary: text → string, number → number, yes_no → boolean, list_text → string[], list_number → number[]; null when not stated */
-                                value: string | number | boolean | string[] | number[] | null;
-                                /** @description 0 to 1; lowered by the service when a quote could not be verified or the value had to be corrected */
-                                confidence: number;
-                                evidence: {
-                                    /** @description The supporting text exactly as it appears in the source, located by the service */
-                                    quote: string;
-                                    /**
-                                     * @description Which text of the input record the quote comes from
-                                     * @enum {string}
-                                     */
-                                    source: "title" | "abstract";
-                                    /** @description Offset of the quote's first character in the source (UTF-16 code units, as String.prototype.slice) */
-                                    start: number;
-                                    /** @description Offset just past the quote's last character: source.slice(start, end) === quote */
-                                    end: number;
-                                    /**
-                                     * @description exact: the model's quote was found verbatim; normalized: found after folding whitespace, case, accents and quote/dash variants
-                                     * @enum {string}
-                                     */
-                                    match: "exact" | "normalized";
-                                }[];
-                                /** @description What the service changed or could not verify (empty when nothing) */
-                                flags?: ("coerced" | "invalid_value" | "not_in_enum" | "out_of_range" | "quote_not_found" | "unverified")[];
-                            };
-                        })[];
-                        errors: string[];
-                        usage: {
-                            input_tokens: number;
-                            output_tokens: number;
-                            total_tokens: number;
-                            cached_input_tokens?: number;
-                            estimated_cost_usd: number;
-                        };
-                        model_version: string;
-                    };
+                    "application/json": components["schemas"]["IndexerRunResponse"];
                 };
             };
             /** @description The request is invalid */
@@ -3408,21 +3548,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        progress: number;
-                        model: string;
-                        record_count: number;
-                        project_id: number | null;
-                        error: string | null;
-                        duration_ms: number | null;
-                        estimated_cost_usd: number | null;
-                        actual_cost_usd: number | null;
-                        created_at: string;
-                        completed_at: string | null;
-                    }[];
+                    "application/json": components["schemas"]["IndexerJobListItem"][];
                 };
             };
             /** @description The request is invalid */
@@ -3517,27 +3643,10 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     })[];
-                    fields: {
-                        name: string;
-                        description: string;
-                        /** @enum {string} */
-                        data_type_primary: "text" | "number" | "yes_no" | "list_text" | "list_number";
-                        /** @default NA */
-                        data_type_secondary?: string;
-                        examples?: string[];
-                        /** @enum {string} */
-                        examples_mode?: "guide" | "enum";
-                        /** @enum {string} */
-                        depth?: "minimal" | "full";
-                    }[];
+                    fields: components["schemas"]["IndexerFieldInput"][];
                     /** @default llm-5-mini */
                     model?: string;
-                    project_context?: {
-                        /** @default  */
-                        description?: string;
-                        /** @default [] */
-                        research_questions?: string[];
-                    } | null;
+                    project_context?: components["schemas"]["ProjectContext"] | null;
                     /**
                      * @default full
                      * @enum {string}
@@ -3556,12 +3665,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending";
-                        progress: number;
-                    };
+                    "application/json": components["schemas"]["IndexerJobCreated"];
                 };
             };
             /** @description The request is invalid */
@@ -3646,94 +3750,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        progress: number;
-                        partial_results: ({
-                            ID: string | number;
-                            /** @description ok; no_abstract (nothing to extract from, values null); error (this record's extraction failed, see errors); not_processed (a synchronous run ran out of time before this record, see errors) */
-                            indexing_status: string;
-                        } & {
-                            [key: string]: {
-                                /** @description Typed by data_type_primary: text → string, number → number, yes_no → boolean, list_text → string[], list_number → number[]; null when not stated */
-                                value: string | number | boolean | string[] | number[] | null;
-                                /** @description 0 to 1; lowered by the service when a quote could not be verified or the value had to be corrected */
-                                confidence: number;
-                                evidence: {
-                                    /** @description The supporting text exactly as it appears in the source, located by the service */
-                                    quote: string;
-                                    /**
-                                     * @description Which text of the input record the quote comes from
-                                     * @enum {string}
-                                     */
-                                    source: "title" | "abstract";
-                                    /** @description Offset of the quote's first character in the source (UTF-16 code units, as String.prototype.slice) */
-                                    start: number;
-                                    /** @description Offset just past the quote's last character: source.slice(start, end) === quote */
-                                    end: number;
-                                    /**
-                                     * @description exact: the model's quote was found verbatim; normalized: found after folding whitespace, case, accents and quote/dash variants
-                                     * @enum {string}
-                                     */
-                                    match: "exact" | "normalized";
-                                }[];
-                                /** @description What the service changed or could not verify (empty when nothing) */
-                                flags?: ("coerced" | "invalid_value" | "not_in_enum" | "out_of_range" | "quote_not_found" | "unverified")[];
-                            };
-                        })[];
-                        errors: string[];
-                        usage: {
-                            input_tokens?: number;
-                            output_tokens?: number;
-                            total_tokens?: number;
-                            cached_input_tokens?: number;
-                            estimated_cost_usd?: number;
-                            calls?: number;
-                            retries?: number;
-                        };
-                        error: string | null;
-                        error_category: string | null;
-                        error_retryable: boolean | null;
-                        duration_ms: number | null;
-                        estimated_cost_usd: number | null;
-                        model_version: string;
-                        created_at: string;
-                        completed_at: string | null;
-                        provenance: {
-                            model_requested: string;
-                            model_resolved: string;
-                            models_used: {
-                                model: string;
-                                calls: number;
-                            }[];
-                            service_version: {
-                                version: string;
-                                commit: string | null;
-                            };
-                            provider: {
-                                host: string | null;
-                                profile: string;
-                            };
-                            parameters: {
-                                [key: string]: {
-                                    temperature: number | null;
-                                    max_output_tokens: number | null;
-                                    reasoning_effort: string | null;
-                                };
-                            };
-                            repetitions: number | null;
-                            threshold: number | null;
-                            decision_rule: string;
-                            prompts: {
-                                name: string;
-                                template_id: string;
-                                sha256: string;
-                            }[];
-                        } | null;
-                        actual_cost_usd: number | null;
-                    };
+                    "application/json": components["schemas"]["IndexerJob"];
                 };
             };
             /** @description The request is invalid */
@@ -3809,94 +3826,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        job_id: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        progress: number;
-                        partial_results: ({
-                            ID: string | number;
-                            /** @description ok; no_abstract (nothing to extract from, values null); error (this record's extraction failed, see errors); not_processed (a synchronous run ran out of time before this record, see errors) */
-                            indexing_status: string;
-                        } & {
-                            [key: string]: {
-                                /** @description Typed by data_type_primary: text → string, number → number, yes_no → boolean, list_text → string[], list_number → number[]; null when not stated */
-                                value: string | number | boolean | string[] | number[] | null;
-                                /** @description 0 to 1; lowered by the service when a quote could not be verified or the value had to be corrected */
-                                confidence: number;
-                                evidence: {
-                                    /** @description The supporting text exactly as it appears in the source, located by the service */
-                                    quote: string;
-                                    /**
-                                     * @description Which text of the input record the quote comes from
-                                     * @enum {string}
-                                     */
-                                    source: "title" | "abstract";
-                                    /** @description Offset of the quote's first character in the source (UTF-16 code units, as String.prototype.slice) */
-                                    start: number;
-                                    /** @description Offset just past the quote's last character: source.slice(start, end) === quote */
-                                    end: number;
-                                    /**
-                                     * @description exact: the model's quote was found verbatim; normalized: found after folding whitespace, case, accents and quote/dash variants
-                                     * @enum {string}
-                                     */
-                                    match: "exact" | "normalized";
-                                }[];
-                                /** @description What the service changed or could not verify (empty when nothing) */
-                                flags?: ("coerced" | "invalid_value" | "not_in_enum" | "out_of_range" | "quote_not_found" | "unverified")[];
-                            };
-                        })[];
-                        errors: string[];
-                        usage: {
-                            input_tokens?: number;
-                            output_tokens?: number;
-                            total_tokens?: number;
-                            cached_input_tokens?: number;
-                            estimated_cost_usd?: number;
-                            calls?: number;
-                            retries?: number;
-                        };
-                        error: string | null;
-                        error_category: string | null;
-                        error_retryable: boolean | null;
-                        duration_ms: number | null;
-                        estimated_cost_usd: number | null;
-                        model_version: string;
-                        created_at: string;
-                        completed_at: string | null;
-                        provenance: {
-                            model_requested: string;
-                            model_resolved: string;
-                            models_used: {
-                                model: string;
-                                calls: number;
-                            }[];
-                            service_version: {
-                                version: string;
-                                commit: string | null;
-                            };
-                            provider: {
-                                host: string | null;
-                                profile: string;
-                            };
-                            parameters: {
-                                [key: string]: {
-                                    temperature: number | null;
-                                    max_output_tokens: number | null;
-                                    reasoning_effort: string | null;
-                                };
-                            };
-                            repetitions: number | null;
-                            threshold: number | null;
-                            decision_rule: string;
-                            prompts: {
-                                name: string;
-                                template_id: string;
-                                sha256: string;
-                            }[];
-                        } | null;
-                        actual_cost_usd: number | null;
-                    } | null;
+                    "application/json": components["schemas"]["IndexerJob"] | null;
                 };
             };
             /** @description The request is invalid */
@@ -3970,19 +3900,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    fields: {
-                        name: string;
-                        description: string;
-                        /** @enum {string} */
-                        data_type_primary: "text" | "number" | "yes_no" | "list_text" | "list_number";
-                        /** @default NA */
-                        data_type_secondary?: string;
-                        examples?: string[];
-                        /** @enum {string} */
-                        examples_mode?: "guide" | "enum";
-                        /** @enum {string} */
-                        depth?: "minimal" | "full";
-                    }[];
+                    fields: components["schemas"]["IndexerFieldInput"][];
                     record_count: number;
                     /** @default llm-5-mini */
                     model?: string;
@@ -3996,14 +3914,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        estimated_input_tokens: number;
-                        estimated_output_tokens: number;
-                        estimated_cost_usd: number;
-                        /** @enum {string} */
-                        confidence: "approximate";
-                        disclaimer: string;
-                    };
+                    "application/json": components["schemas"]["IndexerEstimate"];
                 };
             };
             /** @description The request is invalid */
@@ -4096,12 +4007,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    project_context?: {
-                        /** @default  */
-                        description?: string;
-                        /** @default [] */
-                        research_questions?: string[];
-                    } | null;
+                    project_context?: components["schemas"]["ProjectContext"] | null;
                     pico?: {
                         [key: string]: unknown;
                     } | null;
@@ -4124,29 +4030,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        fields: {
-                            name: string;
-                            description: string;
-                            /** @enum {string} */
-                            data_type_primary: "text" | "number" | "yes_no" | "list_text" | "list_number";
-                            /** @default NA */
-                            data_type_secondary: string;
-                            examples?: string[];
-                            /** @enum {string} */
-                            examples_mode?: "guide" | "enum";
-                            /** @enum {string} */
-                            depth?: "minimal" | "full";
-                        }[];
-                        warnings: {
-                            field: string;
-                            /**
-                             * @default medium
-                             * @enum {string}
-                             */
-                            risk_level: "low" | "medium" | "high";
-                            reason: string;
-                            suggested_fallback: string;
-                        }[];
+                        fields: components["schemas"]["IndexerField"][];
+                        warnings: components["schemas"]["ExtractionWarning"][];
                     };
                 };
             };
@@ -4253,25 +4138,8 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    fields: {
-                        name: string;
-                        description: string;
-                        /** @enum {string} */
-                        data_type_primary: "text" | "number" | "yes_no" | "list_text" | "list_number";
-                        /** @default NA */
-                        data_type_secondary?: string;
-                        examples?: string[];
-                        /** @enum {string} */
-                        examples_mode?: "guide" | "enum";
-                        /** @enum {string} */
-                        depth?: "minimal" | "full";
-                    }[];
-                    project_context?: {
-                        /** @default  */
-                        description?: string;
-                        /** @default [] */
-                        research_questions?: string[];
-                    } | null;
+                    fields: components["schemas"]["IndexerFieldInput"][];
+                    project_context?: components["schemas"]["ProjectContext"] | null;
                     sample_records?: {
                         [key: string]: unknown;
                     }[] | null;
@@ -4288,26 +4156,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        suggestions: {
-                            /** @enum {string} */
-                            action: "add" | "modify" | "remove" | "merge";
-                            field: {
-                                name: string;
-                                description: string;
-                                /** @enum {string} */
-                                data_type_primary: "text" | "number" | "yes_no" | "list_text" | "list_number";
-                                /** @default NA */
-                                data_type_secondary: string;
-                                examples?: string[];
-                                /** @enum {string} */
-                                examples_mode?: "guide" | "enum";
-                                /** @enum {string} */
-                                depth?: "minimal" | "full";
-                            };
-                            rationale: string;
-                            original_field_name?: string;
-                            target_field_name?: string;
-                        }[];
+                        suggestions: components["schemas"]["FieldSuggestion"][];
                     };
                 };
             };
@@ -4409,12 +4258,7 @@ export interface operations {
                 "application/json": {
                     field_name: string;
                     values: string[];
-                    project_context?: {
-                        /** @default  */
-                        description?: string;
-                        /** @default [] */
-                        research_questions?: string[];
-                    } | null;
+                    project_context?: components["schemas"]["ProjectContext"] | null;
                     num_groups_hint?: number | null;
                     /** @default llm-4.1 */
                     model?: string;
@@ -4429,11 +4273,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        groups: {
-                            name: string;
-                            values: string[];
-                            rationale?: string;
-                        }[];
+                        groups: components["schemas"]["TagGroup"][];
                         usage: {
                             input_tokens?: number;
                             output_tokens?: number;
@@ -4644,13 +4484,22 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The request body exceeds the size limit */
+            /** @description The request body exceeds the size limit or holds too many JSON values */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */

@@ -15,13 +15,15 @@ export const ServiceConfigResponse = z.object({
 });
 export type ServiceConfigResponse = z.infer<typeof ServiceConfigResponse>;
 
+/** A change to a service's configuration: a field set to `null` goes back to the service's default. */
 export const ServiceConfigPatch = z.object({
-  model: z.string().min(1).max(200).optional(),
-  system_prompt: z.string().max(100_000).optional(),
-  prompt_template_id: z.string().max(200).optional(),
-  temperature: z.number().min(0).max(2).optional(),
-  max_output_tokens: z.number().int().min(1).max(1_000_000).optional(),
-  extra: JsonObject.optional(),
+  model: z.string().min(1).max(200).nullish(),
+  system_prompt: z.string().max(100_000).nullish(),
+  prompt_template_id: z.string().max(200).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  max_output_tokens: z.number().int().min(1).max(1_000_000).nullish(),
+  /** Merged key by key; `null` drops every `extra` override. */
+  extra: JsonObject.nullish(),
 });
 export type ServiceConfigPatch = z.infer<typeof ServiceConfigPatch>;
 
@@ -56,10 +58,10 @@ export function defaultServiceConfig(serviceId: string): ServiceConfigResponse {
   };
 }
 
-/** A patch applied over a config; `extra` merges key by key. */
+/** A patch applied over a config; `extra` merges key by key; null fields keep the base's value. */
 export function applyConfigPatch(base: ServiceConfigResponse, patch: ServiceConfigPatch): ServiceConfigResponse {
   const { extra, ...rest } = patch;
-  const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== null));
   return { ...base, ...defined, extra: { ...base.extra, ...(extra ?? {}) } };
 }
 

@@ -20,3 +20,4 @@ export * from "./prompt-data";
 export * from "./provenance";
 export * from "./job-exports";
 export * from "./screening-validation";
+export * from "./api-schemas";

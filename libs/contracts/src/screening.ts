@@ -63,11 +63,30 @@ export const ScreeningStage = z.enum(["labelling", "reasoning", "clustering", "a
 export type ScreeningStage = z.infer<typeof ScreeningStage>;
 export const SCREENING_STAGE_COMPLETE = "Complete";
 
+export const ScreeningDecision = z.enum(["include", "exclude"]);
+
+/** One criterion's outcome for a paper: the majority verdict and how many votes gave each. */
+export const CriterionVerdict = z.looseObject({
+  name: z.string(),
+  type: z.string(),
+  /** The most frequent verdict; ties go to `unclear`, then `met`. */
+  verdict: z.enum(["met", "not_met", "unclear"]),
+  met: z.number().int(),
+  not_met: z.number().int(),
+  unclear: z.number().int(),
+});
+
+/** A paper's result: the spec's four fields, then what the pipeline adds (one vote per repetition). */
 export const ScreeningResultItem = z.looseObject({
   id: PaperId,
   final_score: z.number().nullable(),
   cluster_id: z.number().int(),
   reasoning: z.string(),
+  /** `include` when `final_score` (the include votes) reaches the job's threshold. */
+  decision: ScreeningDecision,
+  votes: z.array(ScreeningDecision),
+  /** In the order of the job's criteria. */
+  criteria_verdicts: z.array(CriterionVerdict),
 });
 export type ScreeningResultItem = z.infer<typeof ScreeningResultItem>;
 

@@ -38,6 +38,12 @@ export const CONFIG_SERVICE_ID: Record<BackendService, string> = {
   indexer: "extraction",
 };
 
+/** Other names clients use for a configuration id (the routes and prompt registry say `indexer`). */
+export const CONFIG_ID_ALIASES: Readonly<Record<string, string>> = { indexer: CONFIG_SERVICE_ID.indexer };
+
+/** The configuration id a name stands for: an alias's target, or the name itself. */
+export const canonicalConfigId = (id: string): string => (Object.hasOwn(CONFIG_ID_ALIASES, id) ? CONFIG_ID_ALIASES[id]! : id);
+
 /** NATS header names carried on every hop. `traceparent`/`tracestate` follow W3C. */
 export const headers = {
   requestId: "x-request-id",

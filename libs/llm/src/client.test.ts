@@ -5,7 +5,7 @@ import { LlmAbortError } from "./errors";
 import { loadModelAliases } from "./models";
 import { PRICES, estimateTokens } from "./pricing";
 import { toStrictJsonSchema } from "./schema";
-import { startFakeProvider, type FakeChatRequest, type FakeProvider } from "./testing";
+import { PROVIDER_PROFILES, startFakeProvider, type FakeChatRequest, type FakeProvider } from "./testing";
 import { failure } from "../../../test/support/errors";
 
 const Decision = z.object({
@@ -112,6 +112,33 @@ describe("LlmClient.structured", () => {
     expect(result.data).toEqual(result.choices[0]);
   });
 
+  it("learns that a server ignores n (Ollama: one choice), or takes it as declared (LLM_PROVIDER_N)", async () => {
+    const ollama = await startFakeProvider({ profile: "ollama" });
+    try {
+      const options = { apiKey: "ollama", baseURL: ollama.baseUrl("ollama"), modelAliases: { ...PROVIDER_PROFILES.ollama.aliases } };
+      const learning = new LlmClient(options);
+      expect(learning.ignoresN).toBe(false);
+      await learning.structured(request);
+      expect(learning.ignoresN).toBe(false); // n = 1 shows nothing
+      const reply = await learning.structured({ ...request, n: 3 });
+      expect(reply.choices).toHaveLength(1);
+      expect(learning.ignoresN).toBe(true);
+
+      ollama.reset();
+      const declared = new LlmClient({ ...options, providerN: "ignored" });
+      expect(declared.ignoresN).toBe(true);
+      await declared.structured({ ...request, n: 3 });
+      expect((ollama.chatRequests()[0]!.body as FakeChatRequest).n).toBeUndefined(); // never asked for more than one
+      expect(new LlmClient({ ...options, providerN: "honoured" }).ignoresN).toBe(false);
+    } finally {
+      await ollama.close();
+    }
+    // A server that honours n is never taken for one that ignores it.
+    const openai = client();
+    await openai.structured({ ...request, n: 3 });
+    expect(openai.ignoresN).toBe(false);
+  });
+
   it("drops invalid choices and keeps the valid ones", async () => {
     provider.setBehaviour({ respond: (_r, { choice, generated }) => (choice === 0 ? { nonsense: true } : generated) });
     const result = await client().structured({ ...request, n: 2 });
@@ -187,6 +214,51 @@ describe("LlmClient.structured", () => {
     expect(error.category).toBe("rate_limit");
     expect(error.retryable).toBe(true);
     expect(provider.chatRequests()).toHaveLength(3);
+  });
+
+  describe("a synchronous call against a key that keeps answering 429 (issue 21)", () => {
+    const BUDGET_MS = 2_000;
+    const interactive = { ...request, interactive: true };
+    /** Five calls in a row: each a retryable rate_limit with a retry-after, well inside the budget. */
+    async function expectRateLimitedEveryTime(llm: LlmClient) {
+      const errors = [];
+      for (let call = 0; call < 5; call++) {
+        const started = Date.now();
+        const error = await failure(llm.structured(interactive));
+        expect(Date.now() - started).toBeLessThan(BUDGET_MS);
+        expect(error.category).toBe("rate_limit");
+        expect(error.retryable).toBe(true);
+        expect(error.retryAfterMs).toBeGreaterThanOrEqual(1000);
+        errors.push(error);
+      }
+      return errors;
+    }
+
+    it("retry-after: 0: a rate_limit every time, never a timeout", async () => {
+      provider.setBehaviour({ mode: "always429", retryAfterMs: 0 });
+      await expectRateLimitedEveryTime(client({ interactiveDeadlineMs: BUDGET_MS, maxAttempts: 4 }));
+    });
+
+    it("x-ratelimit headers that pause the key for a minute: the first call hands the pause back, later ones send nothing", async () => {
+      provider.setBehaviour({
+        mode: "always429",
+        retryAfterMs: 0,
+        headers429: { "x-ratelimit-limit-requests": "1", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "60s" },
+      });
+      const errors = await expectRateLimitedEveryTime(client({ interactiveDeadlineMs: BUDGET_MS, maxAttempts: 4 }));
+      expect(provider.chatRequests()).toHaveLength(1);
+      for (const error of errors) expect(error.retryAfterMs).toBeGreaterThan(50_000);
+    });
+
+    it("a learned pace slower than the budget: a rate_limit at once, not a wait into a timeout", async () => {
+      // One request a minute, some left: the limiter books the next send a minute ahead.
+      provider.setBehaviour({
+        mode: "always429",
+        retryAfterMs: 0,
+        headers429: { "x-ratelimit-limit-requests": "1", "x-ratelimit-remaining-requests": "1", "x-ratelimit-reset-requests": "60s" },
+      });
+      await expectRateLimitedEveryTime(client({ interactiveDeadlineMs: BUDGET_MS, maxAttempts: 4 }));
+    });
   });
 
   it("never retries insufficient_quota: exactly one request", async () => {

@@ -5,11 +5,11 @@ import type { z } from "zod";
 import { ServiceError, allowedModels, modelNotAllowedError } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
 import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
-import { RateLimiter } from "./limiter";
+import { RateLimiter, rateLimitedFor, type Slot } from "./limiter";
 import { LruCache } from "./lru";
 import { DEFAULT_MODEL_ALIASES, loadModelAliases, modelRequestParams, resolveModel, type ReasoningEffort } from "./models";
 import { costUsd, estimateTokens, priceFor } from "./pricing";
-import { DEFAULT_RETRY_POLICY, deadlineError, withRetry, withRetryAfter } from "./retry";
+import { DEFAULT_RETRY_POLICY, deadlineError, withRetry } from "./retry";
 import { structuredFormat, type StructuredFormat } from "./schema";
 import { providerIdentity, type ProviderIdentity } from "./provider-identity";
 import { accumulateUsage, type LlmUsage } from "./usage";
@@ -56,6 +56,12 @@ export interface LlmClientOptions {
    * empty), every call checks its model against the allowlist; undefined: no allowlist.
    */
   allowedModels?: readonly string[] | undefined;
+  /**
+   * What the server does with `n` > 1 (`LLM_PROVIDER_N`): `honoured` (OpenAI, vLLM) or `ignored`
+   * (one choice per request: Ollama ignores `n`, llama.cpp refuses it). Undefined: learned from
+   * the replies. It decides how estimates bill repetitions (`ignoresN`).
+   */
+  providerN?: "honoured" | "ignored" | undefined;
 }
 
 export interface StructuredRequest<S extends z.ZodType> {
@@ -148,6 +154,9 @@ export class LlmClient {
   private readonly limiterOptions: { concurrency?: number | undefined; requestsPerMinute?: number | undefined; tokensPerMinute?: number | undefined };
   private readonly providers: LruCache<string, Provider>;
   private readonly configuredModels: readonly string[] | undefined;
+  private readonly declaredN: "honoured" | "ignored" | undefined;
+  /** Set once any key's reply showed the server gives one choice for `n` > 1 (the same server for every key). */
+  private learnedSingleChoice = false;
 
   constructor(options: LlmClientOptions = {}) {
     this.apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY);
@@ -169,6 +178,15 @@ export class LlmClient {
     };
     this.providers = new LruCache(options.maxCachedKeys ?? 32, (provider) => !provider.limiter.busy);
     this.configuredModels = options.allowedModels;
+    this.declaredN = options.providerN;
+  }
+
+  /**
+   * Whether the server answers one choice per request whatever `n` says, so R samples cost R
+   * requests (and R times the prompt): as declared, else as its replies have shown so far.
+   */
+  get ignoresN(): boolean {
+    return this.declaredN !== undefined ? this.declaredN === "ignored" : this.learnedSingleChoice;
   }
 
   /** The models calls may name now (live aliases, their targets, ALLOWED_MODELS); undefined without an allowlist. */
@@ -247,8 +265,7 @@ export class LlmClient {
       { role: "user", content: request.user },
     ];
 
-    // Time queued for a slot is not part of the deadline: a big job's calls legitimately wait.
-    const slot = await provider.limiter.acquireSlot(request.signal);
+    const slot = await this.slotFor(provider, request.interactive === true, deadlineMs, request.signal);
     const deadlineAt = Date.now() + deadlineMs;
     try {
       const usages: LlmUsage[] = [];
@@ -277,10 +294,12 @@ export class LlmClient {
           // allowed"): ask for one; the caller sees one choice, as from a server that ignores `n`.
           if (body.n === undefined || !refusesChoices(error)) throw error;
           provider.singleChoice = true;
+          this.learnedSingleChoice = true;
           const { n: _n, ...single } = body;
           this.logger?.warn({ model, key_digest: provider.digest.slice(0, 12) }, "provider refuses n > 1; asking for one choice per request");
           return this.send(provider, single, call, estimated);
         });
+        if ((body.n ?? 1) > 1 && completion.choices.length === 1) this.learnedSingleChoice = true; // Ollama
         const modelVersion = completion.model || model;
         usages.push(this.usageOf(completion, model, body));
 
@@ -329,6 +348,26 @@ export class LlmClient {
     );
   }
 
+  /**
+   * A concurrency slot of the key. A job's call may queue for it as long as it takes (time queued
+   * is not part of its deadline); a synchronous call may not: a key paused past its budget answers
+   * a rate limit at once, and a queue that outlasts the budget ends the same way (or as a timeout
+   * when the key is merely busy).
+   */
+  private async slotFor(provider: Provider, interactive: boolean, deadlineMs: number, signal: AbortSignal | undefined): Promise<Slot> {
+    if (!interactive) return provider.limiter.acquireSlot(signal);
+    const pausedForMs = provider.limiter.stats().pausedForMs;
+    if (pausedForMs >= deadlineMs) throw rateLimitedFor(pausedForMs);
+    const budget = AbortSignal.timeout(deadlineMs);
+    try {
+      return await provider.limiter.acquireSlot(signal ? AbortSignal.any([signal, budget]) : budget);
+    } catch (error) {
+      if (signal?.aborted || !budget.aborted) throw error;
+      const paused = provider.limiter.stats().pausedForMs;
+      throw paused > 0 ? rateLimitedFor(paused) : deadlineError(deadlineMs);
+    }
+  }
+
   /** One HTTP request under the retry policy and the key's limiter. */
   private async send(
     provider: Provider,
@@ -343,11 +382,10 @@ export class LlmClient {
       async ({ signal: attemptSignal, remainingMs }) => {
         // A key paused by a 429 beyond this call's budget: hand the rate limit back now rather
         // than wait into a timeout (a synchronous caller retries on its own schedule).
+        // The same for a send booked past the deadline by the key's pace.
         const pausedForMs = provider.limiter.stats().pausedForMs;
-        if (pausedForMs > 0 && pausedForMs >= remainingMs) {
-          throw withRetryAfter(new ServiceError("rate_limit", "The language-model provider's rate limit was exceeded"), pausedForMs);
-        }
-        await provider.limiter.pace(attemptSignal, estimatedTokens);
+        if (pausedForMs > 0 && pausedForMs >= remainingMs) throw rateLimitedFor(pausedForMs);
+        await provider.limiter.pace(attemptSignal, estimatedTokens, deadlineAt);
         try {
           const { data, response } = await provider.sdk.chat.completions
             .create(body, { signal: attemptSignal, timeout: Math.max(1, Math.min(this.timeoutMs, remainingMs)) })
@@ -425,6 +463,8 @@ export class LlmClient {
         ...(override !== undefined && override !== this.apiKey ? { organization: null, project: null } : {}),
       }),
       limiter: new RateLimiter(this.limiterOptions),
+      // A server declared to give one choice is never asked for more (llama.cpp would answer 400).
+      singleChoice: this.declaredN === "ignored",
     }));
   }
 }

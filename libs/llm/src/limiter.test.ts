@@ -134,6 +134,17 @@ describe("RateLimiter pacing", () => {
     expect(limiter.requestsPerMinute).toBe(60);
   });
 
+  it("refuses at once a send it could not make before the caller's deadline, booking nothing", async () => {
+    const limiter = new RateLimiter({ requestsPerMinute: 2 }); // one per 30 s
+    await limiter.pace(undefined, 0, Date.now() + 1000); // the first goes now and books the next 30 s ahead
+    const refused = await limiter.pace(undefined, 0, Date.now() + 1000).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ category: "rate_limit", retryable: true, retryAfterMs: 30_000 });
+    // The refusal took no place in the pace: a caller without a deadline still gets the next slot.
+    expect(await sendTimes(limiter, 1, 60_000)).toEqual([30_000]);
+    limiter.onRateLimited(new Headers({ "retry-after": "120" }));
+    await expect(limiter.pace(undefined, 0, Date.now() + 60_000)).rejects.toMatchObject({ category: "rate_limit", retryAfterMs: 120_000 });
+  });
+
   it("stops waiting when cancelled", async () => {
     const limiter = new RateLimiter();
     limiter.onRateLimited(new Headers({ "retry-after": "30" }));

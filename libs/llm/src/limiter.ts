@@ -1,3 +1,4 @@
+import { ServiceError } from "@litrev/contracts";
 import { LlmAbortError } from "./errors";
 import { type HeaderReader, readRateLimitHeaders, retryAfterMs } from "./headers";
 import { sleep } from "./sleep";
@@ -116,8 +117,10 @@ export class RateLimiter {
   /**
    * Waits until one request may be sent: past any pause and at its booked place in the pace.
    * Call once per HTTP attempt, while holding a slot. `estimatedTokens` feeds token pacing.
+   * A send that could not happen before `deadlineAt` books nothing and rejects at once with a
+   * `rate_limit` carrying when the key is free, rather than sleeping into the caller's timeout.
    */
-  async pace(signal?: AbortSignal, estimatedTokens = 0): Promise<void> {
+  async pace(signal?: AbortSignal, estimatedTokens = 0, deadlineAt = Number.POSITIVE_INFINITY): Promise<void> {
     for (;;) {
       const now = this.now();
       const rpm = this.requestsPerMinute;
@@ -125,6 +128,7 @@ export class RateLimiter {
       let sendAt = Math.max(now, this.pausedUntil);
       if (rpm) sendAt = Math.max(sendAt, this.nextRequestAt);
       if (tpm && estimatedTokens > 0) sendAt = Math.max(sendAt, this.nextTokenAt);
+      if (sendAt > now && sendAt >= deadlineAt) throw rateLimitedFor(sendAt - now);
       if (rpm) this.nextRequestAt = sendAt + 60_000 / rpm;
       if (tpm && estimatedTokens > 0) this.nextTokenAt = sendAt + (estimatedTokens * 60_000) / tpm;
       if (sendAt <= now) return;
@@ -180,6 +184,11 @@ export class RateLimiter {
 }
 
 const emptyHeaders: HeaderReader = { get: () => null };
+
+/** The key cannot send within a caller's budget: a retryable rate limit that says when it can. */
+export function rateLimitedFor(waitMs: number): ServiceError {
+  return new ServiceError("rate_limit", "The language-model provider's rate limit was exceeded", { retryAfterMs: Math.max(1000, waitMs) });
+}
 
 function positive(value: number | undefined): number | undefined {
   return value !== undefined && Number.isFinite(value) && value > 0 ? value : undefined;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadModelAliases } from "./models";
 import { ServiceError } from "@litrev/contracts";
 import { PRICES, costUsd, estimateTokens, loadModelPrices, priceFor, requirePrice } from "./pricing";
@@ -8,6 +8,7 @@ import { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage, type LlmUsage }
 const defaults = loadModelAliases({});
 
 describe("priceFor", () => {
+  afterEach(() => vi.unstubAllEnvs());
   it("has the field notes' prices (USD per 1M tokens: input / cached / output)", () => {
     const table = Object.fromEntries(Object.entries(PRICES).map(([model, p]) => [model, [p.input, p.cachedInput, p.output]]));
     expect(table).toEqual({
@@ -40,6 +41,14 @@ describe("priceFor", () => {
     expect((error as ServiceError).category).toBe("validation");
     expect((error as ServiceError).message).toMatch(/No price is configured for the model 'llm-5-nano' \(provider model 'my-vllm-model'\).*MODEL_PRICES/);
     expect(requirePrice("llm-5-nano", defaults)).toMatchObject({ model: "gpt-5-nano", known: true });
+  });
+
+  it("prices a model MODEL_PRICES names with its organisation prefix (a vLLM model path), as the docs show", () => {
+    vi.stubEnv("MODEL_PRICES", '{"Qwen/Qwen2.5-7B-Instruct":{"input":0.2,"output":0.8}}');
+    expect(priceFor("Qwen/Qwen2.5-7B-Instruct", {})).toMatchObject({ known: true, input: 0.2, output: 0.8 });
+    expect(priceFor("llm-5-nano", { "llm-5-nano": "Qwen/Qwen2.5-7B-Instruct" }).known).toBe(true);
+    // A router prefix still falls back to the base name's price.
+    expect(priceFor("openai/gpt-5-nano", {})).toMatchObject({ known: true, model: "gpt-5-nano" });
   });
 
   it("takes configured prices from MODEL_PRICES (cached input at the input price unless given) and refuses a malformed value", () => {

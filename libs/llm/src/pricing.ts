@@ -71,10 +71,14 @@ const UNPRICED: ModelPrice = Object.freeze({ input: 0, cachedInput: 0, output: 0
 /** Price for a model, alias or dated snapshot (`gpt-5-nano-2025-08-07` → gpt-5-nano). */
 export function priceFor(modelOrAlias: string, aliases: Readonly<Record<string, string>> = loadModelAliases()): PriceLookup {
   const prices = loadModelPrices();
-  const resolved = baseModelName(resolveModel(modelOrAlias, aliases));
-  const name = Object.hasOwn(prices, resolved) ? resolved : resolved.replace(DATE_SUFFIX, "");
-  const price = Object.hasOwn(prices, name) ? prices[name] : undefined;
-  if (price) return { ...price, model: name, known: true };
+  const model = resolveModel(modelOrAlias, aliases);
+  const resolved = baseModelName(model);
+  // The whole name first (MODEL_PRICES may name `Qwen/Qwen2.5-7B-Instruct`), then without a router prefix.
+  for (const candidate of new Set([model.toLowerCase(), resolved])) {
+    const name = Object.hasOwn(prices, candidate) ? candidate : candidate.replace(DATE_SUFFIX, "");
+    const price = Object.hasOwn(prices, name) ? prices[name] : undefined;
+    if (price) return { ...price, model: name, known: true };
+  }
   return { ...UNPRICED, model: resolved, known: false };
 }
 

@@ -70,6 +70,12 @@ export class ConfigStore {
     }
   }
 
+  /** Drops every override of a service: its configuration is the announced defaults again. */
+  async reset(serviceId: string): Promise<ServiceConfigResponse> {
+    await this.kv.delete(configKeys.overrides(serviceId));
+    return merge(serviceId, await this.#defaults(serviceId), {});
+  }
+
   /** Prompt metadata of every service that has announced itself. */
   async prompts(): Promise<PromptMetadata[]> {
     const keys = await this.kv.keys(configKeys.allDefaults());
@@ -204,7 +210,26 @@ function merge(serviceId: string, defaults: ServiceConfigResponse | undefined, p
   return applyConfigPatch(defaults ?? defaultServiceConfig(serviceId), patch);
 }
 
-function mergePatches(a: ServiceConfigPatch, b: ServiceConfigPatch): ServiceConfigPatch {
-  const defined = Object.fromEntries(Object.entries(b).filter(([k, v]) => v !== undefined && k !== "extra"));
-  return { ...a, ...defined, ...(a.extra || b.extra ? { extra: { ...a.extra, ...b.extra } } : {}) };
+/**
+ * The stored overrides after a client's patch: a value replaces, `null` drops the override (the
+ * default shows again), in `extra` key by key; the stored patch never holds a null.
+ */
+export function mergePatches(a: ServiceConfigPatch, b: ServiceConfigPatch): ServiceConfigPatch {
+  const next: Record<string, unknown> = { ...a };
+  for (const [key, value] of Object.entries(b)) {
+    if (value === undefined || key === "extra") continue;
+    if (value === null) delete next[key];
+    else next[key] = value;
+  }
+  if (b.extra === null) delete next.extra;
+  else if (b.extra) {
+    const extra: Record<string, unknown> = { ...a.extra };
+    for (const [key, value] of Object.entries(b.extra)) {
+      if (value === null) delete extra[key];
+      else extra[key] = value;
+    }
+    if (Object.keys(extra).length > 0) next.extra = extra;
+    else delete next.extra;
+  }
+  return next as ServiceConfigPatch;
 }

@@ -44,6 +44,11 @@ export const BaseEnv = z.object({
   LLM_DEADLINE_MS: z.coerce.number().int().min(100).optional(),
   /** The same budget for a synchronous endpoint's call (default 15 s); a 429 outlasting it is answered as a 429. */
   LLM_SYNC_DEADLINE_MS: z.coerce.number().int().min(100).optional(),
+  /**
+   * What the provider does with `n` > 1: `honoured` or `ignored` (Ollama, llama.cpp: one choice per
+   * request). Unset: learned from its replies. Screening estimates and cost ceilings follow it.
+   */
+  LLM_PROVIDER_N: z.enum(["honoured", "ignored"]).optional(),
   /** How often each service lists the provider's models for /health/ready (GET /models). */
   LLM_MODEL_CHECK_INTERVAL_MS: z.coerce.number().int().min(1000).default(600_000),
   /** How long a graceful shutdown may take before the process exits anyway. */
@@ -79,5 +84,6 @@ export function llmOptions(env: BaseEnv) {
     deadlineMs: env.LLM_DEADLINE_MS,
     interactiveDeadlineMs: env.LLM_SYNC_DEADLINE_MS,
     allowedModels: env.ALLOWED_MODELS,
+    providerN: env.LLM_PROVIDER_N,
   };
 }

@@ -383,6 +383,11 @@ describe("scoped service keys", () => {
       expect(res.status, url).toBe(403);
       expect(res.body).toEqual({ detail: { message: expect.stringContaining("not change configuration"), error_code: "forbidden", retryable: false } });
     }
+    // Resetting a service is a change too, with or without /v1.
+    for (const url of ["/v1/config/services/criteria", "/config/services/indexer"]) {
+      const res = await send(gw, { method: "DELETE", url, headers: { "x-api-key": USER } });
+      expect(res.status, url).toBe(403);
+    }
     // An admin key gets past the check (here to the config store, which this test does not have).
     expect((await send(gw, { method: "PUT", url: "/v1/config/services/criteria", headers: as(ADMIN), payload: "{}" })).status).not.toBe(403);
     // A single API_KEY beside API_KEYS is the default owner's admin key, as before.

@@ -1,11 +1,13 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
-import { jsonSchemaTransform } from "fastify-type-provider-zod";
+import { createJsonSchemaTransform, createJsonSchemaTransformObject } from "fastify-type-provider-zod";
 import { z } from "zod";
 import {
   API_TAGS,
+  apiSchemas,
   ClassifiedErrorBody,
+  SCREENING_POLL_RESPONSE_NAME,
   findApiOperation,
   requestExamples,
   SimpleErrorBody,
@@ -52,6 +54,8 @@ const STATUS_TEXT: Record<number, string> = {
 type JsonObject = Record<string, unknown>;
 const HTTP_METHODS = ["get", "put", "post", "delete", "patch"] as const;
 
+const namedComponents = createJsonSchemaTransformObject({ schemaRegistry: apiSchemas });
+
 /** OpenAPI generated from the same zod contracts that validate requests: `/openapi.json`, UI at `/docs`. */
 export async function registerOpenApi(app: FastifyInstance, limits: RequestLimits): Promise<void> {
   await app.register(swagger, {
@@ -65,13 +69,8 @@ export async function registerOpenApi(app: FastifyInstance, limits: RequestLimit
           "Send the service key as `X-API-Key` or `Authorization: Bearer`; `X-LLM-API-Key` overrides the provider key for one request.",
         license: { name: "MIT", identifier: "MIT" },
       },
-      servers: [
-        {
-          url: "{base_url}",
-          description: "Where the gateway is served",
-          variables: { base_url: { default: "http://localhost:8000", description: "Scheme, host and port of the gateway (`npm start` listens on 8000)" } },
-        },
-      ],
+      // Relative: "Try it out" on /docs calls the origin that served the page, wherever that is.
+      servers: [{ url: "/", description: "The gateway that serves this document" }],
       tags: Object.entries(API_TAGS).map(([name, description]) => ({ name, description })),
       components: {
         securitySchemes: {
@@ -81,8 +80,12 @@ export async function registerOpenApi(app: FastifyInstance, limits: RequestLimit
       },
       security: [{ apiKey: [] }, { bearer: [] }],
     },
-    transform: jsonSchemaTransform,
-    transformObject: (input) => describeOperations((input as { openapiObject: JsonObject }).openapiObject, limits, app.log),
+    // Schemas named in `apiSchemas` become components that routes refer to by `$ref`.
+    transform: createJsonSchemaTransform({ schemaRegistry: apiSchemas }),
+    transformObject: (input) => {
+      const withComponents = namedComponents(input as Parameters<typeof namedComponents>[0]) as JsonObject;
+      return describeOperations(withComponents, limits, app.log);
+    },
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
@@ -103,6 +106,7 @@ function describeOperations(document: JsonObject, limits: RequestLimits, log?: F
     delete (schemas[name] as JsonObject).$schema;
   }
   const paths = (document.paths ?? {}) as Record<string, JsonObject>;
+  pollResponseAlias(schemas, paths);
   documentLimits(paths, limits);
   for (const [path, item] of Object.entries(paths)) {
     for (const method of HTTP_METHODS) {
@@ -116,7 +120,38 @@ function describeOperations(document: JsonObject, limits: RequestLimits, log?: F
       item[method] = describe(operation, entry);
     }
   }
+  dropUnused(schemas, paths);
+  plainInputNames(schemas, paths);
   return { ...document, components: { ...components, schemas } };
+}
+
+const REF_PREFIX = "#/components/schemas/";
+
+/** Every `$ref` to a component under `node`. */
+function refsIn(node: unknown, found: Set<string> = new Set()): Set<string> {
+  if (Array.isArray(node)) node.forEach((child) => refsIn(child, found));
+  else if (node && typeof node === "object") {
+    const ref = (node as JsonObject).$ref;
+    if (typeof ref === "string" && ref.startsWith(REF_PREFIX)) found.add(ref.slice(REF_PREFIX.length));
+    Object.values(node).forEach((child) => refsIn(child, found));
+  }
+  return found;
+}
+
+/** The registry yields every named schema both ways: keep only components some operation reaches. */
+function dropUnused(schemas: JsonObject, paths: JsonObject): void {
+  const reached = new Set<string>();
+  let frontier = [...refsIn(paths)];
+  while (frontier.length > 0) {
+    const next: string[] = [];
+    for (const name of frontier) {
+      if (reached.has(name)) continue;
+      reached.add(name);
+      next.push(...refsIn(schemas[name]));
+    }
+    frontier = next;
+  }
+  for (const name of Object.keys(schemas)) if (!reached.has(name)) delete schemas[name];
 }
 
 function describe(operation: JsonObject, entry: ApiOperation): JsonObject {
@@ -158,4 +193,45 @@ function errorResponse(status: number, bodies: readonly ErrorBodyName[]): JsonOb
     description: STATUS_TEXT[status] ?? `HTTP ${status}`,
     content: { "application/json": { schema: refs.length === 1 ? refs[0] : { oneOf: refs } } },
   };
+}
+
+/**
+ * A schema used only in requests is emitted as `<Name>Input`; with no output schema of that name
+ * it takes the plain name (`ProjectContext`), and every reference follows.
+ */
+function plainInputNames(schemas: JsonObject, paths: JsonObject): void {
+  const renames = new Map<string, string>();
+  for (const name of Object.keys(schemas)) {
+    const plain = name.replace(/Input$/, "");
+    if (plain !== name && !(plain in schemas)) renames.set(`#/components/schemas/${name}`, `#/components/schemas/${plain}`);
+  }
+  if (renames.size === 0) return;
+  for (const ref of renames.keys()) {
+    const name = ref.slice("#/components/schemas/".length);
+    schemas[name.replace(/Input$/, "")] = schemas[name];
+    delete schemas[name];
+  }
+  const rewrite = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(rewrite);
+    if (!node || typeof node !== "object") return;
+    const object = node as JsonObject;
+    if (typeof object.$ref === "string" && renames.has(object.$ref)) object.$ref = renames.get(object.$ref);
+    Object.values(object).forEach(rewrite);
+  };
+  rewrite(schemas);
+  rewrite(paths);
+}
+
+/** The spec's name for the screening poll response, as a component the poll refers to. */
+function pollResponseAlias(schemas: JsonObject, paths: JsonObject): void {
+  const poll = (paths["/v1/screening/jobs/{job_id}"] as JsonObject | undefined)?.get as JsonObject | undefined;
+  const json = (((poll?.responses as JsonObject | undefined)?.["200"] as JsonObject | undefined)?.content as JsonObject | undefined)?.[
+    "application/json"
+  ] as JsonObject | undefined;
+  if (!json || !schemas.ScreeningJob) return;
+  schemas[SCREENING_POLL_RESPONSE_NAME] = {
+    $ref: "#/components/schemas/ScreeningJob",
+    description: "The spec's ScreeningResultResponse: a screening job as a poll returns it.",
+  };
+  json.schema = { $ref: `#/components/schemas/${SCREENING_POLL_RESPONSE_NAME}` };
 }

@@ -26,7 +26,7 @@ import {
 import type { HandlerContext } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import { costCeiling, priceFor, requirePrice, resolveModel } from "@litrev/llm";
-import { estimateScreening } from "./estimate";
+import { estimateScreening, type ProviderProfile } from "./estimate";
 import type { PipelineSettings } from "./pipeline/run";
 
 export interface AdmissionDeps {
@@ -40,6 +40,8 @@ export interface AdmissionDeps {
   aliases?: () => Readonly<Record<string, string>>;
   /** The job's provenance as admitted (pinned model, prompts, settings); the run refreshes it. */
   describe?: (params: ScreeningJobParams, criteria: ScreeningCriterion[], questions: string[]) => Provenance;
+  /** What the provider does with `n` (declared or learned): estimates and ceilings bill votes by it. */
+  provider?: () => ProviderProfile;
 }
 
 /**
@@ -62,6 +64,7 @@ export async function admitScreeningJob(
   const estimate = estimateScreening(
     { papers_count: papersCount, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length },
     aliases,
+    deps.provider?.(),
   );
   const ceiling = request.max_estimated_cost_usd;
   const metered = ceiling !== null && ceiling !== undefined && !request.mock;

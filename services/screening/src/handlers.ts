@@ -37,7 +37,7 @@ export function screeningHandlers(deps: HandlerDeps): HandlerEntry[] {
     handler(operations.estimateScreening, async (request) => {
       const priced = deps.chooseModel ? { ...request, model: deps.chooseModel(request.model) } : request;
       requirePrice(priced.model, deps.aliases?.()); // no estimate from a guessed price
-      return estimateScreening(priced, deps.aliases?.());
+      return estimateScreening(priced, deps.aliases?.(), deps.provider?.());
     }),
   ];
 }

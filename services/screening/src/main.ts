@@ -95,6 +95,7 @@ await startService({
       chooseModel: (requested) => runtime.model(requested, DEFAULT_MODEL.screening),
       aliases: () => llm.modelAliases,
       describe,
+      provider: () => ({ ignoresN: llm.ignoresN }),
     });
   },
 });

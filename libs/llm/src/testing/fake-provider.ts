@@ -59,6 +59,8 @@ export interface FakeBehaviour {
   modeTimes?: number | undefined;
   /** `retry-after` of forced 429s (default 1000 ms). */
   retryAfterMs?: number;
+  /** More headers on forced 429s, e.g. `x-ratelimit-*` that pause the key for a minute; they win over the budgets'. */
+  headers429?: Readonly<Record<string, string>> | undefined;
   /** Values by property name, anywhere in the generated reply. */
   fields?: Readonly<Record<string, FieldRule>> | undefined;
   /**
@@ -217,7 +219,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     let mode: FakeMode = early ? currentMode() : "normal";
     if (mode === "always429") {
       const wait = behaviour.retryAfterMs ?? 1000;
-      return sendError(res, record, 429, { ...limitHeaders(), ...retryHeaders(wait) }, "Rate limit reached for requests. Please try again later.", "requests", "rate_limit_exceeded");
+      return sendError(res, record, 429, { ...limitHeaders(), ...retryHeaders(wait), ...behaviour.headers429 }, "Rate limit reached for requests. Please try again later.", "requests", "rate_limit_exceeded");
     }
     if (mode === "insufficient_quota") {
       return sendError(res, record, 429, limitHeaders(), "You exceeded your current quota, please check your plan and billing details.", "insufficient_quota", "insufficient_quota");

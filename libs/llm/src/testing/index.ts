@@ -4,7 +4,7 @@ export { sampleFromSchema } from "./json-sample";
 export type { FieldRule, SampleContext, SampleOptions } from "./json-sample";
 export { strictSchemaProblem } from "./strict-check";
 export { SampleDecision } from "./sample-schema";
-export { PROVIDER_PROFILES, SINGLE_CHOICE_MESSAGE } from "./profiles";
+export { PROVIDER_PROFILES, SINGLE_CHOICE_MESSAGE, profileModelPrices } from "./profiles";
 export type { ProfileName, ProviderProfile } from "./profiles";
 export { createOracle, loadOracleRecords, oracleScore, promptPapers } from "./oracle";
 export type { Oracle, OracleOptions, OracleRecord, OracleStats } from "./oracle";

@@ -190,3 +190,12 @@ export const PROVIDER_PROFILES: Readonly<Record<ProfileName, ProviderProfile>> =
 
 /** What n > 1 gets from a server that refuses it (llama.cpp's wording). */
 export const SINGLE_CHOICE_MESSAGE = "Only one completion choice is allowed";
+
+/**
+ * A `MODEL_PRICES` value pricing every profile's models (at gpt-5-nano's price unless given), so
+ * aliases can be pointed at them: a remap to an unpriced model is refused.
+ */
+export function profileModelPrices(price: { input: number; output: number } = { input: 0.05, output: 0.4 }): string {
+  const models = Object.values(PROVIDER_PROFILES).flatMap((profile) => profile.models);
+  return JSON.stringify(Object.fromEntries(models.map((model) => [model, price])));
+}

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { loadModelAliases, priceFor } from "@litrev/llm";
 import {
+  CONFIG_ID_ALIASES,
   CONFIG_SERVICE_ID,
   ModelAliasesPatch,
   ModelAliasesResponse,
@@ -10,11 +12,41 @@ import {
   ServiceConfigResponse,
   ServiceIdParams,
   ServiceError,
+  canonicalConfigId,
 } from "@litrev/contracts";
 import type { GatewayDeps } from "../app";
 import { modelGuardFor } from "../model-guard";
 
 const KNOWN_IDS = Object.values(CONFIG_SERVICE_ID);
+const NAMED_IDS = [...KNOWN_IDS, ...Object.keys(CONFIG_ID_ALIASES).map((alias) => `${alias} (= ${CONFIG_ID_ALIASES[alias]})`)].sort();
+
+/**
+ * The configuration id a write goes to. Only the services' ids (and their aliases) can be written:
+ * nothing reads any other id, and the gateway may write no other key.
+ */
+function writableId(serviceId: string): string {
+  const id = canonicalConfigId(serviceId);
+  if (KNOWN_IDS.includes(id)) return id;
+  throw new ServiceError("not_found", `Unknown configuration id '${serviceId}': the known ids are ${NAMED_IDS.join(", ")}`, { simple: true });
+}
+
+/**
+ * A remap must point at a model with a price: estimates and cost ceilings of every job on that
+ * alias depend on it. The price table is MODEL_PRICES (the same in every process).
+ */
+function requirePricedTargets(aliases: Record<string, string | null>, live: Record<string, string>): void {
+  // A target may itself be an alias (`llm-5-mini`): priced as what it resolves to now.
+  const unpriced = Object.entries(aliases).filter(([, model]) => model !== null && !priceFor(model, live).known);
+  if (unpriced.length === 0) return;
+  const named = unpriced.map(([alias, model]) => `'${alias}' → '${model}'`).join(", ");
+  const example = Object.fromEntries(unpriced.map(([, model]) => [model, { input: 0.1, output: 0.4 }]));
+  throw new ServiceError(
+    "validation",
+    `No price is configured for ${named}, so the cost of jobs on it could be neither estimated nor capped: ` +
+      `set MODEL_PRICES in every process, e.g. ${JSON.stringify(example)} (USD per 1M tokens), then remap`,
+    { simple: true },
+  );
+}
 
 /** Configuration lives in the KV bucket; services watch it, so a PUT here applies everywhere at once. */
 export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
@@ -38,20 +70,48 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
     app.get(
       "/config/services/:service_id",
       { schema: { tags: ["config"], params: ServiceIdParams, response: { 200: ServiceConfigResponse } } },
-      async (request) => (await store()).effective(request.params.service_id),
+      async (request) => (await store()).effective(canonicalConfigId(request.params.service_id)),
     );
     app.put(
       "/config/services/:service_id",
-      { schema: { tags: ["config"], params: ServiceIdParams, body: ServiceConfigPatch, response: { 200: ServiceConfigResponse } } },
+      {
+        schema: {
+          tags: ["config"],
+          description: "Changes the given fields; a field set to `null` goes back to the service's default (in `extra`, key by key).",
+          params: ServiceIdParams,
+          body: ServiceConfigPatch,
+          response: { 200: ServiceConfigResponse },
+        },
+      },
       async (request) => {
-        const { service_id } = request.params;
+        const serviceId = writableId(request.params.service_id);
         // A service's default model is held to the same allowlist as a request's `model`.
-        if (request.body.model !== undefined) await models.check(request.body.model);
+        if (request.body.model != null) await models.check(request.body.model);
         try {
-          return await (await store()).patch(service_id, request.body);
+          return await (await store()).patch(serviceId, request.body);
         } catch (error) {
           if (error instanceof ServiceError) throw error;
           throw new ServiceError("unknown", "Could not save the configuration", { cause: error });
+        }
+      },
+    );
+    // Not in the spec: undoes every change made to a service through PUT.
+    app.delete(
+      "/config/services/:service_id",
+      {
+        schema: {
+          tags: ["config"],
+          params: ServiceIdParams,
+          response: { 200: ServiceConfigResponse },
+        },
+      },
+      async (request) => {
+        const serviceId = writableId(request.params.service_id);
+        try {
+          return await (await store()).reset(serviceId);
+        } catch (error) {
+          if (error instanceof ServiceError) throw error;
+          throw new ServiceError("unknown", "Could not reset the configuration", { cause: error });
         }
       },
     );
@@ -67,13 +127,16 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
         schema: {
           tags: ["config"],
           summary: "Remap model aliases without a restart (null drops an override)",
+          description: "A model without a price (built-in table or `MODEL_PRICES`) is refused with a 400: estimates and cost ceilings need one.",
           body: ModelAliasesPatch,
           response: { 200: ModelAliasesResponse },
         },
       },
       async (request) => {
+        const configs = await store();
+        requirePricedTargets(request.body.aliases, { ...loadModelAliases(), ...(await configs.modelAliases()).aliases });
         try {
-          return await (await store()).patchModelAliases(request.body);
+          return await configs.patchModelAliases(request.body);
         } catch (error) {
           if (error instanceof ServiceError) throw error;
           throw new ServiceError("unknown", "Could not save the model aliases", { cause: error });

@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { screeningEstimateTokens } from "@litrev/contracts";
+import { costUsd, loadModelAliases } from "@litrev/llm";
+import { PAPER_TOKENS, estimateScreening, screeningTokens } from "./estimate";
+
+const aliases = loadModelAliases({});
+const request = { papers_count: 500, repetitions: 5, criteria_count: 3, model: "llm-5-nano" };
+
+describe("the screening estimate follows the provider's handling of n", () => {
+  it("is the spec's formula where the provider honours n", () => {
+    expect(screeningTokens(500, 5, 3)).toEqual(screeningEstimateTokens(500, 5, 3));
+    expect(screeningTokens(500, 5, 3, { ignoresN: false })).toEqual({ input: (200 + 30 * 3) * 500 * 5 + 300 * 500, output: 10 * 500 * 5 + 100 * 500 });
+  });
+
+  it("bills the paper again for every further vote where the provider ignores n; output is unchanged", () => {
+    const honoured = screeningTokens(500, 5, 3);
+    const ignored = screeningTokens(500, 5, 3, { ignoresN: true });
+    expect(ignored.input - honoured.input).toBe(PAPER_TOKENS * 500 * 4);
+    expect(ignored.output).toBe(honoured.output);
+    // One vote is one request either way.
+    expect(screeningTokens(500, 1, 3, { ignoresN: true })).toEqual(screeningTokens(500, 1, 3));
+  });
+
+  it("prices what it counts: the response's cost is the tokens at the model's price", () => {
+    const ignored = estimateScreening(request, aliases, { ignoresN: true });
+    const honoured = estimateScreening(request, aliases);
+    expect(ignored.estimated_input_tokens).toBeGreaterThan(honoured.estimated_input_tokens);
+    expect(ignored.estimated_cost_usd).toBeCloseTo(
+      costUsd({ model: "llm-5-nano", inputTokens: ignored.estimated_input_tokens, outputTokens: ignored.estimated_output_tokens }, aliases),
+      6,
+    );
+    expect(ignored.estimated_cost_usd).toBeGreaterThan(honoured.estimated_cost_usd);
+  });
+});
