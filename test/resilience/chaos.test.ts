@@ -17,7 +17,10 @@ describe("chaos: jobs under a nemesis", () => {
   it(`${JOBS}+ jobs through ${FAULTS}+ faults: none lost, every item once, never two active jobs per project, terminal jobs readable, bounded repeats`, async () => {
     const seed = Number(process.env.CHAOS_SEED) || Math.floor(Math.random() * 1_000_000);
     const run = await runChaos({ jobs: JOBS, faults: FAULTS, maxMs: 90_000, projects: 4, seed });
-    console.log(`${run.report}\n[chaos] wall time ${(run.wallMs / 1000).toFixed(1)} s; seed ${seed} (CHAOS_SEED=${seed} replays the nemesis' choices)`);
+    console.log(
+      `${run.report}\n[chaos] at most ${run.maxOverlap} faults at once; ${run.takeovers} stale run(s) found their job taken over and stopped\n` +
+        `[chaos] wall time ${(run.wallMs / 1000).toFixed(1)} s; seed ${seed} (CHAOS_SEED=${seed} replays the nemesis' choices)`,
+    );
     expect(run.jobs, "jobs accepted").toBeGreaterThanOrEqual(JOBS);
     expect(run.faults, "faults healed").toBeGreaterThanOrEqual(FAULTS);
     expect(run.result.violations, `logs and history.jsonl kept in ${run.dir}`).toEqual([]);

@@ -2,10 +2,10 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { freePort, spawnService, startNatsServer, stopProcess, waitForPort, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { TEST_API_KEY } from "../../support/stack";
+import { TcpRelay } from "./relay";
 
 /**
  * The processes of a chaos run, each behind a handle the nemesis can kill, restart, pause and
@@ -24,6 +24,10 @@ export interface Node {
   port: number | undefined;
   readonly child: ChildProcess | undefined;
   readonly paused: boolean;
+  /** The process's own TCP path to nats-server (its NATS_URL), which a partition takes away. */
+  relay: TcpRelay;
+  /** Log lines of runs that found their job taken over by another worker (a fenced-out stale run). */
+  readonly takeovers: number;
   alive(): boolean;
   /** Starts a new run and resolves once it serves (gateway: listens; service: "service ready"). */
   start(): Promise<void>;
@@ -57,10 +61,13 @@ export interface Cluster {
 
 const READY = '"service ready"';
 
-function node(name: string, role: Role, port: number | undefined, env: NodeJS.ProcessEnv, log: WriteStream): Node {
+const TAKEN_OVER = "taken over by another worker";
+
+function node(name: string, role: Role, port: number | undefined, env: NodeJS.ProcessEnv, log: WriteStream, relay: TcpRelay): Node {
   let child: ChildProcess | undefined;
   let paused = false;
   let run = 0;
+  let takeovers = 0;
   const alive = () => child !== undefined && child.exitCode === null && child.signalCode === null;
   return {
     name,
@@ -72,17 +79,30 @@ function node(name: string, role: Role, port: number | undefined, env: NodeJS.Pr
     get paused() {
       return paused;
     },
+    get takeovers() {
+      return takeovers;
+    },
+    relay,
     alive,
     async start() {
       if (alive()) return;
       paused = false;
-      const current = spawnService(role, { ...env, ...(port ? { PORT: String(port), HOST: "127.0.0.1" } : {}) }, { stdio: ["ignore", "pipe", "pipe"] });
+      const current = spawnService(
+        role,
+        { ...env, NATS_URL: `nats://127.0.0.1:${relay.port}`, ...(port ? { PORT: String(port), HOST: "127.0.0.1" } : {}) },
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
       child = current;
       log.write(`\n===== ${name} run ${++run} (pid ${current.pid}) at ${new Date().toISOString()} =====\n`);
       let tail = "";
       let ready = false;
+      let line = "";
       const onData = (chunk: Buffer) => {
         log.write(chunk);
+        // Whole lines only (a chunk may end mid-line); a line longer than 4 KiB is not ours to count.
+        const lines = (line + chunk.toString()).split("\n");
+        line = lines.pop()!.slice(-4_096);
+        for (const l of lines) if (l.includes(TAKEN_OVER)) takeovers++;
         if (ready) return;
         tail = (tail + chunk.toString()).slice(-4_096);
         if (tail.includes(READY)) ready = true;
@@ -145,9 +165,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     MONGO_URL: mongo ? mongo.url(`litrev_chaos_${process.pid}_${Date.now()}`) : "",
   };
   const nodes: Node[] = [];
-  for (let i = 0; i < options.gateways; i++) nodes.push(node(`gateway-${i}`, "gateway", await freePort(), env, logFor(`gateway-${i}`)));
+  const relays: TcpRelay[] = [];
+  const relayFor = async () => {
+    const relay = new TcpRelay("127.0.0.1", () => nats.port);
+    await relay.open();
+    relays.push(relay);
+    return relay;
+  };
+  for (let i = 0; i < options.gateways; i++) nodes.push(node(`gateway-${i}`, "gateway", await freePort(), env, logFor(`gateway-${i}`), await relayFor()));
   for (const role of ["screening", "indexer"] as const) {
-    for (let i = 0; i < options[role]; i++) nodes.push(node(`${role}-${i}`, role, undefined, env, logFor(`${role}-${i}`)));
+    for (let i = 0; i < options[role]; i++) nodes.push(node(`${role}-${i}`, role, undefined, env, logFor(`${role}-${i}`), await relayFor()));
   }
   const cluster: Cluster = {
     natsUrl: nats.url,
@@ -161,6 +188,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     },
     async heal() {
       for (const n of nodes) n.resume();
+      await Promise.all(relays.map((r) => r.heal()));
       if (nats.process.exitCode !== null || nats.process.signalCode !== null) nats = await startNatsServer({ storeDir, port: nats.port });
       await mongo?.open();
       await Promise.all(nodes.map((n) => n.start()));
@@ -168,6 +196,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     async stop() {
       await Promise.all(nodes.map((n) => n.kill("SIGTERM")));
       await nats.stop();
+      await Promise.all(relays.map((r) => r.close()));
       await mongo?.cut();
       await Promise.all(logs.map((s) => new Promise((r) => s.end(r))));
     },
@@ -186,11 +215,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
  * nemesis cuts (every connection dropped, new ones refused) and reopens on the same port.
  */
 export class MongoRelay {
-  #server: Server | undefined;
-  readonly #sockets = new Set<Socket>();
-  #port = 0;
+  readonly #relay: TcpRelay;
 
-  private constructor(private readonly target: URL) {}
+  private constructor(private readonly target: URL) {
+    this.#relay = new TcpRelay(target.hostname, () => Number(target.port || 27017));
+  }
 
   static async open(mongoUrl: string): Promise<MongoRelay> {
     const relay = new MongoRelay(new URL(mongoUrl));
@@ -209,34 +238,18 @@ export class MongoRelay {
   /** MONGO_URL for the services: the relay's address, database `db`. */
   url(db: string): string {
     const relayed = new URL(this.target.toString());
-    relayed.host = `127.0.0.1:${this.#port}`;
+    relayed.host = `127.0.0.1:${this.#relay.port}`;
     relayed.pathname = `/${db}`;
     relayed.searchParams.set("directConnection", "true");
     if (this.target.username && !this.target.searchParams.has("authSource")) relayed.searchParams.set("authSource", this.target.pathname.slice(1) || "admin");
     return relayed.toString();
   }
 
-  async open(): Promise<void> {
-    if (this.#server) return;
-    const server = createServer((client) => {
-      const upstream = connect(Number(this.target.port || 27017), this.target.hostname);
-      for (const s of [client, upstream]) {
-        this.#sockets.add(s);
-        s.on("close", () => this.#sockets.delete(s));
-        s.on("error", () => (client.destroy(), upstream.destroy()));
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    server.listen(this.#port, "127.0.0.1");
-    await once(server, "listening");
-    this.#port = (server.address() as { port: number }).port;
-    this.#server = server;
+  open(): Promise<void> {
+    return this.#relay.heal();
   }
 
-  async cut(): Promise<void> {
-    const server = this.#server;
-    this.#server = undefined;
-    for (const s of this.#sockets) s.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  cut(): Promise<void> {
+    return this.#relay.sever();
   }
 }
