@@ -3,9 +3,10 @@ import { runChaos } from "./chaos/run";
 
 /**
  * The chaos checker in `npm test` (the long run is `pnpm bench chaos`; docs/resilience.md): screening
- * and indexer jobs across four projects, live against the fake provider, while a nemesis SIGKILLs,
- * SIGSTOPs and restarts gateway and worker processes and restarts nats-server (and stops MongoDB
- * when MONGO_URL is set). The checker (test/resilience/chaos/checker.ts) reads the recorded
+ * and indexer jobs across four projects of two owners, live against the fake provider, while a
+ * nemesis (two overlapping lanes of faults) SIGKILLs, SIGSTOPs and restarts gateway and worker
+ * processes, partitions one process at a time from NATS (a worker past its lease: the split-lease
+ * case), restarts nats-server (and stops MongoDB when MONGO_URL is set). The checker (test/resilience/chaos/checker.ts) reads the recorded
  * history; its figures are printed whatever the outcome, and the run's logs and history are kept
  * when it finds a violation.
  */
@@ -23,6 +24,8 @@ describe("chaos: jobs under a nemesis", () => {
     );
     expect(run.jobs, "jobs accepted").toBeGreaterThanOrEqual(JOBS);
     expect(run.faults, "faults healed").toBeGreaterThanOrEqual(FAULTS);
+    expect(run.result.figures.faultsBy["split-lease"], "split-lease faults").toBeGreaterThanOrEqual(1);
+    expect(run.result.figures.listings, "listings answered").toBeGreaterThan(0);
     expect(run.result.violations, `logs and history.jsonl kept in ${run.dir}`).toEqual([]);
   }, 300_000);
 });

@@ -109,10 +109,12 @@ export class Nemesis {
   async #run(lane: number): Promise<void> {
     const { cluster, history, kinds } = this.options;
     if (lane > 0) await this.#sleep(this.#between(this.options.gapMs) * lane);
-    while (this.#running) {
+    for (let turn = 0; this.#running; turn++) {
       await this.#sleep(this.#between(this.options.gapMs));
       if (!this.#running) return;
-      const kind = this.#pick(kinds);
+      // The split lease is the case fencing exists for: the first lane strikes one on its second turn
+      // and every fifth after, so even a short run has one.
+      const kind = lane === 0 && turn % 5 === 1 && kinds.includes("split-lease") ? "split-lease" : this.#pick(kinds);
       const shared = kind === "nats-restart" ? "nats-server" : kind === "mongo-stop" ? "mongodb" : undefined;
       const target = shared ? undefined : this.#target(kind === "split-lease");
       if (shared ? this.#busy.has(shared) : !target) continue; // all taken: the lane waits for its next turn
