@@ -1,6 +1,6 @@
 /**
- * The long chaos run: the same workload, nemesis and checker as test/resilience/chaos.test.ts,
- * longer (docs/resilience.md, "Chaos checker").
+ * The long chaos run: the same workload, nemesis (partitions and overlapping faults included) and
+ * checker as test/resilience/chaos.test.ts, longer (docs/resilience.md, "Chaos checker").
  *
  *   pnpm bench chaos [--jobs 200] [--faults 100] [--projects 6] [--seed N] [--max-minutes 30] [--keep]
  *
@@ -43,6 +43,7 @@ const maxMinutes = count("max-minutes", "CHAOS_MAX_MINUTES", 30, 1, 24 * 60);
 console.log(`[chaos] pnpm bench chaos --jobs ${jobs} --faults ${faults} --projects ${projects} --seed ${seed} --max-minutes ${maxMinutes}`);
 const run = await runChaos({ jobs, faults, projects, seed, maxMs: maxMinutes * 60_000, keep: values.keep });
 console.log(run.report);
+console.log(`[chaos] at most ${run.maxOverlap} faults at once; ${run.takeovers} stale run(s) found their job taken over and stopped`);
 console.log(`[chaos] ${run.jobs} jobs accepted, ${run.faults} faults, wall time ${(run.wallMs / 1000).toFixed(1)} s`);
 for (const line of run.skipped) console.log(`[chaos] ${line}`);
 if (!run.result.valid || values.keep) console.log(`[chaos] logs and history.jsonl: ${run.dir}`);

@@ -6,9 +6,10 @@ import { runChaos } from "./chaos/run";
  * and indexer jobs across four projects of two owners, live against the fake provider, while a
  * nemesis (two overlapping lanes of faults) SIGKILLs, SIGSTOPs and restarts gateway and worker
  * processes, partitions one process at a time from NATS (a worker past its lease: the split-lease
- * case), restarts nats-server (and stops MongoDB when MONGO_URL is set). The checker (test/resilience/chaos/checker.ts) reads the recorded
- * history; its figures are printed whatever the outcome, and the run's logs and history are kept
- * when it finds a violation.
+ * case), restarts nats-server (and stops MongoDB when MONGO_URL is set). Clients follow lost
+ * creations up by listing, and list all along. The checker (test/resilience/chaos/checker.ts) reads
+ * the recorded history; its figures are printed whatever the outcome, and the run's logs and
+ * history are kept when it finds a violation.
  */
 
 const JOBS = 20;

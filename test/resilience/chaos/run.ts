@@ -119,7 +119,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     pauseMs: [1_000, 7_000],
     downMs: [300, 1_500],
     partitionMs: [1_000, 3_000],
-    splitLeaseMs: [ACK_WAIT_MS + 2_000, ACK_WAIT_MS + 6_000],
+    // Healed while the job's new run is usually still at work: both runs alive, one of them stale.
+    splitLeaseMs: [ACK_WAIT_MS + 500, ACK_WAIT_MS + 3_000],
     log,
   });
 
