@@ -187,10 +187,16 @@ describe("chaos checker", () => {
     only("missing", short);
   });
 
-  it("lost: a listed job no client was told of, never seen terminal", () => {
+  it("ghost: a listed job no client was told of, never seen terminal; reported even when tolerated", () => {
     const h = passing().listing("default", "screening", [200, 210], [["Z", "pending", 1], ["B", "completed", 1], ["A", "completed", 1]]);
     h.poll("adopt-Z", "screening", "Z", [3_000, 3_010], "pending");
-    expect(only("lost", h).violations[0]!.examples[0]).toMatch(/job Z .*listed at #\d+ .* though no client was told of it/);
+    const result = only("ghost", h);
+    expect(result.figures.ghosts).toBe(1);
+    expect(result.violations[0]!.examples[0]).toMatch(/job Z .*listed at #\d+ .* though no client was told of it/);
+    const tolerated = check(h.entries(), { tolerate: ["ghost"] });
+    expect(tolerated.valid).toBe(true);
+    expect(tolerated.tolerated.map((v) => v.invariant)).toEqual(["ghost"]);
+    expect(formatReport(tolerated)).toMatch(/TOLERATED \(known open bug\) ghost: 1/);
   });
 
   it("phantom: a job whose results belong to a creation that was answered with another job", () => {

@@ -5,6 +5,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
 import { freePort, spawnService, startNatsServer, stopProcess, waitForPort, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { TEST_API_KEY } from "../../support/stack";
+import { NatsCluster } from "./nats-cluster";
 import { TcpRelay } from "./relay";
 
 /**
@@ -24,8 +25,8 @@ export interface Node {
   port: number | undefined;
   readonly child: ChildProcess | undefined;
   readonly paused: boolean;
-  /** The process's own TCP path to nats-server (its NATS_URL), which a partition takes away. */
-  relay: TcpRelay;
+  /** The process's own TCP path to nats-server (its NATS_URL), which a partition takes away (none against a NATS cluster). */
+  relay: TcpRelay | undefined;
   /** Log lines of runs that found their job taken over by another worker (a fenced-out stale run). */
   readonly takeovers: number;
   alive(): boolean;
@@ -46,6 +47,8 @@ export interface ClusterOptions {
   env: NodeJS.ProcessEnv;
   /** MongoDB to relay (chaos runs only stop it when set). */
   mongoUrl?: string | undefined;
+  /** Three clustered nats-servers with NATS_REPLICAS=3 instead of one (no per-process relays then). */
+  natsCluster?: boolean;
 }
 
 export interface Cluster {
@@ -53,6 +56,8 @@ export interface Cluster {
   gatewayUrls: string[];
   nodes: Node[];
   mongo: MongoRelay | undefined;
+  /** The three servers, in cluster mode. */
+  natsCluster: NatsCluster | undefined;
   restartNats(downMs: number, signal: NodeJS.Signals): Promise<void>;
   /** Resumes paused nodes and starts dead ones (after the nemesis stopped). */
   heal(): Promise<void>;
@@ -63,7 +68,7 @@ const READY = '"service ready"';
 
 const TAKEN_OVER = "taken over by another worker";
 
-function node(name: string, role: Role, port: number | undefined, env: NodeJS.ProcessEnv, log: WriteStream, relay: TcpRelay): Node {
+function node(name: string, role: Role, port: number | undefined, env: NodeJS.ProcessEnv, log: WriteStream, relay: TcpRelay | undefined): Node {
   let child: ChildProcess | undefined;
   let paused = false;
   let run = 0;
@@ -89,7 +94,7 @@ function node(name: string, role: Role, port: number | undefined, env: NodeJS.Pr
       paused = false;
       const current = spawnService(
         role,
-        { ...env, NATS_URL: `nats://127.0.0.1:${relay.port}`, ...(port ? { PORT: String(port), HOST: "127.0.0.1" } : {}) },
+        { ...env, ...(relay ? { NATS_URL: `nats://127.0.0.1:${relay.port}` } : {}), ...(port ? { PORT: String(port), HOST: "127.0.0.1" } : {}) },
         { stdio: ["ignore", "pipe", "pipe"] },
       );
       child = current;
@@ -147,7 +152,9 @@ function node(name: string, role: Role, port: number | undefined, env: NodeJS.Pr
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(options.dir, { recursive: true });
   const storeDir = join(options.dir, "nats");
-  let nats: NatsServerHandle = await startNatsServer({ storeDir });
+  const natsCluster = options.natsCluster ? await NatsCluster.start(storeDir) : undefined;
+  let nats: NatsServerHandle | undefined = natsCluster ? undefined : await startNatsServer({ storeDir });
+  const natsUrl = natsCluster?.url ?? nats!.url;
   const logs: WriteStream[] = [];
   const logFor = (name: string) => {
     const stream = createWriteStream(join(options.dir, `${name}.log`), { flags: "a" });
@@ -161,13 +168,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     LOG_LEVEL: "info",
     SHUTDOWN_TIMEOUT_MS: "3000",
     ...options.env,
-    NATS_URL: nats.url,
+    NATS_URL: natsUrl,
+    ...(natsCluster ? { NATS_REPLICAS: "3" } : {}),
     MONGO_URL: mongo ? mongo.url(`litrev_chaos_${process.pid}_${Date.now()}`) : "",
   };
   const nodes: Node[] = [];
   const relays: TcpRelay[] = [];
   const relayFor = async () => {
-    const relay = new TcpRelay("127.0.0.1", () => nats.port);
+    if (!nats) return undefined;
+    const server = nats;
+    const relay = new TcpRelay("127.0.0.1", () => server.port);
     await relay.open();
     relays.push(relay);
     return relay;
@@ -177,11 +187,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     for (let i = 0; i < options[role]; i++) nodes.push(node(`${role}-${i}`, role, undefined, env, logFor(`${role}-${i}`), await relayFor()));
   }
   const cluster: Cluster = {
-    natsUrl: nats.url,
+    natsUrl,
+    natsCluster,
     gatewayUrls: nodes.filter((n) => n.port).map((n) => `http://127.0.0.1:${n.port}`),
     nodes,
     mongo,
     async restartNats(downMs, signal) {
+      if (!nats) throw new Error("nats-restart needs the single nats-server (the cluster mode has its own faults)");
       await nats.stop(signal);
       await new Promise((r) => setTimeout(r, downMs));
       nats = await startNatsServer({ storeDir, port: nats.port });
@@ -189,13 +201,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     async heal() {
       for (const n of nodes) n.resume();
       await Promise.all(relays.map((r) => r.heal()));
-      if (nats.process.exitCode !== null || nats.process.signalCode !== null) nats = await startNatsServer({ storeDir, port: nats.port });
+      if (nats && (nats.process.exitCode !== null || nats.process.signalCode !== null)) nats = await startNatsServer({ storeDir, port: nats.port });
+      await natsCluster?.heal();
       await mongo?.open();
       await Promise.all(nodes.map((n) => n.start()));
     },
     async stop() {
       await Promise.all(nodes.map((n) => n.kill("SIGTERM")));
-      await nats.stop();
+      await nats?.stop();
+      await natsCluster?.stop();
       await Promise.all(relays.map((r) => r.close()));
       await mongo?.cut();
       await Promise.all(logs.map((s) => new Promise((r) => s.end(r))));

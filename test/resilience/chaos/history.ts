@@ -12,7 +12,9 @@ export type EntryType = "invoke" | "ok" | "fail" | "info";
 export type EntryF = "create" | "poll" | "active" | "list" | "read" | "fault" | "call";
 export type JobStatus = "pending" | "running" | "completed" | "failed";
 /** partition: one process's TCP path to NATS severed or stalled; split-lease: a worker's, for longer than the ack wait. */
-export type FaultKind = "kill" | "pause" | "nats-restart" | "mongo-stop" | "partition" | "split-lease";
+export type FaultKind = "kill" | "pause" | "nats-restart" | "mongo-stop" | "partition" | "split-lease" | NatsClusterFault;
+/** Against three clustered nats-servers: SIGKILL (and restart) of the JetStream meta leader or of a stream's leader; SIGSTOP of a server. */
+export type NatsClusterFault = "meta-leader-kill" | "stream-leader-kill" | "nats-pause";
 
 export interface Fault {
   kind: FaultKind;

@@ -15,7 +15,12 @@ import type { FaultKind, History } from "./history";
  *   redelivered to the other worker while the cut-off one, still running and still reaching the
  *   provider, believes it holds them; once healed it must find itself fenced out;
  * - `nats-restart`: stop nats-server (SIGTERM or SIGKILL) and start it on the same port and store;
- * - `mongo-stop`: cut the relay in front of MongoDB and reopen it (only when MONGO_URL is set).
+ * - `mongo-stop`: cut the relay in front of MongoDB and reopen it (only when MONGO_URL is set);
+ * - against a NATS cluster: `meta-leader-kill` and `stream-leader-kill` SIGKILL the JetStream meta
+ *   leader or the leader of a random stream (as the monitoring endpoint names them) and restart it
+ *   on its ports and store; `nats-pause` SIGSTOPs a server for a while. One NATS fault at a time,
+ *   so two of three servers always run (a quorum may still be lost to an overlapping pause of a
+ *   process, never to the nemesis' NATS faults alone).
  */
 
 export interface NemesisOptions {
@@ -97,6 +102,24 @@ export class Nemesis {
     return pool.length ? this.#pick(pool) : undefined;
   }
 
+  /** The server a NATS-cluster fault strikes: the meta leader, a random stream's leader, or any server. */
+  async #natsTarget(kind: FaultKind): Promise<{ name: string; stream?: string }> {
+    const nats = this.options.cluster.natsCluster;
+    if (!nats) throw new Error(`${kind} needs the NATS cluster mode`);
+    const live = nats.peers.filter((p) => p.alive() && !p.paused);
+    if (kind === "meta-leader-kill") {
+      const leader = await nats.metaLeader();
+      if (leader) return { name: leader };
+    } else if (kind === "stream-leader-kill") {
+      const leaders = await nats.streamLeaders();
+      if (leaders.length) {
+        const { stream, leader } = this.#pick(leaders);
+        return { name: leader, stream };
+      }
+    }
+    return { name: this.#pick(live.length ? live : nats.peers).name };
+  }
+
   async #sleep(ms: number): Promise<void> {
     await new Promise<void>((resolve) => {
       let wake: () => void = resolve;
@@ -115,18 +138,22 @@ export class Nemesis {
       // The split lease is the case fencing exists for: the first lane strikes one on its second turn
       // and every fifth after, so even a short run has one.
       const kind = lane === 0 && turn % 5 === 1 && kinds.includes("split-lease") ? "split-lease" : this.#pick(kinds);
-      const shared = kind === "nats-restart" ? "nats-server" : kind === "mongo-stop" ? "mongodb" : undefined;
+      const natsFault = kind === "nats-restart" || kind === "meta-leader-kill" || kind === "stream-leader-kill" || kind === "nats-pause";
+      const shared = natsFault ? "nats-server" : kind === "mongo-stop" ? "mongodb" : undefined;
       const target = shared ? undefined : this.#target(kind === "split-lease");
       if (shared ? this.#busy.has(shared) : !target) continue; // all taken: the lane waits for its next turn
       const mode = this.#random() < 0.5 ? "sever" : "stall";
       const span = kind === "partition" ? (this.options.partitionMs ?? [1_000, 3_000]) : (this.options.splitLeaseMs ?? [6_000, 10_000]);
       const lasts = kind === "partition" || kind === "split-lease" ? this.#between(span) : 0;
+      const peer = shared === "nats-server" && kind !== "nats-restart" ? await this.#natsTarget(kind) : undefined;
       const fault =
         kind === "nats-restart"
           ? { kind, target: "nats-server", role: "nats" as const }
+          : peer
+            ? { kind, target: peer.name, role: "nats" as const, ...(peer.stream ? { detail: `leader of ${peer.stream}` } : {}) }
           : kind === "mongo-stop"
             ? { kind, target: "mongodb", role: "mongo" as const }
-            : { kind, target: target!.name, role: target!.role, ...(lasts ? { detail: `${mode} ${lasts} ms` } : {}) };
+              : { kind, target: target!.name, role: target!.role, ...(lasts ? { detail: `${mode} ${lasts} ms` } : {}) };
       const busy = shared ?? target!.name;
       this.#busy.add(busy);
       this.maxOverlap = Math.max(this.maxOverlap, this.#busy.size);
@@ -142,10 +169,17 @@ export class Nemesis {
           await new Promise((r) => setTimeout(r, this.#between(this.options.pauseMs)));
           target!.resume();
         } else if (kind === "partition" || kind === "split-lease") {
-          if (mode === "sever") await target!.relay.sever();
-          else target!.relay.stall();
+          const relay = target!.relay!;
+          if (mode === "sever") await relay.sever();
+          else relay.stall();
           await new Promise((r) => setTimeout(r, lasts));
-          await target!.relay.heal();
+          await relay.heal();
+        } else if (kind === "meta-leader-kill" || kind === "stream-leader-kill") {
+          await cluster.natsCluster!.restart(peer!.name, "SIGKILL", this.#between(this.options.downMs));
+        } else if (kind === "nats-pause") {
+          cluster.natsCluster!.pause(peer!.name);
+          await new Promise((r) => setTimeout(r, this.#between(this.options.pauseMs)));
+          cluster.natsCluster!.resume(peer!.name);
         } else if (kind === "nats-restart") {
           await cluster.restartNats(this.#between(this.options.downMs), this.#random() < 0.5 ? "SIGTERM" : "SIGKILL");
         } else if (kind === "mongo-stop") {

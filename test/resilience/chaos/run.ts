@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { check, formatReport, type CheckResult } from "./checker";
+import { check, formatReport, type CheckResult, type Invariant } from "./checker";
 import { MongoRelay, startCluster } from "./cluster";
 import { History, type FaultKind } from "./history";
 import { Nemesis } from "./nemesis";
@@ -25,6 +25,14 @@ export interface ChaosOptions {
   seed: number;
   /** Keep the run directory (logs, history.jsonl) even when the history is valid. */
   keep?: boolean;
+  /**
+   * Against three clustered nats-servers with NATS_REPLICAS=3 (the production topology): the
+   * nemesis kills meta and stream leaders and pauses servers instead of restarting the one server
+   * and partitioning processes.
+   */
+  natsCluster?: boolean;
+  /** Invariants reported but not failing the run: a known, open bug only (CheckOptions.tolerate). */
+  tolerate?: Invariant[];
   log?: (line: string) => void;
 }
 
@@ -58,7 +66,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   const dir = mkdtempSync(join(tmpdir(), "litrev-chaos-"));
   const history = new History();
   const skipped: string[] = [];
-  const kinds: FaultKind[] = options.faults > 0 ? ["kill", "kill", "pause", "pause", "nats-restart", "partition", "partition", "split-lease"] : [];
+  const all: FaultKind[] = options.natsCluster
+    ? ["kill", "kill", "pause", "pause", "meta-leader-kill", "stream-leader-kill", "nats-pause"]
+    : ["kill", "kill", "pause", "pause", "nats-restart", "partition", "partition", "split-lease"];
+  const kinds: FaultKind[] = options.faults > 0 ? all : [];
   const mongoUrl = process.env.MONGO_URL || undefined;
   const unrelayable = mongoUrl ? MongoRelay.unsupported(mongoUrl) : "needs a MongoDB server (set MONGO_URL)";
   if (unrelayable) skipped.push(`mongo-stop: skipped, ${unrelayable}`);
@@ -71,6 +82,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     screening: 2,
     indexer: 2,
     mongoUrl: unrelayable ? undefined : mongoUrl,
+    natsCluster: options.natsCluster ?? false,
     env: {
       API_KEYS: `${SECOND_OWNER.owner}:use:${SECOND_OWNER.key}`,
       OPENAI_API_KEY: "sk-chaos",
@@ -88,7 +100,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     await provider.close();
     throw error;
   });
-  log(`[chaos] cluster up in ${((Date.now() - began) / 1000).toFixed(1)} s: 2 gateways, 2 screening, 2 indexer (each through its own relay to NATS), nats-server; logs in ${dir}; seed ${options.seed}`);
+  log(`[chaos] cluster up in ${((Date.now() - began) / 1000).toFixed(1)} s: 2 gateways, 2 screening, 2 indexer${options.natsCluster ? ", 3 clustered nats-servers (NATS_REPLICAS=3)" : " (each through its own relay to NATS), nats-server"}; logs in ${dir}; seed ${options.seed}`);
   for (const line of skipped) log(`[chaos] ${line}`);
 
   const base = 1_000 + (options.seed % 1_000) * 100;
@@ -149,6 +161,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
       finalReads: 2,
       unitsPerFault: { screening: 1, indexer: 1 },
       unitSize: { screening: LABEL_BATCH, indexer: 1 },
+      tolerate: options.tolerate ?? [],
     });
   } finally {
     await cluster.stop().catch(() => undefined);
