@@ -58,6 +58,8 @@ export interface Cluster {
   mongo: MongoRelay | undefined;
   /** The three servers, in cluster mode. */
   natsCluster: NatsCluster | undefined;
+  /** Processes started again after exiting during the cluster's start-up. */
+  startRetries: number;
   restartNats(downMs: number, signal: NodeJS.Signals): Promise<void>;
   /** Resumes paused nodes and starts dead ones (after the nemesis stopped). */
   heal(): Promise<void>;
@@ -189,6 +191,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const cluster: Cluster = {
     natsUrl,
     natsCluster,
+    startRetries: 0,
     gatewayUrls: nodes.filter((n) => n.port).map((n) => `http://127.0.0.1:${n.port}`),
     nodes,
     mongo,
@@ -216,7 +219,23 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     },
   };
   try {
-    await Promise.all(nodes.map((n) => n.start()));
+    if (!natsCluster) await Promise.all(nodes.map((n) => n.start()));
+    else {
+      // On a fresh cluster, replicated streams take a moment to settle after their creation: a
+      // process that raced another to create one may exit at start-up, and is started again (as a
+      // supervisor would). One at a time keeps such races rare.
+      for (const n of nodes) {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await n.start();
+            break;
+          } catch (error) {
+            if (attempt >= 3) throw error;
+            cluster.startRetries++;
+          }
+        }
+      }
+    }
   } catch (error) {
     await cluster.stop();
     throw error;

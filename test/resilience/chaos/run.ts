@@ -102,6 +102,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   });
   log(`[chaos] cluster up in ${((Date.now() - began) / 1000).toFixed(1)} s: 2 gateways, 2 screening, 2 indexer${options.natsCluster ? ", 3 clustered nats-servers (NATS_REPLICAS=3)" : " (each through its own relay to NATS), nats-server"}; logs in ${dir}; seed ${options.seed}`);
   for (const line of skipped) log(`[chaos] ${line}`);
+  if (cluster.startRetries) log(`[chaos] ${cluster.startRetries} process start(s) retried after an exit at start-up (see the logs)`);
 
   const base = 1_000 + (options.seed % 1_000) * 100;
   const workload = new Workload({
