@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { join } from "node:path";
-import { freePort, spawnService, startNatsServer, stopProcess, waitForPort, type NatsServerHandle } from "../../../scripts/lib/launch";
+import { freePort, spawnService, startNatsServer, stopProcess, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { TEST_API_KEY } from "../../support/stack";
 import { NatsCluster } from "./nats-cluster";
 import { TcpRelay } from "./relay";
@@ -22,7 +22,7 @@ export interface Node {
   name: string;
   role: Role;
   /** Gateways: the HTTP port, kept across restarts. */
-  port: number | undefined;
+  readonly port: number | undefined;
   readonly child: ChildProcess | undefined;
   readonly paused: boolean;
   /** The process's own TCP path to nats-server (its NATS_URL), which a partition takes away (none against a NATS cluster). */
@@ -67,6 +67,9 @@ export interface Cluster {
 }
 
 const READY = '"service ready"';
+// The gateway's own word that it listens: a port that merely accepts connections may be another
+// process's, taken between freePort() and the gateway's bind on a busy machine.
+const GATEWAY_READY = '"gateway listening"';
 
 const TAKEN_OVER = "taken over by another worker";
 
@@ -79,7 +82,9 @@ function node(name: string, role: Role, port: number | undefined, env: NodeJS.Pr
   return {
     name,
     role,
-    port,
+    get port() {
+      return port;
+    },
     get child() {
       return child;
     },
@@ -112,17 +117,21 @@ function node(name: string, role: Role, port: number | undefined, env: NodeJS.Pr
         for (const l of lines) if (l.includes(TAKEN_OVER)) takeovers++;
         if (ready) return;
         tail = (tail + chunk.toString()).slice(-4_096);
-        if (tail.includes(READY)) ready = true;
+        if (tail.includes(port ? GATEWAY_READY : READY)) ready = true;
       };
       current.stdout!.on("data", onData);
       current.stderr!.on("data", onData);
-      if (port) {
-        await waitForPort(port, 60_000, current);
-        return;
-      }
       const deadline = Date.now() + 60_000;
       while (!ready) {
-        if (current.exitCode !== null || current.signalCode !== null) throw new Error(`${name} exited before it was ready (see ${name}.log)`);
+        if (current.exitCode !== null || current.signalCode !== null) {
+          // The port was taken before this gateway's first bind: a fresh one (clients learn gateway URLs after the start).
+          if (port && run === 1 && tail.includes("EADDRINUSE")) {
+            port = await freePort();
+            run = 0;
+            return this.start();
+          }
+          throw new Error(`${name} exited before it was ready (see ${name}.log)`);
+        }
         if (Date.now() > deadline) throw new Error(`${name} not ready within 60 s (see ${name}.log)`);
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -192,7 +201,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     natsUrl,
     natsCluster,
     startRetries: 0,
-    gatewayUrls: nodes.filter((n) => n.port).map((n) => `http://127.0.0.1:${n.port}`),
+    gatewayUrls: [],
     nodes,
     mongo,
     async restartNats(downMs, signal) {
@@ -223,23 +232,27 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     else {
       // On a fresh cluster, replicated streams take a moment to settle after their creation: a
       // process that raced another to create one may exit at start-up, and is started again (as a
-      // supervisor would). One at a time keeps such races rare.
-      for (const n of nodes) {
+      // supervisor would). The first process of each kind starts alone (it creates the streams),
+      // the others together.
+      const start = async (n: Node) => {
         for (let attempt = 1; ; attempt++) {
           try {
-            await n.start();
-            break;
+            return await n.start();
           } catch (error) {
             if (attempt >= 3) throw error;
             cluster.startRetries++;
           }
         }
-      }
+      };
+      const firsts = nodes.filter((n, i) => nodes.findIndex((m) => m.role === n.role) === i);
+      for (const n of firsts) await start(n);
+      await Promise.all(nodes.filter((n) => !firsts.includes(n)).map(start));
     }
   } catch (error) {
     await cluster.stop();
     throw error;
   }
+  cluster.gatewayUrls = nodes.filter((n) => n.port).map((n) => `http://127.0.0.1:${n.port}`);
   return cluster;
 }
 

@@ -149,8 +149,10 @@ export class Workload {
       }
       return { http: response.status, body: parsed };
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      return { error: `${(error as Error).name}${cause ? ` ${cause}` : ""}` };
+      // The cause's code (ECONNREFUSED, UND_ERR_SOCKET, …), else its message, else the error's own.
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (error as Error).message;
+      return { error: `${(error as Error).name}${why ? ` ${why.slice(0, 120)}` : ""}` };
     }
   }
 
