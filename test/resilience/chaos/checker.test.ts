@@ -235,4 +235,17 @@ describe("chaos checker", () => {
     const paused = passing().fault("pause", "screening", [52, 75]).call("label", units("sB", 2).slice(0, 1), 70);
     expect(check(paused.entries()).violations).toEqual([]);
   });
+
+  it("partitioned-gateway-stale: a gateway cut off from NATS answers from an old copy; held apart from the other invariants", () => {
+    // Indexer job C reached 0.5 at [8, 9]; gateway-0, partitioned over [9, 15], then answers 0.2 at [12, 13].
+    const h = passing().fault("partition", "gateway", [9, 15]).poll("i1", "indexer", "C", [12, 13], "running", { f: "poll", progress: 0.2, via: "gateway-0" });
+    const result = only("partitioned-gateway-stale", h);
+    expect(result.figures).toMatchObject({ suspectReads: 1, staleReads: 1, progressBackwards: 0 });
+    expect(result.violations[0]!.examples[0]).toMatch(/gateway-0 \(partitioned\) answered running 0.2 at #\d+ .* after progress 0.5/);
+    // The same answer from the other gateway is an ordinary violation.
+    only("progress-backwards", passing().fault("partition", "gateway", [9, 15]).poll("i1", "indexer", "C", [12, 13], "running", { f: "poll", progress: 0.2, via: "gateway-1" }));
+    // Running again after completed, from the partitioned gateway within the grace after it healed.
+    const back = passing().fault("partition", "gateway", [60, 66]).poll("s2", "screening", "B", [66.5, 67], "running", { f: "poll", progress: 1, via: "gateway-0" });
+    expect(only("partitioned-gateway-stale", back).figures.statusBackwards).toBe(0);
+  });
 });

@@ -23,6 +23,7 @@ export type Invariant =
   | "work-after-end"
   | "phantom"
   | "ghost"
+  | "partitioned-gateway-stale"
   | "list-missing"
   | "list-foreign"
   | "too-few-completed";
@@ -44,6 +45,8 @@ export interface CheckOptions {
   unitsPerFault?: Partial<Record<Service, number>>;
   /** Items (papers or records) per checkpoint unit: screening labels 5 papers per call (default 5 / 1). */
   unitSize?: Partial<Record<Service, number>>;
+  /** How long after a gateway's partition healed its answers are still held apart (default 1 s). */
+  partitionGraceMs?: number;
   /**
    * Invariants whose violations are reported (as TOLERATED) without invalidating the history: only
    * for a known, open bug that the run must keep showing until it is fixed.
@@ -74,6 +77,9 @@ export interface Figures {
   phantoms: number;
   /** Counted provider calls for a job that began after a client saw the job end. */
   workAfterEnd: number;
+  /** Answers of a gateway under partition held apart, and those among them that were stale. */
+  suspectReads: number;
+  staleReads: number;
   duplicated: number;
   missing: number;
   foreign: number;
@@ -116,6 +122,8 @@ interface Obs {
   final: boolean;
   /** Seen in a listing (the store of record's row) rather than a poll or the live state. */
   listing?: boolean;
+  /** Answered by a gateway while its own path to NATS was partitioned (or just after). */
+  suspect?: boolean;
 }
 interface Job {
   id: string;
@@ -152,7 +160,7 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
 
   const figures: Figures = {
     attempted: 0, accepted: 0, conflicts: 0, indeterminate: 0, completed: 0, failed: 0, failedBy: {}, lost: 0, unknownNamed: 0,
-    recovered: 0, ghosts: 0, listings: 0, listMissing: 0, listForeign: 0, phantoms: 0, workAfterEnd: 0,
+    recovered: 0, ghosts: 0, suspectReads: 0, staleReads: 0, listings: 0, listMissing: 0, listForeign: 0, phantoms: 0, workAfterEnd: 0,
     duplicated: 0, missing: 0, foreign: 0, doubleActive: 0, activeMissed: 0, completedAndFailed: 0, statusBackwards: 0,
     progressBackwards: 0, unreadable: 0, providerCalls: { label: 0, extract: 0, other: 0 }, repeatedItems: 0, allowedRepeats: 0,
     jobsOverRepeatBound: 0, faults: 0, faultsBy: {}, jobsHit: 0, ops: { ok: 0, fail: 0, info: 0, pending: 0 },
@@ -247,6 +255,24 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
   const finalReads = options.finalReads ?? 2;
   const label = (job: Job) => `${job.service} job ${job.id}${job.project !== undefined ? ` (project ${job.project})` : ""}`;
 
+  // A gateway cut off from NATS (its relay severed or stalled) may answer from what it last knew.
+  // Its answers during the partition and for a moment after are held apart: they do not count
+  // toward status, progress or exclusivity, and any that contradict the rest of the history are
+  // reported on their own (partitioned-gateway-stale).
+  const graceMs = options.partitionGraceMs ?? 1_000;
+  const cutOff = faults.filter((f) => f.fault.role === "gateway" && f.fault.kind === "partition");
+  for (const job of jobs.values()) {
+    for (const o of job.obs) {
+      const via = o.op.complete?.via;
+      if (via && cutOff.some((f) => f.fault.target === via && o.start <= f.end + graceMs && o.end >= f.start)) o.suspect = true;
+      if (o.suspect) figures.suspectReads++;
+    }
+  }
+  const stale = (job: Job, o: Obs, why: string) => {
+    figures.staleReads++;
+    violate("partitioned-gateway-stale", `${label(job)}: ${o.op.complete?.via} (partitioned) answered ${o.seen}${o.progress !== undefined ? ` ${o.progress}` : ""} at ${at(o.op)} ${why}`);
+  };
+
   // A job no client was told of (a 409, an active-job answer or a listing named it) is tied to its
   // creation by its results' ids: an indeterminate creation is then accepted after all; one that was
   // answered with another job or refused explains nothing.
@@ -309,9 +335,10 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     const later = job.obs.filter((o) => o.start > first.end);
     const liveTerminal = terminal.filter((o) => !o.listing);
     const firstLive = liveTerminal.length ? earliest(liveTerminal) : undefined;
-    const back =
-      job.obs.find((o) => ACTIVE.has(o.seen) && o.listing && o.start > first.end) ??
-      (firstLive ? job.obs.find((o) => ACTIVE.has(o.seen) && !o.listing && o.start > firstLive.end) : undefined);
+    const backwards = (o: Obs) => ACTIVE.has(o.seen) && (o.listing ? o.start > first.end : firstLive !== undefined && o.start > firstLive.end);
+    const back = job.obs.find((o) => !o.suspect && backwards(o));
+    const staleBack = job.obs.find((o) => o.suspect && backwards(o));
+    if (staleBack) stale(job, staleBack, `after the job was seen ${first.seen} at ${at(first.op)}`);
     if (back) {
       figures.statusBackwards++;
       violate("status-backwards", `${label(job)} ${first.seen} at ${at(first.op)}, then ${back.seen} at ${at(back.op)}`);
@@ -330,7 +357,14 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     }
     // Progress never goes down between operations that did not overlap.
     const withProgress = job.obs.filter((o) => o.progress !== undefined && o.seen !== "absent");
-    const drop = withProgress.flatMap((b) => withProgress.filter((a) => a.end < b.start && a.progress! > b.progress! + 1e-9).map((a) => [a, b] as const))[0];
+    const drops = withProgress.flatMap((b) => withProgress.filter((a) => a.end < b.start && a.progress! > b.progress! + 1e-9).map((a) => [a, b] as const));
+    const drop = drops.find(([a, b]) => !a.suspect && !b.suspect);
+    const staleDrop = drops.find(([a, b]) => a.suspect || b.suspect);
+    if (staleDrop) {
+      const [a, b] = staleDrop;
+      if (b.suspect) stale(job, b, `after progress ${a.progress} at ${at(a.op)}`);
+      else stale(job, a, `before progress ${b.progress} at ${at(b.op)}`);
+    }
     if (drop) {
       figures.progressBackwards++;
       violate("progress-backwards", `${label(job)} progress ${drop[0].progress} at ${at(drop[0].op)}, then ${drop[1].progress} at ${at(drop[1].op)}`);
@@ -391,7 +425,7 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     byProject.set(job.project, [...(byProject.get(job.project) ?? []), job]);
   }
   const certain = (job: Job): [number, number] | undefined => {
-    const active = job.obs.filter((o) => ACTIVE.has(o.seen));
+    const active = job.obs.filter((o) => ACTIVE.has(o.seen) && !o.suspect);
     if (active.length < 2) return undefined;
     const from = Math.min(...active.map((o) => o.end));
     const to = Math.max(...active.map((o) => o.start));
@@ -406,7 +440,7 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
         if (j === k) continue;
         const pair = [j.id, k.id].sort().join("|");
         if (reported.has(pair)) continue;
-        const inside = j.obs.find((o) => ACTIVE.has(o.seen) && o.start >= span[0] && o.end <= span[1]);
+        const inside = j.obs.find((o) => ACTIVE.has(o.seen) && !o.suspect && o.start >= span[0] && o.end <= span[1]);
         const jSpan = certain(j);
         const overlap = jSpan && Math.max(jSpan[0], span[0]) < Math.min(jSpan[1], span[1]);
         if (!inside && !overlap) continue;
@@ -421,7 +455,8 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
         );
       }
     }
-    for (const answer of nullAnswers.filter((a) => a.invoke.project === project && a.invoke.service === "screening")) {
+    const cutOffAnswer = (a: Op) => cutOff.some((f) => f.fault.target === a.complete?.via && a.start <= f.end + graceMs && a.end >= f.start);
+    for (const answer of nullAnswers.filter((a) => a.invoke.project === project && a.invoke.service === "screening" && !cutOffAnswer(a))) {
       const holder = spans.find(({ span }) => span && span[0] <= answer.start && answer.end <= span[1]);
       if (holder) {
         figures.activeMissed++;
@@ -476,6 +511,7 @@ export function formatReport(result: CheckResult, title = "chaos"): string {
     `[${title}] ${result.valid ? "VALID" : "INVALID"}: ${(f.durationMs / 1000).toFixed(1)} s of history`,
     `[${title}] jobs: attempted ${f.attempted}, accepted ${f.accepted}, completed ${f.completed} (${pct(f.completed, f.accepted)}), failed ${f.failed} (${by(f.failedBy)}), lost ${f.lost}`,
     `[${title}] creations: ${f.conflicts} × 409, ${f.indeterminate} indeterminate (${f.recovered} of them found accepted by listing or a 409 and checked); ${f.unknownNamed} job(s) named by a 409/active-job/listing that no creation explains; phantoms ${f.phantoms}, ghosts ${f.ghosts}`,
+    `[${title}] answers of partitioned gateways held apart: ${f.suspectReads}, stale among them ${f.staleReads}`,
     `[${title}] listings: ${f.listings} answered; acknowledged jobs missing ${f.listMissing}, other owners' jobs shown ${f.listForeign}`,
     `[${title}] results: duplicated ${f.duplicated}, missing ${f.missing}, foreign ${f.foreign}`,
     `[${title}] double-active ${f.doubleActive}, active-job missed ${f.activeMissed}, completed-and-failed ${f.completedAndFailed}, status backwards ${f.statusBackwards}, progress backwards ${f.progressBackwards}, terminal unreadable ${f.unreadable}`,

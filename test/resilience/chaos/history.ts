@@ -41,6 +41,8 @@ export interface Entry {
   key?: string;
   /** create invoke: ids of the job's papers or records; call: the ids a provider call carried. */
   units?: string[];
+  /** The gateway that answered a client's request (`gateway-<i>`). */
+  via?: string;
   /** The HTTP status the client saw. */
   http?: number;
   /** The job status the client saw. */

@@ -47,6 +47,8 @@ const TERMINAL = new Set(["completed", "failed"]);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 interface Answer {
+  /** The gateway that answered (or was asked): `gateway-<i>`, its place in `gatewayUrls`. */
+  via: string;
   http?: number;
   body?: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- the service's JSON, inspected field by field
   error?: string;
@@ -132,7 +134,9 @@ export class Workload {
 
   async #request(key: string, method: string, path: string, body?: unknown): Promise<Answer> {
     const urls = this.options.gatewayUrls;
-    const base = urls[this.#gateway++ % urls.length]!;
+    const index = this.#gateway++ % urls.length;
+    const base = urls[index]!;
+    const via = `gateway-${index}`;
     try {
       const response = await fetch(`${base}${path}`, {
         method,
@@ -147,12 +151,12 @@ export class Workload {
       } catch {
         // keep the text
       }
-      return { http: response.status, body: parsed };
+      return { via, http: response.status, body: parsed };
     } catch (error) {
       // The cause's code (ECONNREFUSED, UND_ERR_SOCKET, …), else its message, else the error's own.
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (error as Error).message;
-      return { error: `${(error as Error).name}${why ? ` ${why.slice(0, 120)}` : ""}` };
+      return { via, error: `${(error as Error).name}${why ? ` ${why.slice(0, 120)}` : ""}` };
     }
   }
 
@@ -175,7 +179,7 @@ export class Workload {
       const res = await this.#request(owner.key, "POST", `/v1/${service}/jobs`, body);
       if (res.http === 200 && typeof res.body?.job_id === "string") {
         const job = res.body.job_id as string;
-        complete("ok", { http: 200, job, status: res.body.status as JobStatus, progress: res.body.progress as number });
+        complete("ok", { via: res.via, http: 200, job, status: res.body.status as JobStatus, progress: res.body.progress as number });
         this.accepted++;
         this.jobs.set(job, service);
         await this.#follow(process, service, project, job, owner.key);
@@ -183,14 +187,14 @@ export class Workload {
       } else if (res.http === 409) {
         const detail = typeof res.body?.detail === "string" ? res.body.detail : JSON.stringify(res.body?.detail);
         const named = /job_id ([0-9a-f-]{36})/.exec(detail)?.[1];
-        complete("fail", { http: 409, ...(named ? { named } : {}), error: detail.slice(0, 200) });
+        complete("fail", { via: res.via, http: 409, ...(named ? { named } : {}), error: detail.slice(0, 200) });
         if (named && !this.jobs.has(named)) this.#adopt(service, project, named, owner.key);
         await this.#active(process, service, project, owner.key);
         await sleep(300 + Math.random() * 300);
       } else {
         // 4xx other than 409: the request was refused (fail); 5xx or no answer: unknown (info).
         const definite = res.http !== undefined && res.http >= 400 && res.http < 500;
-        complete(definite ? "fail" : "info", { ...(res.http ? { http: res.http } : {}), error: res.error ?? JSON.stringify(res.body).slice(0, 200) });
+        complete(definite ? "fail" : "info", { via: res.via, ...(res.http ? { http: res.http } : {}), error: res.error ?? JSON.stringify(res.body).slice(0, 200) });
         // The job may exist all the same: its owner's listing tells (and the final listings, if it is not there yet).
         if (!definite) await this.#list(process, service, owner);
         await sleep(500);
@@ -227,14 +231,14 @@ export class Workload {
         ...(item.project_id !== undefined ? { project: item.project_id } : {}),
         created: Date.parse(item.created_at),
       }));
-      complete("ok", { http: 200, listed });
+      complete("ok", { via: res.via, http: 200, listed });
       for (const item of listed) {
         if (this.jobs.has(item.job) || this.#followers.has(item.job)) continue;
         this.#adopt(service, item.project ?? undefined, item.job, owner.key);
       }
       return true;
     }
-    complete(res.http && res.http < 500 ? "fail" : "info", { ...(res.http ? { http: res.http } : {}), error: res.error ?? JSON.stringify(res.body).slice(0, 200) });
+    complete(res.http && res.http < 500 ? "fail" : "info", { via: res.via, ...(res.http ? { http: res.http } : {}), error: res.error ?? JSON.stringify(res.body).slice(0, 200) });
     return false;
   }
 
@@ -254,7 +258,7 @@ export class Workload {
     const res = await this.#request(this.#keyOf.get(job) ?? this.options.owners[0]!.key, "GET", `/v1/${service}/jobs/${job}`);
     if (res.http === 200 && typeof res.body?.status === "string") {
       const status = res.body.status as JobStatus;
-      const fields: Partial<EntryFields> = { http: 200, status, progress: res.body.progress };
+      const fields: Partial<EntryFields> = { via: res.via, http: 200, status, progress: res.body.progress };
       if (TERMINAL.has(status)) {
         const items = (service === "screening" ? res.body.results : res.body.partial_results) as { id?: string; ID?: string }[] | null;
         if (status === "completed" || items) fields.results = (items ?? []).map((item) => String(item.id ?? item.ID));
@@ -264,10 +268,10 @@ export class Workload {
       return TERMINAL.has(status) ? "terminal" : "active";
     }
     if (res.http === 404) {
-      complete("fail", { http: 404 });
+      complete("fail", { via: res.via, http: 404 });
       return "absent";
     }
-    complete("info", { ...(res.http ? { http: res.http } : {}), error: res.error ?? JSON.stringify(res.body).slice(0, 200) });
+    complete("info", { via: res.via, ...(res.http ? { http: res.http } : {}), error: res.error ?? JSON.stringify(res.body).slice(0, 200) });
     return "unknown";
   }
 
@@ -277,8 +281,8 @@ export class Workload {
     const res = await this.#request(apiKey, "GET", `/v1/screening/active-job?project_id=${project}`);
     if (res.http === 200) {
       const job = res.body && typeof res.body.job_id === "string" ? (res.body.job_id as string) : undefined;
-      complete("ok", { http: 200, ...(job ? { job, status: res.body.status as JobStatus } : {}) });
+      complete("ok", { via: res.via, http: 200, ...(job ? { job, status: res.body.status as JobStatus } : {}) });
       if (job && !this.jobs.has(job)) this.#adopt(service, project, job, apiKey);
-    } else complete(res.http && res.http < 500 ? "fail" : "info", { ...(res.http ? { http: res.http } : {}), error: res.error ?? String(res.http) });
+    } else complete(res.http && res.http < 500 ? "fail" : "info", { via: res.via, ...(res.http ? { http: res.http } : {}), error: res.error ?? String(res.http) });
   }
 }
