@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { check, formatReport, type CheckOptions, type Invariant } from "./checker";
-import type { Entry, EntryFields, EntryType, FaultKind, JobStatus, Service } from "./history";
+import type { Entry, EntryFields, EntryType, FaultKind, JobStatus, Listed, Service } from "./history";
 
 /** Hand-made histories: each operation given with its invoke and completion times (ms). */
 class Hist {
@@ -11,8 +11,8 @@ class Hist {
     this.list.push({ time: end, process, type, service: fields.service, project: fields.project, job: fields.job, ...done });
     return this;
   }
-  create(process: string, service: Service, project: number, key: string, n: number, span: [number, number], answer: { job: string } | { named: string } | "info") {
-    const fields: EntryFields = { f: "create", service, project, key, units: units(key, n) };
+  create(process: string, service: Service, project: number, key: string, n: number, span: [number, number], answer: { job: string } | { named: string } | "info", owner = "default") {
+    const fields: EntryFields = { f: "create", service, project, key, units: units(key, n), owner };
     if (answer === "info") return this.op(process, fields, span, "info", { f: "create", http: 503, error: "timeout" });
     if ("named" in answer) return this.op(process, fields, span, "fail", { f: "create", http: 409, named: answer.named });
     return this.op(process, fields, span, "ok", { f: "create", http: 200, job: answer.job, status: "pending", progress: 0 });
@@ -27,6 +27,10 @@ class Hist {
   }
   active(process: string, project: number, span: [number, number], job: string | null, status?: JobStatus) {
     return this.op(process, { f: "active", service: "screening", project }, span, "ok", { f: "active", http: 200, ...(job ? { job, status } : {}) });
+  }
+  listing(owner: string, service: Service, span: [number, number], listed: [job: string, status: JobStatus, project?: number][], limit = 100) {
+    const items: Listed[] = listed.map(([job, status, project], i) => ({ job, status, ...(project !== undefined ? { project } : {}), created: span[0] - i }));
+    return this.op(`list-${owner}`, { f: "list", service, owner, limit }, span, "ok", { f: "list", http: 200, listed: items });
   }
   fault(kind: FaultKind, role: "screening" | "indexer" | "gateway" | "nats", span: [number, number]) {
     return this.op("nemesis", { f: "fault", fault: { kind, role, target: `${role}-0` } }, span, "ok");
@@ -166,5 +170,82 @@ describe("chaos checker", () => {
     }
     const mostly = only("too-few-completed", failing);
     expect(mostly.figures).toMatchObject({ accepted: 5, completed: 3, failed: 2, failedBy: { orphan_cleanup: 2 } });
+  });
+
+  it("an indeterminate creation whose job a listing found is checked like an accepted one", () => {
+    const h = passing().create("s3", "screening", 2, "sR", 2, [0, 15_000], "info");
+    h.listing("default", "screening", [15_100, 15_200], [["R", "running", 2], ["B", "completed", 1], ["A", "completed", 1]]);
+    h.poll("adopt-R", "screening", "R", [17_000, 17_010], "completed", done("sR", 2)).call("label", units("sR", 2), 16_000).reads("screening", "R", 18_000, "completed", units("sR", 2));
+    const result = check(h.entries());
+    expect(result.violations).toEqual([]);
+    expect(result.figures).toMatchObject({ accepted: 4, completed: 4, indeterminate: 1, recovered: 1, listings: 1, unknownNamed: 0 });
+
+    // The same job with a paper missing: checked, so caught.
+    const short = passing().create("s3", "screening", 2, "sR", 2, [0, 15_000], "info");
+    short.listing("default", "screening", [15_100, 15_200], [["R", "running", 2], ["B", "completed", 1], ["A", "completed", 1]]);
+    short.poll("adopt-R", "screening", "R", [17_000, 17_010], "completed", { f: "poll", results: ["sR.1"] }).reads("screening", "R", 18_000, "completed", ["sR.1"]);
+    only("missing", short);
+  });
+
+  it("ghost: a listed job no client was told of, never seen terminal; reported even when tolerated", () => {
+    const h = passing().listing("default", "screening", [200, 210], [["Z", "pending", 1], ["B", "completed", 1], ["A", "completed", 1]]);
+    h.poll("adopt-Z", "screening", "Z", [3_000, 3_010], "pending");
+    const result = only("ghost", h);
+    expect(result.figures.ghosts).toBe(1);
+    expect(result.violations[0]!.examples[0]).toMatch(/job Z .*listed at #\d+ .* though no client was told of it/);
+    const tolerated = check(h.entries(), { tolerate: ["ghost"] });
+    expect(tolerated.valid).toBe(true);
+    expect(tolerated.tolerated.map((v) => v.invariant)).toEqual(["ghost"]);
+    expect(formatReport(tolerated)).toMatch(/TOLERATED \(known open bug\) ghost: 1/);
+  });
+
+  it("phantom: a job whose results belong to a creation that was answered with another job", () => {
+    const h = passing().listing("default", "indexer", [200, 210], [["C2", "completed"], ["C", "completed"]]);
+    h.poll("adopt-C2", "indexer", "C2", [3_000, 3_010], "completed", done("iC", 2)).reads("indexer", "C2", 3_100, "completed", units("iC", 2));
+    expect(only("phantom", h).violations[0]!.examples[0]).toMatch(/creation iC, which answered job C/);
+  });
+
+  it("list-missing: a job seen ended is absent from its owner's later listing (unless cut off by the limit)", () => {
+    const h = passing().listing("default", "screening", [80, 90], [["B", "completed", 1]]);
+    expect(only("list-missing", h).violations[0]!.examples[0]).toMatch(/job A .*missing from default's listing/);
+    // A listing as long as its limit whose oldest entry is newer than A's creation may leave A out.
+    const full = passing().listing("default", "screening", [80, 90], [["B", "completed", 1]], 1);
+    expect(check(full.entries()).violations).toEqual([]);
+  });
+
+  it("list-foreign: an owner's listing shows another owner's job", () => {
+    const h = passing().create("b1", "screening", 9, "sQ", 1, [0, 5], { job: "Q" }, "bob").poll("b1", "screening", "Q", [20, 22], "completed", done("sQ", 1));
+    h.call("label", ["sQ.1"], 10).reads("screening", "Q", 100, "completed", ["sQ.1"]);
+    h.listing("bob", "screening", [80, 90], [["B", "completed", 1], ["Q", "completed", 9]]);
+    expect(only("list-foreign", h).violations[0]!.examples[0]).toMatch(/bob's listing at #\d+ .* shows screening job B .* of default/);
+  });
+
+  it("status-backwards through listings: a row active again after the job was seen ended; a poll behind a terminal row is not", () => {
+    only("status-backwards", passing().listing("default", "indexer", [80, 90], [["C", "running"]]));
+    // The row is written before the live state turns terminal: a listing may see the end first.
+    const h = passing().listing("default", "screening", [46, 47], [["B", "completed", 1], ["A", "completed", 1]]).poll("s2", "screening", "B", [48, 49], "running", { f: "poll", progress: 0.9 });
+    expect(check(h.entries()).violations).toEqual([]);
+  });
+
+  it("work-after-end: a provider call for a job a client had already seen end", () => {
+    const h = passing().call("label", units("sB", 2).slice(0, 1), 70);
+    // (also one repeated item with no fault to allow it)
+    expect(check(h.entries()).violations.map((v) => v.invariant).sort()).toEqual(["provider-repeats", "work-after-end"]);
+    // A paused worker may send the call it had begun before the pause: one per pause that hit the job.
+    const paused = passing().fault("pause", "screening", [52, 75]).call("label", units("sB", 2).slice(0, 1), 70);
+    expect(check(paused.entries()).violations).toEqual([]);
+  });
+
+  it("partitioned-gateway-stale: a gateway cut off from NATS answers from an old copy; held apart from the other invariants", () => {
+    // Indexer job C reached 0.5 at [8, 9]; gateway-0, partitioned over [9, 15], then answers 0.2 at [12, 13].
+    const h = passing().fault("partition", "gateway", [9, 15]).poll("i1", "indexer", "C", [12, 13], "running", { f: "poll", progress: 0.2, via: "gateway-0" });
+    const result = only("partitioned-gateway-stale", h);
+    expect(result.figures).toMatchObject({ suspectReads: 1, staleReads: 1, progressBackwards: 0 });
+    expect(result.violations[0]!.examples[0]).toMatch(/gateway-0 \(partitioned\) answered running 0.2 at #\d+ .* after progress 0.5/);
+    // The same answer from the other gateway is an ordinary violation.
+    only("progress-backwards", passing().fault("partition", "gateway", [9, 15]).poll("i1", "indexer", "C", [12, 13], "running", { f: "poll", progress: 0.2, via: "gateway-1" }));
+    // Running again after completed, from the partitioned gateway within the grace after it healed.
+    const back = passing().fault("partition", "gateway", [60, 66]).poll("s2", "screening", "B", [66.5, 67], "running", { f: "poll", progress: 1, via: "gateway-0" });
+    expect(only("partitioned-gateway-stale", back).figures.statusBackwards).toBe(0);
   });
 });

@@ -2,10 +2,11 @@ import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
-import { connect, createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
-import { freePort, spawnService, startNatsServer, stopProcess, waitForPort, type NatsServerHandle } from "../../../scripts/lib/launch";
+import { freePort, spawnService, startNatsServer, stopProcess, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { TEST_API_KEY } from "../../support/stack";
+import { NatsCluster } from "./nats-cluster";
+import { TcpRelay } from "./relay";
 
 /**
  * The processes of a chaos run, each behind a handle the nemesis can kill, restart, pause and
@@ -21,9 +22,13 @@ export interface Node {
   name: string;
   role: Role;
   /** Gateways: the HTTP port, kept across restarts. */
-  port: number | undefined;
+  readonly port: number | undefined;
   readonly child: ChildProcess | undefined;
   readonly paused: boolean;
+  /** The process's own TCP path to nats-server (its NATS_URL), which a partition takes away (none against a NATS cluster). */
+  relay: TcpRelay | undefined;
+  /** Log lines of runs that found their job taken over by another worker (a fenced-out stale run). */
+  readonly takeovers: number;
   alive(): boolean;
   /** Starts a new run and resolves once it serves (gateway: listens; service: "service ready"). */
   start(): Promise<void>;
@@ -42,6 +47,8 @@ export interface ClusterOptions {
   env: NodeJS.ProcessEnv;
   /** MongoDB to relay (chaos runs only stop it when set). */
   mongoUrl?: string | undefined;
+  /** Three clustered nats-servers with NATS_REPLICAS=3 instead of one (no per-process relays then). */
+  natsCluster?: boolean;
 }
 
 export interface Cluster {
@@ -49,6 +56,10 @@ export interface Cluster {
   gatewayUrls: string[];
   nodes: Node[];
   mongo: MongoRelay | undefined;
+  /** The three servers, in cluster mode. */
+  natsCluster: NatsCluster | undefined;
+  /** Processes started again after exiting during the cluster's start-up. */
+  startRetries: number;
   restartNats(downMs: number, signal: NodeJS.Signals): Promise<void>;
   /** Resumes paused nodes and starts dead ones (after the nemesis stopped). */
   heal(): Promise<void>;
@@ -56,46 +67,71 @@ export interface Cluster {
 }
 
 const READY = '"service ready"';
+// The gateway's own word that it listens: a port that merely accepts connections may be another
+// process's, taken between freePort() and the gateway's bind on a busy machine.
+const GATEWAY_READY = '"gateway listening"';
 
-function node(name: string, role: Role, port: number | undefined, env: NodeJS.ProcessEnv, log: WriteStream): Node {
+const TAKEN_OVER = "taken over by another worker";
+
+function node(name: string, role: Role, port: number | undefined, env: NodeJS.ProcessEnv, log: WriteStream, relay: TcpRelay | undefined): Node {
   let child: ChildProcess | undefined;
   let paused = false;
   let run = 0;
+  let takeovers = 0;
   const alive = () => child !== undefined && child.exitCode === null && child.signalCode === null;
   return {
     name,
     role,
-    port,
+    get port() {
+      return port;
+    },
     get child() {
       return child;
     },
     get paused() {
       return paused;
     },
+    get takeovers() {
+      return takeovers;
+    },
+    relay,
     alive,
     async start() {
       if (alive()) return;
       paused = false;
-      const current = spawnService(role, { ...env, ...(port ? { PORT: String(port), HOST: "127.0.0.1" } : {}) }, { stdio: ["ignore", "pipe", "pipe"] });
+      const current = spawnService(
+        role,
+        { ...env, ...(relay ? { NATS_URL: `nats://127.0.0.1:${relay.port}` } : {}), ...(port ? { PORT: String(port), HOST: "127.0.0.1" } : {}) },
+        { stdio: ["ignore", "pipe", "pipe"] },
+      );
       child = current;
       log.write(`\n===== ${name} run ${++run} (pid ${current.pid}) at ${new Date().toISOString()} =====\n`);
       let tail = "";
       let ready = false;
+      let line = "";
       const onData = (chunk: Buffer) => {
         log.write(chunk);
+        // Whole lines only (a chunk may end mid-line); a line longer than 4 KiB is not ours to count.
+        const lines = (line + chunk.toString()).split("\n");
+        line = lines.pop()!.slice(-4_096);
+        for (const l of lines) if (l.includes(TAKEN_OVER)) takeovers++;
         if (ready) return;
         tail = (tail + chunk.toString()).slice(-4_096);
-        if (tail.includes(READY)) ready = true;
+        if (tail.includes(port ? GATEWAY_READY : READY)) ready = true;
       };
       current.stdout!.on("data", onData);
       current.stderr!.on("data", onData);
-      if (port) {
-        await waitForPort(port, 60_000, current);
-        return;
-      }
       const deadline = Date.now() + 60_000;
       while (!ready) {
-        if (current.exitCode !== null || current.signalCode !== null) throw new Error(`${name} exited before it was ready (see ${name}.log)`);
+        if (current.exitCode !== null || current.signalCode !== null) {
+          // The port was taken before this gateway's first bind: a fresh one (clients learn gateway URLs after the start).
+          if (port && run === 1 && tail.includes("EADDRINUSE")) {
+            port = await freePort();
+            run = 0;
+            return this.start();
+          }
+          throw new Error(`${name} exited before it was ready (see ${name}.log)`);
+        }
         if (Date.now() > deadline) throw new Error(`${name} not ready within 60 s (see ${name}.log)`);
         await new Promise((r) => setTimeout(r, 50));
       }
@@ -127,7 +163,9 @@ function node(name: string, role: Role, port: number | undefined, env: NodeJS.Pr
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   mkdirSync(options.dir, { recursive: true });
   const storeDir = join(options.dir, "nats");
-  let nats: NatsServerHandle = await startNatsServer({ storeDir });
+  const natsCluster = options.natsCluster ? await NatsCluster.start(storeDir) : undefined;
+  let nats: NatsServerHandle | undefined = natsCluster ? undefined : await startNatsServer({ storeDir });
+  const natsUrl = natsCluster?.url ?? nats!.url;
   const logs: WriteStream[] = [];
   const logFor = (name: string) => {
     const stream = createWriteStream(join(options.dir, `${name}.log`), { flags: "a" });
@@ -141,43 +179,80 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     LOG_LEVEL: "info",
     SHUTDOWN_TIMEOUT_MS: "3000",
     ...options.env,
-    NATS_URL: nats.url,
+    NATS_URL: natsUrl,
+    ...(natsCluster ? { NATS_REPLICAS: "3" } : {}),
     MONGO_URL: mongo ? mongo.url(`litrev_chaos_${process.pid}_${Date.now()}`) : "",
   };
   const nodes: Node[] = [];
-  for (let i = 0; i < options.gateways; i++) nodes.push(node(`gateway-${i}`, "gateway", await freePort(), env, logFor(`gateway-${i}`)));
+  const relays: TcpRelay[] = [];
+  const relayFor = async () => {
+    if (!nats) return undefined;
+    const server = nats;
+    const relay = new TcpRelay("127.0.0.1", () => server.port);
+    await relay.open();
+    relays.push(relay);
+    return relay;
+  };
+  for (let i = 0; i < options.gateways; i++) nodes.push(node(`gateway-${i}`, "gateway", await freePort(), env, logFor(`gateway-${i}`), await relayFor()));
   for (const role of ["screening", "indexer"] as const) {
-    for (let i = 0; i < options[role]; i++) nodes.push(node(`${role}-${i}`, role, undefined, env, logFor(`${role}-${i}`)));
+    for (let i = 0; i < options[role]; i++) nodes.push(node(`${role}-${i}`, role, undefined, env, logFor(`${role}-${i}`), await relayFor()));
   }
   const cluster: Cluster = {
-    natsUrl: nats.url,
-    gatewayUrls: nodes.filter((n) => n.port).map((n) => `http://127.0.0.1:${n.port}`),
+    natsUrl,
+    natsCluster,
+    startRetries: 0,
+    gatewayUrls: [],
     nodes,
     mongo,
     async restartNats(downMs, signal) {
+      if (!nats) throw new Error("nats-restart needs the single nats-server (the cluster mode has its own faults)");
       await nats.stop(signal);
       await new Promise((r) => setTimeout(r, downMs));
       nats = await startNatsServer({ storeDir, port: nats.port });
     },
     async heal() {
       for (const n of nodes) n.resume();
-      if (nats.process.exitCode !== null || nats.process.signalCode !== null) nats = await startNatsServer({ storeDir, port: nats.port });
+      await Promise.all(relays.map((r) => r.heal()));
+      if (nats && (nats.process.exitCode !== null || nats.process.signalCode !== null)) nats = await startNatsServer({ storeDir, port: nats.port });
+      await natsCluster?.heal();
       await mongo?.open();
       await Promise.all(nodes.map((n) => n.start()));
     },
     async stop() {
       await Promise.all(nodes.map((n) => n.kill("SIGTERM")));
-      await nats.stop();
+      await nats?.stop();
+      await natsCluster?.stop();
+      await Promise.all(relays.map((r) => r.close()));
       await mongo?.cut();
       await Promise.all(logs.map((s) => new Promise((r) => s.end(r))));
     },
   };
   try {
-    await Promise.all(nodes.map((n) => n.start()));
+    if (!natsCluster) await Promise.all(nodes.map((n) => n.start()));
+    else {
+      // On a fresh cluster, replicated streams take a moment to settle after their creation: a
+      // process that raced another to create one may exit at start-up, and is started again (as a
+      // supervisor would). The first process of each kind starts alone (it creates the streams),
+      // the others together.
+      const start = async (n: Node) => {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await n.start();
+          } catch (error) {
+            if (attempt >= 3) throw error;
+            cluster.startRetries++;
+          }
+        }
+      };
+      const firsts = nodes.filter((n, i) => nodes.findIndex((m) => m.role === n.role) === i);
+      for (const n of firsts) await start(n);
+      await Promise.all(nodes.filter((n) => !firsts.includes(n)).map(start));
+    }
   } catch (error) {
     await cluster.stop();
     throw error;
   }
+  cluster.gatewayUrls = nodes.filter((n) => n.port).map((n) => `http://127.0.0.1:${n.port}`);
   return cluster;
 }
 
@@ -186,11 +261,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
  * nemesis cuts (every connection dropped, new ones refused) and reopens on the same port.
  */
 export class MongoRelay {
-  #server: Server | undefined;
-  readonly #sockets = new Set<Socket>();
-  #port = 0;
+  readonly #relay: TcpRelay;
 
-  private constructor(private readonly target: URL) {}
+  private constructor(private readonly target: URL) {
+    this.#relay = new TcpRelay(target.hostname, () => Number(target.port || 27017));
+  }
 
   static async open(mongoUrl: string): Promise<MongoRelay> {
     const relay = new MongoRelay(new URL(mongoUrl));
@@ -209,34 +284,18 @@ export class MongoRelay {
   /** MONGO_URL for the services: the relay's address, database `db`. */
   url(db: string): string {
     const relayed = new URL(this.target.toString());
-    relayed.host = `127.0.0.1:${this.#port}`;
+    relayed.host = `127.0.0.1:${this.#relay.port}`;
     relayed.pathname = `/${db}`;
     relayed.searchParams.set("directConnection", "true");
     if (this.target.username && !this.target.searchParams.has("authSource")) relayed.searchParams.set("authSource", this.target.pathname.slice(1) || "admin");
     return relayed.toString();
   }
 
-  async open(): Promise<void> {
-    if (this.#server) return;
-    const server = createServer((client) => {
-      const upstream = connect(Number(this.target.port || 27017), this.target.hostname);
-      for (const s of [client, upstream]) {
-        this.#sockets.add(s);
-        s.on("close", () => this.#sockets.delete(s));
-        s.on("error", () => (client.destroy(), upstream.destroy()));
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    server.listen(this.#port, "127.0.0.1");
-    await once(server, "listening");
-    this.#port = (server.address() as { port: number }).port;
-    this.#server = server;
+  open(): Promise<void> {
+    return this.#relay.heal();
   }
 
-  async cut(): Promise<void> {
-    const server = this.#server;
-    this.#server = undefined;
-    for (const s of this.#sockets) s.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  cut(): Promise<void> {
+    return this.#relay.sever();
   }
 }

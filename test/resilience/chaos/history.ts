@@ -8,10 +8,13 @@
 
 export type Service = "screening" | "indexer";
 export type EntryType = "invoke" | "ok" | "fail" | "info";
-/** create/poll/active: the workload; read: the final reads; fault: the nemesis; call: the provider. */
-export type EntryF = "create" | "poll" | "active" | "read" | "fault" | "call";
+/** create/poll/active/list: the workload; read: the final reads; fault: the nemesis; call: the provider. */
+export type EntryF = "create" | "poll" | "active" | "list" | "read" | "fault" | "call";
 export type JobStatus = "pending" | "running" | "completed" | "failed";
-export type FaultKind = "kill" | "pause" | "nats-restart" | "mongo-stop";
+/** partition: one process's TCP path to NATS severed or stalled; split-lease: a worker's, for longer than the ack wait. */
+export type FaultKind = "kill" | "pause" | "nats-restart" | "mongo-stop" | "partition" | "split-lease" | NatsClusterFault;
+/** Against three clustered nats-servers: SIGKILL (and restart) of the JetStream meta leader or of a stream's leader; SIGSTOP of a server. */
+export type NatsClusterFault = "meta-leader-kill" | "stream-leader-kill" | "nats-pause";
 
 export interface Fault {
   kind: FaultKind;
@@ -19,6 +22,8 @@ export interface Fault {
   target: string;
   /** What the target runs: a job service (its jobs are hit), the gateway, or shared infrastructure. */
   role: Service | "gateway" | "nats" | "mongo";
+  /** How a partition cut the path (`sever`: connections dropped; `stall`: no byte moves) and for how long. */
+  detail?: string;
 }
 
 export interface Entry {
@@ -36,6 +41,8 @@ export interface Entry {
   key?: string;
   /** create invoke: ids of the job's papers or records; call: the ids a provider call carried. */
   units?: string[];
+  /** The gateway that answered a client's request (`gateway-<i>`). */
+  via?: string;
   /** The HTTP status the client saw. */
   http?: number;
   /** The job status the client saw. */
@@ -48,8 +55,22 @@ export interface Entry {
   /** A 409's detail names this job. */
   named?: string;
   fault?: Fault;
+  /** create, list: the owner whose service key the client used. */
+  owner?: string;
+  /** list invoke: the `limit` asked for. */
+  limit?: number;
+  /** list ok: what the listing showed, newest first (`project` only where the listing carries it). */
+  listed?: Listed[];
   /** call: which kind of provider call (only these two are counted per unit). */
   call?: "label" | "extract" | "other";
+}
+
+export interface Listed {
+  job: string;
+  status: JobStatus;
+  project?: number | null;
+  /** created_at, as ms since the epoch. */
+  created: number;
 }
 
 export type EntryFields = Omit<Entry, "index" | "time" | "process" | "type">;

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { check, formatReport, type CheckResult } from "./checker";
+import { check, formatReport, type CheckResult, type Invariant } from "./checker";
 import { MongoRelay, startCluster } from "./cluster";
 import { History, type FaultKind } from "./history";
 import { Nemesis } from "./nemesis";
 import { startChaosProvider } from "./provider";
 import { Workload } from "./workload";
+import { TEST_API_KEY } from "../../support/stack";
 
 /**
  * One chaos run: a cluster, the fake provider, the workload and the nemesis until both targets are
@@ -24,6 +25,14 @@ export interface ChaosOptions {
   seed: number;
   /** Keep the run directory (logs, history.jsonl) even when the history is valid. */
   keep?: boolean;
+  /**
+   * Against three clustered nats-servers with NATS_REPLICAS=3 (the production topology): the
+   * nemesis kills meta and stream leaders and pauses servers instead of restarting the one server
+   * and partitioning processes.
+   */
+  natsCluster?: boolean;
+  /** Invariants reported but not failing the run: a known, open bug only (CheckOptions.tolerate). */
+  tolerate?: Invariant[];
   log?: (line: string) => void;
 }
 
@@ -36,6 +45,10 @@ export interface ChaosRun {
   faults: number;
   /** Why a fault kind did not run, e.g. mongo-stop without MONGO_URL. */
   skipped: string[];
+  /** Most faults in progress at one moment. */
+  maxOverlap: number;
+  /** Stale runs that logged finding their job taken over by another worker (split leases fenced out). */
+  takeovers: number;
   wallMs: number;
 }
 
@@ -44,6 +57,8 @@ export interface ChaosRun {
 // unit), enough attempts that the nemesis alone cannot exhaust them.
 const ACK_WAIT_MS = 4_000;
 const LABEL_BATCH = 5;
+/** A second owner beside API_KEY's `default`: half the projects are theirs. */
+const SECOND_OWNER = { owner: "chaos-b", key: "chaos-second-owner-key-0123456789" };
 
 export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   const log = options.log ?? ((line: string) => console.log(line));
@@ -51,7 +66,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   const dir = mkdtempSync(join(tmpdir(), "litrev-chaos-"));
   const history = new History();
   const skipped: string[] = [];
-  const kinds: FaultKind[] = options.faults > 0 ? ["kill", "kill", "pause", "pause", "nats-restart"] : [];
+  const all: FaultKind[] = options.natsCluster
+    ? ["kill", "kill", "pause", "pause", "meta-leader-kill", "stream-leader-kill", "nats-pause"]
+    : ["kill", "kill", "pause", "pause", "nats-restart", "partition", "partition", "split-lease"];
+  const kinds: FaultKind[] = options.faults > 0 ? all : [];
   const mongoUrl = process.env.MONGO_URL || undefined;
   const unrelayable = mongoUrl ? MongoRelay.unsupported(mongoUrl) : "needs a MongoDB server (set MONGO_URL)";
   if (unrelayable) skipped.push(`mongo-stop: skipped, ${unrelayable}`);
@@ -64,7 +82,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     screening: 2,
     indexer: 2,
     mongoUrl: unrelayable ? undefined : mongoUrl,
+    natsCluster: options.natsCluster ?? false,
     env: {
+      API_KEYS: `${SECOND_OWNER.owner}:use:${SECOND_OWNER.key}`,
       OPENAI_API_KEY: "sk-chaos",
       OPENAI_BASE_URL: provider.provider.url,
       RPC_TIMEOUT_MS: "8000",
@@ -80,14 +100,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     await provider.close();
     throw error;
   });
-  log(`[chaos] cluster up in ${((Date.now() - began) / 1000).toFixed(1)} s: 2 gateways, 2 screening, 2 indexer, nats-server; logs in ${dir}; seed ${options.seed}`);
+  log(`[chaos] cluster up in ${((Date.now() - began) / 1000).toFixed(1)} s: 2 gateways, 2 screening, 2 indexer${options.natsCluster ? ", 3 clustered nats-servers (NATS_REPLICAS=3)" : " (each through its own relay to NATS), nats-server"}; logs in ${dir}; seed ${options.seed}`);
   for (const line of skipped) log(`[chaos] ${line}`);
+  if (cluster.startRetries) log(`[chaos] ${cluster.startRetries} process start(s) retried after an exit at start-up (see the logs)`);
 
   const base = 1_000 + (options.seed % 1_000) * 100;
   const workload = new Workload({
     history,
     gatewayUrls: cluster.gatewayUrls,
     projects: Array.from({ length: options.projects }, (_, i) => base + i),
+    owners: [{ owner: "default", key: TEST_API_KEY }, SECOND_OWNER],
+    listLimit: 1_000,
+    listEveryMs: 1_500,
     screeningClients: 2,
     indexerClients: 1,
     papers: 15,
@@ -98,7 +122,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     requestTimeoutMs: 15_000,
     thinkMs: 300,
   });
-  const nemesis = new Nemesis({ cluster, history, kinds, seed: options.seed, gapMs: [500, 2_000], pauseMs: [1_000, 7_000], downMs: [300, 1_500], log });
+  const nemesis = new Nemesis({
+    cluster,
+    history,
+    kinds,
+    seed: options.seed,
+    lanes: 2,
+    gapMs: [500, 2_000],
+    pauseMs: [1_000, 7_000],
+    downMs: [300, 1_500],
+    partitionMs: [1_000, 3_000],
+    // Healed while the job's new run is usually still at work: both runs alive, one of them stale.
+    splitLeaseMs: [ACK_WAIT_MS + 500, ACK_WAIT_MS + 3_000],
+    log,
+  });
 
   let result: CheckResult;
   try {
@@ -117,6 +154,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     await nemesis.stop();
     await cluster.heal();
     await workload.stop();
+    await workload.finalListings();
     await workload.finalReads(2, 1_000);
     provider.drain();
     result = check(history.entries, {
@@ -124,6 +162,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
       finalReads: 2,
       unitsPerFault: { screening: 1, indexer: 1 },
       unitSize: { screening: LABEL_BATCH, indexer: 1 },
+      tolerate: options.tolerate ?? [],
     });
   } finally {
     await cluster.stop().catch(() => undefined);
@@ -134,5 +173,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   writeFileSync(join(dir, "history.jsonl"), history.entries.map((e) => JSON.stringify(e)).join("\n"));
   const report = formatReport(result);
   if (result.valid && !options.keep) rmSync(dir, { recursive: true, force: true });
-  return { result, report, dir, jobs: workload.accepted, faults: nemesis.faults, skipped, wallMs: Date.now() - began };
+  const takeovers = cluster.nodes.reduce((sum, n) => sum + n.takeovers, 0);
+  return { result, report, dir, jobs: workload.accepted, faults: nemesis.faults, skipped, maxOverlap: nemesis.maxOverlap, takeovers, wallMs: Date.now() - began };
 }
