@@ -48,6 +48,8 @@ describe("job provenance, usage and lost papers (screening + indexer, real nats-
         SCREENING_LABEL_BATCH: "5",
         INDEXER_JOB_RECORD_CONCURRENCY: "2",
         SERVICE_COMMIT: "0123456789abcdef0123456789abcdef01234567",
+        // A remap needs its target's price (a 400 naming MODEL_PRICES otherwise).
+        MODEL_PRICES: '{"gpt-4.1-nano":{"input":0.1,"output":0.4}}',
       },
     });
   });
