@@ -210,4 +210,26 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     expect(await reaping).toEqual([]);
     expect((await store.getJob(state.job_id))?.status).toBe("completed");
   });
+
+  it("a queue submit that fails after the row was saved leaves no pending row behind (J3)", async () => {
+    const store = new MemoryJobStore();
+    const state = pending(507);
+    const submit = vi.spyOn(infra.queue, "submit").mockRejectedValueOnce(new Error("the work queue refused the command"));
+    try {
+      await expect(admitJob(infra, store, { state, input: { n: 7 }, logger })).rejects.toThrow(/refused/);
+    } finally {
+      submit.mockRestore();
+    }
+    // The client got an error and no job id: the row must not sit `pending` until retention sweeps it.
+    const row = await store.getJob(state.job_id);
+    expect(row === null || row.status === "failed").toBe(true);
+    expect(await store.activeJobs(507)).toEqual([]);
+    expect((await store.listJobs(100)).filter((j) => j.status === "pending")).toEqual([]);
+    // Everything else is released too: no live state, no lock, no input; the project takes a new job.
+    expect(await infra.registry.get(state.job_id)).toBeNull();
+    expect(await infra.registry.lockHolder(507)).toBeNull();
+    const next = await admitJob(infra, store, { state: pending(507), input: {}, logger });
+    expect(next.ok).toBe(true);
+    if (next.ok) await infra.queue.discard(next.state.job_id);
+  });
 });

@@ -81,6 +81,7 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
   }
 
   let created = false;
+  let saved = false;
   let input: ObjectRef | null = null;
   try {
     request.check?.();
@@ -100,6 +101,7 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
       }
     }
     metrics.jobsByStatus(infra.service, "pending", 1);
+    saved = true; // from here a row may exist, even when the write below reports a failure
     await store.upsertJob(toStoredJob(state, null, 0)).catch((error: unknown) =>
       logger.warn({ err: error, job_id: jobId }, "could not save the new job; it runs and is saved again later"),
     );
@@ -115,11 +117,35 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
     });
     return { ok: true, state };
   } catch (error) {
+    // The client hears of a failure and never of this job: its saved row must not stay `pending`
+    // (a ghost in listings until retention). Stores keep rows, so it is left failed (same fence:
+    // the rule lets pending turn terminal); a RetryingJobStore retries this write through an outage.
+    if (saved) {
+      metrics.jobsByStatus(infra.service, "pending", -1);
+      await store.upsertJob(notQueuedRow(state, error)).catch((saveError: unknown) =>
+        logger.warn({ err: saveError, job_id: jobId }, "could not mark the job that was never queued as failed"),
+      );
+    }
     if (created) await infra.registry.remove(jobId).catch(() => undefined);
     await dropInput(infra, jobId, input ?? request.staged);
     if (exclusive) await infra.registry.releaseLock(projectId, jobId).catch(() => undefined);
     throw error;
   }
+}
+
+/** The row of an admission that failed after saving it: failed, since no command will ever run it. */
+function notQueuedRow(state: LiveJobState, error: unknown): StoredJob {
+  const failure = ServiceError.from(error);
+  const at = new Date();
+  return {
+    ...toStoredJob(state, null, 0),
+    status: "failed",
+    error: `The job was not queued (${failure.message}); it never ran`,
+    error_category: failure.category,
+    error_retryable: failure.retryable,
+    completed_at: at.toISOString(),
+    duration_ms: durationMs(state.created_at, at),
+  };
 }
 
 /** Stores the job's input: whole, as a chunked list, or — staged by the gateway — only its head beside the list. */

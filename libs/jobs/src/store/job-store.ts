@@ -70,15 +70,16 @@ export function toStoredJob(state: LiveJobState, result: Record<string, unknown>
 export const isActiveStatus = (status: JobStatus) => status === "pending" || status === "running";
 
 /**
- * The fencing rule, shared by every store: a write is accepted when there is no row, when it comes
- * from a newer run (higher fence), or from the same run unless it would move an ended job back to
- * pending/running. Rows written before fencing existed count as fence 0.
+ * The fencing rule, shared by every store: a write is accepted when there is no row, or when it
+ * comes from the same or a newer run (fence at least the row's) — but never one that moves an ended
+ * job back to pending/running, whatever its fence: a run that took the job over just after the
+ * previous run stored its terminal row (its ack came late) must not make listings go backwards.
+ * Rows written before fencing existed count as fence 0.
  */
 export function accepts(stored: Pick<StoredJob, "fence" | "status"> | null, incoming: Pick<StoredJob, "fence" | "status">): boolean {
   if (!stored) return true;
-  const storedFence = stored.fence ?? 0;
-  if (incoming.fence !== storedFence) return incoming.fence > storedFence;
-  return !(isTerminalStatus(stored.status) && isActiveStatus(incoming.status));
+  if (isTerminalStatus(stored.status) && isActiveStatus(incoming.status)) return false;
+  return incoming.fence >= (stored.fence ?? 0);
 }
 
 /** Rejects fences that are not whole non-negative numbers (they would break the ordering). */

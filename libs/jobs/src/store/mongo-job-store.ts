@@ -87,9 +87,13 @@ export class MongoJobStore implements JobStore {
   async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
     checkFence(job.fence);
     const doc = finiteOrNull(job);
-    // Matches the row only if the fencing rule accepts this write (job-store.ts `accepts`).
-    const sameFence = isActiveStatus(job.status) ? { fence: job.fence, status: { $in: ACTIVE } } : { fence: job.fence };
-    const filter = { job_id: job.job_id, $or: [{ fence: { $lt: job.fence } }, sameFence] } as Filter<StoredJob>;
+    // Matches the row only if the fencing rule accepts this write (job-store.ts `accepts`): a fence
+    // no lower than the row's, and an active write only over an active row.
+    const filter = {
+      job_id: job.job_id,
+      fence: { $lte: job.fence },
+      ...(isActiveStatus(job.status) ? { status: { $in: ACTIVE } } : {}),
+    } as Filter<StoredJob>;
     return this.#track(async () => {
       try {
         await this.jobs.replaceOne(filter, doc, { upsert: true });
