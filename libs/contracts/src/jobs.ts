@@ -97,7 +97,7 @@ export const LiveJobState = z.object({
 });
 export type LiveJobState = z.infer<typeof LiveJobState>;
 
-/** The value under `lock.<project_id>`: which job holds the project's one active slot. */
+/** The value under `lock.[<owner>.]<project_id>`: which job holds that owner's project's one active slot. */
 export const ProjectLock = z.object({
   version: z.literal(1),
   type: z.literal("job.lock"),

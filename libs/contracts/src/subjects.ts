@@ -1,3 +1,5 @@
+import { DEFAULT_JOB_OWNER } from "./provider-keys";
+
 /**
  * Every NATS name the system uses, built here so that no service holds a subject literal.
  * Layout: `litrev.rpc.<service>.<operation>` for request-reply (queue group = service),
@@ -117,10 +119,17 @@ export const jobNames = (service: JobService) => {
 };
 export type JobNames = ReturnType<typeof jobNames>;
 
-/** Keys of a job-state bucket: one live record per job, one lock per project with an active job. */
+/**
+ * Keys of a job-state bucket: one live record per job, one lock per (owner, project) with an active
+ * job. `project_id` is each client's own key, so two clients' project 7 are different projects. The
+ * default owner (a single `API_KEY`, jobs from before owners) keeps the key it always had,
+ * `lock.<project>`, so a deployment with one key behaves as before, across a rolling upgrade too.
+ * Owner ids are letters, digits, '-' and '_' (`OWNER_ID`): one key token, never a dot.
+ */
 export const jobStateKeys = {
   job: (jobId: string) => `job.${jobId}`,
-  lock: (projectId: number) => `lock.${projectId}`,
+  lock: (projectId: number, owner: string | undefined) =>
+    owner === undefined || owner === DEFAULT_JOB_OWNER ? `lock.${projectId}` : `lock.${owner}.${projectId}`,
   allJobs: () => "job.*",
   prefixJob: "job.",
   prefixLock: "lock.",

@@ -78,7 +78,7 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     expect(live?.state).toMatchObject({ status: "running", worker: "new-owner" });
     expect((await infra.checkpoints.load(state.job_id, "units")).get("new-owner")).toEqual({ by: "new-owner" });
     expect(await infra.data.getJson(jobDataObjects.input(state.job_id))).toEqual({ n: 1 });
-    expect((await infra.registry.lockHolder(501))?.lock.job_id).toBe(state.job_id);
+    expect((await infra.registry.lockHolder(501, state.owner))?.lock.job_id).toBe(state.job_id);
     expect((await store.getJob(state.job_id))?.status).not.toBe("failed");
     await infra.queue.discard(state.job_id);
   });
@@ -183,8 +183,8 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
   it("an orphan reaper whose look-ups were slow never overwrites a job that finished meanwhile", async () => {
     // A store whose active-job look-up takes a second (a store timing out), during which the job ends.
     const store = new (class extends MemoryJobStore {
-      override async activeJobs(projectId: number) {
-        const rows = await super.activeJobs(projectId);
+      override async activeJobs(projectId: number, owner?: string) {
+        const rows = await super.activeJobs(projectId, owner);
         await sleep(1_000);
         return rows;
       }
@@ -197,14 +197,14 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     await infra.registry.update(state.job_id, (s) => ({ ...s, status: "running", attempt: 1, worker: "w", heartbeat_at: old }));
     await infra.queue.discard(state.job_id);
 
-    const reaping = reapOrphans(infra, store, 506, 1_000, logger);
+    const reaping = reapOrphans(infra, store, 506, 1_000, logger, state.owner);
     await sleep(300);
     // Meanwhile its worker finishes it the way a worker does: store first, then live, then the release.
     const done = (await infra.registry.get(state.job_id))!.state;
     const completed = { ...done, status: "completed" as const, progress: 1, completed_at: new Date().toISOString(), releasable: true };
     await store.upsertJob(toStoredJob(completed, {}, 1));
     await infra.registry.update(state.job_id, () => completed);
-    await infra.registry.releaseLock(506, state.job_id);
+    await infra.registry.releaseLock(506, state.job_id, state.owner);
     await infra.registry.remove(state.job_id);
 
     expect(await reaping).toEqual([]);
@@ -227,9 +227,45 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     expect((await store.listJobs(100)).filter((j) => j.status === "pending")).toEqual([]);
     // Everything else is released too: no live state, no lock, no input; the project takes a new job.
     expect(await infra.registry.get(state.job_id)).toBeNull();
-    expect(await infra.registry.lockHolder(507)).toBeNull();
+    expect(await infra.registry.lockHolder(507, state.owner)).toBeNull();
     const next = await admitJob(infra, store, { state: pending(507), input: {}, logger });
     expect(next.ok).toBe(true);
     if (next.ok) await infra.queue.discard(next.state.job_id);
+  });
+
+  it("the project slot is per owner: concurrent creations win once per owner, and reaping stays within the owner (T1)", async () => {
+    const store = new MemoryJobStore();
+    const as = (owner: string | undefined) =>
+      newJobState({ jobId: randomUUID(), service: "screening", projectId: 508, owner, modelVersion: "llm-5-nano", config: {}, estimatedCostUsd: 0.01 });
+    const owners = ["alice", "bob", undefined] as const;
+    const attempts = await Promise.all(owners.flatMap((owner) => Array.from({ length: 6 }, () => admitJob(infra, store, { state: as(owner), input: {}, logger }))));
+    const winners = new Map<string, string>();
+    for (const [i, attempt] of attempts.entries()) {
+      const owner = owners[Math.floor(i / 6)] ?? "default";
+      if (attempt.ok) {
+        expect(winners.has(owner), owner).toBe(false);
+        winners.set(owner, attempt.state.job_id);
+      } else {
+        // A conflict only ever names the requester's own job.
+        expect(attempt.conflict.owner, owner).toBe(owner);
+      }
+    }
+    expect([...winners.keys()].sort()).toEqual(["alice", "bob", "default"]);
+    for (const attempt of attempts) if (!attempt.ok) expect(attempt.conflict.job_id).toBe(winners.get(attempt.conflict.owner ?? "default"));
+    // A single key (the default owner) keeps the key it always had.
+    expect((await infra.registry.lockHolder(508, undefined))?.lock.job_id).toBe(winners.get("default"));
+    expect((await infra.registry.lockHolder(508, "alice"))?.lock.job_id).toBe(winners.get("alice"));
+
+    // Bob's job turns orphan (its command gone, long unheard of): Alice's next creation does not reap it, Bob's does.
+    const bob = winners.get("bob")!;
+    for (const id of winners.values()) await infra.queue.discard(id);
+    const old = new Date(Date.now() - 60_000).toISOString();
+    await infra.registry.update(bob, (s) => ({ ...s, heartbeat_at: old }));
+    expect(await reapOrphans(infra, store, 508, 1_000, logger, "alice")).toEqual([]);
+    expect((await infra.registry.get(bob))?.state.status).toBe("pending");
+    expect(await reapOrphans(infra, store, 508, 1_000, logger, "bob")).toEqual([bob]);
+    expect((await store.getJob(bob))?.status).toBe("failed");
+    expect(await infra.registry.lockHolder(508, "bob")).toBeNull();
+    expect((await infra.registry.lockHolder(508, "alice"))?.lock.job_id).toBe(winners.get("alice"));
   });
 });

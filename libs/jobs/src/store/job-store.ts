@@ -42,8 +42,8 @@ export interface JobStore {
    * jobs (`ownedBy`: a row without an owner is the default owner's).
    */
   listJobs(limit: number, owner?: string): Promise<StoredJob[]>;
-  /** Stored pending/running jobs of a project. */
-  activeJobs(projectId: number): Promise<StoredJob[]>;
+  /** Stored pending/running jobs of a project; with `owner`, only that client's (`ownedBy`). */
+  activeJobs(projectId: number, owner?: string): Promise<StoredJob[]>;
   /**
    * Writes chunk `chunk` (0, 1, …) of the items of the run fenced `fence`, replacing that chunk if
    * it was written before (a retry keeps one copy). A run writes its chunks in order, each once it
@@ -120,7 +120,7 @@ export class NoJobStore implements JobStore {
   async listJobs(_limit: number, _owner?: string): Promise<StoredJob[]> {
     return [];
   }
-  async activeJobs(_projectId: number): Promise<StoredJob[]> {
+  async activeJobs(_projectId: number, _owner?: string): Promise<StoredJob[]> {
     return [];
   }
   async putItems(_jobId: string, _fence: number, _chunk: number, _items: readonly JsonRecord[]): Promise<UpsertOutcome> {
@@ -163,8 +163,10 @@ export class MemoryJobStore implements JobStore {
       .slice(0, Math.max(0, limit))
       .map((job) => structuredClone(job));
   }
-  async activeJobs(projectId: number): Promise<StoredJob[]> {
-    return [...this.jobs.values()].filter((j) => j.project_id === projectId && isActiveStatus(j.status)).map((job) => structuredClone(job));
+  async activeJobs(projectId: number, owner?: string): Promise<StoredJob[]> {
+    return [...this.jobs.values()]
+      .filter((j) => j.project_id === projectId && isActiveStatus(j.status) && ownedBy(j, owner))
+      .map((job) => structuredClone(job));
   }
   async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     checkFence(fence);

@@ -276,7 +276,7 @@ export class JobRun {
     const final = await retrying(() => this.#owned((s) => terminal(s, ref, stored || !store.persistent)), { isFinal: (e) => this.#lostLease(e) });
     if (!final?.written) return void this.msg.ack();
     recordFinished(infra.service, final.state);
-    await this.#cleanUp(final.state.project_id);
+    await this.#cleanUp(final.state);
     this.msg.ack();
     this.log.info({ status: final.state.status, stored }, "job finished");
   }
@@ -320,14 +320,14 @@ export class JobRun {
     this.log.error({ deliveries: this.identity.deliveries }, "job exhausted its delivery attempts; marked failed");
     if (final?.written) {
       moveStatus(infra.service, current?.state.status ?? "running", "failed");
-      await this.#cleanUp(final.state.project_id);
+      await this.#cleanUp(final.state);
     }
     this.msg.term();
   }
 
-  async #cleanUp(projectId: number | null): Promise<void> {
+  async #cleanUp({ project_id: projectId, owner }: LiveJobState): Promise<void> {
     const { infra } = this.deps;
-    if (projectId) await infra.registry.releaseLock(projectId, this.jobId).catch(() => undefined);
+    if (projectId) await infra.registry.releaseLock(projectId, this.jobId, owner).catch(() => undefined);
     await infra.checkpoints.purge(this.jobId).catch(() => undefined);
     if (this.#command?.input) await infra.data.deleteLines(this.#command.input);
     else await infra.data.delete(jobDataObjects.input(this.jobId));
