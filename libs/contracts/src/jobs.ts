@@ -116,6 +116,12 @@ export const JobCheckpoint = z.object({
   stage: z.string(),
   unit: z.string(),
   data: z.unknown(),
+  /**
+   * The delivery number of the run that saved it (its lease). A load ignores a checkpoint saved
+   * after a newer run fenced the job (see libs/jobs checkpoints.ts). Absent on checkpoints from
+   * before fencing: always loaded.
+   */
+  fence: z.number().int().nonnegative().optional(),
 });
 export type JobCheckpoint = z.infer<typeof JobCheckpoint>;
 

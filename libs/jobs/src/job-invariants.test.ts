@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { JsMsg } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { jobDataObjects, ServiceError } from "@litrev/contracts";
@@ -14,6 +15,7 @@ import { KeySealer } from "./key-sealer";
 import { newJobState } from "./state";
 import { MemoryJobStore, toStoredJob, type StoredJob } from "./store/job-store";
 import { JobWorker } from "./worker/job-worker";
+import { JobRun } from "./worker/job-run";
 import { waitFor } from "../../../test/support/stack";
 
 /**
@@ -50,8 +52,9 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
 
   /** Another worker takes the job over, as a redelivery after a stall would. */
   async function takeOver(jobId: string, by: string) {
-    await infra.registry.update(jobId, (s) => ({ ...s, attempt: s.attempt + 1, worker: by, heartbeat_at: new Date().toISOString() }));
-    await infra.checkpoints.save(jobId, "units", "new-owner", { by });
+    const taken = await infra.registry.update(jobId, (s) => ({ ...s, attempt: s.attempt + 1, worker: by, heartbeat_at: new Date().toISOString() }));
+    await infra.checkpoints.fence(jobId, taken!.state.attempt);
+    await infra.checkpoints.save(jobId, "units", "new-owner", { by }, taken!.state.attempt);
   }
 
   it("a worker whose lease was taken over and whose handler then fails leaves the new owner's job alone", async () => {
@@ -267,5 +270,71 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     expect((await store.getJob(bob))?.status).toBe("failed");
     expect(await infra.registry.lockHolder(508, "bob")).toBeNull();
     expect((await infra.registry.lockHolder(508, "alice"))?.lock.job_id).toBe(winners.get("alice"));
+  });
+
+  it("a checkpoint a run saves just after losing its lease is not loaded by the run that took over (J1)", async () => {
+    const store = new MemoryJobStore();
+    const state = pending();
+    let releaseStale!: () => void;
+    const staleGate = new Promise<void>((resolve) => (releaseStale = resolve));
+    let releaseNew!: () => void;
+    const newGate = new Promise<void>((resolve) => (releaseNew = resolve));
+    let newStarted!: () => void;
+    const started = new Promise<void>((resolve) => (newStarted = resolve));
+    let seen: Map<string, unknown> | undefined;
+
+    // The run that takes over: a second delivery of the same command, on another process.
+    const deps = { infra, store, sealer, logger, instance: "new-owner", reportIntervalMs: 250 };
+    const fakeMsg = { info: { deliveryCount: 2 }, ack() {}, nak() {}, term() {}, working() {} } as unknown as JsMsg;
+    const command = { version: 1 as const, type: "job.run" as const, service: "screening" as const, job_id: state.job_id, submitted_at: new Date().toISOString(), input: null, sealed_provider_key: null, params: {} };
+    let takeOver: Promise<void> | undefined;
+    const newRun = new JobRun(
+      {
+        ...deps,
+        handler: async (ctx) => {
+          newStarted();
+          await newGate;
+          seen = await ctx.checkpoints.load("units");
+          return { items: [] };
+        },
+      },
+      state.job_id,
+      fakeMsg,
+    );
+
+    // The stale run's save is check-then-write: the take-over lands between its lease check and its publish.
+    const realSave = infra.checkpoints.save.bind(infra.checkpoints);
+    const save = vi.spyOn(infra.checkpoints, "save").mockImplementation(async (...args: Parameters<typeof realSave>) => {
+      if (args[2] === "late") {
+        takeOver = newRun.execute(command);
+        await started;
+      }
+      return realSave(...args);
+    });
+    const worker = new JobWorker({
+      infra, store, sealer, logger, instance: "stale",
+      handler: async (ctx) => {
+        await ctx.checkpoints.save("units", "early", { by: "stale" });
+        await staleGate;
+        await ctx.checkpoints.save("units", "late", { by: "stale" }).catch(() => undefined);
+        return { items: [] };
+      },
+    });
+    try {
+      worker.start();
+      await admitJob(infra, store, { state, input: {}, logger });
+      await waitFor(async () => (await infra.checkpoints.load(state.job_id, "units")).has("early"));
+      releaseStale();
+      await waitFor(() => takeOver !== undefined && worker.running.length === 0);
+      releaseNew();
+      await takeOver;
+    } finally {
+      save.mockRestore();
+      await worker.stop();
+    }
+    // Saved under the lease: kept. Saved after the take-over: ignored, though it reached the stream.
+    expect(seen?.get("early")).toEqual({ by: "stale" });
+    expect(seen?.has("late")).toBe(false);
+    expect((await infra.registry.get(state.job_id))?.state).toMatchObject({ status: "completed", worker: "new-owner" });
   });
 });

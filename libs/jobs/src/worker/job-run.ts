@@ -81,6 +81,9 @@ export class JobRun {
 
     const heartbeat = setInterval(() => this.#heartbeat(), Math.max(200, Math.floor(infra.options.ackWaitMs / 3)));
     try {
+      // A later delivery fences out the earlier runs' checkpoint saves before it loads any (the
+      // first delivery has no earlier run to fence).
+      if (this.identity.deliveries > 1) await retrying(() => infra.checkpoints.fence(this.jobId, this.identity.deliveries), { signal: this.controller.signal });
       const outcome = await this.deps.handler(this.#context(command, taken.state, attempt));
       if (this.released) return;
       this.finishing = true;
@@ -149,7 +152,12 @@ export class JobRun {
         save: async (stage, unit, data) => {
           await this.#assertLease();
           // Safe to repeat: a checkpoint's message id de-duplicates a save that landed before its ack was lost.
-          await retrying(() => infra.checkpoints.save(this.jobId, stage, unit, data), { signal, isFinal: (e) => this.#lostLease(e) });
+          // Carries this run's fence: should the lease be lost between the check above and the
+          // publish, loads after the new run's fence mark ignore it (CheckpointLog).
+          await retrying(() => infra.checkpoints.save(this.jobId, stage, unit, data, this.identity.deliveries), {
+            signal,
+            isFinal: (e) => this.#lostLease(e),
+          });
         },
       },
       partials: {
