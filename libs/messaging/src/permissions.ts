@@ -99,18 +99,15 @@ function ownJobs(service: JobService): string[] {
 }
 
 /**
- * What the gateway uses of a job service: its live state (and deletes a terminal job's key on its
- * first poll); its job data, read (inputs, results) and written (large creation lists it stages for
- * the service), never purged or deleted.
+ * What the gateway uses of a job service: its live state, read only (its mirror; no `$KV.…` publish
+ * at all, so no job's state, lease, owner or project lock can be written, forged or deleted through
+ * the gateway — admission, the first terminal poll's release and every state change happen in the
+ * owning service); its job data, read (running jobs' partial items) and written (large creation
+ * lists it stages for the service), never purged or deleted.
  */
 function readJobs(service: JobService): string[] {
   const names = jobNames(service);
-  return [
-    ...readStream(kvStream(names.stateBucket)),
-    `$KV.${names.stateBucket}.job.*`,
-    ...readStream(objStream(names.dataBucket)),
-    `$O.${names.dataBucket}.>`,
-  ];
+  return [...readStream(kvStream(names.stateBucket)), ...readStream(objStream(names.dataBucket)), `$O.${names.dataBucket}.>`];
 }
 
 /** A payload object store: written and read by its service and by the gateway, which calls it. */
