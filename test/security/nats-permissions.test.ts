@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
@@ -120,6 +121,30 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     expect(await attempt(() => listObjects(nc, screening.dataBucket))).toBe("ok");
   });
 
+  it("gateway: reads job data but writes only the staging store: no job's input, partial items or result object can be written", async () => {
+    const nc = await as("gateway");
+    const js = jetstream(nc, { timeout: REFUSAL_MS });
+    for (const service of ["screening", "indexer"] as const) {
+      const names = jobNames(service);
+      const data = await new Objm(js).open(names.dataBucket);
+      for (const name of [`input/${jobId}`, `input/${jobId}/head`, `input/${jobId}/0`, `partial/${jobId}/1/0`, `result/${jobId}/head`]) {
+        expect(await attempt(() => data.putBlob({ name }, new TextEncoder().encode("forged"))), `${service} ${name}`).toMatch(PERMISSION);
+      }
+      // An object the service wrote can be neither replaced nor deleted by the gateway.
+      const own = await new Objm(jetstream(await as(service))).open(names.dataBucket);
+      const name = `input/${randomUUID()}/head`;
+      await own.putBlob({ name }, new TextEncoder().encode("{}"));
+      expect(await attempt(() => data.putBlob({ name }, new TextEncoder().encode("forged")))).toMatch(PERMISSION);
+      expect(await attempt(() => data.delete(name))).toMatch(PERMISSION);
+      expect(new TextDecoder().decode((await own.getBlob(name))!)).toBe("{}");
+      await own.delete(name);
+      expect(await attempt(() => js.publish(`$O.${names.dataBucket}.C.forged`, "forged"))).toMatch(PERMISSION);
+      // What it needs: staging a large creation list for the service.
+      const staging = await new Objm(js).open(names.stagingBucket);
+      expect(await attempt(() => staging.putBlob({ name: `staged/${randomUUID()}/0` }, new TextEncoder().encode("{}\n")))).toBe("ok");
+    }
+  });
+
   it("gateway: may read job state but not write it: every put, create, update or delete of a job.* or lock.* key is refused", async () => {
     const nc = await as("gateway");
     const screening = jobNames("screening");
@@ -229,10 +254,10 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     });
     const streams = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? []);
     const names = streams.map((s) => s.name).sort();
-    // Everything the three services create: 7 per job service, the config bucket, a payload bucket each.
+    // Everything the three services create: 8 per job service, the config bucket, a payload bucket each.
     for (const service of ["screening", "indexer"] as const) {
       const n = jobNames(service);
-      for (const name of [n.commandStream, n.checkpointStream, n.storeIndexStream, `KV_${n.stateBucket}`, `KV_${n.storeBucket}`, `OBJ_${n.dataBucket}`, `OBJ_${n.storeItemsBucket}`]) {
+      for (const name of [n.commandStream, n.checkpointStream, n.storeIndexStream, `KV_${n.stateBucket}`, `KV_${n.storeBucket}`, `OBJ_${n.dataBucket}`, `OBJ_${n.stagingBucket}`, `OBJ_${n.storeItemsBucket}`]) {
         expect(names).toContain(name);
       }
     }

@@ -99,6 +99,12 @@ export const jobNames = (service: JobService) => {
     stateBucket: `litrev_jobs_${service}`,
     dataBucket: `litrev_jobdata_${service}`,
     /**
+     * Large creation lists the gateway stages for admission (`staged/<uuid>/…`), apart from the job
+     * data: the gateway may write here and nowhere in the job data, so it cannot change any job's
+     * input, partial items or results.
+     */
+    stagingBucket: `litrev_staging_${service}`,
+    /**
      * The embedded store of record (libs/jobs/src/store/embedded-job-store.ts): a KV bucket with one
      * row per job plus an `active.<project>.<job>` key while the row is pending/running, a stream
      * indexing jobs in order of their first write (newest-first listings read it backwards), and an

@@ -1,6 +1,6 @@
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { jobNames, ServiceError, type JobService, type ObjectRef } from "@litrev/contracts";
+import { jobDataObjects, jobNames, ServiceError, type JobService, type ObjectRef } from "@litrev/contracts";
 import { unavailable } from "./nats-errors";
 
 const encoder = new TextEncoder();
@@ -16,9 +16,16 @@ export interface JobDataOptions {
   readBudgetMs?: number;
 }
 
+/** Names of lists staged by the gateway (`jobDataObjects.staged`): kept in the staging store. */
+const STAGED_PREFIX = jobDataObjects.staged("");
+
 /**
  * Job inputs and results in a JetStream Object Store (128 KiB chunks), so no value of any size ever
  * rides in one NATS message: a 10,000-paper input is ~15 MB, its result several MB.
+ *
+ * Lists the gateway stages (`staged/…`) live in a separate store, the only one of a job service the
+ * gateway may write (docs/security.md § NATS); every read, write and delete of a `staged/` name goes
+ * there. Lists staged before that store existed are still read from the data store.
  */
 export class JobData {
   /** Reads in progress by name: concurrent readers of one object share one transfer and one parse. */
@@ -29,19 +36,29 @@ export class JobData {
   constructor(
     readonly store: ObjectStore,
     options: JobDataOptions = {},
+    /** The staging store; without it (tests, older callers) staged lists stay in `store`. */
+    readonly staging: ObjectStore = store,
   ) {
     this.#stallCheckMs = options.stallCheckMs ?? STALL_CHECK_MS;
     this.#readBudgetMs = options.readBudgetMs ?? READ_BUDGET_MS;
   }
 
-  /** Binds to a service's existing data store (readers such as the gateway; `openJobInfra` creates it). */
+  /** Binds to a service's existing data and staging stores (the gateway; `openJobInfra` creates them). */
   static async open(nc: NatsConnection, service: JobService, options: JobDataOptions = {}): Promise<JobData> {
-    return new JobData(await new Objm(nc).open(jobNames(service).dataBucket), options);
+    const names = jobNames(service);
+    const objm = new Objm(nc);
+    const [store, staging] = await Promise.all([objm.open(names.dataBucket), objm.open(names.stagingBucket)]);
+    return new JobData(store, options, staging);
+  }
+
+  /** The store holding `name`. */
+  #bucket(name: string): ObjectStore {
+    return name.startsWith(STAGED_PREFIX) ? this.staging : this.store;
   }
 
   async putJson(name: string, value: unknown): Promise<ObjectRef> {
     const bytes = encoder.encode(JSON.stringify(value));
-    await this.store.putBlob({ name }, bytes);
+    await this.#bucket(name).putBlob({ name }, bytes);
     return { object: name, bytes: bytes.length };
   }
 
@@ -77,13 +94,14 @@ export class JobData {
     let parts: string[] = [];
     let size = 0;
     const headBytes = encoder.encode(JSON.stringify(head));
-    await this.store.putBlob({ name: linesObject(prefix, "head") }, headBytes);
+    const bucket = this.#bucket(prefix);
+    await bucket.putBlob({ name: linesObject(prefix, "head") }, headBytes);
     let bytes = headBytes.length;
     const flush = async () => {
       const chunk = encoder.encode(parts.join(""));
       parts = [];
       size = 0;
-      await this.store.putBlob({ name: linesObject(prefix, chunks) }, chunk);
+      await bucket.putBlob({ name: linesObject(prefix, chunks) }, chunk);
       chunks++;
       bytes += chunk.length;
     };
@@ -100,7 +118,7 @@ export class JobData {
 
   /** Replaces the head of a list written by `putLines` (the items stay). */
   async putHead(ref: ObjectRef, head: unknown): Promise<void> {
-    await this.store.putBlob({ name: linesObject(ref.object, "head") }, encoder.encode(JSON.stringify(head)));
+    await this.#bucket(ref.object).putBlob({ name: linesObject(ref.object, "head") }, encoder.encode(JSON.stringify(head)));
   }
 
   /** The head of a list written by `putLines`, or null when it no longer exists. */
@@ -139,10 +157,12 @@ export class JobData {
   }
 
   async delete(name: string): Promise<void> {
-    try {
-      await this.store.delete(name);
-    } catch {
-      // Already gone: deleting is housekeeping, the bucket's max age sweeps leftovers.
+    for (const bucket of new Set([this.#bucket(name), this.store])) {
+      try {
+        await bucket.delete(name);
+      } catch {
+        // Already gone: deleting is housekeeping, the bucket's max age sweeps leftovers.
+      }
     }
   }
 
@@ -152,7 +172,14 @@ export class JobData {
    * come: so a read that stalls asks whether the object still exists, and ends with null if not.
    */
   async #read(name: string): Promise<Uint8Array | null> {
-    const result = await this.store.get(name).catch((error: unknown) => {
+    const bucket = this.#bucket(name);
+    const found = await this.#readFrom(bucket, name);
+    // Staged before the staging store existed: still in the data store.
+    return found === null && bucket !== this.store ? this.#readFrom(this.store, name) : found;
+  }
+
+  async #readFrom(bucket: ObjectStore, name: string): Promise<Uint8Array | null> {
+    const result = await bucket.get(name).catch((error: unknown) => {
       throw unavailable(error, "The job data store");
     });
     if (!result) return null;
@@ -168,7 +195,7 @@ export class JobData {
       for (;;) {
         const step = await within(next, this.#stallCheckMs);
         if (step === STALLED) {
-          const info = await this.store.info(name).catch(() => undefined);
+          const info = await bucket.info(name).catch(() => undefined);
           if (info === null || info?.deleted) return null;
           if (Date.now() > deadline) {
             throw new ServiceError("timeout", `Reading the stored object ${name} took longer than ${this.#readBudgetMs} ms; retry shortly`);
