@@ -18,6 +18,12 @@ export const ObjectRef = z.object({
   lines: z.number().int().nonnegative().optional(),
   /** With `lines`: the list is `<object>/head` and the chunk objects `<object>/0 … <object>/<chunks-1>`. */
   chunks: z.number().int().nonnegative().optional(),
+  /**
+   * A list the gateway staged, as the owning service admitted it: the object-store digests of its
+   * head and of each chunk (`[head, 0, 1, …]`). A read refuses a part whose digest differs, so a
+   * staged input replaced after admission (the gateway may write the staging store) is never run.
+   */
+  digests: z.array(z.string()).optional(),
 });
 export type ObjectRef = z.infer<typeof ObjectRef>;
 

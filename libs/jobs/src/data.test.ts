@@ -134,4 +134,24 @@ describe("JobData reads against a real nats-server", { timeout: 30_000 }, () => 
     expect((await withStaging.store.info("staged/old/0"))?.deleted ?? true).toBe(true);
     expect((await withStaging.staging.info("staged/new/0"))?.deleted ?? true).toBe(true);
   });
+
+  it("refuses a staged list whose head or chunk was replaced after admission sealed it", async () => {
+    const objm = new Objm(nc);
+    const staging = await objm.create("litrev_staging_seal_test");
+    const withStaging = new JobData(await objm.create(bucket), {}, staging);
+    const staged = await withStaging.putLines("staged/sealed", {}, [{ id: "a" }, { id: "b" }]);
+    await withStaging.putHead(staged, { list: "papers", head: { criteria: ["c"] } });
+    const sealed = await withStaging.seal(staged);
+    expect(sealed.digests).toHaveLength(2); // head + one chunk
+    expect(await withStaging.readChunk(sealed, 0)).toEqual([{ id: "a" }, { id: "b" }]);
+    expect(await withStaging.readHead(sealed)).toEqual({ list: "papers", head: { criteria: ["c"] } });
+
+    // Whoever may write the staging store (the gateway) replaces the chunk and the head after admission.
+    await staging.putBlob({ name: "staged/sealed/0" }, new TextEncoder().encode(`${JSON.stringify({ id: "forged" })}\n`));
+    await staging.putBlob({ name: "staged/sealed/head" }, new TextEncoder().encode(JSON.stringify({ list: "papers", head: { criteria: ["forged"] } })));
+    await expect(withStaging.readChunk(sealed, 0)).rejects.toThrow(/changed after/);
+    await expect(withStaging.readHead(sealed)).rejects.toThrow(/changed after/);
+    // A list missing a part cannot be sealed.
+    await expect(withStaging.seal({ ...staged, object: "staged/absent" })).rejects.toThrow(ServiceError);
+  });
 });

@@ -121,9 +121,31 @@ export class JobData {
     await this.#bucket(ref.object).putBlob({ name: linesObject(ref.object, "head") }, encoder.encode(JSON.stringify(head)));
   }
 
+  /**
+   * The list's reference with the digests of its head and chunks as they are now (`ObjectRef.digests`):
+   * admission seals a staged list this way, so that every later read refuses a part replaced since.
+   * Throws when a part is missing.
+   */
+  async seal(ref: ObjectRef): Promise<ObjectRef> {
+    const bucket = this.#bucket(ref.object);
+    const digests: string[] = [];
+    for (const part of ["head" as const, ...Array.from({ length: ref.chunks ?? 0 }, (_, n) => n)]) {
+      const info = await bucket.info(linesObject(ref.object, part)).catch((error: unknown) => {
+        throw unavailable(error, "The job data store");
+      });
+      if (!info || info.deleted) throw new ServiceError("validation", `The staged list ${ref.object} is incomplete (${String(part)} is missing)`);
+      digests.push(info.digest);
+    }
+    return { ...ref, digests };
+  }
+
   /** The head of a list written by `putLines`, or null when it no longer exists. */
   async readHead<T = unknown>(ref: ObjectRef): Promise<T | null> {
-    return this.getJson<T>(linesObject(ref.object, "head"));
+    const name = linesObject(ref.object, "head");
+    const digest = ref.digests?.[0];
+    if (digest === undefined) return this.getJson<T>(name);
+    const bytes = await this.#read(name, digest);
+    return bytes ? (JSON.parse(decoder.decode(bytes)) as T) : null;
   }
 
   /**
@@ -136,7 +158,7 @@ export class JobData {
 
   /** Chunk `n` of a list written by `putLines`; throws when it is missing. */
   async readChunk(ref: ObjectRef, n: number): Promise<unknown[]> {
-    const bytes = await this.#read(linesObject(ref.object, n));
+    const bytes = await this.#read(linesObject(ref.object, n), ref.digests?.[n + 1]);
     if (!bytes) throw new ServiceError("unknown", `The stored list ${ref.object} is no longer complete (chunk ${n} is missing)`);
     const items: unknown[] = [];
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
@@ -171,18 +193,25 @@ export class JobData {
    * purged by a concurrent delete (e.g. another gateway consuming a finished job's result) never
    * come: so a read that stalls asks whether the object still exists, and ends with null if not.
    */
-  async #read(name: string): Promise<Uint8Array | null> {
+  /** The object's bytes; with `digest`, only if the object is still the one that digest names. */
+  async #read(name: string, digest?: string): Promise<Uint8Array | null> {
     const bucket = this.#bucket(name);
-    const found = await this.#readFrom(bucket, name);
+    const found = await this.#readFrom(bucket, name, digest);
     // Staged before the staging store existed: still in the data store.
-    return found === null && bucket !== this.store ? this.#readFrom(this.store, name) : found;
+    return found === null && bucket !== this.store ? this.#readFrom(this.store, name, digest) : found;
   }
 
-  async #readFrom(bucket: ObjectStore, name: string): Promise<Uint8Array | null> {
+  async #readFrom(bucket: ObjectStore, name: string, digest?: string): Promise<Uint8Array | null> {
     const result = await bucket.get(name).catch((error: unknown) => {
       throw unavailable(error, "The job data store");
     });
     if (!result) return null;
+    if (digest !== undefined && result.info.digest !== digest) {
+      // The client checks the bytes against the object's own digest; this checks the object is the admitted one.
+      result.error.catch(() => undefined);
+      void result.data.cancel().catch(() => undefined);
+      throw new ServiceError("unknown", `The stored object ${name} changed after the job was admitted; it is not used`);
+    }
     // Failures also surface through `data`; this promise must never be left unhandled.
     result.error.catch(() => undefined);
     const reader = result.data.getReader();

@@ -156,7 +156,9 @@ async function storeInput(infra: JobInfra, jobId: string, request: AdmitRequest)
   if (request.staged) {
     const { list = "items" } = request;
     await infra.data.putHead(request.staged, { list, head: request.input as Record<string, unknown> } satisfies ListHead);
-    return request.staged;
+    // Sealed as admitted: the gateway may write the staging store, so a later replacement of the
+    // head or a chunk must make the worker's read fail rather than run another input.
+    return infra.data.seal(request.staged);
   }
   if (request.list) return putListInput(infra.data, jobDataObjects.input(jobId), request.input as Record<string, unknown>, request.list);
   return infra.data.putJson(jobDataObjects.input(jobId), request.input);
