@@ -92,15 +92,23 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
     await expect(as("bob", operations.getScreeningJob.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
     expect(await as("bob", operations.activeScreeningJob.name)({ project_id: 604 })).toBeNull();
     expect(((await as("alice", operations.activeScreeningJob.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(id);
-    // Bob's 409 does not name Alice's job; Alice's does.
+    // Each client's project ids are its own: Bob's creation for 604 takes his own slot, and each
+    // one's 409 names only that client's job.
     const conflict = (owner: string) => as(owner, operations.createScreeningJob.name)(screeningRequest(604)).then(() => "", (e: Error) => e.message);
-    expect(await conflict("bob")).toMatch(/already pending \(started with another service key\)/);
+    const bobs = ((await as("bob", operations.createScreeningJob.name)(screeningRequest(604))) as { job_id: string }).job_id;
+    await screening.queue.discard(bobs);
+    expect(bobs).not.toBe(id);
     expect(await conflict("alice")).toContain(id);
+    expect(await conflict("alice")).not.toContain(bobs);
+    expect(await conflict("bob")).toContain(bobs);
+    expect(await conflict("bob")).not.toMatch(new RegExp(`${id}|another service key`));
+    expect(((await as("bob", operations.activeScreeningJob.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(bobs);
+    expect(((await as("alice", operations.activeScreeningJob.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(id);
 
     // Finished, stored and releasable: Bob's poll neither reads nor releases it; Alice's does.
     await screening.registry.update(id, (s) => ({ ...s, status: "completed", progress: 1, completed_at: new Date().toISOString(), releasable: true }));
     await store.upsertJob({ ...(await store.getJob(id))!, status: "completed", completed_at: new Date().toISOString() });
-    await screening.registry.releaseLock(604, id);
+    await screening.registry.releaseLock(604, id, "alice");
     await expect(as("bob", operations.getScreeningJob.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
     expect(await screening.registry.get(id)).not.toBeNull();
     expect(((await as("alice", operations.getScreeningJob.name)({ job_id: id })) as { status: string }).status).toBe("completed");
@@ -134,7 +142,7 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
     }
     // The first one ends the way a worker ends it.
     await indexer.registry.update(first.job_id, (s) => ({ ...s, status: "completed", completed_at: new Date().toISOString() }));
-    await indexer.registry.releaseLock(603, first.job_id);
+    await indexer.registry.releaseLock(603, first.job_id, undefined);
 
     const reader = await readerOf(indexer, store);
     expect(((await reader.activeForProject(603)) as { job_id: string } | null)?.job_id).toBe(second.job_id);

@@ -35,9 +35,11 @@ describe("job creations whose list the gateway stages (chunked input lists)", ()
 
   /** Names of the objects in a service's job data bucket under `prefix`. */
   async function objects(service: "screening" | "indexer", prefix: string): Promise<string[]> {
-    const { store } = await JobData.open(await link.ready(), service);
+    const { store, staging } = await JobData.open(await link.ready(), service);
     const names: string[] = [];
-    for (const info of await store.list()) if (info.name.startsWith(prefix) && !info.deleted) names.push(info.name);
+    // Staged lists are kept apart from the job data (the only job store the gateway may write); nothing staged is left in the data store.
+    for (const bucket of [store, staging]) for (const info of await bucket.list()) if (info.name.startsWith(prefix) && !info.deleted) names.push(info.name);
+    if (prefix.startsWith("staged/")) expect((await store.list()).filter((info) => info.name.startsWith(prefix) && !info.deleted)).toEqual([]);
     return names;
   }
 

@@ -52,7 +52,7 @@ describe("scoped service keys and job ownership (real stack)", () => {
   const as = (key: string) => ({ headers: { "x-api-key": key } });
   const get = (key: string, path: string) => stack.http("GET", path, undefined, as(key));
 
-  it("hides a running screening job from another client: poll 404, not listed, not its active job; 409 without its id", async () => {
+  it("hides a running screening job from another client: poll 404, not listed, not its active job", async () => {
     const project = 7_001;
     const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(3), criteria: CRITERIA, repetitions: 1, project_id: project }, as(ALICE));
     expect(created.status).toBe(200);
@@ -71,12 +71,6 @@ describe("scoped service keys and job ownership (real stack)", () => {
     }
     expect((await get(ALICE, `/v1/screening/active-job?project_id=${project}`)).body?.job_id).toBe(id);
 
-    // The project lock is global (one active job per project), but another client's 409 does not name the job.
-    const theirs = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(2), criteria: CRITERIA, project_id: project, mock: true }, as(BOB));
-    expect(theirs.status).toBe(409);
-    expect(typeof theirs.body.detail).toBe("string");
-    expect(theirs.body.detail).not.toContain(id);
-    expect(theirs.body.detail).toMatch(/already (pending|running)/);
     const own = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(2), criteria: CRITERIA, project_id: project, mock: true }, as(ALICE));
     expect(own.status).toBe(409);
     expect(own.body.detail).toContain(id);
@@ -101,6 +95,42 @@ describe("scoped service keys and job ownership (real stack)", () => {
     expect(await listedBy(ALICE)).toContain(id);
     expect(await listedBy(BOB)).not.toContain(id);
     expect(await listedBy(TEST_API_KEY)).not.toContain(id);
+  });
+
+  it("the project lock is per client: Alice, Bob and the single key each run a job for project 7; no 409, listing or active-job shows another's", async () => {
+    const project = 7;
+    const keys = { alice: ALICE, bob: BOB, single: TEST_API_KEY };
+    const create = (key: string) => stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(3), criteria: CRITERIA, repetitions: 1, project_id: project }, as(key));
+    // At once, as two clients that never heard of each other would.
+    const created = await Promise.all(Object.values(keys).map(create));
+    for (const res of created) expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const ids = Object.fromEntries(Object.keys(keys).map((name, i) => [name, created[i]!.body.job_id as string])) as Record<keyof typeof keys, string>;
+    expect(new Set(Object.values(ids)).size).toBe(3);
+
+    for (const [name, key] of Object.entries(keys) as [keyof typeof keys, string][]) {
+      const others = Object.entries(ids).filter(([n]) => n !== name).map(([, id]) => id);
+      // Each client's own second creation is refused, naming its own job only.
+      const again = await create(key);
+      expect(again.status).toBe(409);
+      expect(again.body.detail).toContain(ids[name]);
+      expect(again.body.detail).not.toMatch(/another service key/);
+      for (const other of others) expect(again.body.detail).not.toContain(other);
+      const active = await get(key, `/v1/screening/active-job?project_id=${project}`);
+      expect(active.status).toBe(200);
+      expect(active.body?.job_id).toBe(ids[name]);
+      const listed = ((await get(key, "/v1/screening/jobs?limit=50")).body as { job_id: string }[]).map((j) => j.job_id);
+      expect(listed).toContain(ids[name]);
+      for (const other of others) {
+        expect(listed).not.toContain(other);
+        expect((await get(key, `/v1/screening/jobs/${other}`)).status).toBe(404);
+      }
+    }
+    for (const id of Object.values(ids)) {
+      await waitFor(async () => {
+        const state = (await screeningInfra.registry.get(id))?.state;
+        return state?.status === "completed" || state?.status === "failed" ? state : null;
+      }, 90_000);
+    }
   });
 
   it("lists and polls each client's own jobs only, for indexer jobs too (several per project)", async () => {

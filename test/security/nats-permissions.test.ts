@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
@@ -17,6 +18,7 @@ const REFUSAL_MS = 3_000;
 
 describe("NATS users and permissions (locked-down nats-server, real services)", () => {
   let stack: Stack;
+  let jobId: string;
   const open: NatsConnection[] = [];
 
   beforeAll(async () => {
@@ -24,6 +26,7 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     // A job, so that every job stream and bucket holds something worth stealing.
     const created = await stack.http("POST", "/v1/screening/jobs", { papers: [{ id: "p1", title: "t", abstract: "a" }], mock: true, project_id: 5 });
     expect(created.status).toBe(200);
+    jobId = created.body.job_id as string;
   }, 120_000);
   afterAll(async () => {
     await Promise.all(open.map((nc) => nc.close().catch(() => undefined)));
@@ -118,20 +121,68 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     expect(await attempt(() => listObjects(nc, screening.dataBucket))).toBe("ok");
   });
 
+  it("gateway: reads job data but writes only the staging store: no job's input, partial items or result object can be written", async () => {
+    const nc = await as("gateway");
+    const js = jetstream(nc, { timeout: REFUSAL_MS });
+    for (const service of ["screening", "indexer"] as const) {
+      const names = jobNames(service);
+      const data = await new Objm(js).open(names.dataBucket);
+      for (const name of [`input/${jobId}`, `input/${jobId}/head`, `input/${jobId}/0`, `partial/${jobId}/1/0`, `result/${jobId}/head`]) {
+        expect(await attempt(() => data.putBlob({ name }, new TextEncoder().encode("forged"))), `${service} ${name}`).toMatch(PERMISSION);
+      }
+      // An object the service wrote can be neither replaced nor deleted by the gateway.
+      const own = await new Objm(jetstream(await as(service))).open(names.dataBucket);
+      const name = `input/${randomUUID()}/head`;
+      await own.putBlob({ name }, new TextEncoder().encode("{}"));
+      expect(await attempt(() => data.putBlob({ name }, new TextEncoder().encode("forged")))).toMatch(PERMISSION);
+      expect(await attempt(() => data.delete(name))).toMatch(PERMISSION);
+      expect(new TextDecoder().decode((await own.getBlob(name))!)).toBe("{}");
+      await own.delete(name);
+      expect(await attempt(() => js.publish(`$O.${names.dataBucket}.C.forged`, "forged"))).toMatch(PERMISSION);
+      // What it needs: staging a large creation list for the service.
+      const staging = await new Objm(js).open(names.stagingBucket);
+      expect(await attempt(() => staging.putBlob({ name: `staged/${randomUUID()}/0` }, new TextEncoder().encode("{}\n")))).toBe("ok");
+    }
+  });
+
+  it("gateway: may read job state but not write it: every put, create, update or delete of a job.* or lock.* key is refused", async () => {
+    const nc = await as("gateway");
+    const screening = jobNames("screening");
+    const indexer = jobNames("indexer");
+    const kv = await new Kvm(jetstream(nc, { timeout: REFUSAL_MS })).open(screening.stateBucket);
+    const real = await kv.get(`job.${jobId}`);
+    expect(real?.operation).toBe("PUT"); // reading is allowed: the gateway's mirror
+    const forged = JSON.stringify({ ...(real!.json() as object), status: "failed", owner: "mallory", worker: "forged", attempt: 99 });
+    for (const key of [`job.${jobId}`, "job.00000000-0000-4000-8000-000000000000", "job.forged", "lock.5", "lock.alice.5"]) {
+      expect(await attempt(() => kv.put(key, forged)), key).toMatch(PERMISSION);
+      expect(await attempt(() => kv.create(key, forged)), key).toMatch(PERMISSION);
+      expect(await attempt(() => kv.delete(key)), key).toMatch(PERMISSION);
+      expect(await attempt(() => kv.purge(key)), key).toMatch(PERMISSION);
+    }
+    expect(await attempt(() => kv.update(`job.${jobId}`, forged, real!.revision))).toMatch(PERMISSION);
+    const indexerKv = await new Kvm(jetstream(nc, { timeout: REFUSAL_MS })).open(indexer.stateBucket);
+    expect(await attempt(() => indexerKv.put("job.forged", forged))).toMatch(PERMISSION);
+    // A raw publish on the key's subject (what a KV put is underneath) is refused by the server as well.
+    expect(await attempt(() => jetstream(nc, { timeout: REFUSAL_MS }).publish(`$KV.${screening.stateBucket}.job.${jobId}`, forged))).toMatch(PERMISSION);
+    // The job's state is exactly what its service wrote.
+    const after = await new Kvm(jetstream(await as("screening"))).open(screening.stateBucket).then((own) => own.get(`job.${jobId}`));
+    expect(after?.revision).toBeGreaterThanOrEqual(real!.revision);
+    expect(after?.json()).not.toMatchObject({ owner: "mallory" });
+    expect(after?.json()).not.toMatchObject({ worker: "forged" });
+  });
+
   it("gateway: cannot smuggle a job command in through a consumer whose deliver subject is a command subject", async () => {
     const nc = await as("gateway");
     const screening = jobNames("screening");
     const commands = await jetstreamManager(await as("screening"));
     const before = (await commands.streams.info(screening.commandStream)).state.last_seq;
-    // It may write a job's live state (it deletes terminal ones) and create consumers on that bucket (its watch)...
-    const kv = await new Kvm(jetstream(nc, { timeout: REFUSAL_MS })).open(screening.stateBucket);
-    await kv.put("job.smuggled", JSON.stringify({ version: 1, type: "job.run", job_id: "smuggled" }));
+    // It may create consumers on the live-state bucket (its watch), here over a real job's key...
     const jsm = await jetstreamManager(nc, { timeout: REFUSAL_MS });
     const consumer = await attempt(() =>
       jsm.consumers.add(`KV_${screening.stateBucket}`, {
         name: "smuggler",
-        deliver_subject: screening.commandSubject("smuggled"),
-        filter_subject: `$KV.${screening.stateBucket}.job.smuggled`,
+        deliver_subject: screening.commandSubject(jobId),
+        filter_subject: `$KV.${screening.stateBucket}.job.${jobId}`,
         ack_policy: AckPolicy.None,
         deliver_policy: DeliverPolicy.LastPerSubject,
       }),
@@ -140,7 +191,6 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     await new Promise((r) => setTimeout(r, 1_500));
     expect((await commands.streams.info(screening.commandStream)).state.last_seq).toBe(before);
     if (consumer === "ok") await jsm.consumers.delete(`KV_${screening.stateBucket}`, "smuggler").catch(() => undefined);
-    await kv.delete("job.smuggled");
   });
 
   it("gateway: may write configuration overrides but not a service's announced defaults", async () => {
@@ -204,10 +254,10 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     });
     const streams = (jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? []);
     const names = streams.map((s) => s.name).sort();
-    // Everything the three services create: 7 per job service, the config bucket, a payload bucket each.
+    // Everything the three services create: 8 per job service, the config bucket, a payload bucket each.
     for (const service of ["screening", "indexer"] as const) {
       const n = jobNames(service);
-      for (const name of [n.commandStream, n.checkpointStream, n.storeIndexStream, `KV_${n.stateBucket}`, `KV_${n.storeBucket}`, `OBJ_${n.dataBucket}`, `OBJ_${n.storeItemsBucket}`]) {
+      for (const name of [n.commandStream, n.checkpointStream, n.storeIndexStream, `KV_${n.stateBucket}`, `KV_${n.storeBucket}`, `OBJ_${n.dataBucket}`, `OBJ_${n.stagingBucket}`, `OBJ_${n.storeItemsBucket}`]) {
         expect(names).toContain(name);
       }
     }

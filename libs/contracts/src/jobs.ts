@@ -18,6 +18,12 @@ export const ObjectRef = z.object({
   lines: z.number().int().nonnegative().optional(),
   /** With `lines`: the list is `<object>/head` and the chunk objects `<object>/0 … <object>/<chunks-1>`. */
   chunks: z.number().int().nonnegative().optional(),
+  /**
+   * A list the gateway staged, as the owning service admitted it: the object-store digests of its
+   * head and of each chunk (`[head, 0, 1, …]`). A read refuses a part whose digest differs, so a
+   * staged input replaced after admission (the gateway may write the staging store) is never run.
+   */
+  digests: z.array(z.string()).optional(),
 });
 export type ObjectRef = z.infer<typeof ObjectRef>;
 
@@ -97,7 +103,7 @@ export const LiveJobState = z.object({
 });
 export type LiveJobState = z.infer<typeof LiveJobState>;
 
-/** The value under `lock.<project_id>`: which job holds the project's one active slot. */
+/** The value under `lock.[<owner>.]<project_id>`: which job holds that owner's project's one active slot. */
 export const ProjectLock = z.object({
   version: z.literal(1),
   type: z.literal("job.lock"),
@@ -116,6 +122,12 @@ export const JobCheckpoint = z.object({
   stage: z.string(),
   unit: z.string(),
   data: z.unknown(),
+  /**
+   * The delivery number of the run that saved it (its lease). A load ignores a checkpoint saved
+   * after a newer run fenced the job (see libs/jobs checkpoints.ts). Absent on checkpoints from
+   * before fencing: always loaded.
+   */
+  fence: z.number().int().nonnegative().optional(),
 });
 export type JobCheckpoint = z.infer<typeof JobCheckpoint>;
 

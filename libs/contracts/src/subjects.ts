@@ -1,3 +1,5 @@
+import { DEFAULT_JOB_OWNER } from "./provider-keys";
+
 /**
  * Every NATS name the system uses, built here so that no service holds a subject literal.
  * Layout: `litrev.rpc.<service>.<operation>` for request-reply (queue group = service),
@@ -103,6 +105,12 @@ export const jobNames = (service: JobService) => {
     stateBucket: `litrev_jobs_${service}`,
     dataBucket: `litrev_jobdata_${service}`,
     /**
+     * Large creation lists the gateway stages for admission (`staged/<uuid>/…`), apart from the job
+     * data: the gateway may write here and nowhere in the job data, so it cannot change any job's
+     * input, partial items or results.
+     */
+    stagingBucket: `litrev_staging_${service}`,
+    /**
      * The embedded store of record (libs/jobs/src/store/embedded-job-store.ts): a KV bucket with one
      * row per job plus an `active.<project>.<job>` key while the row is pending/running, a stream
      * indexing jobs in order of their first write (newest-first listings read it backwards), and an
@@ -123,10 +131,17 @@ export const jobNames = (service: JobService) => {
 };
 export type JobNames = ReturnType<typeof jobNames>;
 
-/** Keys of a job-state bucket: one live record per job, one lock per project with an active job. */
+/**
+ * Keys of a job-state bucket: one live record per job, one lock per (owner, project) with an active
+ * job. `project_id` is each client's own key, so two clients' project 7 are different projects. The
+ * default owner (a single `API_KEY`, jobs from before owners) keeps the key it always had,
+ * `lock.<project>`, so a deployment with one key behaves as before, across a rolling upgrade too.
+ * Owner ids are letters, digits, '-' and '_' (`OWNER_ID`): one key token, never a dot.
+ */
 export const jobStateKeys = {
   job: (jobId: string) => `job.${jobId}`,
-  lock: (projectId: number) => `lock.${projectId}`,
+  lock: (projectId: number, owner: string | undefined) =>
+    owner === undefined || owner === DEFAULT_JOB_OWNER ? `lock.${projectId}` : `lock.${owner}.${projectId}`,
   allJobs: () => "job.*",
   prefixJob: "job.",
   prefixLock: "lock.",

@@ -9,9 +9,28 @@ const encoder = new TextEncoder();
 export const MAX_CHECKPOINT_BYTES = 900 * 1024;
 
 /**
+ * The stage name of fence marks: a run that takes a job over publishes `<job>.<FENCE_STAGE>.<its
+ * delivery number>` before it loads or saves anything. Not a stage a handler may use.
+ */
+export const FENCE_STAGE = "_fence";
+
+/** Where in the stream a newer run fenced the job. */
+interface FenceMark {
+  fence: number;
+  seq: number;
+}
+
+/**
  * Finished units of a job's work (e.g. one labelled batch of papers), appended to a stream as they
  * finish. A redelivered job loads them and skips that work, so a crash never pays the provider twice
  * for what was already done. Purged when the job ends; the stream's max age sweeps leftovers.
+ *
+ * Fenced: a save is a lease check followed by a publish, so a run can lose its lease in between and
+ * still land one unit. Every checkpoint therefore carries its run's fence (delivery number), and a
+ * run taking the job over first appends a fence mark; the stream orders both, and a load ignores a
+ * checkpoint whose fence is below a mark that precedes it. What a stale run writes after the mark is
+ * never read, whatever the timing (at worst its unit replaced the new run's copy of the same unit,
+ * which is then done again: a cost, never a wrong result).
  */
 export class CheckpointLog {
   constructor(
@@ -20,20 +39,48 @@ export class CheckpointLog {
     private readonly names: JobNames,
   ) {}
 
-  async save(jobId: string, stage: string, unit: string, data: unknown): Promise<void> {
-    const record: JobCheckpoint = { version: 1, type: "job.checkpoint", job_id: jobId, stage, unit, data };
+  async save(jobId: string, stage: string, unit: string, data: unknown, fence: number): Promise<void> {
+    if (stage === FENCE_STAGE) throw new ServiceError("unknown", `checkpoint stage ${FENCE_STAGE} is reserved for fence marks`);
+    const record: JobCheckpoint = { version: 1, type: "job.checkpoint", job_id: jobId, stage, unit, data, fence };
     const bytes = encoder.encode(JSON.stringify(record));
     if (bytes.length > MAX_CHECKPOINT_BYTES) {
       throw new ServiceError("unknown", `checkpoint ${stage}/${unit} of job ${jobId} is ${bytes.length} bytes; split the unit (limit ${MAX_CHECKPOINT_BYTES})`);
     }
+    // The fence is part of the message id: a stale run's save must not de-duplicate away the new run's save of the same unit.
     await this.js.publish(this.names.checkpointSubject(jobId, stage, safeToken(unit)), bytes, {
-      msgID: `${jobId}.${stage}.${unit}`,
+      msgID: `${jobId}.${stage}.${unit}.${fence}`,
     });
   }
 
-  /** Every saved unit of one stage (the last save of a unit wins). */
+  /**
+   * Marks the job as taken by the run fenced `fence`: checkpoints of lower fences that land after
+   * this mark are ignored by every later load. A run that took the job over calls this before it
+   * loads or saves anything.
+   */
+  async fence(jobId: string, fence: number): Promise<void> {
+    const record: JobCheckpoint = { version: 1, type: "job.checkpoint", job_id: jobId, stage: FENCE_STAGE, unit: String(fence), data: null, fence };
+    await this.js.publish(this.names.checkpointSubject(jobId, FENCE_STAGE, String(fence)), encoder.encode(JSON.stringify(record)), {
+      msgID: `${jobId}.${FENCE_STAGE}.${fence}`,
+    });
+  }
+
+  /** Every saved unit of one stage (the last save of a unit wins), without those saved by a run already fenced out. */
   async load<T = unknown>(jobId: string, stage: string): Promise<Map<string, T>> {
+    const marks: FenceMark[] = [];
+    await this.#read(jobId, FENCE_STAGE, (record, seq) => {
+      if (record.fence !== undefined) marks.push({ fence: record.fence, seq });
+    });
     const out = new Map<string, T>();
+    await this.#read(jobId, stage, (record, seq) => {
+      const fence = record.fence;
+      if (fence !== undefined && marks.some((mark) => mark.fence > fence && mark.seq < seq)) return; // saved after a newer run took over
+      out.set(record.unit, record.data as T);
+    });
+    return out;
+  }
+
+  /** Calls `each` with every checkpoint of one stage of the job, in stream order, with its sequence. */
+  async #read(jobId: string, stage: string, each: (record: JobCheckpoint, seq: number) => void): Promise<void> {
     const consumer = await this.js.consumers.get(this.names.checkpointStream, {
       filter_subjects: this.names.checkpointStageSubjects(jobId, stage),
       deliver_policy: DeliverPolicy.All,
@@ -42,14 +89,14 @@ export class CheckpointLog {
     let remaining = info.num_pending;
     if (remaining === 0) {
       await consumer.delete().catch(() => undefined);
-      return out;
+      return;
     }
     const messages = await consumer.consume({ max_messages: 512 });
     try {
       for await (const msg of messages) {
         // Anything that is not a checkpoint (e.g. garbage published on the subject) is skipped.
         const parsed = JobCheckpoint.safeParse(safeJson(msg));
-        if (parsed.success) out.set(parsed.data.unit, parsed.data.data as T);
+        if (parsed.success) each(parsed.data, msg.seq);
         remaining = msg.info.pending;
         if (remaining === 0) break;
       }
@@ -57,7 +104,6 @@ export class CheckpointLog {
       await messages.close().catch(() => undefined);
       await consumer.delete().catch(() => undefined);
     }
-    return out;
   }
 
   async purge(jobId: string): Promise<void> {

@@ -110,4 +110,48 @@ describe("JobData reads against a real nats-server", { timeout: 30_000 }, () => 
     }
     expect(() => stagedList("not json", 10)).toThrow(ServiceError);
   });
+
+  it("keeps staged lists in the staging store (the one the gateway may write), and still reads those staged before it existed", async () => {
+    const objm = new Objm(nc);
+    const withStaging = new JobData(await objm.create(bucket), {}, await objm.create("litrev_staging_test"));
+    const ref = await withStaging.putLines("staged/new", {}, [{ id: "a" }, { id: "b" }]);
+    await withStaging.putHead(ref, { list: "papers", head: { criteria: [] } });
+    expect(await withStaging.staging.info("staged/new/0")).not.toBeNull();
+    expect(await withStaging.staging.info("staged/new/head")).not.toBeNull();
+    expect(await withStaging.store.info("staged/new/0")).toBeNull();
+    expect(await withStaging.readChunk(ref, 0)).toEqual([{ id: "a" }, { id: "b" }]);
+    expect(await withStaging.readHead(ref)).toEqual({ list: "papers", head: { criteria: [] } });
+    // Other names stay in the data store.
+    await withStaging.putJson("input/x", { n: 1 });
+    expect(await withStaging.store.info("input/x")).not.toBeNull();
+    expect(await withStaging.staging.info("input/x")).toBeNull();
+
+    // A list staged by an earlier version sits in the data store: still read, and deleted from there.
+    const legacy = await data.putLines("staged/old", { head: 1 }, [{ id: "z" }]);
+    expect(await withStaging.readChunk(legacy, 0)).toEqual([{ id: "z" }]);
+    await withStaging.deleteLines(legacy);
+    await withStaging.deleteLines(ref);
+    expect((await withStaging.store.info("staged/old/0"))?.deleted ?? true).toBe(true);
+    expect((await withStaging.staging.info("staged/new/0"))?.deleted ?? true).toBe(true);
+  });
+
+  it("refuses a staged list whose head or chunk was replaced after admission sealed it", async () => {
+    const objm = new Objm(nc);
+    const staging = await objm.create("litrev_staging_seal_test");
+    const withStaging = new JobData(await objm.create(bucket), {}, staging);
+    const staged = await withStaging.putLines("staged/sealed", {}, [{ id: "a" }, { id: "b" }]);
+    await withStaging.putHead(staged, { list: "papers", head: { criteria: ["c"] } });
+    const sealed = await withStaging.seal(staged);
+    expect(sealed.digests).toHaveLength(2); // head + one chunk
+    expect(await withStaging.readChunk(sealed, 0)).toEqual([{ id: "a" }, { id: "b" }]);
+    expect(await withStaging.readHead(sealed)).toEqual({ list: "papers", head: { criteria: ["c"] } });
+
+    // Whoever may write the staging store (the gateway) replaces the chunk and the head after admission.
+    await staging.putBlob({ name: "staged/sealed/0" }, new TextEncoder().encode(`${JSON.stringify({ id: "forged" })}\n`));
+    await staging.putBlob({ name: "staged/sealed/head" }, new TextEncoder().encode(JSON.stringify({ list: "papers", head: { criteria: ["forged"] } })));
+    await expect(withStaging.readChunk(sealed, 0)).rejects.toThrow(/changed after/);
+    await expect(withStaging.readHead(sealed)).rejects.toThrow(/changed after/);
+    // A list missing a part cannot be sealed.
+    await expect(withStaging.seal({ ...staged, object: "staged/absent" })).rejects.toThrow(ServiceError);
+  });
 });

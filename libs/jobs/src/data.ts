@@ -1,6 +1,6 @@
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { jobNames, ServiceError, type JobService, type ObjectRef } from "@litrev/contracts";
+import { jobDataObjects, jobNames, ServiceError, type JobService, type ObjectRef } from "@litrev/contracts";
 import { unavailable } from "./nats-errors";
 
 const encoder = new TextEncoder();
@@ -16,9 +16,16 @@ export interface JobDataOptions {
   readBudgetMs?: number;
 }
 
+/** Names of lists staged by the gateway (`jobDataObjects.staged`): kept in the staging store. */
+const STAGED_PREFIX = jobDataObjects.staged("");
+
 /**
  * Job inputs and results in a JetStream Object Store (128 KiB chunks), so no value of any size ever
  * rides in one NATS message: a 10,000-paper input is ~15 MB, its result several MB.
+ *
+ * Lists the gateway stages (`staged/…`) live in a separate store, the only one of a job service the
+ * gateway may write (docs/security.md § NATS); every read, write and delete of a `staged/` name goes
+ * there. Lists staged before that store existed are still read from the data store.
  */
 export class JobData {
   /** Reads in progress by name: concurrent readers of one object share one transfer and one parse. */
@@ -29,19 +36,29 @@ export class JobData {
   constructor(
     readonly store: ObjectStore,
     options: JobDataOptions = {},
+    /** The staging store; without it (tests, older callers) staged lists stay in `store`. */
+    readonly staging: ObjectStore = store,
   ) {
     this.#stallCheckMs = options.stallCheckMs ?? STALL_CHECK_MS;
     this.#readBudgetMs = options.readBudgetMs ?? READ_BUDGET_MS;
   }
 
-  /** Binds to a service's existing data store (readers such as the gateway; `openJobInfra` creates it). */
+  /** Binds to a service's existing data and staging stores (the gateway; `openJobInfra` creates them). */
   static async open(nc: NatsConnection, service: JobService, options: JobDataOptions = {}): Promise<JobData> {
-    return new JobData(await new Objm(nc).open(jobNames(service).dataBucket), options);
+    const names = jobNames(service);
+    const objm = new Objm(nc);
+    const [store, staging] = await Promise.all([objm.open(names.dataBucket), objm.open(names.stagingBucket)]);
+    return new JobData(store, options, staging);
+  }
+
+  /** The store holding `name`. */
+  #bucket(name: string): ObjectStore {
+    return name.startsWith(STAGED_PREFIX) ? this.staging : this.store;
   }
 
   async putJson(name: string, value: unknown): Promise<ObjectRef> {
     const bytes = encoder.encode(JSON.stringify(value));
-    await this.store.putBlob({ name }, bytes);
+    await this.#bucket(name).putBlob({ name }, bytes);
     return { object: name, bytes: bytes.length };
   }
 
@@ -77,13 +94,14 @@ export class JobData {
     let parts: string[] = [];
     let size = 0;
     const headBytes = encoder.encode(JSON.stringify(head));
-    await this.store.putBlob({ name: linesObject(prefix, "head") }, headBytes);
+    const bucket = this.#bucket(prefix);
+    await bucket.putBlob({ name: linesObject(prefix, "head") }, headBytes);
     let bytes = headBytes.length;
     const flush = async () => {
       const chunk = encoder.encode(parts.join(""));
       parts = [];
       size = 0;
-      await this.store.putBlob({ name: linesObject(prefix, chunks) }, chunk);
+      await bucket.putBlob({ name: linesObject(prefix, chunks) }, chunk);
       chunks++;
       bytes += chunk.length;
     };
@@ -100,12 +118,34 @@ export class JobData {
 
   /** Replaces the head of a list written by `putLines` (the items stay). */
   async putHead(ref: ObjectRef, head: unknown): Promise<void> {
-    await this.store.putBlob({ name: linesObject(ref.object, "head") }, encoder.encode(JSON.stringify(head)));
+    await this.#bucket(ref.object).putBlob({ name: linesObject(ref.object, "head") }, encoder.encode(JSON.stringify(head)));
+  }
+
+  /**
+   * The list's reference with the digests of its head and chunks as they are now (`ObjectRef.digests`):
+   * admission seals a staged list this way, so that every later read refuses a part replaced since.
+   * Throws when a part is missing.
+   */
+  async seal(ref: ObjectRef): Promise<ObjectRef> {
+    const bucket = this.#bucket(ref.object);
+    const digests: string[] = [];
+    for (const part of ["head" as const, ...Array.from({ length: ref.chunks ?? 0 }, (_, n) => n)]) {
+      const info = await bucket.info(linesObject(ref.object, part)).catch((error: unknown) => {
+        throw unavailable(error, "The job data store");
+      });
+      if (!info || info.deleted) throw new ServiceError("validation", `The staged list ${ref.object} is incomplete (${String(part)} is missing)`);
+      digests.push(info.digest);
+    }
+    return { ...ref, digests };
   }
 
   /** The head of a list written by `putLines`, or null when it no longer exists. */
   async readHead<T = unknown>(ref: ObjectRef): Promise<T | null> {
-    return this.getJson<T>(linesObject(ref.object, "head"));
+    const name = linesObject(ref.object, "head");
+    const digest = ref.digests?.[0];
+    if (digest === undefined) return this.getJson<T>(name);
+    const bytes = await this.#read(name, digest);
+    return bytes ? (JSON.parse(decoder.decode(bytes)) as T) : null;
   }
 
   /**
@@ -118,7 +158,7 @@ export class JobData {
 
   /** Chunk `n` of a list written by `putLines`; throws when it is missing. */
   async readChunk(ref: ObjectRef, n: number): Promise<unknown[]> {
-    const bytes = await this.#read(linesObject(ref.object, n));
+    const bytes = await this.#read(linesObject(ref.object, n), ref.digests?.[n + 1]);
     if (!bytes) throw new ServiceError("unknown", `The stored list ${ref.object} is no longer complete (chunk ${n} is missing)`);
     const items: unknown[] = [];
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
@@ -139,10 +179,12 @@ export class JobData {
   }
 
   async delete(name: string): Promise<void> {
-    try {
-      await this.store.delete(name);
-    } catch {
-      // Already gone: deleting is housekeeping, the bucket's max age sweeps leftovers.
+    for (const bucket of new Set([this.#bucket(name), this.store])) {
+      try {
+        await bucket.delete(name);
+      } catch {
+        // Already gone: deleting is housekeeping, the bucket's max age sweeps leftovers.
+      }
     }
   }
 
@@ -151,11 +193,25 @@ export class JobData {
    * purged by a concurrent delete (e.g. another gateway consuming a finished job's result) never
    * come: so a read that stalls asks whether the object still exists, and ends with null if not.
    */
-  async #read(name: string): Promise<Uint8Array | null> {
-    const result = await this.store.get(name).catch((error: unknown) => {
+  /** The object's bytes; with `digest`, only if the object is still the one that digest names. */
+  async #read(name: string, digest?: string): Promise<Uint8Array | null> {
+    const bucket = this.#bucket(name);
+    const found = await this.#readFrom(bucket, name, digest);
+    // Staged before the staging store existed: still in the data store.
+    return found === null && bucket !== this.store ? this.#readFrom(this.store, name, digest) : found;
+  }
+
+  async #readFrom(bucket: ObjectStore, name: string, digest?: string): Promise<Uint8Array | null> {
+    const result = await bucket.get(name).catch((error: unknown) => {
       throw unavailable(error, "The job data store");
     });
     if (!result) return null;
+    if (digest !== undefined && result.info.digest !== digest) {
+      // The client checks the bytes against the object's own digest; this checks the object is the admitted one.
+      result.error.catch(() => undefined);
+      void result.data.cancel().catch(() => undefined);
+      throw new ServiceError("unknown", `The stored object ${name} changed after the job was admitted; it is not used`);
+    }
     // Failures also surface through `data`; this promise must never be left unhandled.
     result.error.catch(() => undefined);
     const reader = result.data.getReader();
@@ -168,7 +224,7 @@ export class JobData {
       for (;;) {
         const step = await within(next, this.#stallCheckMs);
         if (step === STALLED) {
-          const info = await this.store.info(name).catch(() => undefined);
+          const info = await bucket.info(name).catch(() => undefined);
           if (info === null || info?.deleted) return null;
           if (Date.now() > deadline) {
             throw new ServiceError("timeout", `Reading the stored object ${name} took longer than ${this.#readBudgetMs} ms; retry shortly`);

@@ -48,7 +48,7 @@ export interface JobInfra {
 
 /**
  * Creates (idempotently) and opens one service's job stream, worker consumer, state bucket,
- * checkpoint stream and data store. Safe to call from every replica at once.
+ * checkpoint stream, data store and staging store. Safe to call from every replica at once.
  */
 export async function openJobInfra(nc: NatsConnection, service: JobService, options: JobInfraOptions = {}): Promise<JobInfra> {
   const resolved: ResolvedJobInfraOptions = { ...DEFAULT_JOB_INFRA_OPTIONS, ...definedOnly(options) };
@@ -102,6 +102,14 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
     max_bytes: quotas.jobDataBytes,
   });
   await keepStreamLimits(jsm, `OBJ_${names.dataBucket}`, { max_bytes: quotas.jobDataBytes });
+  // Staged lists become their jobs' inputs as they are: kept as long as job data.
+  const staging = await new Objm(js).create(names.stagingBucket, {
+    ttl: nanos(resolved.retentionMs),
+    storage: StorageType.File,
+    replicas,
+    max_bytes: quotas.jobStagingBytes,
+  });
+  await keepStreamLimits(jsm, `OBJ_${names.stagingBucket}`, { max_bytes: quotas.jobStagingBytes });
 
   return {
     service,
@@ -110,7 +118,7 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
     js,
     jsm,
     registry: new JobRegistry(kv),
-    data: new JobData(objects),
+    data: new JobData(objects, {}, staging),
     checkpoints: new CheckpointLog(js, jsm, names),
     queue: new JobQueue(js, jsm, names),
     options: resolved,

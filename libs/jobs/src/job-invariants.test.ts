@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
+import type { JsMsg } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { jobDataObjects, ServiceError } from "@litrev/contracts";
@@ -14,6 +15,7 @@ import { KeySealer } from "./key-sealer";
 import { newJobState } from "./state";
 import { MemoryJobStore, toStoredJob, type StoredJob } from "./store/job-store";
 import { JobWorker } from "./worker/job-worker";
+import { JobRun } from "./worker/job-run";
 import { waitFor } from "../../../test/support/stack";
 
 /**
@@ -50,8 +52,9 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
 
   /** Another worker takes the job over, as a redelivery after a stall would. */
   async function takeOver(jobId: string, by: string) {
-    await infra.registry.update(jobId, (s) => ({ ...s, attempt: s.attempt + 1, worker: by, heartbeat_at: new Date().toISOString() }));
-    await infra.checkpoints.save(jobId, "units", "new-owner", { by });
+    const taken = await infra.registry.update(jobId, (s) => ({ ...s, attempt: s.attempt + 1, worker: by, heartbeat_at: new Date().toISOString() }));
+    await infra.checkpoints.fence(jobId, taken!.state.attempt);
+    await infra.checkpoints.save(jobId, "units", "new-owner", { by }, taken!.state.attempt);
   }
 
   it("a worker whose lease was taken over and whose handler then fails leaves the new owner's job alone", async () => {
@@ -78,7 +81,7 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     expect(live?.state).toMatchObject({ status: "running", worker: "new-owner" });
     expect((await infra.checkpoints.load(state.job_id, "units")).get("new-owner")).toEqual({ by: "new-owner" });
     expect(await infra.data.getJson(jobDataObjects.input(state.job_id))).toEqual({ n: 1 });
-    expect((await infra.registry.lockHolder(501))?.lock.job_id).toBe(state.job_id);
+    expect((await infra.registry.lockHolder(501, state.owner))?.lock.job_id).toBe(state.job_id);
     expect((await store.getJob(state.job_id))?.status).not.toBe("failed");
     await infra.queue.discard(state.job_id);
   });
@@ -183,8 +186,8 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
   it("an orphan reaper whose look-ups were slow never overwrites a job that finished meanwhile", async () => {
     // A store whose active-job look-up takes a second (a store timing out), during which the job ends.
     const store = new (class extends MemoryJobStore {
-      override async activeJobs(projectId: number) {
-        const rows = await super.activeJobs(projectId);
+      override async activeJobs(projectId: number, owner?: string) {
+        const rows = await super.activeJobs(projectId, owner);
         await sleep(1_000);
         return rows;
       }
@@ -197,17 +200,141 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     await infra.registry.update(state.job_id, (s) => ({ ...s, status: "running", attempt: 1, worker: "w", heartbeat_at: old }));
     await infra.queue.discard(state.job_id);
 
-    const reaping = reapOrphans(infra, store, 506, 1_000, logger);
+    const reaping = reapOrphans(infra, store, 506, 1_000, logger, state.owner);
     await sleep(300);
     // Meanwhile its worker finishes it the way a worker does: store first, then live, then the release.
     const done = (await infra.registry.get(state.job_id))!.state;
     const completed = { ...done, status: "completed" as const, progress: 1, completed_at: new Date().toISOString(), releasable: true };
     await store.upsertJob(toStoredJob(completed, {}, 1));
     await infra.registry.update(state.job_id, () => completed);
-    await infra.registry.releaseLock(506, state.job_id);
+    await infra.registry.releaseLock(506, state.job_id, state.owner);
     await infra.registry.remove(state.job_id);
 
     expect(await reaping).toEqual([]);
     expect((await store.getJob(state.job_id))?.status).toBe("completed");
+  });
+
+  it("a queue submit that fails after the row was saved leaves no pending row behind (J3)", async () => {
+    const store = new MemoryJobStore();
+    const state = pending(507);
+    const submit = vi.spyOn(infra.queue, "submit").mockRejectedValueOnce(new Error("the work queue refused the command"));
+    try {
+      await expect(admitJob(infra, store, { state, input: { n: 7 }, logger })).rejects.toThrow(/refused/);
+    } finally {
+      submit.mockRestore();
+    }
+    // The client got an error and no job id: the row must not sit `pending` until retention sweeps it.
+    const row = await store.getJob(state.job_id);
+    expect(row === null || row.status === "failed").toBe(true);
+    expect(await store.activeJobs(507)).toEqual([]);
+    expect((await store.listJobs(100)).filter((j) => j.status === "pending")).toEqual([]);
+    // Everything else is released too: no live state, no lock, no input; the project takes a new job.
+    expect(await infra.registry.get(state.job_id)).toBeNull();
+    expect(await infra.registry.lockHolder(507, state.owner)).toBeNull();
+    const next = await admitJob(infra, store, { state: pending(507), input: {}, logger });
+    expect(next.ok).toBe(true);
+    if (next.ok) await infra.queue.discard(next.state.job_id);
+  });
+
+  it("the project slot is per owner: concurrent creations win once per owner, and reaping stays within the owner (T1)", async () => {
+    const store = new MemoryJobStore();
+    const as = (owner: string | undefined) =>
+      newJobState({ jobId: randomUUID(), service: "screening", projectId: 508, owner, modelVersion: "llm-5-nano", config: {}, estimatedCostUsd: 0.01 });
+    const owners = ["alice", "bob", undefined] as const;
+    const attempts = await Promise.all(owners.flatMap((owner) => Array.from({ length: 6 }, () => admitJob(infra, store, { state: as(owner), input: {}, logger }))));
+    const winners = new Map<string, string>();
+    for (const [i, attempt] of attempts.entries()) {
+      const owner = owners[Math.floor(i / 6)] ?? "default";
+      if (attempt.ok) {
+        expect(winners.has(owner), owner).toBe(false);
+        winners.set(owner, attempt.state.job_id);
+      } else {
+        // A conflict only ever names the requester's own job.
+        expect(attempt.conflict.owner, owner).toBe(owner);
+      }
+    }
+    expect([...winners.keys()].sort()).toEqual(["alice", "bob", "default"]);
+    for (const attempt of attempts) if (!attempt.ok) expect(attempt.conflict.job_id).toBe(winners.get(attempt.conflict.owner ?? "default"));
+    // A single key (the default owner) keeps the key it always had.
+    expect((await infra.registry.lockHolder(508, undefined))?.lock.job_id).toBe(winners.get("default"));
+    expect((await infra.registry.lockHolder(508, "alice"))?.lock.job_id).toBe(winners.get("alice"));
+
+    // Bob's job turns orphan (its command gone, long unheard of): Alice's next creation does not reap it, Bob's does.
+    const bob = winners.get("bob")!;
+    for (const id of winners.values()) await infra.queue.discard(id);
+    const old = new Date(Date.now() - 60_000).toISOString();
+    await infra.registry.update(bob, (s) => ({ ...s, heartbeat_at: old }));
+    expect(await reapOrphans(infra, store, 508, 1_000, logger, "alice")).toEqual([]);
+    expect((await infra.registry.get(bob))?.state.status).toBe("pending");
+    expect(await reapOrphans(infra, store, 508, 1_000, logger, "bob")).toEqual([bob]);
+    expect((await store.getJob(bob))?.status).toBe("failed");
+    expect(await infra.registry.lockHolder(508, "bob")).toBeNull();
+    expect((await infra.registry.lockHolder(508, "alice"))?.lock.job_id).toBe(winners.get("alice"));
+  });
+
+  it("a checkpoint a run saves just after losing its lease is not loaded by the run that took over (J1)", async () => {
+    const store = new MemoryJobStore();
+    const state = pending();
+    let releaseStale!: () => void;
+    const staleGate = new Promise<void>((resolve) => (releaseStale = resolve));
+    let releaseNew!: () => void;
+    const newGate = new Promise<void>((resolve) => (releaseNew = resolve));
+    let newStarted!: () => void;
+    const started = new Promise<void>((resolve) => (newStarted = resolve));
+    let seen: Map<string, unknown> | undefined;
+
+    // The run that takes over: a second delivery of the same command, on another process.
+    const deps = { infra, store, sealer, logger, instance: "new-owner", reportIntervalMs: 250 };
+    const fakeMsg = { info: { deliveryCount: 2 }, ack() {}, nak() {}, term() {}, working() {} } as unknown as JsMsg;
+    const command = { version: 1 as const, type: "job.run" as const, service: "screening" as const, job_id: state.job_id, submitted_at: new Date().toISOString(), input: null, sealed_provider_key: null, params: {} };
+    let takeOver: Promise<void> | undefined;
+    const newRun = new JobRun(
+      {
+        ...deps,
+        handler: async (ctx) => {
+          newStarted();
+          await newGate;
+          seen = await ctx.checkpoints.load("units");
+          return { items: [] };
+        },
+      },
+      state.job_id,
+      fakeMsg,
+    );
+
+    // The stale run's save is check-then-write: the take-over lands between its lease check and its publish.
+    const realSave = infra.checkpoints.save.bind(infra.checkpoints);
+    const save = vi.spyOn(infra.checkpoints, "save").mockImplementation(async (...args: Parameters<typeof realSave>) => {
+      if (args[2] === "late") {
+        takeOver = newRun.execute(command);
+        await started;
+      }
+      return realSave(...args);
+    });
+    const worker = new JobWorker({
+      infra, store, sealer, logger, instance: "stale",
+      handler: async (ctx) => {
+        await ctx.checkpoints.save("units", "early", { by: "stale" });
+        await staleGate;
+        await ctx.checkpoints.save("units", "late", { by: "stale" }).catch(() => undefined);
+        return { items: [] };
+      },
+    });
+    try {
+      worker.start();
+      await admitJob(infra, store, { state, input: {}, logger });
+      await waitFor(async () => (await infra.checkpoints.load(state.job_id, "units")).has("early"));
+      releaseStale();
+      await waitFor(() => takeOver !== undefined && worker.running.length === 0);
+      releaseNew();
+      await takeOver;
+    } finally {
+      save.mockRestore();
+      await worker.stop();
+    }
+    // Saved under the lease: kept. Saved after the take-over: ignored, though it reached the stream.
+    expect(seen?.get("early")).toEqual({ by: "stale" });
+    expect(seen?.has("late")).toBe(false);
+    expect((await infra.registry.get(state.job_id))?.state).toMatchObject({ status: "completed", worker: "new-owner" });
   });
 });

@@ -73,7 +73,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
 
     // Its command disappears (e.g. a lost stream): after the lease it is an orphan.
     await infra.queue.discard(winner.state.job_id);
-    expect(await reapOrphans(infra, store, 42, 60_000, logger)).toEqual([]); // still within its lease
+    expect(await reapOrphans(infra, store, 42, 60_000, logger, "default")).toEqual([]); // still within its lease
     const next = await admitJob(infra, store, { state: pending(42), input: {}, orphanLeaseMs: 0, logger });
     expect(next.ok).toBe(true);
     const orphan = await infra.registry.get(winner.state.job_id);
@@ -120,7 +120,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     // The store of record took the results, so the live state carries no copy and may be released.
     expect(done.state).toMatchObject({ result: null, releasable: true });
     expect(await store.getItems(state.job_id)).toEqual([{ v: 1, sq: 1 }, { v: 2, sq: 4 }, { v: 3, sq: 9 }]);
-    expect(await infra.registry.lockHolder(7)).toBeNull();
+    expect(await infra.registry.lockHolder(7, state.owner)).toBeNull();
     expect(await infra.checkpoints.load(state.job_id, "first")).toEqual(new Map());
     expect(await infra.queue.isQueued(state.job_id)).toBe(false);
     expect(await infra.data.getJson(jobDataObjects.input(state.job_id))).toBeNull();

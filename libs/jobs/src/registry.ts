@@ -23,8 +23,9 @@ const encoder = new TextEncoder();
 const encode = (value: unknown) => encoder.encode(JSON.stringify(value));
 
 /**
- * Live job state in a service's KV bucket: `job.<id>` holds a `LiveJobState`, `lock.<project>` the
- * project's active job. Every write after creation is a compare-and-set on the entry revision, so
+ * Live job state in a service's KV bucket: `job.<id>` holds a `LiveJobState`, the lock key of an
+ * (owner, project) its active job (`jobStateKeys.lock`: each client's project ids are its own, so
+ * one client's job never holds another's project). Lock methods take the owner explicitly. Every write after creation is a compare-and-set on the entry revision, so
  * concurrent writers (a worker, a slow replica, an orphan reaper) never overwrite each other blindly.
  */
 export class JobRegistry {
@@ -64,39 +65,39 @@ export class JobRegistry {
     await this.kv.delete(jobStateKeys.job(jobId));
   }
 
-  /** Takes a project's slot atomically (KV create-if-absent), or says who holds it. */
-  async acquireLock(projectId: number, jobId: string, owner?: string): Promise<{ ok: true; revision: number } | ({ ok: false } & LockEntry)> {
+  /** Takes the owner's project slot atomically (KV create-if-absent), or says who holds it. */
+  async acquireLock(projectId: number, jobId: string, owner: string | undefined): Promise<{ ok: true; revision: number } | ({ ok: false } & LockEntry)> {
     const lock: ProjectLock = { version: 1, type: "job.lock", job_id: jobId, created_at: new Date().toISOString(), ...(owner ? { owner } : {}) };
     try {
-      return { ok: true, revision: await this.kv.create(jobStateKeys.lock(projectId), encode(lock)) };
+      return { ok: true, revision: await this.kv.create(jobStateKeys.lock(projectId, owner), encode(lock)) };
     } catch (error) {
       if (!isWrongRevision(error)) throw error;
-      const holder = await this.lockHolder(projectId);
+      const holder = await this.lockHolder(projectId, owner);
       // Released between our create and our read: report a lost race as "try again".
       if (!holder) return { ok: false, lock: { ...lock, job_id: "" }, revision: 0 };
       return { ok: false, ...holder };
     }
   }
 
-  async lockHolder(projectId: number): Promise<LockEntry | null> {
-    const entry = await this.kv.get(jobStateKeys.lock(projectId));
+  async lockHolder(projectId: number, owner: string | undefined): Promise<LockEntry | null> {
+    const entry = await this.kv.get(jobStateKeys.lock(projectId, owner));
     if (!entry || entry.operation !== "PUT") return null;
     const lock = ProjectLock.safeParse(entry.json());
     return lock.success ? { lock: lock.data, revision: entry.revision } : null;
   }
 
-  /** Frees the project's slot if `jobId` still holds it. */
-  async releaseLock(projectId: number, jobId: string): Promise<void> {
+  /** Frees the owner's project slot if `jobId` still holds it. */
+  async releaseLock(projectId: number, jobId: string, owner: string | undefined): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const holder = await this.lockHolder(projectId);
+      const holder = await this.lockHolder(projectId, owner);
       if (!holder || holder.lock.job_id !== jobId) return;
-      if (await this.removeLockIfUnchanged(projectId, holder.revision)) return;
+      if (await this.removeLockIfUnchanged(projectId, owner, holder.revision)) return;
     }
   }
 
-  async removeLockIfUnchanged(projectId: number, revision: number): Promise<boolean> {
+  async removeLockIfUnchanged(projectId: number, owner: string | undefined, revision: number): Promise<boolean> {
     try {
-      await this.kv.delete(jobStateKeys.lock(projectId), { previousSeq: revision });
+      await this.kv.delete(jobStateKeys.lock(projectId, owner), { previousSeq: revision });
       return true;
     } catch (error) {
       if (isWrongRevision(error)) return false;

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { CONFIG_BUCKET } from "@litrev/contracts";
+import { CONFIG_BUCKET, jobNames } from "@litrev/contracts";
 import { inboxPrefix, NATS_USERS, natsPermissions, renderAuthorization, type NatsUser } from "./permissions";
 
 /** The permission table's own guarantees; test/security/nats-*.test.ts tries them on a real server. */
@@ -61,6 +61,18 @@ describe("NATS permission table", () => {
     // Stream-level powers over the config bucket: create (services), never for the gateway.
     expect(natsPermissions("gateway").publish).not.toContain(`$JS.API.STREAM.CREATE.KV_${CONFIG_BUCKET}`);
     expect(natsPermissions("criteria").publish).not.toContain(`$JS.API.STREAM.PURGE.KV_${CONFIG_BUCKET}`);
+  });
+
+  it("lets the gateway write no job state and no job data: of a job service's stores, only the staging store", () => {
+    const publish = natsPermissions("gateway").publish;
+    for (const service of ["screening", "indexer"] as const) {
+      const names = jobNames(service);
+      // Any `$KV.<state bucket>.…` or `$O.<data bucket>.…` publish would let it write a job's state, lock, input or results.
+      expect(publish.filter((s) => s.startsWith(`$KV.${names.stateBucket}.`) || s.startsWith(`$O.${names.dataBucket}.`)), service).toEqual([]);
+      expect(publish.filter((s) => s.includes(`.PURGE.`) && (s.includes(names.stateBucket) || s.includes(names.dataBucket) || s.includes(names.stagingBucket))), service).toEqual([]);
+      expect(publish).toContain(`$O.${names.stagingBucket}.>`);
+      expect(natsPermissions(service).publish).toContain(`$O.${names.stagingBucket}.>`);
+    }
   });
 
   it("gives the gateway no stream-changing power at all, and no one the power to update or delete a stream", () => {

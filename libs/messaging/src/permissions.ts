@@ -93,23 +93,28 @@ function ownJobs(service: JobService): string[] {
     `$KV.${names.storeBucket}.>`,
     ...ownStream(objStream(names.dataBucket)),
     `$O.${names.dataBucket}.>`,
+    ...ownStream(objStream(names.stagingBucket)),
+    `$O.${names.stagingBucket}.>`,
     ...ownStream(objStream(names.storeItemsBucket)),
     `$O.${names.storeItemsBucket}.>`,
   ];
 }
 
 /**
- * What the gateway uses of a job service: its live state (and deletes a terminal job's key on its
- * first poll); its job data, read (inputs, results) and written (large creation lists it stages for
- * the service), never purged or deleted.
+ * What the gateway uses of a job service, none of which can change a job's state, ownership, input
+ * or results: its live state, read only (its mirror; no `$KV.…` publish at all, so no job's state,
+ * lease, owner or project lock can be written, forged or deleted through the gateway — admission,
+ * the first terminal poll's release and every state change happen in the owning service); its job
+ * data, read only (running jobs' partial items); and the staging store, where it writes the large
+ * creation lists it stages for admission (never purged or deleted by it).
  */
 function readJobs(service: JobService): string[] {
   const names = jobNames(service);
   return [
     ...readStream(kvStream(names.stateBucket)),
-    `$KV.${names.stateBucket}.job.*`,
     ...readStream(objStream(names.dataBucket)),
-    `$O.${names.dataBucket}.>`,
+    ...readStream(objStream(names.stagingBucket)),
+    `$O.${names.stagingBucket}.>`,
   ];
 }
 

@@ -12,7 +12,7 @@ const MiB = 1024 * 1024;
 describe("storage quotas", () => {
   it("default to limits whose sum fits the 20 GB store of the compose and Kubernetes setups", () => {
     const q = storageQuotas({});
-    const perJobService = q.jobCommandsBytes + q.checkpointsBytes + q.jobStateBytes + q.jobDataBytes + q.storeRowsBytes + q.storeIndexBytes + q.storeItemsBytes;
+    const perJobService = q.jobCommandsBytes + q.checkpointsBytes + q.jobStateBytes + q.jobDataBytes + q.jobStagingBytes + q.storeRowsBytes + q.storeIndexBytes + q.storeItemsBytes;
     const total = q.configBytes + 3 * q.payloadBytes + 2 * perJobService;
     expect(total).toBeLessThan(20 * 1000 ** 3 * 0.9);
     for (const [name, value] of Object.entries(q)) expect(value, name).toBeGreaterThan(0);

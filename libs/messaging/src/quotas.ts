@@ -22,7 +22,9 @@ export const NatsQuotaEnv = z.object({
   /** Per job service: live job state (one small record per job, kept JOB_RETENTION_MS). */
   NATS_QUOTA_JOB_STATE_MB: mb(128),
   /** Per job service: job inputs, results and partial results (kept JOB_RETENTION_MS). */
-  NATS_QUOTA_JOB_DATA_MB: mb(3072),
+  NATS_QUOTA_JOB_DATA_MB: mb(2048),
+  /** Per job service: large creation lists staged by the gateway, then the inputs of their jobs (kept JOB_RETENTION_MS). */
+  NATS_QUOTA_JOB_STAGING_MB: mb(1024),
   /** Per job service: the embedded store of record's rows (kept JOB_STORE_RETENTION_MS). */
   NATS_QUOTA_STORE_ROWS_MB: mb(512),
   /** Per job service: the embedded store's creation index. */
@@ -42,6 +44,7 @@ export interface StorageQuotas {
   checkpointsBytes: number;
   jobStateBytes: number;
   jobDataBytes: number;
+  jobStagingBytes: number;
   storeRowsBytes: number;
   storeIndexBytes: number;
   storeItemsBytes: number;
@@ -66,6 +69,7 @@ export function storageQuotas(env: NodeJS.ProcessEnv = process.env): StorageQuot
     checkpointsBytes: q.NATS_QUOTA_CHECKPOINTS_MB * MiB,
     jobStateBytes: q.NATS_QUOTA_JOB_STATE_MB * MiB,
     jobDataBytes: q.NATS_QUOTA_JOB_DATA_MB * MiB,
+    jobStagingBytes: q.NATS_QUOTA_JOB_STAGING_MB * MiB,
     storeRowsBytes: q.NATS_QUOTA_STORE_ROWS_MB * MiB,
     storeIndexBytes: q.NATS_QUOTA_STORE_INDEX_MB * MiB,
     storeItemsBytes: q.NATS_QUOTA_STORE_ITEMS_MB * MiB,

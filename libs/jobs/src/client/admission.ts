@@ -5,7 +5,7 @@ import type { JobInfra } from "../infra";
 import { putListInput, type ListHead } from "../list-input";
 import { isWrongRevision } from "../nats-errors";
 import type { LiveEntry } from "../registry";
-import { durationMs, isActive } from "../state";
+import { durationMs, isActive, ownedBy } from "../state";
 import { toStoredJob, type JobStore, type StoredJob } from "../store/job-store";
 
 export interface AdmitRequest {
@@ -69,11 +69,14 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
   const { state, logger } = request;
   const jobId = state.job_id;
   const projectId = state.project_id;
+  // The slot is (owner, project): a project id is the client's own key, so another client's job
+  // for the same id neither blocks this one nor shows in its 409 (issue 23, T1).
+  const owner = state.owner;
   const exclusive = JOB_KINDS[infra.service].exclusiveProject && !!projectId;
 
   if (exclusive) {
-    await reapOrphans(infra, store, projectId, request.orphanLeaseMs ?? DEFAULT_ORPHAN_LEASE_MS, logger);
-    const conflict = await takeProjectSlot(infra, projectId, jobId, state.owner);
+    await reapOrphans(infra, store, projectId, request.orphanLeaseMs ?? DEFAULT_ORPHAN_LEASE_MS, logger, owner);
+    const conflict = await takeProjectSlot(infra, projectId, jobId, owner);
     if (conflict) {
       if (request.staged) await dropInput(infra, jobId, request.staged);
       return { ok: false, conflict };
@@ -81,6 +84,7 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
   }
 
   let created = false;
+  let saved = false;
   let input: ObjectRef | null = null;
   try {
     request.check?.();
@@ -88,7 +92,7 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
     created = true;
     input = await withHeartbeat(infra, jobId, () => storeInput(infra, jobId, request));
     if (exclusive) {
-      const holder = await infra.registry.lockHolder(projectId);
+      const holder = await infra.registry.lockHolder(projectId, owner);
       if (holder?.lock.job_id !== jobId) {
         // Taken from us meanwhile (our state was reaped, or the lock cleared): the other job stands.
         const other = holder ? await infra.registry.get(holder.lock.job_id) : null;
@@ -100,6 +104,7 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
       }
     }
     metrics.jobsByStatus(infra.service, "pending", 1);
+    saved = true; // from here a row may exist, even when the write below reports a failure
     await store.upsertJob(toStoredJob(state, null, 0)).catch((error: unknown) =>
       logger.warn({ err: error, job_id: jobId }, "could not save the new job; it runs and is saved again later"),
     );
@@ -115,11 +120,35 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
     });
     return { ok: true, state };
   } catch (error) {
+    // The client hears of a failure and never of this job: its saved row must not stay `pending`
+    // (a ghost in listings until retention). Stores keep rows, so it is left failed (same fence:
+    // the rule lets pending turn terminal); a RetryingJobStore retries this write through an outage.
+    if (saved) {
+      metrics.jobsByStatus(infra.service, "pending", -1);
+      await store.upsertJob(notQueuedRow(state, error)).catch((saveError: unknown) =>
+        logger.warn({ err: saveError, job_id: jobId }, "could not mark the job that was never queued as failed"),
+      );
+    }
     if (created) await infra.registry.remove(jobId).catch(() => undefined);
     await dropInput(infra, jobId, input ?? request.staged);
-    if (exclusive) await infra.registry.releaseLock(projectId, jobId).catch(() => undefined);
+    if (exclusive) await infra.registry.releaseLock(projectId, jobId, owner).catch(() => undefined);
     throw error;
   }
+}
+
+/** The row of an admission that failed after saving it: failed, since no command will ever run it. */
+function notQueuedRow(state: LiveJobState, error: unknown): StoredJob {
+  const failure = ServiceError.from(error);
+  const at = new Date();
+  return {
+    ...toStoredJob(state, null, 0),
+    status: "failed",
+    error: `The job was not queued (${failure.message}); it never ran`,
+    error_category: failure.category,
+    error_retryable: failure.retryable,
+    completed_at: at.toISOString(),
+    duration_ms: durationMs(state.created_at, at),
+  };
 }
 
 /** Stores the job's input: whole, as a chunked list, or — staged by the gateway — only its head beside the list. */
@@ -127,7 +156,9 @@ async function storeInput(infra: JobInfra, jobId: string, request: AdmitRequest)
   if (request.staged) {
     const { list = "items" } = request;
     await infra.data.putHead(request.staged, { list, head: request.input as Record<string, unknown> } satisfies ListHead);
-    return request.staged;
+    // Sealed as admitted: the gateway may write the staging store, so a later replacement of the
+    // head or a chunk must make the worker's read fail rather than run another input.
+    return infra.data.seal(request.staged);
   }
   if (request.list) return putListInput(infra.data, jobDataObjects.input(jobId), request.input as Record<string, unknown>, request.list);
   return infra.data.putJson(jobDataObjects.input(jobId), request.input);
@@ -169,7 +200,7 @@ async function takeProjectSlot(infra: JobInfra, projectId: number, jobId: string
       return { job_id: taken.lock.job_id, status: "pending", owner: taken.lock.owner };
     }
     // The holder finished (or vanished) without releasing: clear the stale slot, if nobody else did.
-    await infra.registry.removeLockIfUnchanged(projectId, taken.revision);
+    await infra.registry.removeLockIfUnchanged(projectId, owner, taken.revision);
   }
   throw new ServiceError("service_unavailable", `Could not take the job slot of project ${projectId}: too much contention; retry`);
 }
@@ -200,18 +231,26 @@ async function holderState(infra: JobInfra, jobId: string, lockedAt: number): Pr
 
 /**
  * Marks the project's orphaned jobs failed (spec: before the one-active-job check). Candidates are
- * the job holding the project's slot and the stored pending/running jobs. A job is orphaned when
+ * the job holding the owner's slot of the project and the owner's stored pending/running jobs of
+ * it (one client's creation never reaps another client's jobs). A job is orphaned when
  * it is not terminal, its command is no longer in the work queue (so no worker will ever run it)
  * and it was last seen (heartbeat, else creation) longer ago than `leaseMs`. The failure reaches
  * the store of record before the live state. Returns the ids it reaped.
  */
-export async function reapOrphans(infra: JobInfra, store: JobStore, projectId: number, leaseMs: number, logger: Logger): Promise<string[]> {
+export async function reapOrphans(
+  infra: JobInfra,
+  store: JobStore,
+  projectId: number,
+  leaseMs: number,
+  logger: Logger,
+  owner: string | undefined,
+): Promise<string[]> {
   const candidates = new Set<string>();
-  const holder = await infra.registry.lockHolder(projectId);
+  const holder = await infra.registry.lockHolder(projectId, owner);
   if (holder?.lock.job_id) candidates.add(holder.lock.job_id);
   if (store.persistent) {
     try {
-      for (const job of await store.activeJobs(projectId)) candidates.add(job.job_id);
+      for (const job of await store.activeJobs(projectId, owner)) candidates.add(job.job_id);
     } catch (error) {
       logger.warn({ err: error, project_id: projectId }, "could not read stored jobs for orphan cleanup");
     }
@@ -224,7 +263,7 @@ export async function reapOrphans(infra: JobInfra, store: JobStore, projectId: n
     const entry = await infra.registry.get(id);
     const row = entry ? null : store.persistent ? await store.getJob(id).catch(() => null) : null;
     const view = entry?.state ?? row;
-    if (!view || !isActive(view)) continue;
+    if (!view || !isActive(view) || !ownedBy(view, owner)) continue;
     const lastSeen = Date.parse(view.heartbeat_at ?? view.created_at);
     if (Number.isFinite(lastSeen) && Date.now() - lastSeen < leaseMs) continue;
     if (await infra.queue.isQueued(id)) continue;
@@ -254,7 +293,7 @@ export async function reapOrphans(infra: JobInfra, store: JobStore, projectId: n
       // No live state: no worker can be running the job, and the stored row is all there is.
       await saveOrphan(store, { ...row, ...orphaned }, logger);
     }
-    await infra.registry.releaseLock(projectId, id).catch(() => undefined);
+    await infra.registry.releaseLock(projectId, id, owner).catch(() => undefined);
     logger.warn({ job_id: id, project_id: projectId }, "orphaned job marked failed");
     reaped.push(id);
   }

@@ -122,12 +122,12 @@ export class JobMirror {
   }
 
   /**
-   * The job holding the project's admission lock (job kinds with one active job per project), read
-   * directly: it names a job the moment its admission took the project, before any watch delivers
-   * the job's state to this process.
+   * The job holding the owner's admission lock of the project (job kinds with one active job per
+   * project), read directly: it names a job the moment its admission took the project, before any
+   * watch delivers the job's state to this process.
    */
-  async lockedJob(projectId: number): Promise<MirrorEntry | null> {
-    const entry = await this.#read(jobStateKeys.lock(projectId));
+  async lockedJob(projectId: number, owner: string | undefined): Promise<MirrorEntry | null> {
+    const entry = await this.#read(jobStateKeys.lock(projectId, owner));
     if (!entry || entry.operation !== "PUT") return null;
     const lock = ProjectLock.safeParse(safeJson(entry));
     if (!lock.success) return null;

@@ -149,7 +149,7 @@ export class JobReader {
     // Confirmed by a direct read: a stale copy must not name a job that has ended.
     const known = candidate ? await this.mirror.read(candidate.state.job_id) : null;
     if ((known && isActive(known.state)) || !JOB_KINDS[this.service].exclusiveProject) return known && isActive(known.state) ? known : null;
-    const locked = await this.mirror.lockedJob(projectId);
+    const locked = await this.mirror.lockedJob(projectId, owner);
     return locked && ownedBy(locked.state, owner) ? locked : null;
   }
 

@@ -227,7 +227,7 @@ export class EmbeddedJobStore implements JobStore {
     });
   }
 
-  activeJobs(projectId: number): Promise<StoredJob[]> {
+  activeJobs(projectId: number, owner?: string): Promise<StoredJob[]> {
     let keys: Awaited<ReturnType<KV["keys"]>> | undefined;
     const stop = () => keys?.stop();
     return this.#call("active-job look-up", this.timeoutMs, async () => {
@@ -244,7 +244,9 @@ export class EmbeddedJobStore implements JobStore {
       const limiter = pLimit(READ_CONCURRENCY);
       const rows = await Promise.all(ids.map((id) => limiter(() => this.#row(id))));
       // The index may hold a stale key (a crash between writes, a refused write): the row decides.
-      return rows.filter((row): row is StoredJob => row !== null && row.project_id === projectId && isActiveStatus(row.status)).sort(newestFirst);
+      return rows
+        .filter((row): row is StoredJob => row !== null && row.project_id === projectId && isActiveStatus(row.status) && ownedBy(row, owner))
+        .sort(newestFirst);
     }, stop);
   }
 

@@ -76,9 +76,23 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
       expect(await store.upsertJob({ ...job, status: "running", fence: 2, progress: 0.3 })).toBe("stale");
       expect(await store.upsertJob({ ...job, status: "completed", fence: 2, progress: 1 })).toBe("written"); // terminal → terminal, same run
       expect(await store.getJob(job.job_id)).toMatchObject({ status: "completed", fence: 2 });
-      // A newer run may take an ended job up again (the store does not judge the worker's reasons).
-      expect(await store.upsertJob({ ...job, status: "running", fence: 3 })).toBe("written");
-      expect(await store.getJob(job.job_id)).toMatchObject({ status: "running", fence: 3 });
+    });
+
+    it("never moves a row back from terminal: a take-over's late running row is stale, a newer run's terminal row lands", async () => {
+      // A run that took the job over after the first run stored its terminal row (its ack was late)
+      // saves a running row at a higher fence: listings must not show the job running again.
+      const project = newProject();
+      const job = storedJob({ projectId: project, status: "running", fence: 1 });
+      expect(await store.upsertJob(job)).toBe("written");
+      expect(await store.upsertJob({ ...job, status: "completed", fence: 1, progress: 1 })).toBe("written");
+      expect(await store.upsertJob({ ...job, status: "running", fence: 2, progress: 0.1 })).toBe("stale");
+      expect(await store.upsertJob({ ...job, status: "pending", fence: 3 })).toBe("stale");
+      expect(await store.getJob(job.job_id)).toMatchObject({ status: "completed", fence: 1, progress: 1 });
+      expect(await store.activeJobs(project)).toEqual([]);
+      expect((await store.listJobs(1_000)).find((j) => j.job_id === job.job_id)).toMatchObject({ status: "completed" });
+      // Terminal to terminal stays allowed for a newer run (its own results, written under its fence).
+      expect(await store.upsertJob({ ...job, status: "completed", fence: 2, progress: 1, result: { run: 2 } })).toBe("written");
+      expect(await store.getJob(job.job_id)).toMatchObject({ status: "completed", fence: 2, result: { run: 2 } });
     });
 
     it("ends consistent when 10 writers upsert one job at once", async () => {
@@ -90,8 +104,8 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
           const project = newProject();
           const job = storedJob({ projectId: project, status: "pending" });
           // Fences 0..4, each as running and completed: only the completed fence-4 write may end on
-          // top — or, in every other pair of rounds, a running fence-5 write (a newer run), which
-          // must then be found by activeJobs.
+          // top — or, in every other pair of rounds, a failed fence-5 write (a newer run ending it).
+          // Nothing active may end on top of a terminal row, so activeJobs finds none.
           const writes = Array.from({ length: 10 }, (_, i) => ({
             ...job,
             fence: Math.floor(i / 2),
@@ -99,7 +113,7 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
             progress: i / 10,
           }));
           const reactivated = round % 4 >= 2;
-          if (reactivated) writes[0] = { ...job, fence: 5, status: "running", progress: 0.05 };
+          if (reactivated) writes[0] = { ...job, fence: 5, status: "failed", progress: 0.05 };
           const winner = reactivated ? writes[0]! : writes.find((w) => w.fence === 4 && w.status === "completed")!;
           if (round % 2 === 0) writes.reverse();
           const outcomes = await Promise.all(
@@ -112,7 +126,7 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
           expect(final, `round ${round}`).toEqual(winner);
           expect(outcomes[writes.indexOf(winner)], `round ${round}`).toBe("written");
           // Whatever the interleaving, the active index agrees with the row.
-          expect(await store.activeJobs(project), `round ${round}`).toEqual(reactivated ? [winner] : []);
+          expect(await store.activeJobs(project), `round ${round}`).toEqual([]);
         }
       } finally {
         await Promise.all(writers.slice(1).map((w) => w.close()));
@@ -174,9 +188,9 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
       expect((await store.activeJobs(project)).map((j) => j.job_id)).toEqual([a.job_id]);
       await store.upsertJob({ ...a, status: "failed", fence: 1 });
       expect(await store.activeJobs(project)).toEqual([]);
-      // A newer run re-activates it.
-      await store.upsertJob({ ...a, status: "running", fence: 2 });
-      expect((await store.activeJobs(project)).map((j) => j.job_id)).toEqual([a.job_id]);
+      // A newer run cannot re-activate it (rows never move back from terminal).
+      expect(await store.upsertJob({ ...a, status: "running", fence: 2 })).toBe("stale");
+      expect(await store.activeJobs(project)).toEqual([]);
       expect(await store.activeJobs(newProject())).toEqual([]);
     });
 

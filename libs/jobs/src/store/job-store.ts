@@ -42,8 +42,8 @@ export interface JobStore {
    * jobs (`ownedBy`: a row without an owner is the default owner's).
    */
   listJobs(limit: number, owner?: string): Promise<StoredJob[]>;
-  /** Stored pending/running jobs of a project. */
-  activeJobs(projectId: number): Promise<StoredJob[]>;
+  /** Stored pending/running jobs of a project; with `owner`, only that client's (`ownedBy`). */
+  activeJobs(projectId: number, owner?: string): Promise<StoredJob[]>;
   /**
    * Writes chunk `chunk` (0, 1, …) of the items of the run fenced `fence`, replacing that chunk if
    * it was written before (a retry keeps one copy). A run writes its chunks in order, each once it
@@ -70,15 +70,16 @@ export function toStoredJob(state: LiveJobState, result: Record<string, unknown>
 export const isActiveStatus = (status: JobStatus) => status === "pending" || status === "running";
 
 /**
- * The fencing rule, shared by every store: a write is accepted when there is no row, when it comes
- * from a newer run (higher fence), or from the same run unless it would move an ended job back to
- * pending/running. Rows written before fencing existed count as fence 0.
+ * The fencing rule, shared by every store: a write is accepted when there is no row, or when it
+ * comes from the same or a newer run (fence at least the row's) — but never one that moves an ended
+ * job back to pending/running, whatever its fence: a run that took the job over just after the
+ * previous run stored its terminal row (its ack came late) must not make listings go backwards.
+ * Rows written before fencing existed count as fence 0.
  */
 export function accepts(stored: Pick<StoredJob, "fence" | "status"> | null, incoming: Pick<StoredJob, "fence" | "status">): boolean {
   if (!stored) return true;
-  const storedFence = stored.fence ?? 0;
-  if (incoming.fence !== storedFence) return incoming.fence > storedFence;
-  return !(isTerminalStatus(stored.status) && isActiveStatus(incoming.status));
+  if (isTerminalStatus(stored.status) && isActiveStatus(incoming.status)) return false;
+  return incoming.fence >= (stored.fence ?? 0);
 }
 
 /** Rejects fences that are not whole non-negative numbers (they would break the ordering). */
@@ -119,7 +120,7 @@ export class NoJobStore implements JobStore {
   async listJobs(_limit: number, _owner?: string): Promise<StoredJob[]> {
     return [];
   }
-  async activeJobs(_projectId: number): Promise<StoredJob[]> {
+  async activeJobs(_projectId: number, _owner?: string): Promise<StoredJob[]> {
     return [];
   }
   async putItems(_jobId: string, _fence: number, _chunk: number, _items: readonly JsonRecord[]): Promise<UpsertOutcome> {
@@ -162,8 +163,10 @@ export class MemoryJobStore implements JobStore {
       .slice(0, Math.max(0, limit))
       .map((job) => structuredClone(job));
   }
-  async activeJobs(projectId: number): Promise<StoredJob[]> {
-    return [...this.jobs.values()].filter((j) => j.project_id === projectId && isActiveStatus(j.status)).map((job) => structuredClone(job));
+  async activeJobs(projectId: number, owner?: string): Promise<StoredJob[]> {
+    return [...this.jobs.values()]
+      .filter((j) => j.project_id === projectId && isActiveStatus(j.status) && ownedBy(j, owner))
+      .map((job) => structuredClone(job));
   }
   async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
     checkFence(fence);

@@ -29,6 +29,9 @@ const INDEX_NOT_FOUND = 27;
 const NAMESPACE_NOT_FOUND = 26;
 const ACTIVE = ["pending", "running"];
 
+/** `ownedBy` as a query: rows from before owners have none, and they are the default owner's. */
+const ownerFilter = (owner: string | undefined) => (owner === undefined ? {} : owner === DEFAULT_JOB_OWNER ? { owner: { $in: [owner, null] } } : { owner });
+
 /**
  * The system of record in MongoDB: one document per job (unique index on `job_id`) and one document
  * per chunk of a run's items (a few hundred items, well under the 16 MB limit) in a separate
@@ -87,9 +90,13 @@ export class MongoJobStore implements JobStore {
   async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
     checkFence(job.fence);
     const doc = finiteOrNull(job);
-    // Matches the row only if the fencing rule accepts this write (job-store.ts `accepts`).
-    const sameFence = isActiveStatus(job.status) ? { fence: job.fence, status: { $in: ACTIVE } } : { fence: job.fence };
-    const filter = { job_id: job.job_id, $or: [{ fence: { $lt: job.fence } }, sameFence] } as Filter<StoredJob>;
+    // Matches the row only if the fencing rule accepts this write (job-store.ts `accepts`): a fence
+    // no lower than the row's, and an active write only over an active row.
+    const filter = {
+      job_id: job.job_id,
+      fence: { $lte: job.fence },
+      ...(isActiveStatus(job.status) ? { status: { $in: ACTIVE } } : {}),
+    } as Filter<StoredJob>;
     return this.#track(async () => {
       try {
         await this.jobs.replaceOne(filter, doc, { upsert: true });
@@ -111,15 +118,13 @@ export class MongoJobStore implements JobStore {
   async listJobs(limit: number, owner?: string): Promise<StoredJob[]> {
     const want = Math.max(0, Math.floor(limit));
     if (want === 0) return [];
-    // Rows from before owners have none: they are the default owner's (`ownedBy`).
-    const filter = (owner === undefined ? {} : owner === DEFAULT_JOB_OWNER ? { owner: { $in: [owner, null] } } : { owner }) as Filter<StoredJob>;
+    const filter = ownerFilter(owner) as Filter<StoredJob>;
     return this.#track(() => this.jobs.find(filter, { projection: { _id: 0 } }).sort({ created_at: -1 }).limit(want).toArray());
   }
 
-  async activeJobs(projectId: number): Promise<StoredJob[]> {
-    return this.#track(() =>
-      this.jobs.find({ project_id: projectId, status: { $in: ACTIVE } } as Filter<StoredJob>, { projection: { _id: 0 } }).sort({ created_at: -1 }).toArray(),
-    );
+  async activeJobs(projectId: number, owner?: string): Promise<StoredJob[]> {
+    const filter = { project_id: projectId, status: { $in: ACTIVE }, ...ownerFilter(owner) } as Filter<StoredJob>;
+    return this.#track(() => this.jobs.find(filter, { projection: { _id: 0 } }).sort({ created_at: -1 }).toArray());
   }
 
   async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {

@@ -96,8 +96,8 @@ export class RetryingJobStore implements JobStore {
     return this.inner.listJobs(limit, owner);
   }
 
-  activeJobs(projectId: number): Promise<StoredJob[]> {
-    return this.inner.activeJobs(projectId);
+  activeJobs(projectId: number, owner?: string): Promise<StoredJob[]> {
+    return this.inner.activeJobs(projectId, owner);
   }
 
   getItems(jobId: string): Promise<JsonRecord[]> {

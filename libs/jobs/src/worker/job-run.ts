@@ -81,6 +81,9 @@ export class JobRun {
 
     const heartbeat = setInterval(() => this.#heartbeat(), Math.max(200, Math.floor(infra.options.ackWaitMs / 3)));
     try {
+      // A later delivery fences out the earlier runs' checkpoint saves before it loads any (the
+      // first delivery has no earlier run to fence).
+      if (this.identity.deliveries > 1) await retrying(() => infra.checkpoints.fence(this.jobId, this.identity.deliveries), { signal: this.controller.signal });
       const outcome = await this.deps.handler(this.#context(command, taken.state, attempt));
       if (this.released) return;
       this.finishing = true;
@@ -149,7 +152,12 @@ export class JobRun {
         save: async (stage, unit, data) => {
           await this.#assertLease();
           // Safe to repeat: a checkpoint's message id de-duplicates a save that landed before its ack was lost.
-          await retrying(() => infra.checkpoints.save(this.jobId, stage, unit, data), { signal, isFinal: (e) => this.#lostLease(e) });
+          // Carries this run's fence: should the lease be lost between the check above and the
+          // publish, loads after the new run's fence mark ignore it (CheckpointLog).
+          await retrying(() => infra.checkpoints.save(this.jobId, stage, unit, data, this.identity.deliveries), {
+            signal,
+            isFinal: (e) => this.#lostLease(e),
+          });
         },
       },
       partials: {
@@ -276,7 +284,7 @@ export class JobRun {
     const final = await retrying(() => this.#owned((s) => terminal(s, ref, stored || !store.persistent)), { isFinal: (e) => this.#lostLease(e) });
     if (!final?.written) return void this.msg.ack();
     recordFinished(infra.service, final.state);
-    await this.#cleanUp(final.state.project_id);
+    await this.#cleanUp(final.state);
     this.msg.ack();
     this.log.info({ status: final.state.status, stored }, "job finished");
   }
@@ -320,14 +328,14 @@ export class JobRun {
     this.log.error({ deliveries: this.identity.deliveries }, "job exhausted its delivery attempts; marked failed");
     if (final?.written) {
       moveStatus(infra.service, current?.state.status ?? "running", "failed");
-      await this.#cleanUp(final.state.project_id);
+      await this.#cleanUp(final.state);
     }
     this.msg.term();
   }
 
-  async #cleanUp(projectId: number | null): Promise<void> {
+  async #cleanUp({ project_id: projectId, owner }: LiveJobState): Promise<void> {
     const { infra } = this.deps;
-    if (projectId) await infra.registry.releaseLock(projectId, this.jobId).catch(() => undefined);
+    if (projectId) await infra.registry.releaseLock(projectId, this.jobId, owner).catch(() => undefined);
     await infra.checkpoints.purge(this.jobId).catch(() => undefined);
     if (this.#command?.input) await infra.data.deleteLines(this.#command.input);
     else await infra.data.delete(jobDataObjects.input(this.jobId));
