@@ -101,7 +101,7 @@ describe("orphan sweep against a real nats-server", { timeout: 30_000 }, () => {
       return entry?.state.releasable ? entry.state : null;
     });
     expect(live).toMatchObject({ status: "failed", error_category: "orphan_cleanup", error: row.error });
-    expect((await jobs.reader.get(state.job_id, "client-a"))?.status).toBe("failed");
+    expect(await jobs.reader.get(state.job_id, "client-a")).toMatchObject({ status: "failed", error_category: "orphan_cleanup" });
   });
 
   it("fails a screening ghost the same way and frees its project for the owner", async () => {
