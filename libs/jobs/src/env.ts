@@ -11,6 +11,8 @@ export const JobsEnv = JobKeySecretEnv.extend({
   JOB_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /** A non-terminal job unseen for this long, whose command is no longer queued, is an orphan. */
   JOB_ORPHAN_LEASE_MS: z.coerce.number().int().min(0).default(60_000),
+  /** The pause between two orphan sweeps of a job-owning replica (every job kind's orphans are failed by them). */
+  JOB_ORPHAN_SWEEP_MS: z.coerce.number().int().min(500).max(3_600_000).default(30_000),
   /** How long live state, inputs, results and checkpoints are kept after their last write. */
   JOB_RETENTION_MS: z.coerce.number().int().min(60_000).default(7 * 24 * 60 * 60 * 1000),
   /** How long the embedded store of record (used when MONGO_URL is unset) keeps a job after its last write. */

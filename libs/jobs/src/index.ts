@@ -25,3 +25,7 @@ export { RetryingJobStore } from "./store/retrying-job-store";
 export { storageRead } from "./store/storage-read";
 export { openServiceJobs } from "./service-jobs";
 export type { ServiceJobs, ServiceJobsOptions } from "./service-jobs";
+export { OrphanSweep } from "./orphan-sweep";
+export type { OrphanSweepOptions } from "./orphan-sweep";
+export { reapIfOrphaned } from "./orphans";
+export type { OrphanedJob, OrphanRule } from "./orphans";

@@ -5,6 +5,7 @@ import { JobMirror } from "./client/mirror";
 import { PartialReader } from "./client/partial-reader";
 import { JobReader } from "./client/reader";
 import { openJobInfra, type JobInfra } from "./infra";
+import { OrphanSweep } from "./orphan-sweep";
 import type { JobStore } from "./store/job-store";
 import { openJobStore } from "./store/open-job-store";
 
@@ -16,15 +17,20 @@ export interface ServiceJobsOptions {
   retentionMs: number;
   /** How long the embedded store of record keeps a job after its last write. */
   storeRetentionMs: number;
+  /** `JOB_ORPHAN_LEASE_MS`: how long a job whose command is not queued may go unseen before it is failed. */
+  orphanLeaseMs: number;
+  /** `JOB_ORPHAN_SWEEP_MS`: the pause between two orphan sweeps of this replica. */
+  orphanSweepMs: number;
   logger: Logger;
 }
 
-/** Everything a job-owning service needs besides its worker: the NATS resources, its store of record, and the reads. */
+/** Everything a job-owning service needs besides its worker: the NATS resources, its store of record, the reads, the orphan sweep. */
 export interface ServiceJobs {
   infra: JobInfra;
   store: JobStore;
   mirror: JobMirror;
   reader: JobReader;
+  sweep: OrphanSweep;
   close(): Promise<void>;
 }
 
@@ -43,12 +49,17 @@ export async function openServiceJobs(nc: NatsConnection, service: JobService, o
   });
   const mirror = await JobMirror.open(nc, service, logger);
   const reader = new JobReader(service, mirror, infra.data, new PartialReader(infra.data), store);
+  // Every job kind's orphans end here, whether or not its kind ever admits another job of the project.
+  const sweep = new OrphanSweep(infra, store, { leaseMs: options.orphanLeaseMs, intervalMs: options.orphanSweepMs, logger });
+  sweep.start();
   return {
     infra,
     store,
     mirror,
     reader,
+    sweep,
     close: async () => {
+      await sweep.stop();
       mirror.stop();
       await store.close();
     },

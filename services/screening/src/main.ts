@@ -47,6 +47,8 @@ await startService({
       maxAttempts: env.JOB_MAX_ATTEMPTS,
       retentionMs: env.JOB_RETENTION_MS,
       storeRetentionMs: env.JOB_STORE_RETENTION_MS,
+      orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
+      orphanSweepMs: env.JOB_ORPHAN_SWEEP_MS,
       logger,
     });
     shutdown.add("job store", () => jobs.close());

@@ -4,13 +4,9 @@ import type { Invariant } from "./checker";
  * Invariants the chaos runs in `npm test` report without failing, each for a known bug that is
  * still open; remove an entry with the fix that closes it (docs/resilience.md, "Open findings").
  *
- * - `ghost`: an admission killed or cut off from NATS between writing the job's `pending` state and
- *   row and queueing its command leaves a job its client was told had timed out (504), pending
- *   forever. Screening reaps such orphans at the project's next creation; an indexer job has no
- *   project lock, so nothing ever reaps it. The follow-up listings of lost creations find it.
  * - `partitioned-gateway-stale`: a gateway whose NATS path stalls (no disconnect) keeps answering
  *   polls from its mirror's copies, which stop changing: a poll showed progress 0 after another had
  *   shown 0.77. The mirror distrusts its copies after a reconnect, a watch restart or a stalled event
  *   loop, but a silent partition is none of these.
  */
-export const KNOWN_OPEN: Invariant[] = ["ghost", "partitioned-gateway-stale"];
+export const KNOWN_OPEN: Invariant[] = ["partitioned-gateway-stale"];

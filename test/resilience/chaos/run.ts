@@ -91,6 +91,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
       JOB_CONCURRENCY: "2",
       JOB_ACK_WAIT_MS: String(ACK_WAIT_MS),
       JOB_ORPHAN_LEASE_MS: "5000",
+      // A creation cut off before queueing its job leaves an orphan: swept within the run's follow-ups.
+      JOB_ORPHAN_SWEEP_MS: "2000",
       JOB_MAX_ATTEMPTS: "50",
       SCREENING_LABEL_BATCH: String(LABEL_BATCH),
       SCREENING_CALL_CONCURRENCY: "1",

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { JOB_KINDS, jobDataObjects, jobStateKeys, RETRYABLE, ServiceError, type LiveJobState, type ObjectRef } from "@litrev/contracts";
+import { JOB_KINDS, jobDataObjects, ServiceError, type LiveJobState, type ObjectRef } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
 import { putListInput, type ListHead } from "../list-input";
-import { isWrongRevision } from "../nats-errors";
+import { reapIfOrphaned, type OrphanRule } from "../orphans";
 import type { LiveEntry } from "../registry";
 import { durationMs, isActive, ownedBy } from "../state";
 import { toStoredJob, type JobStore, type StoredJob } from "../store/job-store";
@@ -50,8 +50,8 @@ const LOCK_SETTLE_MS = 3_000;
 const DEFAULT_ORPHAN_LEASE_MS = 60_000;
 /** How long a conflicting admission waits for a fresh lock's job state to appear. */
 const HOLDER_WAIT_MS = 1_000;
-/** An admission refreshes its pending job's heartbeat this often while its input uploads. */
-const UPLOAD_HEARTBEAT_MS = 5_000;
+/** An admission refreshes its pending job's heartbeat this often (at most) until its command is queued. */
+const ADMISSION_HEARTBEAT_MS = 5_000;
 
 /**
  * Admits a job in one pass, in the spec's order: the project's orphans are reaped, the project's
@@ -60,10 +60,12 @@ const UPLOAD_HEARTBEAT_MS = 5_000;
  * (`JOB_KINDS`), atomically across any number of gateway and service replicas.
  *
  * Accepting writes the `pending` live state first (so the slot's holder is visibly active, and a
- * poll right after the answer finds the job on any gateway), then uploads the input while keeping
- * the pending state's heartbeat fresh (however slow the upload, the job is neither a stale lock
- * nor an orphan to another admission), then checks that it still holds the slot, saves the row
- * and queues the command. Anything failing after the slot was taken releases it again.
+ * poll right after the answer finds the job on any gateway), then uploads the input, checks that
+ * it still holds the slot, saves the row and queues the command, keeping the pending state's
+ * heartbeat fresh all along (however slow the admission, its job is neither a stale lock nor an
+ * orphan). Anything failing after the slot was taken releases it again. An admission that dies
+ * before queueing the command leaves a pending job that stops beating: the orphan sweep of the
+ * owning service fails it (`OrphanSweep`).
  */
 export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitRequest): Promise<AdmitResult> {
   const { state, logger } = request;
@@ -86,11 +88,16 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
   let created = false;
   let saved = false;
   let input: ObjectRef | null = null;
+  let heartbeat: NodeJS.Timeout | undefined;
   try {
     request.check?.();
     await infra.registry.create(state);
     created = true;
-    input = await withHeartbeat(infra, jobId, () => storeInput(infra, jobId, request));
+    // From the pending state to the queued command the admission itself is the job's only sign
+    // of life: an admission that stops beating (killed, cut off) leaves an orphan for the sweep
+    // (libs/jobs orphan-sweep.ts); one still at work, however slow, is never taken for one.
+    heartbeat = admissionHeartbeat(infra, jobId, request.orphanLeaseMs ?? DEFAULT_ORPHAN_LEASE_MS);
+    input = await storeInput(infra, jobId, request);
     if (exclusive) {
       const holder = await infra.registry.lockHolder(projectId, owner);
       if (holder?.lock.job_id !== jobId) {
@@ -133,6 +140,8 @@ export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitR
     await dropInput(infra, jobId, input ?? request.staged);
     if (exclusive) await infra.registry.releaseLock(projectId, jobId, owner).catch(() => undefined);
     throw error;
+  } finally {
+    clearInterval(heartbeat);
   }
 }
 
@@ -170,16 +179,14 @@ async function dropInput(infra: JobInfra, jobId: string, ref: ObjectRef | null |
   else await infra.data.delete(jobDataObjects.input(jobId));
 }
 
-/** Runs `upload` while refreshing the pending job's heartbeat, so that no other admission takes it for an orphan. */
-async function withHeartbeat<T>(infra: JobInfra, jobId: string, upload: () => Promise<T>): Promise<T> {
+/**
+ * Refreshes the pending job's heartbeat (a third of the orphan lease, at most every 5 s) so that
+ * neither another admission nor the sweep takes a job whose admission is still at work for an orphan.
+ */
+function admissionHeartbeat(infra: JobInfra, jobId: string, leaseMs: number): NodeJS.Timeout {
   const beat = () =>
     void infra.registry.update(jobId, (s) => (s.status === "pending" ? { ...s, heartbeat_at: new Date().toISOString() } : null)).catch(() => undefined);
-  const timer = setInterval(beat, UPLOAD_HEARTBEAT_MS);
-  try {
-    return await upload();
-  } finally {
-    clearInterval(timer);
-  }
+  return setInterval(beat, Math.max(250, Math.min(ADMISSION_HEARTBEAT_MS, Math.floor(leaseMs / 3))));
 }
 
 const conflictOf = (entry: LiveEntry): ProjectConflict => ({
@@ -205,17 +212,6 @@ async function takeProjectSlot(infra: JobInfra, projectId: number, jobId: string
   throw new ServiceError("service_unavailable", `Could not take the job slot of project ${projectId}: too much contention; retry`);
 }
 
-/** An orphan's failure into the store of record; false when the store did not take it (the live state keeps it then). */
-async function saveOrphan(store: JobStore, record: StoredJob, logger: Logger): Promise<boolean> {
-  if (!store.persistent) return true;
-  try {
-    return (await store.upsertJob(record)) === "written";
-  } catch (error) {
-    logger.warn({ err: error, job_id: record.job_id }, "could not save an orphaned job's failure");
-    return false;
-  }
-}
-
 /**
  * The lock holder's live state. A lock taken a moment ago may not have its state yet (its
  * admission writes it right after the lock): wait a little for it, so that a 409 names a job that
@@ -234,8 +230,8 @@ async function holderState(infra: JobInfra, jobId: string, lockedAt: number): Pr
  * the job holding the owner's slot of the project and the owner's stored pending/running jobs of
  * it (one client's creation never reaps another client's jobs). A job is orphaned when
  * it is not terminal, its command is no longer in the work queue (so no worker will ever run it)
- * and it was last seen (heartbeat, else creation) longer ago than `leaseMs`. The failure reaches
- * the store of record before the live state. Returns the ids it reaped.
+ * and it was last seen (heartbeat, else creation) longer ago than `leaseMs` (`reapIfOrphaned`, the
+ * rule the periodic sweep applies to every job). Returns the ids it reaped.
  */
 export async function reapOrphans(
   infra: JobInfra,
@@ -257,44 +253,15 @@ export async function reapOrphans(
   }
 
   const reaped: string[] = [];
+  const rule: OrphanRule = {
+    leaseMs,
+    accepts: (view) => ownedBy(view, owner),
+    explain: ({ job_id }) =>
+      `Job ${job_id} was orphaned: its worker is gone and its command is no longer queued, so it was marked failed before a new job for project ${projectId} was accepted`,
+  };
   for (const id of candidates) {
-    // Decided on fresh reads: the look-ups above may have taken long (a store timing out), and a
-    // job that finished meanwhile must never be overwritten as an orphan.
-    const entry = await infra.registry.get(id);
-    const row = entry ? null : store.persistent ? await store.getJob(id).catch(() => null) : null;
-    const view = entry?.state ?? row;
-    if (!view || !isActive(view) || !ownedBy(view, owner)) continue;
-    const lastSeen = Date.parse(view.heartbeat_at ?? view.created_at);
-    if (Number.isFinite(lastSeen) && Date.now() - lastSeen < leaseMs) continue;
-    if (await infra.queue.isQueued(id)) continue;
-
-    const failedAt = new Date();
-    const orphaned = {
-      status: "failed" as const,
-      error: `Job ${id} was orphaned: its worker is gone and its command is no longer queued, so it was marked failed before a new job for project ${projectId} was accepted`,
-      error_category: "orphan_cleanup",
-      error_retryable: RETRYABLE.orphan_cleanup,
-      completed_at: failedAt.toISOString(),
-      duration_ms: durationMs(view.started_at ?? view.created_at, failedAt),
-    };
-    if (entry) {
-      // The live state decides (compare-and-set on the revision just read): a job that changed
-      // since — a worker resumed it or finished it — is left alone, and nothing is stored for it.
-      const failed = { ...entry.state, ...orphaned, releasable: false };
-      try {
-        await infra.registry.kv.update(jobStateKeys.job(id), JSON.stringify(failed), entry.revision);
-      } catch (error) {
-        if (isWrongRevision(error)) continue;
-        throw error;
-      }
-      const saved = await saveOrphan(store, toStoredJob(failed, null, entry.state.attempt), logger);
-      if (saved) await infra.registry.update(id, (s) => (s.status === "failed" && !s.releasable ? { ...s, releasable: true } : null)).catch(() => undefined);
-    } else if (row) {
-      // No live state: no worker can be running the job, and the stored row is all there is.
-      await saveOrphan(store, { ...row, ...orphaned }, logger);
-    }
+    if (!(await reapIfOrphaned(infra, store, id, rule, logger))) continue;
     await infra.registry.releaseLock(projectId, id, owner).catch(() => undefined);
-    logger.warn({ job_id: id, project_id: projectId }, "orphaned job marked failed");
     reaped.push(id);
   }
   return reaped;

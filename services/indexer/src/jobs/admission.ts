@@ -23,6 +23,8 @@ export interface AdmissionDeps {
   logger: Logger;
   config: () => ServiceConfigResponse;
   resolveModel: (model: string) => string;
+  /** `JOB_ORPHAN_LEASE_MS`: the admission beats its pending job's heartbeat well within it. */
+  orphanLeaseMs?: number;
   /** The job's provenance as admitted (pinned model, prompts, settings); the run refreshes it. */
   describe?: (input: { model: string; resolved: string; plan: ExtractionPlan }) => Provenance;
 }
@@ -94,6 +96,7 @@ export async function createIndexerJob(
     sealedProviderKey: jobProviderKey(deps.sealer, "indexer", jobId, header),
     // The ceiling and the price at admission go with the job: the handler's cost meter ends a run that crosses it.
     params: { ...jobParams, ...(capped ? { cost_ceiling: costCeiling(ceiling, price) } : {}) },
+    orphanLeaseMs: deps.orphanLeaseMs,
     logger: deps.logger,
   });
   return { job_id: jobId, status: "pending", progress: 0 };

@@ -30,6 +30,8 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
     maxAttempts: env.JOB_MAX_ATTEMPTS,
     retentionMs: env.JOB_RETENTION_MS,
     storeRetentionMs: env.JOB_STORE_RETENTION_MS,
+    orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
+    orphanSweepMs: env.JOB_ORPHAN_SWEEP_MS,
     logger,
   });
   runtime.shutdown.add("job store", () => jobs.close());
@@ -49,7 +51,16 @@ export async function startIndexerJobs(runtime: ServiceRuntime, env: IndexerEnv,
   worker.start();
   runtime.shutdown.add("job worker", () => worker.stop());
 
-  const admission = { infra, store, sealer, logger, config: runtime.config, resolveModel: (m: string) => llm.resolveModel(m), describe };
+  const admission = {
+    infra,
+    store,
+    sealer,
+    logger,
+    config: runtime.config,
+    resolveModel: (m: string) => llm.resolveModel(m),
+    describe,
+    orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
+  };
   const handlers = [
     // Records may be empty over NATS: the gateway stages a large list and sends its reference.
     handler({ ...operations.createIndexerJob, request: CreateIndexerJobMessage }, async (req, ctx) =>
