@@ -3,7 +3,7 @@
  * checker as test/resilience/chaos.test.ts, longer (docs/resilience.md, "Chaos checker").
  *
  *   npm run bench -- chaos [--jobs 200] [--faults 100] [--projects 6] [--seed N] [--max-minutes 30] [--keep]
- *                              [--nats-cluster] [--tolerate partitioned-gateway-stale]
+ *                              [--nats-cluster] [--tolerate INVARIANT,…]
  *
  * `--nats-cluster` runs against three clustered nats-servers with NATS_REPLICAS=3 (not in `npm test`
  * yet: it finds stale reads, docs/resilience.md "Open findings"); `--tolerate`

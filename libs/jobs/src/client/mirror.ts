@@ -25,6 +25,14 @@ const SYNC_WAIT_MS = 5_000;
 /** The event loop's heartbeat; a gap longer than STALL_MS means the process was stopped or starved. */
 const TICK_MS = 250;
 const STALL_MS = 1_000;
+/**
+ * The NATS path is proven alive by a round trip (a PING the server answers after everything it sent
+ * before) this often; copies of active jobs are trusted only while the last proof is younger than
+ * PATH_TRUST_MS. A path that stalls without disconnecting (a silent partition) then sends polls to
+ * a direct read, which fails retryably, instead of serving copies that stopped changing.
+ */
+const PATH_PROBE_MS = 200;
+const PATH_TRUST_MS = 750;
 
 /**
  * An in-process copy of one service's job-state bucket, kept current by a KV watch, so a poll or
@@ -49,6 +57,8 @@ export class JobMirror {
    */
   #staleBefore = 0;
   #lastTick = Date.now();
+  /** When the last round trip that proved the NATS path alive was sent (see PATH_TRUST_MS). */
+  #pathConfirmedAt = Date.now();
   readonly #ticker: NodeJS.Timeout;
   #stopped = false;
   #stopWatch: (() => void) | undefined;
@@ -69,6 +79,7 @@ export class JobMirror {
     const mirror = new JobMirror(kv, logger);
     void mirror.#watchForever();
     void mirror.#distrustAcrossReconnects(nc);
+    void mirror.#probePath(nc);
     return mirror;
   }
 
@@ -84,7 +95,7 @@ export class JobMirror {
       this.#lastTick = now;
     }
     const entry = this.#jobs.get(jobId);
-    if (entry && isActive(entry.state) && (Date.now() - entry.seenAt > STALE_ACTIVE_MS || entry.seenAt < this.#staleBefore)) return undefined;
+    if (entry && isActive(entry.state) && (now - entry.seenAt > STALE_ACTIVE_MS || entry.seenAt < this.#staleBefore || now - this.#pathConfirmedAt > PATH_TRUST_MS)) return undefined;
     return entry;
   }
 
@@ -258,6 +269,18 @@ export class JobMirror {
     for await (const status of nc.status()) {
       if (this.#stopped) return;
       if (status.type === "disconnect" || status.type === "reconnect") this.#staleBefore = Date.now();
+    }
+  }
+
+  /** One round trip at a time: a stalled path leaves its flush pending, and the proof ages meanwhile. */
+  async #probePath(nc: NatsConnection): Promise<void> {
+    while (!this.#stopped && !nc.isClosed()) {
+      const sent = Date.now();
+      await nc.flush().then(
+        () => (this.#pathConfirmedAt = sent),
+        () => undefined,
+      );
+      await sleep(PATH_PROBE_MS, undefined, { ref: false });
     }
   }
 
