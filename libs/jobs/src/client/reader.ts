@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { isJobId, JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, isJobId, JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
 import { StreamedBody } from "@litrev/messaging";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
 import type { JobStore, JsonRecord, StoredJob } from "../store/job-store";
 import { storageRead } from "../store/storage-read";
+import { finishedStreamedBody, writeFinishedBody } from "./finished-bodies";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
 import { JOB_VIEWS, type JobRecord, type JobResults } from "./views";
@@ -157,7 +158,7 @@ export class JobReader {
     const key = `${terminalOnly}:${jobId}`;
     let read = this.#reads.get(key);
     if (!read) {
-      read = this.#readStored(jobId, terminalOnly);
+      read = this.#readStored(jobId, terminalOnly).then((stored) => this.#keepFinished(jobId, terminalOnly, stored));
       this.#reads.set(key, read);
       const forget = () => {
         if (this.#reads.get(key) === read) this.#reads.delete(key);
@@ -166,6 +167,22 @@ export class JobReader {
       read.then((stored) => (stored?.body instanceof StreamedBody ? void stored.body.settled(SHARE_MS).then(forget) : forget()), forget);
     }
     return read;
+  }
+
+  /**
+   * A terminal stored body is written once to the job data bucket as the finished body, from which
+   * every gateway serves the job's later polls without asking this service. A streamed body is
+   * answered from what was written (its pieces are read from the store once). When the write
+   * fails the poll is answered all the same, from a fresh read: a later poll writes it again.
+   */
+  async #keepFinished(jobId: string, terminalOnly: boolean, stored: StoredRead | null): Promise<StoredRead | null> {
+    if (!stored || isActive(stored.row)) return stored;
+    try {
+      const head = await writeFinishedBody(this.data, jobId, { owner: stored.row.owner ?? DEFAULT_JOB_OWNER, status: stored.row.status }, stored.body);
+      return stored.body instanceof StreamedBody ? { row: stored.row, body: finishedStreamedBody(this.data, { ...head, jobId }) } : stored;
+    } catch {
+      return stored.body instanceof StreamedBody ? this.#readStored(jobId, terminalOnly) : stored;
+    }
   }
 
   /**
