@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { DEFAULT_JOB_OWNER, isJobId, JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, isJobId, JOB_KINDS, operations, ServiceError, type JobService } from "@litrev/contracts";
 import { StreamedBody } from "@litrev/messaging";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
@@ -22,6 +22,9 @@ const ITEMS_MARK = `\u0000litrev:${randomUUID()}\u0000`;
 const ITEMS_MARK_JSON = JSON.stringify(ITEMS_MARK);
 /** How long concurrent polls of one finished job may share one streamed body. */
 const SHARE_MS = 60_000;
+
+/** The poll's response schema per kind: a whole body is written as a caller of the poll operation reads it (its key order). */
+const POLL_RESPONSE = { screening: operations.getScreeningJob.response, indexer: operations.getIndexerJob.response } satisfies Record<JobService, unknown>;
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 const notFinished = (jobId: string, status: string) =>
@@ -178,8 +181,10 @@ export class JobReader {
   async #keepFinished(jobId: string, terminalOnly: boolean, stored: StoredRead | null): Promise<StoredRead | null> {
     if (!stored || isActive(stored.row)) return stored;
     try {
-      const head = await writeFinishedBody(this.data, jobId, { owner: stored.row.owner ?? DEFAULT_JOB_OWNER, status: stored.row.status }, stored.body);
-      return stored.body instanceof StreamedBody ? { row: stored.row, body: finishedStreamedBody(this.data, { ...head, jobId }) } : stored;
+      const streamed = stored.body instanceof StreamedBody;
+      const body = streamed ? stored.body : POLL_RESPONSE[this.service].parse(stored.body);
+      const head = await writeFinishedBody(this.data, jobId, { owner: stored.row.owner ?? DEFAULT_JOB_OWNER, status: stored.row.status }, body);
+      return streamed ? { row: stored.row, body: finishedStreamedBody(this.data, { ...head, jobId }) } : stored;
     } catch {
       return stored.body instanceof StreamedBody ? this.#readStored(jobId, terminalOnly) : stored;
     }
