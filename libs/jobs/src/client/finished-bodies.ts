@@ -11,7 +11,6 @@ const CACHE_BYTES = 64 * 1024 * 1024;
 const ENTRY_BYTES = 256;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
 
 /** A finished job's poll body as any process reads it: its head, and the whole bytes when it is one part. */
 export interface FinishedBody extends FinishedBodyHead {
@@ -19,35 +18,75 @@ export interface FinishedBody extends FinishedBodyHead {
   body?: Uint8Array;
 }
 
+/** Writes a finished body's parts as its pieces come (about 1 MB each), then its head. */
+class FinishedWriter {
+  #parts = 0;
+  #bytes = 0;
+  #buffered: string[] = [];
+  #size = 0;
+
+  constructor(
+    private readonly data: JobData,
+    private readonly jobId: string,
+  ) {}
+
+  async add(piece: string): Promise<void> {
+    this.#buffered.push(piece);
+    this.#size += piece.length;
+    if (this.#size >= PART_CHARS) await this.#flush();
+  }
+
+  /** The last part, then the head (so a head found means every part is there). */
+  async finish(head: Omit<FinishedBodyHead, "version" | "parts" | "bytes">): Promise<FinishedBodyHead> {
+    if (this.#size > 0 || this.#parts === 0) await this.#flush();
+    const written: FinishedBodyHead = { version: 1, ...head, parts: this.#parts, bytes: this.#bytes };
+    await this.data.putJson(`${jobDataObjects.finished(this.jobId)}/head`, written);
+    return written;
+  }
+
+  async #flush(): Promise<void> {
+    const part = encoder.encode(this.#buffered.join(""));
+    this.#buffered = [];
+    this.#size = 0;
+    await this.data.putBytes(`${jobDataObjects.finished(this.jobId)}/${this.#parts}`, part);
+    this.#parts++;
+    this.#bytes += part.length;
+  }
+}
+
 /**
- * Writes a finished job's poll body once, as its exact JSON bytes in parts of about 1 MB (a
- * `StreamedBody` is written piece by piece, never held whole), then its head. Any gateway can then
- * serve the job's polls from the job data bucket, without asking the service.
+ * Writes a finished job's poll body (a value) once, as its exact JSON bytes, then its head. Any
+ * gateway can then serve the job's polls from the job data bucket, without asking the service.
  */
 export async function writeFinishedBody(data: JobData, jobId: string, head: Omit<FinishedBodyHead, "version" | "parts" | "bytes">, body: unknown): Promise<FinishedBodyHead> {
-  const prefix = jobDataObjects.finished(jobId);
-  const pieces: AsyncIterable<string> | Iterable<string> = body instanceof StreamedBody ? body.pieces() : [JSON.stringify(body)];
-  let parts = 0;
-  let bytes = 0;
-  let buffered: string[] = [];
-  let size = 0;
-  const flush = async () => {
-    const part = encoder.encode(buffered.join(""));
-    buffered = [];
-    size = 0;
-    await data.putBytes(`${prefix}/${parts}`, part);
-    parts++;
-    bytes += part.length;
-  };
-  for await (const piece of pieces) {
-    buffered.push(piece);
-    size += piece.length;
-    if (size >= PART_CHARS) await flush();
-  }
-  if (size > 0 || parts === 0) await flush();
-  const written: FinishedBodyHead = { version: 1, ...head, parts, bytes };
-  await data.putJson(`${prefix}/head`, written);
-  return written;
+  const writer = new FinishedWriter(data, jobId);
+  await writer.add(JSON.stringify(body));
+  return writer.finish(head);
+}
+
+/**
+ * A streamed body that writes itself as the finished body while it is read (parked for the poll
+ * that asked): one pass over the store of record, never held whole. Its head is written before
+ * the last piece is handed on, so the poll's answer comes after the finished body is complete. A
+ * failed write only means no finished body (a later poll writes it); the poll is answered all the same.
+ */
+export function finishedWhileRead(data: JobData, jobId: string, head: Omit<FinishedBodyHead, "version" | "parts" | "bytes">, body: StreamedBody): StreamedBody {
+  return new StreamedBody(async function* () {
+    const writer = new FinishedWriter(data, jobId);
+    let writing = true;
+    const write = (step: () => Promise<unknown>) =>
+      step().catch(() => {
+        writing = false;
+      });
+    let held: string | undefined;
+    for await (const piece of body.pieces()) {
+      if (held !== undefined) yield held;
+      held = piece;
+      if (writing) await write(() => writer.add(piece));
+    }
+    if (writing) await write(() => writer.finish(head));
+    if (held !== undefined) yield held;
+  });
 }
 
 /** The body's parts in order, as written (each part is whole UTF-8: it was encoded from whole strings). */
@@ -60,13 +99,6 @@ export async function finishedPart(data: JobData, jobId: string, n: number): Pro
   const bytes = await data.getBytes(`${jobDataObjects.finished(jobId)}/${n}`);
   if (!bytes) throw new ServiceError("unknown", `The finished body of job ${jobId} is no longer complete (part ${n} is missing)`);
   return bytes;
-}
-
-/** The body as a `StreamedBody` read back from its parts (what a service answers after writing it). */
-export function finishedStreamedBody(data: JobData, head: FinishedBody): StreamedBody {
-  return new StreamedBody(async function* () {
-    for await (const part of finishedParts(data, head)) yield decoder.decode(part);
-  });
 }
 
 /** Reads a finished body's head (and its bytes when it is one part), or null when none was written. */

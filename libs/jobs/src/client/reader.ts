@@ -5,7 +5,7 @@ import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
 import type { JobStore, JsonRecord, StoredJob } from "../store/job-store";
 import { storageRead } from "../store/storage-read";
-import { finishedStreamedBody, writeFinishedBody } from "./finished-bodies";
+import { finishedWhileRead, writeFinishedBody } from "./finished-bodies";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
 import { JOB_VIEWS, type JobRecord, type JobResults } from "./views";
@@ -161,7 +161,7 @@ export class JobReader {
     const key = `${terminalOnly}:${jobId}`;
     let read = this.#reads.get(key);
     if (!read) {
-      read = this.#readStored(jobId, terminalOnly).then((stored) => this.#keepFinished(jobId, terminalOnly, stored));
+      read = this.#readStored(jobId, terminalOnly).then((stored) => this.#keepFinished(jobId, stored));
       this.#reads.set(key, read);
       const forget = () => {
         if (this.#reads.get(key) === read) this.#reads.delete(key);
@@ -174,20 +174,20 @@ export class JobReader {
 
   /**
    * A terminal stored body is written once to the job data bucket as the finished body, from which
-   * every gateway serves the job's later polls without asking this service. A streamed body is
-   * answered from what was written (its pieces are read from the store once). When the write
-   * fails the poll is answered all the same, from a fresh read: a later poll writes it again.
+   * every gateway serves the job's later polls without asking this service: a whole body before
+   * it is answered, a streamed one while it is parked for this poll (one read of the store). When
+   * the write fails the poll is answered all the same: a later poll writes it again.
    */
-  async #keepFinished(jobId: string, terminalOnly: boolean, stored: StoredRead | null): Promise<StoredRead | null> {
+  async #keepFinished(jobId: string, stored: StoredRead | null): Promise<StoredRead | null> {
     if (!stored || isActive(stored.row)) return stored;
+    const head = { owner: stored.row.owner ?? DEFAULT_JOB_OWNER, status: stored.row.status };
+    if (stored.body instanceof StreamedBody) return { row: stored.row, body: finishedWhileRead(this.data, jobId, head, stored.body) };
     try {
-      const streamed = stored.body instanceof StreamedBody;
-      const body = streamed ? stored.body : POLL_RESPONSE[this.service].parse(stored.body);
-      const head = await writeFinishedBody(this.data, jobId, { owner: stored.row.owner ?? DEFAULT_JOB_OWNER, status: stored.row.status }, body);
-      return streamed ? { row: stored.row, body: finishedStreamedBody(this.data, { ...head, jobId }) } : stored;
+      await writeFinishedBody(this.data, jobId, head, POLL_RESPONSE[this.service].parse(stored.body));
     } catch {
-      return stored.body instanceof StreamedBody ? this.#readStored(jobId, terminalOnly) : stored;
+      // No finished body this time (the bucket is unreachable, say): the service keeps answering.
     }
+    return stored;
   }
 
   /**
