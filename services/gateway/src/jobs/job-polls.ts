@@ -23,10 +23,12 @@ const jobNotFound = () => new ServiceError("not_found", "Job not found", { simpl
  * first answer and their end event) and the validation route. In order:
  * - a finished body this gateway holds (memory, no I/O: a finished job never changes);
  * - a live entry of the mirror: an active job's body, serialised once per state revision;
+ * - not in the mirror: the finished body from the job data bucket, read once and cached, else the
+ *   state read directly;
  * - a terminal live entry: its first poll goes to the owning service, which releases the entry
  *   when the store holds the job (a write the gateway may not make) and writes the finished body;
- * - no live entry: the finished body from the job data bucket, read once and cached; only a job
- *   without one (finished before there were finished bodies, or whose body expired) asks the service.
+ *   a job without a finished body (finished before there were finished bodies, or whose body
+ *   expired) asks the service too.
  */
 export class JobPolls {
   readonly #bodies = new WeakMap<MirrorEntry, string>();
@@ -60,14 +62,18 @@ export class JobPolls {
     const cached = this.#finished.peek(service, jobId);
     if (cached) return this.#finishedBody(cached, owner, service);
     const jobs = await this.opened(service);
-    const entry = jobs ? (jobs.mirror.get(jobId) ?? (await jobs.mirror.fetch(jobId))) : null;
+    let entry = jobs?.mirror.get(jobId) ?? null;
+    if (jobs && !entry) {
+      // Not in the mirror: mostly a released (finished) job. Its finished body first, so that a
+      // finished job costs no read of its state; else the state, read directly (a job created a
+      // moment ago through another gateway, or a copy not trusted after a stall).
+      const finished = await this.#finished.fetch(service, jobId, jobs.data);
+      if (finished) return this.#finishedBody(finished, owner, service);
+      entry = await jobs.mirror.fetch(jobId);
+    }
     // Another client's job is not found (and its terminal state is not released by this poll).
     if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
     if (jobs && entry && isActive(entry.state)) return { finished: false, body: await this.active(jobs, entry) };
-    if (jobs && !entry) {
-      const finished = await this.#finished.fetch(service, jobId, jobs.data);
-      if (finished) return this.#finishedBody(finished, owner, service);
-    }
     return this.#ask(service, jobId, owner, requestId);
   }
 
