@@ -60,7 +60,10 @@ export class JobPolls {
   async read(service: JobService, jobId: string, owner: string, requestId: string): Promise<PollBody> {
     if (!isJobId(jobId)) throw jobNotFound();
     const cached = this.#finished.peek(service, jobId);
-    if (cached) return this.#finishedBody(cached, owner, service);
+    if (cached) {
+      if (!ownedBy(cached, owner)) throw jobNotFound();
+      return this.#finishedBody(cached, owner, service, cached.body ? undefined : (this.live.ready(service) ?? (await this.live.get(service))));
+    }
     const jobs = await this.opened(service);
     let entry = jobs?.mirror.get(jobId) ?? null;
     if (jobs && !entry) {
@@ -68,7 +71,7 @@ export class JobPolls {
       // finished job costs no read of its state; else the state, read directly (a job created a
       // moment ago through another gateway, or a copy not trusted after a stall).
       const finished = await this.#finished.fetch(service, jobId, jobs.data);
-      if (finished) return this.#finishedBody(finished, owner, service);
+      if (finished) return this.#finishedBody(finished, owner, service, jobs);
       entry = await jobs.mirror.fetch(jobId);
     }
     // Another client's job is not found (and its terminal state is not released by this poll).
@@ -103,19 +106,13 @@ export class JobPolls {
     return Buffer.concat(parts).toString("utf8");
   }
 
-  #finishedBody(finished: FinishedBody, owner: string, service: JobService): PollBody {
+  /** A finished body for `owner`; its parts are read through `jobs` (resolved first: NATS down is a 503 before the answer starts). */
+  #finishedBody(finished: FinishedBody, owner: string, service: JobService, jobs: LiveJobs | undefined): PollBody {
     if (!ownedBy(finished, owner)) throw jobNotFound();
     if (finished.body) return { finished: true, body: finished.body };
-    const ref = { name: `${service}:${finished.jobId}`, parts: finished.parts, bytes: finished.bytes };
-    const { live } = this;
-    const cache = this.#parts;
-    return {
-      finished: true,
-      parts: async function* () {
-        const data = (live.ready(service) ?? (await live.get(service))).data;
-        yield* cache.stream(ref, (n) => finishedPart(data, finished.jobId, n));
-      },
-    };
+    const data = jobs!.data;
+    const ref = { name: `${service}:finished/${finished.jobId}`, parts: finished.parts, bytes: finished.bytes };
+    return { finished: true, parts: () => this.#parts.stream(ref, (n) => finishedPart(data, finished.jobId, n)) };
   }
 
   /** The owning service answers (a terminal job's first poll, or a job without a finished body). */
