@@ -34,7 +34,6 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
     const models = modelGuardFor(deps);
     app.addHook("onClose", () => jobs.close());
     await app.register(jobEventRoutes(deps, jobs.live, jobs.polls));
-    await app.register(validationRoutes(jobs.polls));
     await app.register(jobExportRoutes(deps));
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
@@ -79,6 +78,8 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
         }),
       });
     }
+    // Reads the job through the same poll reader as the poll route (registered last, as before).
+    await app.register(validationRoutes(jobs.polls));
   };
 }
 
