@@ -12,6 +12,11 @@
  * hop per request. Runs alternate hello / poll so background noise hits both alike. The gateway
  * samples poll traces at OTEL_POLL_TRACE_RATIO (default 1%); a second gateway that traces every
  * poll is measured beside it, to show what a server span per poll costs.
+ *
+ * A finished 20-paper job is measured too, read back after its first terminal poll (which released
+ * its live entry, so the service once read it from the store of record and wrote its finished body):
+ * its polls are served from the gateway's bounded cache of finished bodies, no NATS hop (goal ≥ 0.4×
+ * hello, p99 < 5 ms).
  */
 import { startHelloServer } from "./support/hello";
 import { knob } from "./support/knobs";
@@ -58,21 +63,32 @@ try {
   const indexerSample = await stack.http("GET", `/v1/indexer/jobs/${indexerJob.body.job_id}`);
   console.log(`polled indexer job ${indexerJob.body.job_id}: status ${indexerSample.body.status}, body ${JSON.stringify(indexerSample.body).length} bytes`);
 
+  // A finished job: mock, so it completes at once whatever the slow provider does.
+  const finishedJob = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(20), criteria: [{ name: "p", type: "include", value: "Clinicians" }], mock: true });
+  if (finishedJob.status !== 200) throw new Error(`finished job creation failed: ${finishedJob.status} ${JSON.stringify(finishedJob.body)}`);
+  const finishedUrl = `${stack.baseUrl}/v1/screening/jobs/${finishedJob.body.job_id}`;
+  await waitFor(async () => (await stack.http("GET", `/v1/screening/jobs/${finishedJob.body.job_id}`)).body.status === "completed", 30_000);
+  const finishedSample = await stack.http("GET", `/v1/screening/jobs/${finishedJob.body.job_id}`);
+  console.log(`polled finished job ${finishedJob.body.job_id}: status ${finishedSample.body.status}, body ${JSON.stringify(finishedSample.body).length} bytes`);
+
   const auth = { "x-api-key": TEST_API_KEY };
   await measure(helloUrl, {}, 2, CONNECTIONS); // warm-up
   await measure(pollUrl, auth, 2, CONNECTIONS);
   await measure(indexerUrl, auth, 2, CONNECTIONS);
+  await measure(finishedUrl, auth, 2, CONNECTIONS);
   const quietUrl = pollUrl.replace(stack.baseUrl, `http://127.0.0.1:${quietPort}`);
   await measure(quietUrl, auth, 2, CONNECTIONS);
   const hellos: Figures[] = [];
   const polls: Figures[] = [];
   const indexerPolls: Figures[] = [];
   const quietPolls: Figures[] = [];
+  const finishedPolls: Figures[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     hellos.push(await measure(helloUrl, {}, SECONDS, CONNECTIONS));
     polls.push(await measure(pollUrl, auth, SECONDS, CONNECTIONS));
     indexerPolls.push(await measure(indexerUrl, auth, SECONDS, CONNECTIONS));
     quietPolls.push(await measure(quietUrl, auth, SECONDS, CONNECTIONS));
+    finishedPolls.push(await measure(finishedUrl, auth, SECONDS, CONNECTIONS));
   }
   const show = (name: string, rows: Figures[]) =>
     console.log(
@@ -83,11 +99,14 @@ try {
   show("GET /v1/screening/jobs/{id}", polls);
   show("GET /v1/indexer/jobs/{id}", indexerPolls);
   show("  screening, every poll traced", quietPolls);
+  show("GET finished screening job", finishedPolls);
   const ratio = mean(polls, "rps") / mean(hellos, "rps");
   const indexerRatio = mean(indexerPolls, "rps") / mean(hellos, "rps");
   const quietRatio = mean(quietPolls, "rps") / mean(hellos, "rps");
   console.log(`\nscreening polls / hello = ${ratio.toFixed(2)} (goal ≥ 0.6)   poll p99 ${mean(polls, "p99").toFixed(2)} ms (goal < 5 ms)`);
   console.log(`indexer polls / hello = ${indexerRatio.toFixed(2)} (goal ≥ 0.6)   poll p99 ${mean(indexerPolls, "p99").toFixed(2)} ms (goal < 5 ms)`);
+  const finishedRatio = mean(finishedPolls, "rps") / mean(hellos, "rps");
+  console.log(`finished-job polls / hello = ${finishedRatio.toFixed(2)} (goal ≥ 0.4)   poll p99 ${mean(finishedPolls, "p99").toFixed(2)} ms (goal < 5 ms)`);
   console.log(`polls / hello with an OpenTelemetry server span on every poll = ${quietRatio.toFixed(2)}`);
 } finally {
   await stopProcess(quiet);

@@ -153,3 +153,17 @@ export const JOB_KINDS = {
 
 export const TERMINAL_STATUSES = ["completed", "failed"] as const;
 export const isTerminalStatus = (status: JobStatus) => status === "completed" || status === "failed";
+
+/**
+ * The head of a finished job's poll body as the owning service wrote it once, at the job's first
+ * terminal poll (`jobDataObjects.finished(job_id)`): whose job it is, and how many parts of the
+ * body's exact JSON bytes follow. Written after the parts, so a head found means every part is there.
+ */
+export const FinishedBodyHead = z.object({
+  version: z.literal(1),
+  owner: z.string(),
+  status: JobStatus,
+  parts: z.number().int().positive(),
+  bytes: z.number().int().nonnegative(),
+});
+export type FinishedBodyHead = z.infer<typeof FinishedBodyHead>;

@@ -155,6 +155,8 @@ export const jobDataObjects = {
   staged: (id: string) => `staged/${id}`,
   /** Chunk `n` of the items a job's run (fenced by its delivery number) finished so far. */
   partial: (jobId: string, fence: number, n: number) => `partial/${jobId}/${fence}/${n}`,
+  /** A finished job's poll body, written once: `<prefix>/head` (owner, status, parts) and parts `<prefix>/<n>`. */
+  finished: (jobId: string) => `finished/${jobId}`,
 };
 
 /**

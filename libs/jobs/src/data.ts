@@ -81,6 +81,15 @@ export class JobData {
     return read as Promise<T | null>;
   }
 
+  /** The object's bytes, or null when it does not exist. */
+  getBytes(name: string): Promise<Uint8Array | null> {
+    return this.#read(name);
+  }
+
+  async putBytes(name: string, bytes: Uint8Array): Promise<void> {
+    await this.store.putBlob({ name }, bytes);
+  }
+
   /**
    * Writes a list as chunked JSON Lines: `<prefix>/head` holds `head`, `<prefix>/<n>` about 1 MB of
    * items each, one per line. Each chunk is built as the store takes it and read back alone

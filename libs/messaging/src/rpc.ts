@@ -54,7 +54,7 @@ export class StreamedBody {
   #parked: Promise<PartsRef> | undefined;
   #onStart: () => void = () => undefined;
   readonly #started = new Promise<void>((resolve) => (this.#onStart = resolve));
-  constructor(private readonly pieces: () => AsyncIterable<string>) {}
+  constructor(readonly pieces: () => AsyncIterable<string>) {}
 
   /** Parks the body (once) in `service`'s payload store and resolves with where its parts are. */
   park(nc: NatsConnection, service: BackendService): Promise<PartsRef> {

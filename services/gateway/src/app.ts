@@ -12,7 +12,6 @@ import { traceRoutes } from "./tracing";
 import { consoleRoutes } from "./console/console-routes";
 import { configRoutes } from "./routes/config";
 import { forwardedRoutes } from "./routes/forwarded";
-import { validationRoutes } from "./jobs/validation-route";
 import { healthRoutes } from "./routes/health";
 import { keyLimiter } from "./key-limits";
 import { jsonSerializerCompiler, zodValidatorCompiler } from "./validation";
@@ -142,7 +141,6 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps));
   await app.register(configRoutes(deps), { prefix: "/v1" });
   await app.register(forwardedRoutes(deps));
-  await app.register(validationRoutes());
   await app.register(consoleRoutes());
   return app;
 }

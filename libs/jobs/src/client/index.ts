@@ -26,3 +26,5 @@ export type { NewJobState, ProgressReport } from "../state";
 export { NoJobStore, toStoredJob } from "../store/job-store";
 export type { JobStore, JsonRecord, StoredJob, UpsertOutcome } from "../store/job-store";
 export { admissionJobId, creatorOf, jobProviderKey, projectConflictMessage, requestOwner } from "./ownership";
+export { FinishedBodies, finishedPart, finishedParts, readFinishedBody, writeFinishedBody } from "./finished-bodies";
+export type { FinishedBody } from "./finished-bodies";

@@ -1,10 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { isJobId, JOB_KINDS, ServiceError, type JobService } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, isJobId, JOB_KINDS, operations, ServiceError, type JobService } from "@litrev/contracts";
 import { StreamedBody } from "@litrev/messaging";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
 import type { JobStore, JsonRecord, StoredJob } from "../store/job-store";
 import { storageRead } from "../store/storage-read";
+import { finishedWhileRead, writeFinishedBody } from "./finished-bodies";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
 import { JOB_VIEWS, type JobRecord, type JobResults } from "./views";
@@ -21,6 +22,9 @@ const ITEMS_MARK = `\u0000litrev:${randomUUID()}\u0000`;
 const ITEMS_MARK_JSON = JSON.stringify(ITEMS_MARK);
 /** How long concurrent polls of one finished job may share one streamed body. */
 const SHARE_MS = 60_000;
+
+/** The poll's response schema per kind: a whole body is written as a caller of the poll operation reads it (its key order). */
+const POLL_RESPONSE = { screening: operations.getScreeningJob.response, indexer: operations.getIndexerJob.response } satisfies Record<JobService, unknown>;
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 const notFinished = (jobId: string, status: string) =>
@@ -157,7 +161,7 @@ export class JobReader {
     const key = `${terminalOnly}:${jobId}`;
     let read = this.#reads.get(key);
     if (!read) {
-      read = this.#readStored(jobId, terminalOnly);
+      read = this.#readStored(jobId, terminalOnly).then((stored) => this.#keepFinished(jobId, stored));
       this.#reads.set(key, read);
       const forget = () => {
         if (this.#reads.get(key) === read) this.#reads.delete(key);
@@ -166,6 +170,24 @@ export class JobReader {
       read.then((stored) => (stored?.body instanceof StreamedBody ? void stored.body.settled(SHARE_MS).then(forget) : forget()), forget);
     }
     return read;
+  }
+
+  /**
+   * A terminal stored body is written once to the job data bucket as the finished body, from which
+   * every gateway serves the job's later polls without asking this service: a whole body before
+   * it is answered, a streamed one while it is parked for this poll (one read of the store). When
+   * the write fails the poll is answered all the same: a later poll writes it again.
+   */
+  async #keepFinished(jobId: string, stored: StoredRead | null): Promise<StoredRead | null> {
+    if (!stored || isActive(stored.row)) return stored;
+    const head = { owner: stored.row.owner ?? DEFAULT_JOB_OWNER, status: stored.row.status };
+    if (stored.body instanceof StreamedBody) return { row: stored.row, body: finishedWhileRead(this.data, jobId, head, stored.body) };
+    try {
+      await writeFinishedBody(this.data, jobId, head, POLL_RESPONSE[this.service].parse(stored.body));
+    } catch {
+      // No finished body this time (the bucket is unreachable, say): the service keeps answering.
+    }
+    return stored;
   }
 
   /**

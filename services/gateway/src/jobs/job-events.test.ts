@@ -68,17 +68,17 @@ afterEach(() => streams?.closeAll());
 
 function setUp(options: { maxStreams?: number } = {}) {
   const mirror = new FakeMirror();
-  const polls: Record<string, string>[] = [];
-  const poll: PollJob = async (_service, jobId, headers) => {
-    polls.push(headers);
-    return { status: 200, payload: JSON.stringify({ job_id: jobId, status: "completed", results: [] }), contentType: "application/json" };
+  const polls: string[] = [];
+  const poll: PollJob = async (_service, jobId, owner) => {
+    polls.push(owner);
+    return { finished: true, body: JSON.stringify({ job_id: jobId, status: "completed", results: [] }) };
   };
   streams = new JobEventStreams({ maxStreams: options.maxStreams ?? 10, heartbeatMs: 60_000, logger, poll });
   const jobs = { mirror, reader: undefined } as unknown as LiveJobs;
   const follow = (lastRevision = 0, key = "k") => {
     const res = new FakeResponse();
     expect(streams!.reserve()).toBe(true);
-    streams!.follow("screening", jobs, "job-1", res as unknown as Writable, lastRevision, { "x-api-key": key });
+    streams!.follow("screening", jobs, "job-1", res as unknown as Writable, lastRevision, key);
     return res;
   };
   return { mirror, polls, follow, streams };
@@ -109,7 +109,7 @@ describe("JobEventStreams", () => {
     expect(streams.open).toBe(3);
     mirror.push({ ...base, status: "completed", progress: 1 }, 8);
     await flush();
-    expect(polls).toEqual([{ "x-api-key": "first" }]);
+    expect(polls).toEqual(["first"]);
     for (const res of all) {
       expect(res.writableEnded).toBe(true);
       const last = res.events().at(-1)!;

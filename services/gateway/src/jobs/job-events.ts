@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from "node:http";
+import { randomUUID } from "node:crypto";
 import { PassThrough, type Writable } from "node:stream";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
@@ -7,6 +7,8 @@ import { isActive, type MirrorEntry } from "@litrev/jobs/client";
 import type { Logger } from "@litrev/telemetry";
 import type { GatewayDeps } from "../app";
 import { toHttp } from "../http-errors";
+import { JobPolls, type PollBody } from "./job-polls";
+import { ownerOf } from "./job-routes";
 import type { LiveJobs, LiveJobsRegistry } from "./live-jobs";
 import { parseLastEventId, SSE_HEARTBEAT, sseFrame, sseRetry } from "./sse";
 
@@ -17,35 +19,16 @@ const RECONNECT_MS = 2_000;
  * Last-Event-ID and resumes from the newest state, so a slow reader never grows the gateway's memory.
  */
 const MAX_BUFFERED_BYTES = 1 << 20;
-/** Request headers that describe this connection, not the caller: not passed on to the poll. */
-const CONNECTION_HEADERS = new Set([
-  "host",
-  "connection",
-  "keep-alive",
-  "upgrade",
-  "transfer-encoding",
-  "content-length",
-  "content-type",
-  "accept",
-  "accept-encoding",
-  "last-event-id",
-]);
-
-/** A poll of the job, answered by the gateway's own poll route. */
-export interface PollAnswer {
-  status: number;
-  payload: string;
-  contentType: string;
-}
-export type PollJob = (service: JobService, jobId: string, headers: Record<string, string>) => Promise<PollAnswer>;
+/** A poll of the job for one owner, by the gateway's one poll reader (its errors are thrown). */
+export type PollJob = (service: JobService, jobId: string, owner: string) => Promise<PollBody>;
 
 interface Stream {
   /** The response body (piped to the socket by fastify, so the request is logged, measured and traced when it ends). */
   res: Writable;
   /** Revision of the last state event this client has (from Last-Event-ID, then from what was sent). */
   lastRevision: number;
-  /** The caller's headers (its key), for the poll that reads the finished job. */
-  headers: Record<string, string>;
+  /** The caller's owner id (from its key), for the poll that reads the finished job. */
+  owner: string;
 }
 
 /** Every open stream of one job on this gateway: one mirror listener and one serialised event per state, however many streams. */
@@ -69,7 +52,7 @@ class JobFeed {
 /**
  * The job event streams of one gateway: each job's streams share one listener on the gateway's
  * live-state mirror (itself one KV watch per job kind), so a listener adds no NATS traffic. The
- * finished job is read once per job through the poll route and the same bytes go to every stream.
+ * finished job is read once per job through the poll reader and the same bytes go to every stream.
  */
 export class JobEventStreams {
   #open = 0;
@@ -107,8 +90,8 @@ export class JobEventStreams {
   }
 
   /** Streams the job's state changes into `res`, the response body, until the job ends or the client goes. */
-  follow(service: JobService, jobs: LiveJobs, jobId: string, res: Writable, lastRevision: number, headers: Record<string, string>): void {
-    const stream: Stream = { res, lastRevision, headers };
+  follow(service: JobService, jobs: LiveJobs, jobId: string, res: Writable, lastRevision: number, owner: string): void {
+    const stream: Stream = { res, lastRevision, owner };
     const feed = this.#feedOf(service, jobs, jobId);
     feed.streams.add(stream);
     this.#streams.add(stream);
@@ -176,7 +159,7 @@ export class JobEventStreams {
     if (!first) frame = null;
     else {
       try {
-        frame = finalFrame(await this.options.poll(feed.service, feed.jobId, first.headers));
+        frame = await finalFrame(await this.options.poll(feed.service, feed.jobId, first.owner));
       } catch (error) {
         frame = Buffer.from(sseFrame({ event: JOB_EVENT.error, data: JSON.stringify(toHttp(ServiceError.from(error)).body) }));
       }
@@ -220,27 +203,10 @@ function backlog(res: Writable): number {
   return res.writableLength + ((res as Partial<PassThrough>).readableLength ?? 0);
 }
 
-/** Whether a poll body is a finished job (both kinds' poll bodies start with job_id, then status). */
-export function isTerminalPoll(payload: string): boolean {
-  const head = /^\{"job_id":"(?:[^"\\]|\\.)*","status":"([a-z]+)"/.exec(payload);
-  const status = head ? head[1] : (JSON.parse(payload) as { status?: unknown }).status;
-  return status === "completed" || status === "failed";
-}
-
-/** The stream's last event from a poll of the finished job: `end` with the poll body, or `error` with its error body. */
-function finalFrame(poll: PollAnswer): Buffer | null {
-  if (poll.status !== 200) return Buffer.from(sseFrame({ event: JOB_EVENT.error, data: poll.payload }));
-  if (!isTerminalPoll(poll.payload)) return null;
-  return Buffer.from(sseFrame({ event: JOB_EVENT.end, id: TERMINAL_EVENT_ID, data: poll.payload }));
-}
-
-export function forwardedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || CONNECTION_HEADERS.has(name)) continue;
-    out[name] = Array.isArray(value) ? value.join(", ") : value;
-  }
-  return out;
+/** The stream's last event from a poll of the finished job: `end` with the poll body, or null when the job is active again. */
+async function finalFrame(poll: PollBody): Promise<Buffer | null> {
+  if (!poll.finished) return null;
+  return Buffer.from(sseFrame({ event: JOB_EVENT.end, id: TERMINAL_EVENT_ID, data: await JobPolls.text(poll) }));
 }
 
 const EVENT_STREAM_DESCRIPTION =
@@ -252,15 +218,12 @@ const EVENT_STREAM_DESCRIPTION =
 /**
  * `GET /v1/{screening|indexer}/jobs/{job_id}/events` (and without `/v1`): the job's progress as
  * server-sent events, behind the same key as every route. The first answer and the last event come
- * from the poll route itself (same key, same 404, same body as a poll), so a stream shows nothing a
- * poll would not; in between, state events come from this gateway's live-state mirror.
+ * from the poll reader the poll route uses (same owner, same 404, same body as a poll), so a stream
+ * shows nothing a poll would not; in between, state events come from this gateway's live-state mirror.
  */
-export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry): FastifyPluginAsync {
+export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls): FastifyPluginAsync {
   return async (app) => {
-    const poll: PollJob = async (service, jobId, headers) => {
-      const res = await app.inject({ method: "GET", url: `/v1/${service}/jobs/${encodeURIComponent(jobId)}`, headers });
-      return { status: res.statusCode, payload: res.payload, contentType: String(res.headers["content-type"] ?? "application/json; charset=utf-8") };
-    };
+    const poll: PollJob = (service, jobId, owner) => polls.read(service, jobId, owner, randomUUID());
     const streams = new JobEventStreams({
       maxStreams: deps.env.MAX_EVENT_STREAMS,
       heartbeatMs: deps.env.EVENT_HEARTBEAT_MS,
@@ -297,17 +260,17 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry): Fasti
         if (last.kind === "end") return reply.status(204).send();
 
         const { job_id } = request.params as { job_id: string };
-        const headers = forwardedHeaders(request.headers);
-        const first = await poll(service, job_id, headers);
-        if (first.status !== 200) return reply.status(first.status).type(first.contentType).send(first.payload);
-        if (isTerminalPoll(first.payload)) {
-          openStream(request, reply).end(sseFrame({ event: JOB_EVENT.end, id: TERMINAL_EVENT_ID, data: first.payload }));
+        const owner = ownerOf(request);
+        // Errors (404 for an unknown or another client's job) are answered as the poll's.
+        const first = await polls.read(service, job_id, owner, request.id);
+        if (first.finished) {
+          openStream(request, reply).end(sseFrame({ event: JOB_EVENT.end, id: TERMINAL_EVENT_ID, data: await JobPolls.text(first) }));
           return reply;
         }
         const jobs = live.ready(service) ?? (await live.get(service));
         const body = openStream(request, reply);
         handedOver = true;
-        streams.follow(service, jobs, job_id, body, last.kind === "revision" ? last.revision : 0, headers);
+        streams.follow(service, jobs, job_id, body, last.kind === "revision" ? last.revision : 0, owner);
         return reply;
       } finally {
         if (!handedOver) streams.release();

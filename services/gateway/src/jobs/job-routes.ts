@@ -1,16 +1,12 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { randomUUID } from "node:crypto";
-import { Readable } from "node:stream";
-import { DEFAULT_JOB_OWNER, headers, jobDataObjects, operations, ServiceError, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
-import { isActive, keyBindings, KeySealer, ownedBy, type MirrorEntry } from "@litrev/jobs/client";
-import { callOperation, callOperationStreamed, probeOperation, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
+import { DEFAULT_JOB_OWNER, headers, jobDataObjects, operations, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
+import { keyBindings, KeySealer, type MirrorEntry } from "@litrev/jobs/client";
+import { callOperation, probeOperation, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
-import { PartCache } from "./part-cache";
+import { JobPolls } from "./job-polls";
 import { providerKeyOf } from "../auth";
-
-/** A finished job's poll body as the service answered it: whole, or in parts to stream. */
-type StoredPoll = { body: string } | { parts: () => AsyncIterable<Uint8Array> };
 
 export type JobRouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -28,60 +24,24 @@ const JOB_OPERATIONS: Record<JobService, { create: Operation; get: Operation; ac
 /**
  * The job-aware handlers of both job kinds, by operation (the routes and their schemas come
  * from the one route table, see routes/forwarded.ts). Creation seals the client's provider key
- * here, once, so only a worker can open it. Polls and active-job questions of pending and running
- * jobs are answered from this process's mirror of the live-state bucket (no NATS hop on the hot
- * path; a body is serialised once per state revision); everything else — terminal jobs, which the
- * owning service reads from its store of record — goes to the owning service.
+ * here, once, so only a worker can open it. Polls go through the gateway's one poll reader
+ * (`JobPolls`: active jobs from the mirror, finished jobs from their finished body); active-job
+ * questions of pending and running jobs are answered from this process's mirror of the live-state
+ * bucket (no NATS hop on the hot path; a body is serialised once per state revision).
  */
 // `live` (the mirrors) is shared with the job event streams: one watch per job kind and gateway.
-export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, JobRouteHandler>; live: LiveJobsRegistry; close: () => Promise<void> } {
+export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, JobRouteHandler>; live: LiveJobsRegistry; polls: JobPolls; close: () => Promise<void> } {
   const sealer = KeySealer.fromEnv(deps.env);
   const live = new LiveJobsRegistry(deps.link, deps.logger);
-  const bodies = new WeakMap<MirrorEntry, string>();
+  const polls = new JobPolls(deps, live);
   const handlers = new Map<Operation, JobRouteHandler>();
-  /**
-   * Reads of jobs that are not active, in progress by service and job id: concurrent polls of one
-   * finished job share one request to the service. A large result comes back as parts the service
-   * parked as it read them (`StreamedBody`); each poll streams them to its client one part at a
-   * time, so no process holds the whole body. A small one is serialised once and shared.
-   */
-  const storedReads = new Map<string, Promise<StoredPoll>>();
-  const parts = new PartCache();
-  const readStored = (operation: Operation, jobId: string, requestId: string, owner: string): Promise<StoredPoll> => {
-    // Per owner too: the service answers another client's job with 404.
-    const key = `${operation.service}/${jobId}/${owner}`;
-    let read = storedReads.get(key);
-    if (!read) {
-      read = callOperationStreamed(deps.link, operation, { job_id: jobId }, { requestId, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } }).then((reply) =>
-        "data" in reply ? { body: JSON.stringify(reply.data) } : { parts: () => parts.stream(reply.parts, reply.readPart) },
-      );
-      storedReads.set(key, read);
-      const forget = () => storedReads.delete(key);
-      read.then(forget, forget);
-    }
-    return read;
-  };
-
-  /** The mirror, or null when it cannot be opened yet (no service has created the buckets): the service answers. */
-  const opened = async (service: JobService): Promise<LiveJobs | null> => {
-    try {
-      return await live.get(service);
-    } catch (error) {
-      if (error instanceof ServiceError) throw error; // NATS down: a retryable 503
-      deps.logger.debug({ err: error }, "job-state mirror unavailable; asking the service");
-      return null;
-    }
-  };
+  const opened = (service: JobService) => polls.opened(service);
 
   // The hot path: a cached body is sent synchronously; only a new state revision builds one.
   const send = (reply: FastifyReply, jobs: LiveJobs, entry: MirrorEntry): FastifyReply | Promise<FastifyReply> => {
-    const body = bodies.get(entry);
-    if (body !== undefined) return reply.type("application/json; charset=utf-8").send(body);
-    return jobs.reader.active(entry).then((view) => {
-      const built = JSON.stringify(view);
-      bodies.set(entry, built);
-      return reply.type("application/json; charset=utf-8").send(built);
-    });
+    const body = polls.active(jobs, entry);
+    if (typeof body === "string") return reply.type("application/json; charset=utf-8").send(body);
+    return body.then((built) => reply.type("application/json; charset=utf-8").send(built));
   };
 
   /**
@@ -125,15 +85,7 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
 
     handlers.set(ops.get, async (request, reply) => {
       const { job_id } = request.params as { job_id: string };
-      const owner = ownerOf(request);
-      const jobs = live.ready(service) ?? (await opened(service));
-      const entry = jobs ? (jobs.mirror.get(job_id) ?? (await jobs.mirror.fetch(job_id))) : null;
-      // Another client's job is not found (and its terminal state is not released by this poll).
-      if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
-      if (jobs && entry && isActive(entry.state)) return send(reply, jobs, entry);
-      const stored = await readStored(ops.get, job_id, request.id, owner);
-      reply.type("application/json; charset=utf-8");
-      return "body" in stored ? reply.send(stored.body) : reply.send(Readable.from(stored.parts()));
+      return JobPolls.send(reply, await polls.read(service, job_id, ownerOf(request), request.id));
     });
 
     handlers.set(ops.active, async (request, reply) => {
@@ -145,12 +97,10 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
       return entry ? send(reply, jobs, entry) : null;
     });
   }
-  return { handlers, live, close: () => live.close() };
+  return { handlers, live, polls, close: () => live.close() };
 }
 
 /** The owner id of the request's service key: the client its jobs belong to (docs/security.md). */
 export function ownerOf(request: FastifyRequest): string {
   return request.principal?.owner ?? DEFAULT_JOB_OWNER;
 }
-
-const jobNotFound = () => new ServiceError("not_found", "Job not found", { simple: true });

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { isTerminalPoll } from "./job-events";
 import { parseLastEventId, sseFrame } from "./sse";
 
 describe("server-sent event frames", () => {
@@ -15,15 +14,5 @@ describe("server-sent event frames", () => {
     expect(parseLastEventId(["1", "7"])).toEqual({ kind: "revision", revision: 7 });
     expect(parseLastEventId("end")).toEqual({ kind: "end" });
     for (const bad of ["-1", "1.5", "12abc", "9".repeat(16), "END"]) expect(parseLastEventId(bad), bad).toEqual({ kind: "invalid" });
-  });
-
-  it("tells a finished job's poll body by its status, whatever its id holds", () => {
-    expect(isTerminalPoll('{"job_id":"a","status":"completed","results":[]}')).toBe(true);
-    expect(isTerminalPoll('{"job_id":"a","status":"failed"}')).toBe(true);
-    expect(isTerminalPoll('{"job_id":"a","status":"running"}')).toBe(false);
-    // An id with escaped quotes that spell a status does not fool it.
-    expect(isTerminalPoll(JSON.stringify({ job_id: 'x","status":"completed', status: "running" }))).toBe(false);
-    // Another key order falls back to parsing.
-    expect(isTerminalPoll('{"status":"completed","job_id":"a"}')).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import {
   isJobId,
   JobIdParams,
@@ -10,7 +10,8 @@ import {
   type ValidationIssue,
 } from "@litrev/contracts";
 import { LabelError, validateJob, type JobPaper } from "@litrev/evaluation";
-import { forwardedHeaders } from "./job-events";
+import { JobPolls } from "./job-polls";
+import { ownerOf } from "./job-routes";
 
 /** Labels named one by one in a 400 (the rest are counted in a last issue). */
 const NAMED_LABELS = 50;
@@ -18,23 +19,20 @@ const NAMED_LABELS = 50;
 /**
  * `POST /v1/screening/jobs/{job_id}/validation` (and without `/v1`): the job's figures on the
  * team's labelled sample (libs/evaluation computes them, as `pnpm eval` does). The job is read
- * through the poll route itself with the caller's headers, so the same key sees the same job:
+ * by the gateway's poll reader for the caller's owner, so the same key sees the same job:
  * another client's job or an unknown one is a 404 exactly as its poll is.
  */
-export function validationRoutes(): FastifyPluginAsync {
+export function validationRoutes(polls: JobPolls): FastifyPluginAsync {
   return async (app) => {
     app.post(
       "/v1/screening/jobs/:job_id/validation",
       { schema: { params: JobIdParams, body: ScreeningValidationRequest, response: { 200: ScreeningValidationResponse } } },
-      async (request: FastifyRequest, reply: FastifyReply) => {
+      async (request: FastifyRequest) => {
         const { job_id } = request.params as { job_id: string };
         if (!isJobId(job_id)) throw new ServiceError("not_found", "Job not found", { simple: true });
         const body = request.body as ScreeningValidationRequest;
-        const poll = await app.inject({ method: "GET", url: `/v1/screening/jobs/${encodeURIComponent(job_id)}`, headers: forwardedHeaders(request.headers) });
-        if (poll.statusCode !== 200) {
-          return reply.status(poll.statusCode).type(String(poll.headers["content-type"] ?? "application/json; charset=utf-8")).send(poll.payload);
-        }
-        const job = ScreeningJob.parse(JSON.parse(poll.payload));
+        const poll = await polls.read("screening", job_id, ownerOf(request), request.id);
+        const job = ScreeningJob.parse(JSON.parse(await JobPolls.text(poll)));
         if (job.status !== "completed" || !job.results) {
           const message = job.status === "failed" ? "The job failed: only a completed job can be validated" : `The job is ${job.status}: it can be validated once it has completed`;
           throw new ServiceError("conflict", message, { simple: true });

@@ -15,6 +15,7 @@ import {
 import { callOperation, KeySealer } from "@litrev/messaging";
 import type { GatewayDeps } from "../app";
 import { jobEventRoutes } from "../jobs/job-events";
+import { validationRoutes } from "../jobs/validation-route";
 import { jobExportRoutes } from "../jobs/export-routes";
 import { jobRouteHandlers, ownerOf } from "../jobs/job-routes";
 import { modelGuardFor, type ModelGuard } from "../model-guard";
@@ -32,7 +33,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
     const sealer = KeySealer.fromEnv(deps.env);
     const models = modelGuardFor(deps);
     app.addHook("onClose", () => jobs.close());
-    await app.register(jobEventRoutes(deps, jobs.live));
+    await app.register(jobEventRoutes(deps, jobs.live, jobs.polls));
     await app.register(jobExportRoutes(deps));
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
@@ -77,6 +78,8 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
         }),
       });
     }
+    // Reads the job through the same poll reader as the poll route (registered last, as before).
+    await app.register(validationRoutes(jobs.polls));
   };
 }
 
