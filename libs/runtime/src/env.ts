@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { loadModelPrices } from "@litrev/llm";
 import { NatsAuthEnv, NatsQuotaEnv } from "@litrev/messaging";
-import { EXIT_CONFIG } from "./exit-codes";
+import { EXIT_CONFIG } from "@litrev/telemetry/exit-codes";
 
 /** Settings every process reads; each process extends this with its own. */
 export const BaseEnv = z.object({
