@@ -14,7 +14,7 @@ import { randomBytes } from "node:crypto";
 import { join, relative, resolve } from "node:path";
 // Only light modules before the port check, so a taken port is reported at once; the rest is
 // imported after it.
-import { EXIT_CONFIG } from "../libs/runtime/src/exit-codes";
+import { EXIT_CONFIG } from "../libs/telemetry/src/exit-codes";
 import { ROOT, type ServiceProcess } from "./lib/launch";
 import { portFromEnv, portProblem } from "./lib/ports";
 import type { Supervised } from "./lib/supervise";

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { EXIT_CONFIG } from "../../libs/runtime/src/exit-codes";
+import { EXIT_CONFIG } from "../../libs/telemetry/src/exit-codes";
 import { stopProcess } from "./launch";
 
 /**

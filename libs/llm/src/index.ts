@@ -22,6 +22,7 @@ export {
   chooseModel,
   isReasoningModel,
   loadModelAliases,
+  ModelAliasesEnv,
   modelRequestParams,
   resolveModel,
   sentParameters,

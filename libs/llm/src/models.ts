@@ -13,29 +13,47 @@ export const DEFAULT_MODEL_ALIASES: Readonly<Record<string, string>> = Object.fr
 
 const AliasOverrides = z.record(z.string().min(1), z.string().min(1));
 
+/**
+ * `LLM_MODEL_ALIASES`: a JSON object of alias overrides. A malformed value is an error, never
+ * ignored: that would send traffic to a model the operator did not choose. Services extend their
+ * env schema with this one, so a bad value stops start-up.
+ */
+export const ModelAliasesEnv = z.object({
+  LLM_MODEL_ALIASES: z
+    .string()
+    .trim()
+    .optional()
+    .transform((raw, ctx) => {
+      if (!raw) return undefined;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        ctx.addIssue({ code: "custom", message: 'LLM_MODEL_ALIASES is not valid JSON: expected an object such as {"llm-5-nano":"my-model"}' });
+        return z.NEVER;
+      }
+      const result = AliasOverrides.safeParse(parsed);
+      if (!result.success) {
+        ctx.addIssue({ code: "custom", message: "LLM_MODEL_ALIASES must be a JSON object mapping alias names to non-empty model names" });
+        return z.NEVER;
+      }
+      return result.data;
+    }),
+});
+export type ModelAliasesEnv = z.infer<typeof ModelAliasesEnv>;
+
 let cachedEnvValue: string | undefined;
 let cachedAliases: Readonly<Record<string, string>> = DEFAULT_MODEL_ALIASES;
 
-/**
- * Built-in aliases merged with `LLM_MODEL_ALIASES` (a JSON object). A malformed value throws:
- * silently ignoring it would send traffic to a model the operator did not choose.
- */
+/** Built-in aliases merged with `LLM_MODEL_ALIASES`; a malformed value throws with the reason. */
 export function loadModelAliases(env: NodeJS.ProcessEnv = process.env): Readonly<Record<string, string>> {
   const raw = env.LLM_MODEL_ALIASES?.trim();
   if (!raw) return DEFAULT_MODEL_ALIASES;
   if (raw === cachedEnvValue) return cachedAliases;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new Error("LLM_MODEL_ALIASES is not valid JSON: expected an object such as {\"llm-5-nano\":\"my-model\"}");
-  }
-  const result = AliasOverrides.safeParse(parsed);
-  if (!result.success) {
-    throw new Error("LLM_MODEL_ALIASES must be a JSON object mapping alias names to non-empty model names");
-  }
+  const result = ModelAliasesEnv.safeParse({ LLM_MODEL_ALIASES: raw });
+  if (!result.success) throw new Error(result.error.issues[0]?.message ?? "LLM_MODEL_ALIASES is invalid");
   cachedEnvValue = raw;
-  cachedAliases = Object.freeze({ ...DEFAULT_MODEL_ALIASES, ...result.data });
+  cachedAliases = Object.freeze({ ...DEFAULT_MODEL_ALIASES, ...result.data.LLM_MODEL_ALIASES });
   return cachedAliases;
 }
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { loadModelPrices } from "@litrev/llm";
+import { loadModelPrices, ModelAliasesEnv } from "@litrev/llm";
 import { NatsAuthEnv, NatsQuotaEnv } from "@litrev/messaging";
-import { EXIT_CONFIG } from "./exit-codes";
+import { EXIT_CONFIG } from "@litrev/telemetry/exit-codes";
 
 /** Settings every process reads; each process extends this with its own. */
 export const BaseEnv = z.object({
@@ -56,6 +56,8 @@ export const BaseEnv = z.object({
 })
   // NATS credentials and TLS (NATS_USER, NATS_PASSWORD, NATS_TLS_CA_FILE) and storage quotas (NATS_QUOTA_*_MB).
   .extend(NatsAuthEnv.shape)
+  // The initial model alias table (libs/llm reads it; checked here so a bad value stops start-up).
+  .extend(ModelAliasesEnv.shape)
   .extend(NatsQuotaEnv.shape);
 export type BaseEnv = z.infer<typeof BaseEnv>;
 
@@ -85,5 +87,6 @@ export function llmOptions(env: BaseEnv) {
     interactiveDeadlineMs: env.LLM_SYNC_DEADLINE_MS,
     allowedModels: env.ALLOWED_MODELS,
     providerN: env.LLM_PROVIDER_N,
+    modelAliases: env.LLM_MODEL_ALIASES,
   };
 }

@@ -1,5 +1,5 @@
 export * from "./env";
-export * from "./exit-codes";
+export { EXIT_CONFIG } from "@litrev/telemetry/exit-codes";
 export * from "./service";
 export * from "./shutdown";
 export * from "./service-version";

@@ -1,9 +1,12 @@
+import { spawnSync } from "node:child_process";
 import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
 import { once } from "node:events";
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { describe, expect, it } from "vitest";
 import { skipServerSpan } from "./sampling";
+import { EXIT_CONFIG } from "./exit-codes";
 import { metricReadersFromEnv } from "./sdk";
 
 async function freePort(): Promise<number> {
@@ -46,6 +49,26 @@ describe("metricReadersFromEnv", () => {
     expect(failures).toEqual([port]);
     await exporter.stopServer();
   });
+});
+
+describe("invalid telemetry settings", () => {
+  it("are refused, naming the variable, rather than leaving metrics quietly off", () => {
+    for (const METRICS_PORT of ["nine", "0", "70000", "94.5"]) {
+      expect(() => metricReadersFromEnv({ METRICS_PORT })).toThrow(/METRICS_PORT/);
+    }
+    expect(() => metricReadersFromEnv({ OTEL_METRIC_EXPORT_INTERVAL: "soon" })).toThrow(/OTEL_METRIC_EXPORT_INTERVAL/);
+  });
+
+  it("stop a process at start-up with the configuration exit code", () => {
+    const register = fileURLToPath(new URL("./register.ts", import.meta.url));
+    const bad = spawnSync(process.execPath, ["--import", "tsx", "--import", register, "-e", ""], {
+      env: { ...process.env, METRICS_PORT: "metrics" },
+      encoding: "utf8",
+      timeout: 50_000,
+    });
+    expect(bad.status).toBe(EXIT_CONFIG);
+    expect(bad.stderr).toMatch(/METRICS_PORT/);
+  }, 60_000);
 });
 
 describe("the metrics listener", () => {

@@ -5,18 +5,21 @@ import { OTLPMetricExporter as ProtoMetricExporter } from "@opentelemetry/export
 import { PrometheusExporter } from "@opentelemetry/exporter-prometheus";
 import { PeriodicExportingMetricReader, type IMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { NodeSDK } from "@opentelemetry/sdk-node";
+import { EXIT_CONFIG } from "./exit-codes";
+import { parseTelemetryEnv, TelemetryConfigError, type TelemetryEnv } from "./env";
 
 let sdk: NodeSDK | undefined;
 
-export function startTelemetry(serviceName = process.env.OTEL_SERVICE_NAME ?? "litrev"): void {
+export function startTelemetry(serviceName?: string): void {
   if (sdk) return;
-  const exporting = Boolean(process.env.OTEL_EXPORTER_OTLP_ENDPOINT || process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const env = telemetryEnvOrExit(process.env);
+  const exporting = Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
   // Without an endpoint the SDK would still try localhost:4318; "none" keeps tracing local.
   if (!exporting) process.env.OTEL_TRACES_EXPORTER ??= "none";
   process.env.OTEL_LOGS_EXPORTER ??= "none";
   sdk = new NodeSDK({
-    serviceName,
-    metricReaders: metricReadersFromEnv(process.env, (error, port) => {
+    serviceName: serviceName ?? env.OTEL_SERVICE_NAME ?? "litrev",
+    metricReaders: metricReaders(env, (error, port) => {
       // Not fatal: the process serves without its scrape endpoint, and says why once.
       process.stderr.write(`[telemetry] metrics endpoint could not listen on port ${port}: ${error.message}\n`);
     }),
@@ -36,6 +39,17 @@ export function startTelemetry(serviceName = process.env.OTEL_SERVICE_NAME ?? "l
   sdk.start();
 }
 
+/** A bad telemetry variable is a configuration error like any other: say which, exit 78. */
+function telemetryEnvOrExit(source: NodeJS.ProcessEnv): TelemetryEnv {
+  try {
+    return parseTelemetryEnv(source);
+  } catch (error) {
+    if (!(error instanceof TelemetryConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
+}
+
 /**
  * Where metrics go, from the environment:
  * - OTLP, next to the traces, whenever an OTLP endpoint is set (protocol from OTEL_EXPORTER_OTLP_PROTOCOL,
@@ -45,44 +59,42 @@ export function startTelemetry(serviceName = process.env.OTEL_SERVICE_NAME ?? "l
  *   Off by default so that several processes on one host never fight over a port.
  * An explicit OTEL_METRICS_EXPORTER hands the choice back to the SDK's standard variables (`undefined`).
  * No reader at all means no meter provider: every metric call stays a no-op.
+ * An invalid variable throws TelemetryConfigError.
  */
 export function metricReadersFromEnv(
-  env: NodeJS.ProcessEnv,
+  source: NodeJS.ProcessEnv,
   onListenError: (error: Error, port: number) => void = () => undefined,
 ): IMetricReader[] | undefined {
+  return metricReaders(parseTelemetryEnv(source), onListenError);
+}
+
+function metricReaders(env: TelemetryEnv, onListenError: (error: Error, port: number) => void): IMetricReader[] | undefined {
   if (env.OTEL_METRICS_EXPORTER) return undefined;
   const readers: IMetricReader[] = [];
   if (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) {
-    const interval = positiveInt(env.OTEL_METRIC_EXPORT_INTERVAL) ?? 60_000;
+    const interval = env.OTEL_METRIC_EXPORT_INTERVAL;
     readers.push(
       new PeriodicExportingMetricReader({
         exporter: otlpMetricExporter(env),
         exportIntervalMillis: interval,
-        exportTimeoutMillis: Math.min(positiveInt(env.OTEL_METRIC_EXPORT_TIMEOUT) ?? 30_000, interval),
+        exportTimeoutMillis: Math.min(env.OTEL_METRIC_EXPORT_TIMEOUT, interval),
       }),
     );
   }
-  const port = positiveInt(env.METRICS_PORT);
+  const port = env.METRICS_PORT;
   if (port !== undefined) {
     // Loopback unless METRICS_HOST says otherwise: metrics are not for everyone on the network
     // (Kubernetes, where Prometheus scrapes pod IPs, sets 0.0.0.0).
-    const host = env.METRICS_HOST || "127.0.0.1";
-    readers.push(new PrometheusExporter({ host, port }, (error) => error && onListenError(error, port)));
+    readers.push(new PrometheusExporter({ host: env.METRICS_HOST, port }, (error) => error && onListenError(error, port)));
   }
   return readers;
 }
 
-function otlpMetricExporter(env: NodeJS.ProcessEnv): PushMetricExporter {
-  const protocol = (env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || "http/protobuf").trim();
+function otlpMetricExporter(env: TelemetryEnv): PushMetricExporter {
+  const protocol = env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || "http/protobuf";
   if (protocol === "grpc") return new GrpcMetricExporter();
   if (protocol === "http/json") return new JsonMetricExporter();
   return new ProtoMetricExporter();
-}
-
-function positiveInt(value: string | undefined): number | undefined {
-  if (!value) return undefined;
-  const n = Number(value);
-  return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
 /** Flushes and stops the SDK; part of every process's graceful shutdown. */

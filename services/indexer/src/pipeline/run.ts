@@ -1,3 +1,4 @@
+import pLimit from "p-limit";
 import type { IndexerRecord } from "@litrev/contracts";
 import { addUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
 import { extractRecord, notProcessed, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "./extract-record";
@@ -30,8 +31,8 @@ export interface RunSummary {
 }
 
 /**
- * Extracts `records` with at most `concurrency` provider calls in flight. Workers pull the next
- * record as soon as they finish one (no batch barrier, so one slow call never idles the rest);
+ * Extracts `records` with at most `concurrency` provider calls in flight. The next record starts
+ * as soon as any call finishes (no batch barrier, so one slow call never idles the rest);
  * results are still delivered in input order, a batch at a time. A fatal error (bad key, no
  * quota, rate limit beyond retries) cancels the calls in flight and rejects the run.
  */
@@ -45,7 +46,6 @@ export async function runExtraction(
   const cancel = new AbortController();
   const onOuterAbort = () => cancel.abort(options.signal?.reason);
   options.signal?.addEventListener("abort", onOuterAbort, { once: true });
-  let next = 0;
   let delivered = 0;
   let delivering: Promise<void> = Promise.resolve();
   let failure: unknown;
@@ -73,30 +73,29 @@ export async function runExtraction(
     return delivering;
   };
 
-  const worker = async () => {
-    while (failure === undefined && !cancel.signal.aborted) {
-      const index = next++;
-      if (index >= records.length) return;
-      try {
-        const outcome = await extractRecord(llm, plan, records[index] as IndexerRecord, cancel.signal);
-        await options.onRecord?.(outcome, index);
-        outcomes[index] = outcome;
-      } catch (error) {
-        if (outOfTime) return;
-        failure ??= error;
-        cancel.abort(error);
-        return;
-      }
-      await deliver().catch((error: unknown) => {
-        failure ??= error;
-        cancel.abort(error);
-      });
+  // One task per record, started in input order; a task that finds the run failed or cancelled
+  // starts no call.
+  const extractOne = async (index: number) => {
+    if (failure !== undefined || cancel.signal.aborted) return;
+    try {
+      const outcome = await extractRecord(llm, plan, records[index] as IndexerRecord, cancel.signal);
+      await options.onRecord?.(outcome, index);
+      outcomes[index] = outcome;
+    } catch (error) {
+      if (outOfTime) return;
+      failure ??= error;
+      cancel.abort(error);
+      return;
     }
+    await deliver().catch((error: unknown) => {
+      failure ??= error;
+      cancel.abort(error);
+    });
   };
 
   try {
-    const workers = Math.max(1, Math.min(options.concurrency, records.length));
-    await Promise.all(Array.from({ length: workers }, worker));
+    const run = pLimit(Math.max(1, options.concurrency));
+    await Promise.all(records.map((_, index) => run(() => extractOne(index))));
     if (outOfTime && failure === undefined) {
       records.forEach((record, i) => (outcomes[i] ??= notProcessed(record, plan.specs, options.deadlineMs as number)));
       await deliver();

@@ -1,26 +1,27 @@
+import pLimit from "p-limit";
+
 /**
- * Runs `work` over `items` with at most `limit` in flight; rejects with the first failure after
- * aborting the rest through `signal` checks (each work item checks the signal before starting).
+ * Runs `work` over `items` with at most `limit` in flight; rejects with the first failure once the
+ * calls in flight have settled. Items not yet started when a call fails, or when `signal` fires,
+ * are skipped (an aborted signal rejects with its reason).
  */
 export async function forEachLimited<T>(items: readonly T[], limit: number, signal: AbortSignal, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  let failure: unknown;
-  const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (failure === undefined && next < items.length) {
-      if (signal.aborted) throw signal.reason;
-      const item = items[next++] as T;
-      try {
-        await work(item);
-      } catch (error) {
-        failure ??= error;
-        throw error;
-      }
-    }
-  });
-  const results = await Promise.allSettled(runners);
-  if (failure !== undefined) throw failure;
-  const rejected = results.find((r) => r.status === "rejected");
-  if (rejected) throw (rejected as PromiseRejectedResult).reason;
+  const run = pLimit(Math.max(1, limit));
+  let failure: { error: unknown } | undefined;
+  await Promise.all(
+    items.map((item) =>
+      run(async () => {
+        if (failure) return;
+        try {
+          if (signal.aborted) throw signal.reason;
+          await work(item);
+        } catch (error) {
+          failure ??= { error };
+        }
+      }),
+    ),
+  );
+  if (failure) throw failure.error;
 }
 
 /** `[0, n)` split into consecutive batches of `size`. */
