@@ -115,6 +115,8 @@ describe("the gateway on a taken port", () => {
   });
 });
 
+// With NATS_URL set, `npm start` runs no nats-server of its own: there is nothing to supervise.
+if (process.env.NATS_URL) console.log("[stack-start] nats-server supervision: skipped, NATS_URL points at an external server");
 describe.skipIf(Boolean(process.env.NATS_URL))("npm start supervises nats-server", () => {
   let dataDir: string;
   let provider: FakeProvider;
