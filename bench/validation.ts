@@ -19,6 +19,7 @@ import { parseArgs } from "node:util";
 import { includesNeededFor, validateJob } from "../libs/evaluation/src/index";
 import { oracleScore } from "../libs/llm/src/testing/index";
 import { builtInNames, loadBuiltIn } from "../eval/datasets";
+import { seeded } from "../test/resilience/chaos/nemesis";
 
 const { values } = parseArgs({
   options: {
@@ -37,18 +38,6 @@ const CONFIDENCE = 0.95;
 /** 0.95 is the acceptance target; the lower ones are targets these small samples can actually recommend for. */
 const TARGETS = [0.95, 0.8, 0.7, 0.6];
 const REQUIRED = 0.95;
-
-/** mulberry32: a small seeded generator, so every run's sample is reproducible. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `k` distinct indices of `n`, uniformly at random (partial Fisher–Yates). */
 function sample(n: number, k: number, next: () => number): number[] {
@@ -88,7 +77,7 @@ for (const { name, records } of reviews) {
     let saved = 0;
     for (let run = 1; run <= RUNS; run++) {
       const scores = records.map((r) => oracleScore(r, R, { ...RATES, seed: run }));
-      const picked = sample(records.length, Math.round(FRACTION * records.length), random(run * 7919 + 17));
+      const picked = sample(records.length, Math.round(FRACTION * records.length), seeded(run * 7919 + 17));
       const labels = picked.map((i) => ({ id: records[i]!.id, included: records[i]!.included }));
       sampledIncludes += labels.filter((l) => l.included).length;
       const answer = validateJob({
