@@ -73,6 +73,23 @@ describe("JobData reads against a real nats-server", { timeout: 30_000 }, () => 
     expect(await data.getJson("stuck")).toBeNull();
   });
 
+  it("starts a read again on a new consumer when the first stops delivering (a cluster server lost its stream)", async () => {
+    const value = big(500);
+    await data.putJson("silent-consumer", value);
+    // The first consumer delivers nothing, ever; the object itself is intact.
+    let gets = 0;
+    const store = Object.create(data.store) as typeof data.store;
+    store.get = async (name: string) => {
+      if (gets++ > 0) return data.store.get(name);
+      const real = await data.store.get(name);
+      void real?.data.cancel();
+      return real && { ...real, data: new ReadableStream<Uint8Array>({ pull: () => new Promise<void>(() => undefined) }), error: new Promise<Error | null>(() => undefined) };
+    };
+    const reader = new JobData(store, { stallCheckMs: 200, readBudgetMs: 5_000 });
+    expect(await reader.getJson("silent-consumer")).toEqual(value);
+    expect(gets).toBe(2);
+  });
+
   it("writes a list as chunked JSON Lines and reads it back one chunk at a time, in order", async () => {
     const papers = Array.from({ length: 6_000 }, (_, i) => ({ id: i % 2 ? i : `p${i}`, title: `Paper ${i}\nwith a line break`, abstract: "é ".repeat(150) }));
     const ref = await putListInput(data, "input/list-test", { papers, criteria: [{ name: "c" }], questions: [] }, "papers");

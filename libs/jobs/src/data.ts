@@ -198,11 +198,10 @@ export class JobData {
   }
 
   /**
-   * Streams the object's chunks. The client's reader waits for the last chunk forever, and chunks
-   * purged by a concurrent delete (e.g. another gateway consuming a finished job's result) never
-   * come: so a read that stalls asks whether the object still exists, and ends with null if not.
+   * The object's bytes; with `digest`, only if the object is still the one that digest names. The
+   * client's reader waits for the last chunk forever, and chunks purged by a concurrent delete
+   * never come: so a read that stalls asks whether the object still exists, and ends with null if not.
    */
-  /** The object's bytes; with `digest`, only if the object is still the one that digest names. */
   async #read(name: string, digest?: string): Promise<Uint8Array | null> {
     const bucket = this.#bucket(name);
     const found = await this.#readFrom(bucket, name, digest);
@@ -210,7 +209,26 @@ export class JobData {
     return found === null && bucket !== this.store ? this.#readFrom(this.store, name, digest) : found;
   }
 
+  /**
+   * A read whose consumer stops delivering while the object is still there is started again on a
+   * new consumer: on a NATS cluster, the first one may sit on a server that restarted or lost its
+   * stream's leadership, and would never deliver the rest. Within the read budget.
+   */
   async #readFrom(bucket: ObjectStore, name: string, digest?: string): Promise<Uint8Array | null> {
+    const deadline = Date.now() + this.#readBudgetMs;
+    for (;;) {
+      const read = await this.#readOnce(bucket, name, digest);
+      if (read !== STALLED) return read;
+      const info = await bucket.info(name).catch(() => undefined);
+      if (info === null || info?.deleted) return null;
+      if (Date.now() > deadline) {
+        throw new ServiceError("timeout", `Reading the stored object ${name} took longer than ${this.#readBudgetMs} ms; retry shortly`);
+      }
+    }
+  }
+
+  /** One consumer's read of the object: its bytes, null if absent, or STALLED when a chunk took too long. */
+  async #readOnce(bucket: ObjectStore, name: string, digest?: string): Promise<Uint8Array | null | typeof STALLED> {
     const result = await bucket.get(name).catch((error: unknown) => {
       throw unavailable(error, "The job data store");
     });
@@ -227,19 +245,11 @@ export class JobData {
     const chunks: Uint8Array[] = [];
     let size = 0;
     let finished = false;
-    const deadline = Date.now() + this.#readBudgetMs;
     let next = reader.read();
     try {
       for (;;) {
         const step = await within(next, this.#stallCheckMs);
-        if (step === STALLED) {
-          const info = await bucket.info(name).catch(() => undefined);
-          if (info === null || info?.deleted) return null;
-          if (Date.now() > deadline) {
-            throw new ServiceError("timeout", `Reading the stored object ${name} took longer than ${this.#readBudgetMs} ms; retry shortly`);
-          }
-          continue; // still there: keep waiting for the same chunk
-        }
+        if (step === STALLED) return STALLED;
         if (step.done) break;
         chunks.push(step.value);
         size += step.value.length;

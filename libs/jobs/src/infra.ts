@@ -89,6 +89,8 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
 
   const kv = await new Kvm(js).create(names.stateBucket, {
     history: 1,
+    // Job states are read from the stream leader: on a cluster a replica may lag behind the last write.
+    allow_direct: false,
     ttl: resolved.retentionMs,
     storage: StorageType.File,
     replicas,

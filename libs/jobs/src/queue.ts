@@ -1,8 +1,11 @@
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { JobRunCommand, type JobNames } from "@litrev/contracts";
-import { isNotFound } from "./nats-errors";
+import { isConnectionClosed, isNotFound } from "./nats-errors";
+import { retrying } from "./retry";
 
 const encoder = new TextEncoder();
+/** How long a submit keeps trying through an outage before its admission fails (and says so). */
+const SUBMIT_BUDGET_MS = 10_000;
 
 /** The work queue of one service's job commands. */
 export class JobQueue {
@@ -18,9 +21,12 @@ export class JobQueue {
    */
   async submit(command: JobRunCommand): Promise<void> {
     const parsed = JobRunCommand.parse(command);
-    await this.js.publish(this.names.commandSubject(parsed.job_id), encoder.encode(JSON.stringify(parsed)), {
-      msgID: parsed.job_id,
-    });
+    // The message id makes a repeat harmless (de-duplicated by the stream): sent again through a
+    // brief outage or a stream leader election instead of failing the job it would have run.
+    await retrying(
+      () => this.js.publish(this.names.commandSubject(parsed.job_id), encoder.encode(JSON.stringify(parsed)), { msgID: parsed.job_id }),
+      { budgetMs: SUBMIT_BUDGET_MS, isFinal: isConnectionClosed },
+    );
   }
 
   /** Whether the job's command is still in the work queue (waiting, or delivered and not yet acked). */

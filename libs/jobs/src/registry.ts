@@ -1,6 +1,6 @@
 import type { KV, KvEntry } from "@nats-io/kv";
 import { jobStateKeys, LiveJobState, ProjectLock } from "@litrev/contracts";
-import { isWrongRevision } from "./nats-errors";
+import { isWrongRevision, throughElections } from "./nats-errors";
 import { safeJson } from "./safe-json";
 
 export interface LiveEntry {
@@ -27,13 +27,15 @@ const encode = (value: unknown) => encoder.encode(JSON.stringify(value));
  * (owner, project) its active job (`jobStateKeys.lock`: each client's project ids are its own, so
  * one client's job never holds another's project). Lock methods take the owner explicitly. Every write after creation is a compare-and-set on the entry revision, so
  * concurrent writers (a worker, a slow replica, an orphan reaper) never overwrite each other blindly.
+ * Writes are sent again while the bucket's stream has no leader (a cluster electing one): nothing
+ * was stored then, so even a create-if-absent may be repeated.
  */
 export class JobRegistry {
   constructor(readonly kv: KV) {}
 
   /** Creates the entry; fails if a job with this id exists. */
   async create(state: LiveJobState): Promise<LiveEntry> {
-    const revision = await this.kv.create(jobStateKeys.job(state.job_id), encode(state));
+    const revision = await throughElections(() => this.kv.create(jobStateKeys.job(state.job_id), encode(state)));
     return { state, revision };
   }
 
@@ -53,7 +55,7 @@ export class JobRegistry {
       const next = change(current.state);
       if (!next) return { ...current, written: false };
       try {
-        const revision = await this.kv.update(jobStateKeys.job(jobId), encode(next), current.revision);
+        const revision = await throughElections(() => this.kv.update(jobStateKeys.job(jobId), encode(next), current.revision));
         return { state: next, revision, written: true };
       } catch (error) {
         if (!isWrongRevision(error) || attempt >= 50) throw error;
@@ -62,14 +64,14 @@ export class JobRegistry {
   }
 
   async remove(jobId: string): Promise<void> {
-    await this.kv.delete(jobStateKeys.job(jobId));
+    await throughElections(() => this.kv.delete(jobStateKeys.job(jobId)));
   }
 
   /** Takes the owner's project slot atomically (KV create-if-absent), or says who holds it. */
   async acquireLock(projectId: number, jobId: string, owner: string | undefined): Promise<{ ok: true; revision: number } | ({ ok: false } & LockEntry)> {
     const lock: ProjectLock = { version: 1, type: "job.lock", job_id: jobId, created_at: new Date().toISOString(), ...(owner ? { owner } : {}) };
     try {
-      return { ok: true, revision: await this.kv.create(jobStateKeys.lock(projectId, owner), encode(lock)) };
+      return { ok: true, revision: await throughElections(() => this.kv.create(jobStateKeys.lock(projectId, owner), encode(lock))) };
     } catch (error) {
       if (!isWrongRevision(error)) throw error;
       const holder = await this.lockHolder(projectId, owner);
@@ -97,7 +99,7 @@ export class JobRegistry {
 
   async removeLockIfUnchanged(projectId: number, owner: string | undefined, revision: number): Promise<boolean> {
     try {
-      await this.kv.delete(jobStateKeys.lock(projectId, owner), { previousSeq: revision });
+      await throughElections(() => this.kv.delete(jobStateKeys.lock(projectId, owner), { previousSeq: revision }));
       return true;
     } catch (error) {
       if (isWrongRevision(error)) return false;

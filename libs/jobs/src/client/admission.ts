@@ -7,6 +7,7 @@ import { reapIfOrphaned, type OrphanRule } from "../orphans";
 import type { LiveEntry } from "../registry";
 import { durationMs, isActive, ownedBy } from "../state";
 import { toStoredJob, type JobStore, type StoredJob } from "../store/job-store";
+import { asUnavailable } from "../nats-errors";
 
 export interface AdmitRequest {
   /** The `pending` state (see `newJobState`); its `project_id` is the exclusivity key where the job kind has one. */
@@ -68,6 +69,11 @@ const ADMISSION_HEARTBEAT_MS = 5_000;
  * owning service fails it (`OrphanSweep`).
  */
 export async function admitJob(infra: JobInfra, store: JobStore, request: AdmitRequest): Promise<AdmitResult> {
+  // A NATS failure is the client's "retry shortly" (503/504), never a 500 with nothing to go on.
+  return admit(infra, store, request).catch((error: unknown) => Promise.reject(asUnavailable(error, "The job store")));
+}
+
+async function admit(infra: JobInfra, store: JobStore, request: AdmitRequest): Promise<AdmitResult> {
   const { state, logger } = request;
   const jobId = state.job_id;
   const projectId = state.project_id;

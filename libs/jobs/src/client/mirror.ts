@@ -26,13 +26,18 @@ const SYNC_WAIT_MS = 5_000;
 const TICK_MS = 250;
 const STALL_MS = 1_000;
 /**
- * The NATS path is proven alive by a round trip (a PING the server answers after everything it sent
- * before) this often; copies of active jobs are trusted only while the last proof is younger than
- * PATH_TRUST_MS. A path that stalls without disconnecting (a silent partition) then sends polls to
- * a direct read, which fails retryably, instead of serving copies that stopped changing.
+ * The copy is proven current this often: the stream leader is asked for the bucket's last sequence,
+ * and once the watch has delivered that sequence, every write made before the question is in the
+ * copy. Copies of active jobs are trusted only while the last proof is younger than PATH_TRUST_MS.
+ * A path that stalls without disconnecting (a silent partition), a leader that is gone or paused,
+ * and a watch whose consumer lags or died with its server (on a cluster the watch may be served by a
+ * replica behind the leader) all leave the proof to age, and polls then read the leader directly
+ * (failing retryably while there is none) instead of serving copies other replicas have passed.
  */
 const PATH_PROBE_MS = 200;
 const PATH_TRUST_MS = 750;
+/** Questions still waiting for the watch to reach their sequence (bounded: the oldest go first). */
+const MAX_PENDING_PROOFS = 16;
 
 /**
  * An in-process copy of one service's job-state bucket, kept current by a KV watch, so a poll or
@@ -57,8 +62,12 @@ export class JobMirror {
    */
   #staleBefore = 0;
   #lastTick = Date.now();
-  /** When the last round trip that proved the NATS path alive was sent (see PATH_TRUST_MS). */
-  #pathConfirmedAt = Date.now();
+  /** When the last question was asked whose answer the watch has since reached (see PATH_TRUST_MS). */
+  #pathConfirmedAt = 0;
+  /** The highest stream sequence the watch delivered. */
+  #watchedSeq = 0;
+  /** Asked-at times with the last sequence then, in order, until the watch reaches them. */
+  readonly #pendingProofs: { askedAt: number; seq: number }[] = [];
   readonly #ticker: NodeJS.Timeout;
   #stopped = false;
   #stopWatch: (() => void) | undefined;
@@ -79,7 +88,7 @@ export class JobMirror {
     const mirror = new JobMirror(kv, logger);
     void mirror.#watchForever();
     void mirror.#distrustAcrossReconnects(nc);
-    void mirror.#probePath(nc);
+    void mirror.#proveCurrent(nc);
     return mirror;
   }
 
@@ -251,6 +260,7 @@ export class JobMirror {
   }
 
   #onEntry(entry: KvWatchEntry): void {
+    this.#watched(entry.revision);
     if (entry.key.startsWith(jobStateKeys.prefixJob)) {
       const jobId = entry.key.slice(jobStateKeys.prefixJob.length);
       const live = parseState(entry);
@@ -272,15 +282,33 @@ export class JobMirror {
     }
   }
 
-  /** One round trip at a time: a stalled path leaves its flush pending, and the proof ages meanwhile. */
-  async #probePath(nc: NatsConnection): Promise<void> {
+  /** One question at a time: a stalled path or an absent leader leaves it pending, and the proof ages meanwhile. */
+  async #proveCurrent(nc: NatsConnection): Promise<void> {
     while (!this.#stopped && !nc.isClosed()) {
-      const sent = Date.now();
-      await nc.flush().then(
-        () => (this.#pathConfirmedAt = sent),
+      const askedAt = Date.now();
+      await this.kv.status().then(
+        (status) => this.#proofAsked(askedAt, status.streamInfo.state.messages === 0 ? 0 : status.streamInfo.state.last_seq),
         () => undefined,
       );
       await sleep(PATH_PROBE_MS, undefined, { ref: false });
+    }
+  }
+
+  #proofAsked(askedAt: number, seq: number): void {
+    if (this.#watchedSeq >= seq) {
+      this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, askedAt);
+      return;
+    }
+    this.#pendingProofs.push({ askedAt, seq });
+    if (this.#pendingProofs.length > MAX_PENDING_PROOFS) this.#pendingProofs.shift();
+  }
+
+  /** The watch delivered `seq`: every question answered with a sequence up to it is proven. */
+  #watched(seq: number): void {
+    if (seq <= this.#watchedSeq) return;
+    this.#watchedSeq = seq;
+    while (this.#pendingProofs.length > 0 && this.#pendingProofs[0]!.seq <= seq) {
+      this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, this.#pendingProofs.shift()!.askedAt);
     }
   }
 

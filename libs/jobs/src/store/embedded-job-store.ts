@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
@@ -102,6 +102,8 @@ export class EmbeddedJobStore implements JobStore {
     const quotas = storageQuotas();
     const kv = await new Kvm(js).create(names.storeBucket, {
       history: 1,
+      // Rows are read from the stream leader: on a cluster a replica may lag behind a row's last write.
+      allow_direct: false,
       ttl: retentionMs,
       storage: StorageType.File,
       replicas,
@@ -180,7 +182,10 @@ export class EmbeddedJobStore implements JobStore {
     const want = Math.max(0, Math.floor(limit));
     if (want === 0) return Promise.resolve([]);
     return this.#call("listing", this.timeoutMs, async () => {
-      const last = await this.jsm.direct.getMessage(this.names.storeIndexStream, { last_by_subj: this.names.storeIndexSubject });
+      // From the stream leader: a replica behind it would start the listing below the newest jobs.
+      const last = await this.jsm.streams
+        .getMessage(this.names.storeIndexStream, { last_by_subj: this.names.storeIndexSubject })
+        .catch((error: unknown) => (isStreamOrMessageNotFound(error) ? null : Promise.reject(error)));
       if (!last) return [];
       const limiter = pLimit(READ_CONCURRENCY);
       const target = want + Math.min(want, LISTING_SLACK);
@@ -199,7 +204,7 @@ export class EmbeddedJobStore implements JobStore {
         next -= count;
         scanned += count;
         const entries = await Promise.all(
-          seqs.map((seq) => limiter(() => this.jsm.direct.getMessage(this.names.storeIndexStream, { seq }))),
+          seqs.map((seq) => limiter(() => this.#indexEntry(seq))),
         );
         const ids: string[] = [];
         for (const message of entries) {
@@ -225,6 +230,18 @@ export class EmbeddedJobStore implements JobStore {
       }
       return [...rows.values()].sort(newestFirst).slice(0, want);
     });
+  }
+
+  /**
+   * One index entry by sequence: any replica may answer (an entry never changes), but only the
+   * leader may say it is gone, since a replica behind it does not hold the newest entries yet.
+   */
+  async #indexEntry(seq: number): Promise<StoredMsg | null> {
+    const entry = await this.jsm.direct.getMessage(this.names.storeIndexStream, { seq });
+    if (entry) return entry;
+    return this.jsm.streams
+      .getMessage(this.names.storeIndexStream, { seq })
+      .catch((error: unknown) => (isStreamOrMessageNotFound(error) ? null : Promise.reject(error)));
   }
 
   activeJobs(projectId: number, owner?: string): Promise<StoredJob[]> {
