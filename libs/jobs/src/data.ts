@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jobDataObjects, jobNames, ServiceError, type JobService, type ObjectRef } from "@litrev/contracts";
@@ -167,8 +168,10 @@ export class JobData {
 
   /** Chunk `n` of a list written by `putLines`; throws when it is missing. */
   async readChunk(ref: ObjectRef, n: number): Promise<unknown[]> {
-    const bytes = await this.#read(linesObject(ref.object, n), ref.digests?.[n + 1]);
-    if (!bytes) throw new ServiceError("unknown", `The stored list ${ref.object} is no longer complete (chunk ${n} is missing)`);
+    const bytes = await confirmedRead(
+      () => this.#read(linesObject(ref.object, n), ref.digests?.[n + 1]),
+      () => new ServiceError("unknown", `The stored list ${ref.object} is no longer complete (chunk ${n} is missing)`),
+    );
     const items: unknown[] = [];
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
     let start = 0;
@@ -267,6 +270,23 @@ export class JobData {
     }
     return Buffer.concat(chunks, size);
   }
+}
+
+/** Reads of an object that must exist, before its absence is believed (see `confirmedRead`). */
+const ABSENT_CHECKS_MS = [250, 1_000, 2_500];
+
+/**
+ * `read()`'s value for an object that must exist; `missing()` is thrown only once later reads
+ * confirm the absence. On a NATS cluster a server that lost its stream's leadership while paused
+ * may still answer a read as leader for a moment, from a store without the newest objects.
+ */
+export async function confirmedRead<T>(read: () => Promise<T | null>, missing: () => Error): Promise<T> {
+  for (const waitMs of [...ABSENT_CHECKS_MS, undefined]) {
+    const value = await read();
+    if (value !== null) return value;
+    if (waitMs !== undefined) await sleep(waitMs);
+  }
+  throw missing();
 }
 
 const STALLED = Symbol("stalled");

@@ -1,5 +1,5 @@
 import { ObjectRef, ServiceError } from "@litrev/contracts";
-import type { JobData } from "./data";
+import { confirmedRead, type JobData } from "./data";
 
 /**
  * A job input whose bulk is one list (screening's `papers`, the indexer's `records`), stored as a
@@ -21,17 +21,18 @@ export function putListInput(data: JobData, prefix: string, input: Record<string
 
 const gone = () => new ServiceError("unknown", "The job's input is no longer available (it expired or was removed)");
 
+/** An admitted job's input exists until it expires: its absence is believed only once confirmed. */
+const stored = <T>(read: () => Promise<T | null>): Promise<T> => confirmedRead(read, gone);
+
 /** The input's fields other than its list, and how many items the list has. */
 export async function readListHead(data: JobData, ref: ObjectRef, list: string): Promise<{ head: Record<string, unknown>; count: number }> {
   if (ref.chunks === undefined) {
-    const whole = await data.getJson<Record<string, unknown>>(ref.object);
-    if (!whole) throw gone();
+    const whole = await stored(() => data.getJson<Record<string, unknown>>(ref.object));
     const { [list]: items, ...head } = whole;
     return { head, count: Array.isArray(items) ? items.length : 0 };
   }
-  const stored = await data.readHead<ListHead>(ref);
-  if (!stored) throw gone();
-  return { head: stored.head, count: ref.lines ?? 0 };
+  const { head } = await stored(() => data.readHead<ListHead>(ref));
+  return { head, count: ref.lines ?? 0 };
 }
 
 /** How many chunks the input's list has (an input stored whole is one chunk). */
@@ -40,8 +41,7 @@ export const listChunks = (ref: ObjectRef): number => ref.chunks ?? 1;
 /** Chunk `n` of the input's list. */
 export async function readListChunk(data: JobData, ref: ObjectRef, list: string, n: number): Promise<unknown[]> {
   if (ref.chunks !== undefined) return data.readChunk(ref, n);
-  const whole = await data.getJson<Record<string, unknown>>(ref.object);
-  if (!whole) throw gone();
+  const whole = await stored(() => data.getJson<Record<string, unknown>>(ref.object));
   const items = whole[list];
   return Array.isArray(items) ? items : [];
 }
@@ -49,15 +49,12 @@ export async function readListChunk(data: JobData, ref: ObjectRef, list: string,
 /** The whole input as one value (for small inputs and handlers that need it all at once). */
 export async function readWholeInput(data: JobData, ref: ObjectRef): Promise<unknown> {
   if (ref.chunks === undefined) {
-    const value = await data.getJson(ref.object);
-    if (value === null) throw gone();
-    return value;
+    return stored(() => data.getJson(ref.object));
   }
-  const stored = await data.readHead<ListHead>(ref);
-  if (!stored) throw gone();
+  const head = await stored(() => data.readHead<ListHead>(ref));
   const items: unknown[] = [];
   for await (const chunk of data.readLines(ref)) for (const item of chunk) items.push(item);
-  return { ...stored.head, [stored.list]: items };
+  return { ...head.head, [head.list]: items };
 }
 
 /** Names the gateway gives the lists it stages (`jobDataObjects.staged`). */

@@ -38,6 +38,8 @@ const PATH_PROBE_MS = 200;
 const PATH_TRUST_MS = 750;
 /** Questions still waiting for the watch to reach their sequence (bounded: the oldest go first). */
 const MAX_PENDING_PROOFS = 16;
+/** How long a read waits for its copy to be proven current before it reads the leader directly. */
+const BARRIER_MS = 1_000;
 
 /**
  * An in-process copy of one service's job-state bucket, kept current by a KV watch, so a poll or
@@ -71,6 +73,11 @@ export class JobMirror {
   readonly #ticker: NodeJS.Timeout;
   #stopped = false;
   #stopWatch: (() => void) | undefined;
+  /** Readers waiting for the watch to deliver a sequence (at most the two barrier questions' worth). */
+  readonly #seqWaiters = new Set<{ seq: number; reached: () => void }>();
+  /** The barrier question under way, and the next one, shared by every reader who came after it was sent. */
+  #barrierInFlight: Promise<boolean> | undefined;
+  #barrierQueued: Promise<boolean> | undefined;
   /** Listeners by job: the one watch fans out in process (no NATS traffic per listener). */
   readonly #listeners = new Map<string, Set<MirrorListener>>();
 
@@ -108,6 +115,19 @@ export class JobMirror {
     return entry;
   }
 
+  /**
+   * The copy of an active job once it holds every write made before this call (a barrier: see
+   * `#barrier`), so a poll never shows less than any replica showed before the poll began. A
+   * terminal job's copy as it is (terminal states never change); undefined when the copy does not
+   * hold the job or cannot be proven current in time: the caller then reads the leader directly.
+   */
+  async current(jobId: string): Promise<MirrorEntry | undefined> {
+    const entry = this.get(jobId);
+    if (!entry || !isActive(entry.state)) return entry;
+    if (!(await this.#barrier())) return undefined;
+    return this.get(jobId);
+  }
+
   /** The copy, or a direct read when it is missing or stale. */
   async fetch(jobId: string): Promise<MirrorEntry | null> {
     return this.get(jobId) ?? this.read(jobId);
@@ -133,6 +153,8 @@ export class JobMirror {
       const synced = await Promise.race([this.#synced.then(() => true), sleep(SYNC_WAIT_MS, false)]);
       if (!synced) return this.#scanForProject(projectId, owner);
     }
+    // Every admission and every end before this question is in the copy, or the bucket is read directly.
+    if (!(await this.#barrier())) return this.#scanForProject(projectId, owner);
     let newest: MirrorEntry | null = null;
     for (const jobId of [...(this.#byProject.get(projectId) ?? [])]) {
       const entry = await this.fetch(jobId);
@@ -294,6 +316,72 @@ export class JobMirror {
     }
   }
 
+  /**
+   * True once the copy holds every write the bucket had taken when this was called: the stream
+   * leader is asked for its last sequence and the watch must deliver it. One question at a time;
+   * callers arriving while one is under way share the next. False when there is no answer or the
+   * watch does not catch up within BARRIER_MS (a leader election, a lagging or dead watch).
+   */
+  #barrier(): Promise<boolean> {
+    if (!this.#barrierInFlight) {
+      const asked = this.#askLeader();
+      this.#barrierInFlight = asked;
+      void asked.finally(() => {
+        if (this.#barrierInFlight === asked) this.#barrierInFlight = undefined;
+      });
+      return asked;
+    }
+    this.#barrierQueued ??= this.#barrierInFlight.then(() => {
+      this.#barrierQueued = undefined;
+      return this.#barrier();
+    });
+    return this.#barrierQueued;
+  }
+
+  async #askLeader(): Promise<boolean> {
+    const askedAt = Date.now();
+    const timer = new AbortController();
+    const expired = sleep(BARRIER_MS, undefined, { signal: timer.signal, ref: false }).then(
+      (): false => false,
+      (): false => false,
+    );
+    try {
+      const seq = await Promise.race([this.#leaderSeq(), expired]);
+      if (seq === false) return false;
+      this.#proofAsked(askedAt, seq);
+      return await Promise.race([this.#watchReaches(seq), expired]);
+    } catch {
+      return false;
+    } finally {
+      timer.abort();
+    }
+  }
+
+  /** The bucket's last sequence as its stream leader has it (0 for an empty bucket). */
+  async #leaderSeq(): Promise<number> {
+    const { state } = (await this.kv.status()).streamInfo;
+    return state.messages === 0 ? 0 : state.last_seq;
+  }
+
+  #watchReaches(seq: number): Promise<boolean> {
+    if (this.#watchedSeq >= seq) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      // No waiter outlives its barrier.
+      const giveUp = setTimeout(() => {
+        this.#seqWaiters.delete(waiter);
+        resolve(false);
+      }, BARRIER_MS).unref();
+      const waiter = {
+        seq,
+        reached: () => {
+          clearTimeout(giveUp);
+          resolve(true);
+        },
+      };
+      this.#seqWaiters.add(waiter);
+    });
+  }
+
   #proofAsked(askedAt: number, seq: number): void {
     if (this.#watchedSeq >= seq) {
       this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, askedAt);
@@ -309,6 +397,11 @@ export class JobMirror {
     this.#watchedSeq = seq;
     while (this.#pendingProofs.length > 0 && this.#pendingProofs[0]!.seq <= seq) {
       this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, this.#pendingProofs.shift()!.askedAt);
+    }
+    for (const waiter of this.#seqWaiters) {
+      if (waiter.seq > seq) continue;
+      this.#seqWaiters.delete(waiter);
+      waiter.reached();
     }
   }
 
