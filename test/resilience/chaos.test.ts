@@ -15,6 +15,8 @@ import { KNOWN_OPEN } from "./chaos/known-open";
 
 const JOBS = 20;
 const FAULTS = 10;
+const CLUSTER_JOBS = 12;
+const CLUSTER_FAULTS = 6;
 
 describe("chaos: jobs under a nemesis", () => {
   it(`${JOBS}+ jobs through ${FAULTS}+ faults: none lost, every item once, never two active jobs per project, terminal jobs readable, bounded repeats`, async () => {
@@ -28,6 +30,23 @@ describe("chaos: jobs under a nemesis", () => {
     expect(run.faults, "faults healed").toBeGreaterThanOrEqual(FAULTS);
     expect(run.result.figures.faultsBy["split-lease"], "split-lease faults").toBeGreaterThanOrEqual(1);
     expect(run.result.figures.listings, "listings answered").toBeGreaterThan(0);
+    expect(run.result.violations, `logs and history.jsonl kept in ${run.dir}`).toEqual([]);
+  }, 300_000);
+
+  // The production topology: three clustered nats-servers, every stream and bucket with three
+  // replicas. The nemesis kills the JetStream meta leader and stream leaders (restarting them on
+  // their stores) and pauses servers, beside the process kills and pauses.
+  it(`on a 3-node NATS cluster (NATS_REPLICAS=3): ${CLUSTER_JOBS}+ jobs through ${CLUSTER_FAULTS}+ faults with leader kills, same invariants`, async () => {
+    const seed = Number(process.env.CHAOS_SEED) || Math.floor(Math.random() * 1_000_000);
+    const run = await runChaos({ jobs: CLUSTER_JOBS, faults: CLUSTER_FAULTS, maxMs: 75_000, projects: 2, seed, natsCluster: true, tolerate: KNOWN_OPEN });
+    console.log(
+      `${run.report}\n[chaos] at most ${run.maxOverlap} faults at once; ${run.takeovers} stale run(s) found their job taken over and stopped\n` +
+        `[chaos] wall time ${(run.wallMs / 1000).toFixed(1)} s; seed ${seed} (CHAOS_SEED=${seed} replays the nemesis' choices)`,
+    );
+    const by = run.result.figures.faultsBy;
+    expect(run.jobs, "jobs accepted").toBeGreaterThanOrEqual(CLUSTER_JOBS);
+    expect(run.faults, "faults healed").toBeGreaterThanOrEqual(CLUSTER_FAULTS);
+    expect((by["meta-leader-kill"] ?? 0) + (by["stream-leader-kill"] ?? 0), "leader kills").toBeGreaterThanOrEqual(1);
     expect(run.result.violations, `logs and history.jsonl kept in ${run.dir}`).toEqual([]);
   }, 300_000);
 });

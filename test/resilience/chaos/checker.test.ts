@@ -143,6 +143,16 @@ describe("chaos checker", () => {
     only("progress-backwards", passing().poll("i1", "indexer", "C", [12, 13], "running", { f: "poll", progress: 0.2 }));
   });
 
+  it("promised staleness: an answer within it of a newer one is not ordered after it; one beyond it is", () => {
+    // Job C showed 0.5 over [8, 9]; a poll at [12, 13] showing 0.2 began 3 ms later.
+    const behind = passing().poll("i1", "indexer", "C", [12, 13], "running", { f: "poll", progress: 0.2 });
+    expect(check(behind.entries(), { stalenessMs: 5 }).valid).toBe(true);
+    only("progress-backwards", behind, { stalenessMs: 2 });
+    // B completed over [60, 65]: "running" at [68, 69] is within 5 ms, at [71, 72] beyond it.
+    expect(check(passing().poll("s2", "screening", "B", [68, 69], "running", { f: "poll", progress: 1 }).entries(), { stalenessMs: 5 }).valid).toBe(true);
+    only("status-backwards", passing().poll("s2", "screening", "B", [71, 72], "running", { f: "poll", progress: 1 }), { stalenessMs: 5 });
+  });
+
   it("terminal-unreadable: a 404 after the first terminal poll, or final reads that never answered", () => {
     const h = passing().poll("s1", "screening", "A", [50, 52], 404);
     expect(only("terminal-unreadable", h).violations[0]!.examples[0]).toMatch(/completed at #\d+ .*then 404 at/);

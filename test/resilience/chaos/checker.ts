@@ -48,6 +48,13 @@ export interface CheckOptions {
   /** How long after a gateway's partition healed its answers are still held apart (default 1 s). */
   partitionGraceMs?: number;
   /**
+   * The staleness the service promises for reads: an answer reflects the job's state at some moment
+   * from this long before the request began until the answer (a gateway's mirror serves copies at
+   * most MIRROR_STALENESS_MS behind the stream leader). Orders between answers, and the spans in
+   * which a job was certainly active, allow for it (default 0: every answer is of its own interval).
+   */
+  stalenessMs?: number;
+  /**
    * Invariants whose violations are reported (as TOLERATED) without invalidating the history: only
    * for a known, open bug that the run must keep showing until it is fixed.
    */
@@ -148,6 +155,9 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     const entry = edge === "start" ? op.invoke : (op.complete ?? op.invoke);
     return `#${entry.index} (t+${((entry.time - t0) / 1000).toFixed(1)} s)`;
   };
+  const staleness = options.stalenessMs ?? 0;
+  /** `a` certainly reflects an earlier moment than `b` (see CheckOptions.stalenessMs). */
+  const before = (a: Obs, b: Obs) => a.end + staleness < b.start;
   const jobs = new Map<string, Job>();
   const jobOf = (id: string, service: Service, project: number | undefined): Job => {
     let job = jobs.get(id);
@@ -335,7 +345,7 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     const later = job.obs.filter((o) => o.start > first.end);
     const liveTerminal = terminal.filter((o) => !o.listing);
     const firstLive = liveTerminal.length ? earliest(liveTerminal) : undefined;
-    const backwards = (o: Obs) => ACTIVE.has(o.seen) && (o.listing ? o.start > first.end : firstLive !== undefined && o.start > firstLive.end);
+    const backwards = (o: Obs) => ACTIVE.has(o.seen) && (o.listing ? before(first, o) : firstLive !== undefined && before(firstLive, o));
     const back = job.obs.find((o) => !o.suspect && backwards(o));
     const staleBack = job.obs.find((o) => o.suspect && backwards(o));
     if (staleBack) stale(job, staleBack, `after the job was seen ${first.seen} at ${at(first.op)}`);
@@ -357,7 +367,7 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     }
     // Progress never goes down between operations that did not overlap.
     const withProgress = job.obs.filter((o) => o.progress !== undefined && o.seen !== "absent");
-    const drops = withProgress.flatMap((b) => withProgress.filter((a) => a.end < b.start && a.progress! > b.progress! + 1e-9).map((a) => [a, b] as const));
+    const drops = withProgress.flatMap((b) => withProgress.filter((a) => before(a, b) && a.progress! > b.progress! + 1e-9).map((a) => [a, b] as const));
     const drop = drops.find(([a, b]) => !a.suspect && !b.suspect);
     const staleDrop = drops.find(([a, b]) => a.suspect || b.suspect);
     if (staleDrop) {
@@ -427,8 +437,9 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
   const certain = (job: Job): [number, number] | undefined => {
     const active = job.obs.filter((o) => ACTIVE.has(o.seen) && !o.suspect);
     if (active.length < 2) return undefined;
+    // The last active answer may reflect a moment up to `staleness` before it began.
     const from = Math.min(...active.map((o) => o.end));
-    const to = Math.max(...active.map((o) => o.start));
+    const to = Math.max(...active.map((o) => o.start)) - staleness;
     return from < to ? [from, to] : undefined;
   };
   for (const [project, list] of byProject) {
@@ -440,7 +451,7 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
         if (j === k) continue;
         const pair = [j.id, k.id].sort().join("|");
         if (reported.has(pair)) continue;
-        const inside = j.obs.find((o) => ACTIVE.has(o.seen) && !o.suspect && o.start >= span[0] && o.end <= span[1]);
+        const inside = j.obs.find((o) => ACTIVE.has(o.seen) && !o.suspect && o.start - staleness >= span[0] && o.end <= span[1]);
         const jSpan = certain(j);
         const overlap = jSpan && Math.max(jSpan[0], span[0]) < Math.min(jSpan[1], span[1]);
         if (!inside && !overlap) continue;
@@ -457,7 +468,7 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     }
     const cutOffAnswer = (a: Op) => cutOff.some((f) => f.fault.target === a.complete?.via && a.start <= f.end + graceMs && a.end >= f.start);
     for (const answer of nullAnswers.filter((a) => a.invoke.project === project && a.invoke.service === "screening" && !cutOffAnswer(a))) {
-      const holder = spans.find(({ span }) => span && span[0] <= answer.start && answer.end <= span[1]);
+      const holder = spans.find(({ span }) => span && span[0] <= answer.start - staleness && answer.end <= span[1]);
       if (holder) {
         figures.activeMissed++;
         violate("active-missed", `project ${project}: active-job answered null at ${at(answer)} while ${holder.job.id} was certainly active`);

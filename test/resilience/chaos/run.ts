@@ -8,6 +8,7 @@ import { Nemesis } from "./nemesis";
 import { startChaosProvider } from "./provider";
 import { Workload } from "./workload";
 import { TEST_API_KEY } from "../../support/stack";
+import { MIRROR_STALENESS_MS } from "@litrev/jobs/client";
 
 /**
  * One chaos run: a cluster, the fake provider, the workload and the nemesis until both targets are
@@ -165,6 +166,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
       unitsPerFault: { screening: 1, indexer: 1 },
       unitSize: { screening: LABEL_BATCH, indexer: 1 },
       tolerate: options.tolerate ?? [],
+      // What the service promises for reads of running jobs (docs/jobs.md), nothing more.
+      stalenessMs: MIRROR_STALENESS_MS,
     });
   } finally {
     await cluster.stop().catch(() => undefined);

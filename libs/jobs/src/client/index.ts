@@ -5,7 +5,7 @@
  */
 export { admitJob, reapOrphans } from "./admission";
 export type { AdmitRequest, AdmitResult, ProjectConflict } from "./admission";
-export { JobMirror } from "./mirror";
+export { JobMirror, MIRROR_STALENESS_MS } from "./mirror";
 export type { MirrorEntry, MirrorListener } from "./mirror";
 export { PartialReader } from "./partial-reader";
 export { JobReader } from "./reader";

@@ -34,8 +34,10 @@ const STALL_MS = 1_000;
  * replica behind the leader) all leave the proof to age, and polls then read the leader directly
  * (failing retryably while there is none) instead of serving copies other replicas have passed.
  */
-const PATH_PROBE_MS = 200;
-const PATH_TRUST_MS = 750;
+const PATH_PROBE_MS = 100;
+/** The most a copy served to a poll may lag behind the leader (docs/jobs.md: polls across gateways). */
+export const MIRROR_STALENESS_MS = 300;
+const PATH_TRUST_MS = MIRROR_STALENESS_MS;
 /** Questions still waiting for the watch to reach their sequence (bounded: the oldest go first). */
 const MAX_PENDING_PROOFS = 16;
 /** How long a read waits for its copy to be proven current before it reads the leader directly. */
@@ -113,19 +115,6 @@ export class JobMirror {
     const entry = this.#jobs.get(jobId);
     if (entry && isActive(entry.state) && (now - entry.seenAt > STALE_ACTIVE_MS || entry.seenAt < this.#staleBefore || now - this.#pathConfirmedAt > PATH_TRUST_MS)) return undefined;
     return entry;
-  }
-
-  /**
-   * The copy of an active job once it holds every write made before this call (a barrier: see
-   * `#barrier`), so a poll never shows less than any replica showed before the poll began. A
-   * terminal job's copy as it is (terminal states never change); undefined when the copy does not
-   * hold the job or cannot be proven current in time: the caller then reads the leader directly.
-   */
-  async current(jobId: string): Promise<MirrorEntry | undefined> {
-    const entry = this.get(jobId);
-    if (!entry || !isActive(entry.state)) return entry;
-    if (!(await this.#barrier())) return undefined;
-    return this.get(jobId);
   }
 
   /** The copy, or a direct read when it is missing or stale. */
@@ -304,14 +293,10 @@ export class JobMirror {
     }
   }
 
-  /** One question at a time: a stalled path or an absent leader leaves it pending, and the proof ages meanwhile. */
+  /** One question at a time (shared with readers' barriers): a stalled path or an absent leader leaves it pending, and the proof ages meanwhile. */
   async #proveCurrent(nc: NatsConnection): Promise<void> {
     while (!this.#stopped && !nc.isClosed()) {
-      const askedAt = Date.now();
-      await this.kv.status().then(
-        (status) => this.#proofAsked(askedAt, status.streamInfo.state.messages === 0 ? 0 : status.streamInfo.state.last_seq),
-        () => undefined,
-      );
+      await this.#barrier();
       await sleep(PATH_PROBE_MS, undefined, { ref: false });
     }
   }

@@ -1,6 +1,7 @@
 import { jobDataObjects, type PartialItemsRef } from "@litrev/contracts";
 import type { JobData } from "../data";
 import type { JsonRecord } from "../store/job-store";
+import { retrying } from "../retry";
 
 /**
  * A chunk is written once it holds this many items, or when this long has passed since the last
@@ -50,7 +51,8 @@ export class PartialWriter {
     this.#lastChunk = Date.now();
     this.#writes = this.#writes.then(async () => {
       await this.mayWrite();
-      await this.data.putJson(jobDataObjects.partial(this.jobId, this.fence, this.#chunks), chunk);
+      // Through a brief outage or a stream leader election, as checkpoints are (a chunk's name is its own: a repeat overwrites it).
+      await retrying(() => this.data.putJson(jobDataObjects.partial(this.jobId, this.fence, this.#chunks), chunk));
       this.#chunks++;
       this.#items += chunk.length;
     });

@@ -65,9 +65,7 @@ export class JobPolls {
       return this.#finishedBody(cached, owner, service, cached.body ? undefined : (this.live.ready(service) ?? (await this.live.get(service))));
     }
     const jobs = await this.opened(service);
-    // An active job's copy once it holds every write made before this poll (one shared question to
-    // the stream leader): a poll never shows less than another gateway showed before it began.
-    let entry = (await jobs?.mirror.current(jobId)) ?? null;
+    let entry = jobs?.mirror.get(jobId) ?? null;
     if (jobs && !entry) {
       // Not in the mirror: mostly a released (finished) job. Its finished body first, so that a
       // finished job costs no read of its state; else the state, read directly (a job created a
