@@ -8,11 +8,9 @@ import {
   type ScreeningPaper,
   type ScreeningStage,
 } from "@litrev/contracts";
-import { ITEM_CHUNK, PartialFailure, type ItemChunks, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
-import { CostCeiling } from "@litrev/llm";
+import { CostCeilingExceeded, CostMeter, ITEM_CHUNK, PartialFailure, type ItemChunks, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
 import { assignClusters } from "./assignment";
 import { clusterReasons } from "./clustering";
-import { CostCeilingExceeded, CostMeter } from "./cost-meter";
 import { LabelTable } from "./label-table";
 import { labelPapers } from "./labelling";
 import { reasonPapers } from "./reasoning";
@@ -63,8 +61,14 @@ export async function runScreeningPipeline(
   const criteria = head.criteria ?? [];
   const questions = head.questions ?? [];
   const frame: JobFrame = { criteria, questions, model: params.model, resolvedModel: params.model_resolved };
-  const meter = new CostMeter(CostCeiling.optional().parse(job.params.cost_ceiling));
-  const usage = new UsageMeter((stage, used) => meter.add(stage, used));
+  // Ends the run from the call that crosses the ceiling: at most SCREENING_CALL_CONCURRENCY calls overshoot it.
+  const meter = CostMeter.of(job.params);
+  const usage = new UsageMeter((stage, used) =>
+    meter.add(
+      { costUsd: used.cost_usd, inputTokens: used.input_tokens, cachedInputTokens: used.cached_input_tokens, outputTokens: used.output_tokens },
+      () => `during ${stage}`,
+    ),
+  );
   const model = createModel(frame, params);
   const provenance = describe?.(frame, params);
   // Usage, actual cost and provenance travel in the live state (polls of a running job) and stay in the stored row.
@@ -102,7 +106,7 @@ export async function runScreeningPipeline(
   };
   const stopAtCeiling = (error: unknown): never => {
     if (!(error instanceof CostCeilingExceeded)) throw error;
-    return failWithLabelled((labelled) => error.failure(`${labelled} of ${count} papers were labelled`));
+    return failWithLabelled((labelled) => error.failure(`${labelled} of ${count} papers were labelled. The progress reached is kept.`));
   };
   const reported = () => reportedModels(usage.total(), params.model_resolved ?? params.model);
   await labelPapers(
