@@ -9,3 +9,5 @@ export { JobPricing } from "./pricing";
 export type { AliasSource } from "./pricing";
 export { serveJobKind } from "./serve";
 export type { JobKindRuntime, ServedJobKind } from "./serve";
+export { jobReportExtras } from "./report-extras";
+export type { RunTotals } from "./report-extras";

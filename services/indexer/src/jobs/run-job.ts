@@ -1,6 +1,6 @@
 import { ServiceError, type IndexerRecord, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
-import { CostCeilingExceeded, CostMeter, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
-import { addUsage, toContractUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
+import { CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
+import { addUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
 import type { ExtractionPlan, RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
 import { extractionPlan } from "../pipeline/plan";
 import { runExtraction } from "../pipeline/run";
@@ -59,12 +59,11 @@ class Progress {
   }
 
   extra(): IndexerLiveExtra & Record<string, unknown> {
-    const { cached_input_tokens: _cached, ...usage } = toContractUsage(this.usage);
     const { provenance, priced } = this.report;
+    const { inputTokens, cachedInputTokens, outputTokens, costUsd } = this.usage;
+    const totals = { inputTokens, cachedInputTokens, outputTokens, costUsd, calls: this.calls, retries: this.retries, models: Object.fromEntries(this.models) };
     return {
-      usage: { ...usage, calls: this.calls, retries: this.retries },
-      actual_cost_usd: priced ? usage.estimated_cost_usd : null,
-      ...(provenance ? { provenance: { ...provenance, models_used: [...this.models].map(([model, calls]) => ({ model, calls })) } } : {}),
+      ...jobReportExtras(totals, provenance, priced),
       records_done: this.done,
       record_count: this.total,
       quotes: { ...this.quotes },

@@ -2,13 +2,22 @@ import { z } from "zod";
 import {
   ScreeningJobParams,
   ServiceError,
-  type JobUsage,
   type Provenance,
   type ScreeningJobInput,
   type ScreeningPaper,
   type ScreeningStage,
 } from "@litrev/contracts";
-import { CostCeilingExceeded, CostMeter, ITEM_CHUNK, PartialFailure, type ItemChunks, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
+import {
+  CostCeilingExceeded,
+  CostMeter,
+  ITEM_CHUNK,
+  jobReportExtras,
+  PartialFailure,
+  type ItemChunks,
+  type JobContext,
+  type JobOutcome,
+  type JsonRecord,
+} from "@litrev/jobs";
 import { assignClusters } from "./assignment";
 import { clusterReasons } from "./clustering";
 import { LabelTable } from "./label-table";
@@ -72,7 +81,19 @@ export async function runScreeningPipeline(
   const model = createModel(frame, params);
   const provenance = describe?.(frame, params);
   // Usage, actual cost and provenance travel in the live state (polls of a running job) and stay in the stored row.
-  const reportExtras = () => jobReportExtras(usage.total(), provenance, !params.mock && params.priced !== false);
+  const reportExtras = () => {
+    const total = usage.total();
+    const totals = {
+      inputTokens: total.input_tokens,
+      cachedInputTokens: total.cached_input_tokens,
+      outputTokens: total.output_tokens,
+      costUsd: total.cost_usd,
+      calls: total.calls,
+      retries: total.retries ?? 0,
+      models: total.models ?? {},
+    };
+    return jobReportExtras(totals, provenance, !params.mock && params.priced !== false);
+  };
   const ctx: StageContext = {
     job,
     model,
@@ -195,29 +216,4 @@ function tooManyLost(model: string, lost: number, total: number, share: number, 
       `${trouble ?? "its replies did not answer for them"}. Papers left out were asked about again, then one paper per call, without a usable answer. ` +
       `A stronger model, or a smaller SCREENING_LABEL_BATCH, may do better.`,
   );
-}
-
-const round6 = (usd: number) => Math.round(usd * 1_000_000) / 1_000_000;
-
-/**
- * A job's report fields as its live extras carry them (libs/contracts `jobReportFields` reads them):
- * usage so far, the actual cost (null for a mock job or an unpriced model) and the provenance with
- * the models the provider reported.
- */
-export function jobReportExtras(total: StageUsage, provenance: Provenance | undefined, priced: boolean): JsonRecord {
-  const usage: JobUsage = {
-    input_tokens: total.input_tokens,
-    cached_input_tokens: total.cached_input_tokens,
-    output_tokens: total.output_tokens,
-    total_tokens: total.input_tokens + total.output_tokens,
-    estimated_cost_usd: round6(total.cost_usd),
-    calls: total.calls,
-    retries: total.retries ?? 0,
-  };
-  const modelsUsed = Object.entries(total.models ?? {}).map(([model, calls]) => ({ model, calls }));
-  return {
-    usage,
-    actual_cost_usd: priced ? round6(total.cost_usd) : null,
-    ...(provenance ? { provenance: { ...provenance, models_used: modelsUsed } } : {}),
-  };
 }
