@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { jobReportFields, type Provenance } from "@litrev/contracts";
 import { jobReportExtras } from "./report-extras";
 
-const totals = { inputTokens: 1200, cachedInputTokens: 200, outputTokens: 300, costUsd: 0.00123456789, calls: 4, retries: 1, models: { "m-2025-01-01": 3, "m-2025-02-01": 1 } };
+const totals = { input_tokens: 1200, cached_input_tokens: 200, output_tokens: 300, cost_usd: 0.00123456789, calls: 4, retries: 1, models: { "m-2025-01-01": 3, "m-2025-02-01": 1 } };
 
 describe("jobReportExtras", () => {
   it("gives usage, the actual cost and the provenance with the models the provider reported, readable as the poll's report fields", () => {

@@ -3,16 +3,16 @@ import type { JsonRecord } from "../store/job-store";
 
 /** A run's provider usage so far, summed over its calls (restored checkpoints included). */
 export interface RunTotals {
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-  costUsd: number;
+  input_tokens: number;
+  cached_input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
   /** Provider replies. */
   calls: number;
-  /** Attempts sent again. */
-  retries: number;
+  /** Attempts sent again (absent: none counted). */
+  retries?: number | undefined;
   /** Replies per model string the provider reported (the provenance's `models_used`, in first-seen order). */
-  models: Readonly<Record<string, number>>;
+  models?: Readonly<Record<string, number>> | undefined;
 }
 
 const round6 = (usd: number) => Math.round(usd * 1_000_000) / 1_000_000;
@@ -25,18 +25,18 @@ const round6 = (usd: number) => Math.round(usd * 1_000_000) / 1_000_000;
  */
 export function jobReportExtras(totals: RunTotals, provenance: Provenance | undefined, priced: boolean): JsonRecord {
   const usage: JobUsage = {
-    input_tokens: totals.inputTokens,
-    cached_input_tokens: totals.cachedInputTokens,
-    output_tokens: totals.outputTokens,
-    total_tokens: totals.inputTokens + totals.outputTokens,
-    estimated_cost_usd: round6(totals.costUsd),
+    input_tokens: totals.input_tokens,
+    cached_input_tokens: totals.cached_input_tokens,
+    output_tokens: totals.output_tokens,
+    total_tokens: totals.input_tokens + totals.output_tokens,
+    estimated_cost_usd: round6(totals.cost_usd),
     calls: totals.calls,
-    retries: totals.retries,
+    retries: totals.retries ?? 0,
   };
-  const modelsUsed = Object.entries(totals.models).map(([model, calls]) => ({ model, calls }));
+  const modelsUsed = Object.entries(totals.models ?? {}).map(([model, calls]) => ({ model, calls }));
   return {
     usage,
-    actual_cost_usd: priced ? round6(totals.costUsd) : null,
+    actual_cost_usd: priced ? round6(totals.cost_usd) : null,
     ...(provenance ? { provenance: { ...provenance, models_used: modelsUsed } } : {}),
   };
 }

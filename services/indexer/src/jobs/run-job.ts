@@ -61,9 +61,9 @@ class Progress {
   extra(): IndexerLiveExtra & Record<string, unknown> {
     const { provenance, priced } = this.report;
     const { inputTokens, cachedInputTokens, outputTokens, costUsd } = this.usage;
-    const totals = { inputTokens, cachedInputTokens, outputTokens, costUsd, calls: this.calls, retries: this.retries, models: Object.fromEntries(this.models) };
+    const totals = { input_tokens: inputTokens, cached_input_tokens: cachedInputTokens, output_tokens: outputTokens, cost_usd: costUsd };
     return {
-      ...jobReportExtras(totals, provenance, priced),
+      ...jobReportExtras({ ...totals, calls: this.calls, retries: this.retries, models: Object.fromEntries(this.models) }, provenance, priced),
       records_done: this.done,
       record_count: this.total,
       quotes: { ...this.quotes },

@@ -81,19 +81,7 @@ export async function runScreeningPipeline(
   const model = createModel(frame, params);
   const provenance = describe?.(frame, params);
   // Usage, actual cost and provenance travel in the live state (polls of a running job) and stay in the stored row.
-  const reportExtras = () => {
-    const total = usage.total();
-    const totals = {
-      inputTokens: total.input_tokens,
-      cachedInputTokens: total.cached_input_tokens,
-      outputTokens: total.output_tokens,
-      costUsd: total.cost_usd,
-      calls: total.calls,
-      retries: total.retries ?? 0,
-      models: total.models ?? {},
-    };
-    return jobReportExtras(totals, provenance, !params.mock && params.priced !== false);
-  };
+  const reportExtras = () => jobReportExtras(usage.total(), provenance, !params.mock && params.priced !== false);
   const ctx: StageContext = {
     job,
     model,
