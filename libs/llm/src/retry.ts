@@ -1,7 +1,7 @@
 import { ServiceError, type ErrorCategory } from "@litrev/contracts";
 import { LlmAbortError, classifyProviderError } from "./errors";
 import { errorHeaders, retryAfterMs } from "./headers";
-import { sleep } from "./sleep";
+import { setTimeout as delay } from "node:timers/promises";
 
 /** Failures that clear by themselves. auth, validation and quota never do, so they fail at once. */
 export const RETRIED_CATEGORIES: ReadonlySet<ErrorCategory> = new Set(["rate_limit", "provider_unavailable", "timeout"]);
@@ -26,11 +26,11 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 /** Time and randomness, injectable so tests can check the schedule without waiting for it. */
 export interface RetryClock {
   now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  sleep(ms: number, signal?: AbortSignal): Promise<unknown>;
   random(): number;
 }
 
-const realClock: RetryClock = { now: Date.now, sleep, random: Math.random };
+const realClock: RetryClock = { now: Date.now, sleep: (ms, signal) => delay(ms, undefined, { signal }), random: Math.random };
 
 export interface AttemptContext {
   /** 1 for the first attempt. */
