@@ -19,9 +19,9 @@ export const INFRA_BACKOFF = Object.freeze({ baseDelayMs: 200, maxDelayMs: 2_000
  * calls, which ride out a brief outage: retried until the budget runs out. A ServiceError that is
  * not retryable (an input that no longer exists) is final at once.
  */
-export function retrying<T>(operation: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
+export function retrying<T>(operation: (attempt: number) => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const { budgetMs = 60_000, signal, isFinal, clock } = options;
-  return retryWithPolicy(() => operation(), {
+  return retryWithPolicy(operation, {
     deadlineAt: (clock?.now ?? realClock.now)() + budgetMs,
     backoff: INFRA_BACKOFF,
     signal,
