@@ -1,7 +1,7 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { ServiceError } from "@litrev/contracts";
 import { LlmAbortError } from "./errors";
 import { type HeaderReader, readRateLimitHeaders, retryAfterMs } from "./headers";
-import { setTimeout as delay } from "node:timers/promises";
 
 export interface LimiterOptions {
   /** Requests in flight at once for this key. */

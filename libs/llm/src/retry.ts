@@ -1,6 +1,6 @@
 import { ServiceError, type ErrorCategory } from "@litrev/contracts";
-import { LlmAbortError, classifyProviderError } from "./errors";
 import { backoffDelayMs, realClock, retryWithPolicy, type RetryClock } from "@litrev/retry";
+import { LlmAbortError, classifyProviderError } from "./errors";
 import { errorHeaders, retryAfterMs } from "./headers";
 
 /** Failures that clear by themselves. auth, validation and quota never do, so they fail at once. */
