@@ -4,12 +4,12 @@ import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operations, type CreateScreeningJobRequest } from "@litrev/contracts";
-import { JobMirror, JobReader, KeySealer, MemoryJobStore, NoJobStore, openJobInfra, PartialReader, type JobInfra, type JobStore } from "@litrev/jobs";
+import { jobKindHandlers, JobMirror, JobReader, KeySealer, MemoryJobStore, NoJobStore, openJobInfra, PartialReader, type JobHandler, type JobInfra, type JobStore } from "@litrev/jobs";
 import type { HandlerContext, HandlerEntry } from "@litrev/messaging";
 import { createLogger } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../scripts/lib/launch";
-import { screeningHandlers } from "../../services/screening/src/handlers";
-import { createIndexerJob } from "../../services/indexer/src/jobs/admission";
+import { screeningJobKind } from "../../services/screening/src/job-kind";
+import { indexerJobKind } from "../../services/indexer/src/jobs/job-kind";
 
 /**
  * The services' own job reads and admission, driven directly against a real nats-server (no
@@ -22,6 +22,9 @@ const logger = createLogger("job-reads-test", process.env.TEST_LOG_LEVEL ?? "sil
 const sealer = KeySealer.fromSecret("unit-test-secret-0123456789");
 const ctx: HandlerContext = { subject: "test", requestId: "r", providerKey: undefined, header: () => undefined, signal: new AbortController().signal };
 const pipeline = { labelBatch: 5, reasonBatch: 5, clusterChunk: 120, assignBatch: 40, maxClusters: 8, callConcurrency: 4 };
+// No worker runs here: jobs stay where the test puts them.
+const run: JobHandler = () => Promise.reject(new Error("no worker in this suite"));
+const indexerConfig = () => ({ service_id: "extraction", model: "llm-5-mini", system_prompt: "", prompt_template_id: "indexer.extraction", temperature: 0, max_output_tokens: 4096, extra: {} });
 
 function op(entries: HandlerEntry[], name: string) {
   const entry = entries.find((e) => e.operation.name === name);
@@ -69,7 +72,7 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
 
   it("a running screening job is found by the service itself (the gateway's fallback), not 404", async () => {
     const store = new NoJobStore();
-    const handlers = screeningHandlers({ infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000, pipeline });
+    const handlers = jobKindHandlers(screeningJobKind({ pipeline, run }), { infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000 });
     const created = (await op(handlers, operations.createScreeningJob.name)(screeningRequest(601))) as { job_id: string };
     const polled = (await op(handlers, operations.getScreeningJob.name)({ job_id: created.job_id })) as { status: string };
     expect(polled.status).toBe("pending");
@@ -78,9 +81,9 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
 
   it("answers another owner's job as not found on the service's own path, before a terminal poll could release it", async () => {
     const store = new MemoryJobStore();
-    const handlers = screeningHandlers({ infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000, pipeline });
+    const handlers = jobKindHandlers(screeningJobKind({ pipeline, run }), { infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000 });
     const as = (owner: string, name: string) => {
-      const entry = handlers.find((e) => e.operation.name === name)!;
+      const entry = handlers.find((e: HandlerEntry) => e.operation.name === name)!;
       const header = (h: string) => (h === "x-litrev-owner" ? owner : undefined);
       return (input: unknown) => entry.handle(input, { ...ctx, header });
     };
@@ -125,7 +128,7 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
   it("screening admission looks for the project's orphans once", async () => {
     const store = new MemoryJobStore();
     const lookups = vi.spyOn(store, "activeJobs");
-    const handlers = screeningHandlers({ infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000, pipeline });
+    const handlers = jobKindHandlers(screeningJobKind({ pipeline, run }), { infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000 });
     const created = (await op(handlers, operations.createScreeningJob.name)(screeningRequest(602))) as { job_id: string };
     expect(lookups).toHaveBeenCalledTimes(1);
     await screening.queue.discard(created.job_id);
@@ -133,10 +136,11 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
 
   it("indexer active-job finds a project's second running job after the first one ended", async () => {
     const store = new NoJobStore();
-    const deps = { infra: indexer, store, sealer, logger, config: () => ({ service_id: "extraction", model: "llm-5-mini", system_prompt: "", prompt_template_id: "indexer.extraction", temperature: 0, max_output_tokens: 4096, extra: {} }), resolveModel: (m: string) => m };
+    const handlers = jobKindHandlers(indexerJobKind({ config: indexerConfig, run }), { infra: indexer, store, reader: await readerOf(indexer, store), sealer, logger, orphanLeaseMs: 60_000 });
+    const createIndexerJob = (input: unknown) => op(handlers, operations.createIndexerJob.name)(input) as Promise<{ job_id: string }>;
     const request = { records: [{ ID: "1", Title: "t", Abstract: "a" }], fields: [], model: "llm-5-mini", mode: "full" as const, project_id: 603 };
-    const first = await createIndexerJob(deps, request, () => undefined);
-    const second = await createIndexerJob(deps, request, () => undefined);
+    const first = await createIndexerJob(request);
+    const second = await createIndexerJob(request);
     for (const job of [first, second]) {
       await indexer.registry.update(job.job_id, (s) => ({ ...s, status: "running", started_at: new Date().toISOString() }));
     }
@@ -151,9 +155,10 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
 
   it("polling a running indexer job does not read its checkpoints", async () => {
     const store = new NoJobStore();
-    const deps = { infra: indexer, store, sealer, logger, config: () => ({ service_id: "extraction", model: "llm-5-mini", system_prompt: "", prompt_template_id: "indexer.extraction", temperature: 0, max_output_tokens: 4096, extra: {} }), resolveModel: (m: string) => m };
+    const handlers = jobKindHandlers(indexerJobKind({ config: indexerConfig, run }), { infra: indexer, store, reader: await readerOf(indexer, store), sealer, logger, orphanLeaseMs: 60_000 });
+    const createIndexerJob = (input: unknown) => op(handlers, operations.createIndexerJob.name)(input) as Promise<{ job_id: string }>;
     const request = { records: [{ ID: "1", Title: "t", Abstract: "a" }], fields: [], model: "llm-5-mini", mode: "full" as const, project_id: null };
-    const job = await createIndexerJob(deps, request, () => undefined);
+    const job = await createIndexerJob(request);
     await indexer.registry.update(job.job_id, (s) => ({ ...s, status: "running", started_at: new Date().toISOString() }));
     const loads = vi.spyOn(indexer.checkpoints, "load");
     const reader = await readerOf(indexer, store);

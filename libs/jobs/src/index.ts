@@ -29,3 +29,4 @@ export { OrphanSweep } from "./orphan-sweep";
 export type { OrphanSweepOptions } from "./orphan-sweep";
 export { reapIfOrphaned } from "./orphans";
 export type { OrphanedJob, OrphanRule } from "./orphans";
+export * from "./kind/index";

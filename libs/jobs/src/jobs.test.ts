@@ -12,7 +12,8 @@ import { openJobInfra, type JobInfra } from "./infra";
 import { keyBindings, KeySealer } from "./key-sealer";
 import { JobMirror } from "./client/mirror";
 import { applyProgress, newJobState } from "./state";
-import { MemoryJobStore } from "./store/job-store";
+import { MemoryJobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./store/job-store";
+import { RetryingJobStore } from "./store/retrying-job-store";
 import { JobWorker } from "./worker/job-worker";
 import type { JobHandler } from "./worker/types";
 import { waitFor } from "../../../test/support/stack";
@@ -81,6 +82,45 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     expect(orphan?.state.error).toMatch(/orphaned/);
     expect((await store.getJob(winner.state.job_id))?.status).toBe("failed");
     await infra.queue.discard((next as { state: { job_id: string } }).state.job_id);
+  });
+
+  it("rides out a store of record briefly down at the end: the terminal writes wait for it, then the live state is releasable", async () => {
+    /** The store of record, unreachable while `down`. */
+    class FlakyStore extends MemoryJobStore {
+      down = false;
+      failed = 0;
+      override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
+        if (this.down) throw (this.failed++, new Error("connection refused"));
+        return super.upsertJob(job);
+      }
+      override async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+        if (this.down) throw (this.failed++, new Error("connection refused"));
+        return super.putItems(jobId, fence, chunk, items);
+      }
+    }
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger);
+    const handler: JobHandler = async () => {
+      inner.down = true;
+      setTimeout(() => (inner.down = false), 1_000);
+      return { items: [{ v: 1 }, { v: 2 }], result: { total: 2 } };
+    };
+    const worker = new JobWorker({ infra, store, sealer, logger, instance: "w-store", handler });
+    worker.start();
+    const state = pending(8);
+    expect((await admitJob(infra, store, { state, input: {}, logger })).ok).toBe(true);
+    const done = await waitFor(async () => {
+      const e = await infra.registry.get(state.job_id);
+      return e && e.state.status === "completed" ? e : null;
+    });
+    await worker.stop();
+    expect(inner.failed).toBeGreaterThan(0);
+    // Stored within the wait: no result object, and a first poll may release the live state.
+    expect(done.state).toMatchObject({ result: null, releasable: true });
+    expect(await inner.getItems(state.job_id)).toEqual([{ v: 1 }, { v: 2 }]);
+    expect(await inner.getJob(state.job_id)).toMatchObject({ status: "completed", result: { total: 2 } });
+    expect(store.pending).toBe(0);
+    await store.close();
   });
 
   it("runs a job to completion, stores its result, frees the project and removes checkpoints", async () => {

@@ -1,5 +1,5 @@
-import pRetry from "p-retry";
 import { ServiceError } from "@litrev/contracts";
+import { realClock, retryWithPolicy, type RetryClock } from "@litrev/retry";
 
 export interface RetryOptions {
   /** Give up once this much time has passed (default 60 s: a NATS server restart takes a few seconds). */
@@ -8,23 +8,24 @@ export interface RetryOptions {
   signal?: AbortSignal | undefined;
   /** Errors that end the retries at once (besides non-retryable ServiceErrors). */
   isFinal?: (error: unknown) => boolean;
+  clock?: Partial<RetryClock> | undefined;
 }
 
+/** Backoff of the NATS and store calls: full jitter under a ceiling from 200 ms doubling to 2 s. */
+export const INFRA_BACKOFF = Object.freeze({ baseDelayMs: 200, maxDelayMs: 2_000 });
+
 /**
- * The one retry policy of the job machinery: exponential backoff from 200 ms to 2 s with jitter
- * until the budget runs out, for the NATS and database calls that ride out a brief outage. A
- * ServiceError that is not retryable (an input that no longer exists) is final at once.
+ * The project's one retry policy (`@litrev/retry`) set for the job machinery's NATS and database
+ * calls, which ride out a brief outage: retried until the budget runs out. A ServiceError that is
+ * not retryable (an input that no longer exists) is final at once.
  */
-export function retrying<T>(operation: () => Promise<T>, options: RetryOptions = {}): Promise<T> {
-  const { budgetMs = 60_000, signal, isFinal } = options;
-  return pRetry(operation, {
-    retries: Number.POSITIVE_INFINITY,
-    minTimeout: 200,
-    maxTimeout: 2_000,
-    factor: 2,
-    randomize: true,
-    maxRetryTime: budgetMs,
+export function retrying<T>(operation: (attempt: number) => Promise<T>, options: RetryOptions = {}): Promise<T> {
+  const { budgetMs = 60_000, signal, isFinal, clock } = options;
+  return retryWithPolicy(operation, {
+    deadlineAt: (clock?.now ?? realClock.now)() + budgetMs,
+    backoff: INFRA_BACKOFF,
     signal,
-    shouldRetry: ({ error }) => !(error instanceof ServiceError && !error.retryable) && !isFinal?.(error),
+    clock,
+    isRetryable: (error) => !(error instanceof ServiceError && !error.retryable) && !isFinal?.(error),
   });
 }

@@ -176,7 +176,7 @@ export class LlmClient {
       requestsPerMinute: options.requestsPerMinute,
       tokensPerMinute: options.tokensPerMinute,
     };
-    this.providers = new LruCache(options.maxCachedKeys ?? 32, (provider) => !provider.limiter.busy);
+    this.providers = new LruCache(options.maxCachedKeys ?? 32, (provider) => provider.limiter.busy);
     this.configuredModels = options.allowedModels;
     this.declaredN = options.providerN;
   }

@@ -1,6 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { LlmAbortError } from "./errors";
-import { RateLimiter } from "./limiter";
+import { RateLimiter, type LimiterOptions } from "./limiter";
+
+/**
+ * Vitest's fake timers do not reach node:timers/promises, which the limiter sleeps on: the pacing
+ * tests hand it a sleep on the (faked) global setTimeout.
+ */
+const fakeSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const paced = (options: LimiterOptions = {}) => new RateLimiter({ ...options, sleep: fakeSleep });
 
 /** Runs `count` paced sends concurrently and returns the (fake) time at which each was allowed. */
 async function sendTimes(limiter: RateLimiter, count: number, advanceMs: number): Promise<number[]> {
@@ -65,12 +72,12 @@ describe("RateLimiter pacing", () => {
   });
 
   it("spaces requests evenly at a configured requestsPerMinute", async () => {
-    const limiter = new RateLimiter({ requestsPerMinute: 600 }); // one per 100 ms
+    const limiter = paced({ requestsPerMinute: 600 }); // one per 100 ms
     expect(await sendTimes(limiter, 5, 1000)).toEqual([0, 100, 200, 300, 400]);
   });
 
   it("does not pace before it knows a limit, then learns it from x-ratelimit-limit-requests", async () => {
-    const limiter = new RateLimiter();
+    const limiter = paced();
     expect(await sendTimes(limiter, 3, 10)).toEqual([0, 0, 0]);
     limiter.observe(new Headers({ "x-ratelimit-limit-requests": "1200", "x-ratelimit-remaining-requests": "900", "x-ratelimit-reset-requests": "15s" }));
     expect(limiter.requestsPerMinute).toBe(1200);
@@ -78,7 +85,7 @@ describe("RateLimiter pacing", () => {
   });
 
   it("paces by tokens when a token limit is known", async () => {
-    const limiter = new RateLimiter();
+    const limiter = paced();
     limiter.observe(new Headers({ "x-ratelimit-limit-tokens": "60000" })); // 1,000 tokens per second
     const start = Date.now();
     const times: number[] = [];
@@ -92,13 +99,13 @@ describe("RateLimiter pacing", () => {
   });
 
   it("pauses every caller of the key until retry-after after a 429", async () => {
-    const limiter = new RateLimiter();
+    const limiter = paced();
     limiter.onRateLimited(new Headers({ "retry-after-ms": "700" }));
     expect(await sendTimes(limiter, 3, 1000)).toEqual([700, 700, 700]);
   });
 
   it("re-books callers that were already waiting when a 429 arrives", async () => {
-    const limiter = new RateLimiter({ requestsPerMinute: 600 });
+    const limiter = paced({ requestsPerMinute: 600 });
     const start = Date.now();
     const times: number[] = [];
     const all = Promise.all(Array.from({ length: 3 }, async () => {
@@ -116,26 +123,26 @@ describe("RateLimiter pacing", () => {
   });
 
   it("holds sends when the provider reports nothing remaining", async () => {
-    const limiter = new RateLimiter();
+    const limiter = paced();
     limiter.observe(new Headers({ "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "300ms" }));
     expect(await sendTimes(limiter, 1, 1000)).toEqual([300]);
   });
 
   it("treats zeroed headers (Azure) as unknown rather than as a stop", async () => {
-    const limiter = new RateLimiter();
+    const limiter = paced();
     limiter.observe(new Headers({ "x-ratelimit-limit-requests": "0", "x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": "60s" }));
     expect(limiter.requestsPerMinute).toBeUndefined();
     expect(await sendTimes(limiter, 2, 10)).toEqual([0, 0]);
   });
 
   it("lets a configured rate win over what headers say", async () => {
-    const limiter = new RateLimiter({ requestsPerMinute: 60 });
+    const limiter = paced({ requestsPerMinute: 60 });
     limiter.observe(new Headers({ "x-ratelimit-limit-requests": "10000" }));
     expect(limiter.requestsPerMinute).toBe(60);
   });
 
   it("refuses at once a send it could not make before the caller's deadline, booking nothing", async () => {
-    const limiter = new RateLimiter({ requestsPerMinute: 2 }); // one per 30 s
+    const limiter = paced({ requestsPerMinute: 2 }); // one per 30 s
     await limiter.pace(undefined, 0, Date.now() + 1000); // the first goes now and books the next 30 s ahead
     const refused = await limiter.pace(undefined, 0, Date.now() + 1000).catch((error: unknown) => error);
     expect(refused).toMatchObject({ category: "rate_limit", retryable: true, retryAfterMs: 30_000 });
@@ -145,7 +152,7 @@ describe("RateLimiter pacing", () => {
     await expect(limiter.pace(undefined, 0, Date.now() + 60_000)).rejects.toMatchObject({ category: "rate_limit", retryAfterMs: 120_000 });
   });
 
-  it("stops waiting when cancelled", async () => {
+  it("stops waiting when cancelled (on its own node:timers/promises sleep)", async () => {
     const limiter = new RateLimiter();
     limiter.onRateLimited(new Headers({ "retry-after": "30" }));
     const controller = new AbortController();

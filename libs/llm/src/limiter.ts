@@ -1,7 +1,7 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { ServiceError } from "@litrev/contracts";
 import { LlmAbortError } from "./errors";
 import { type HeaderReader, readRateLimitHeaders, retryAfterMs } from "./headers";
-import { sleep } from "./sleep";
 
 export interface LimiterOptions {
   /** Requests in flight at once for this key. */
@@ -11,6 +11,8 @@ export interface LimiterOptions {
   /** Fixed token rate, same idea; only applies when callers pass token estimates. */
   tokensPerMinute?: number | undefined;
   now?: (() => number) | undefined;
+  /** The wait between paced sends (node:timers/promises by default; tests with fake timers pass their own). */
+  sleep?: ((ms: number, signal?: AbortSignal) => Promise<unknown>) | undefined;
 }
 
 export const DEFAULT_CONCURRENCY = 16;
@@ -51,6 +53,7 @@ interface Waiter {
 export class RateLimiter {
   readonly concurrency: number;
   private readonly now: () => number;
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<unknown>;
   private readonly fixedRpm: number | undefined;
   private readonly fixedTpm: number | undefined;
   private learnedRpm: number | undefined;
@@ -66,6 +69,7 @@ export class RateLimiter {
     this.fixedRpm = positive(options.requestsPerMinute);
     this.fixedTpm = positive(options.tokensPerMinute);
     this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? ((ms, signal) => delay(ms, undefined, { signal }));
   }
 
   get requestsPerMinute(): number | undefined {
@@ -132,7 +136,11 @@ export class RateLimiter {
       if (rpm) this.nextRequestAt = sendAt + 60_000 / rpm;
       if (tpm && estimatedTokens > 0) this.nextTokenAt = sendAt + (estimatedTokens * 60_000) / tpm;
       if (sendAt <= now) return;
-      await sleep(sendAt - now, signal);
+      try {
+        await this.sleep(sendAt - now, signal);
+      } catch (error) {
+        throw signal?.aborted ? new LlmAbortError(signal.reason) : error;
+      }
       // A 429 may have paused the key while we slept: book again after the pause.
       if (this.pausedUntil <= this.now()) return;
     }

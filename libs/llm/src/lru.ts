@@ -1,43 +1,55 @@
+import { LRUCache } from "lru-cache";
+
 /**
- * A small least-recently-used map. Entries for which `canEvict` is false (still in use) are
- * skipped, so the cache may briefly exceed its bound rather than drop state that is in use.
+ * A least-recently-used map (lru-cache) that never forgets a value still in use. An entry evicted
+ * while `inUse` holds (a provider whose limiter has calls in flight or queued) is set aside, still
+ * found by its key, until it is seen idle; the count may briefly exceed the bound rather than give
+ * two calls under one key two limiters.
  */
-export class LruCache<K, V> {
-  private readonly entries = new Map<K, V>();
+export class LruCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>> {
+  private readonly recent: LRUCache<K, V>;
+  /** Evicted while in use: no more entries than are in use at once. */
+  private readonly evictedInUse = new Map<K, V>();
 
   constructor(
-    private readonly maxEntries: number,
-    private readonly canEvict: (value: V) => boolean = () => true,
-  ) {}
+    maxEntries: number,
+    private readonly inUse: (value: V) => boolean = () => false,
+  ) {
+    this.recent = new LRUCache<K, V>({
+      max: Math.max(1, maxEntries),
+      // Called synchronously as lru-cache evicts, so the entry is never unreachable in between.
+      dispose: (value, key, reason) => {
+        if (reason === "evict" && this.inUse(value)) this.evictedInUse.set(key, value);
+      },
+    });
+  }
 
   get size(): number {
-    return this.entries.size;
+    this.dropIdle();
+    return this.recent.size + this.evictedInUse.size;
   }
 
   get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      // Map keeps insertion order: re-inserting marks the entry most recently used.
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
+    const value = this.recent.get(key);
+    if (value !== undefined) return value;
+    const kept = this.evictedInUse.get(key);
+    if (kept === undefined) return undefined;
+    // Used again: back in the cache as the most recently used entry.
+    this.evictedInUse.delete(key);
+    this.recent.set(key, kept);
+    return kept;
   }
 
   getOrCreate(key: K, create: () => V): V {
+    this.dropIdle();
     const existing = this.get(key);
     if (existing !== undefined) return existing;
     const value = create();
-    this.entries.set(key, value);
-    this.evict(key);
+    this.recent.set(key, value);
     return value;
   }
 
-  private evict(keep: K): void {
-    if (this.entries.size <= this.maxEntries) return;
-    for (const [key, value] of this.entries) {
-      if (this.entries.size <= this.maxEntries) return;
-      if (key !== keep && this.canEvict(value)) this.entries.delete(key);
-    }
+  private dropIdle(): void {
+    for (const [key, value] of this.evictedInUse) if (!this.inUse(value)) this.evictedInUse.delete(key);
   }
 }

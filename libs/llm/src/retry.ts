@@ -1,7 +1,7 @@
 import { ServiceError, type ErrorCategory } from "@litrev/contracts";
+import { backoffDelayMs, realClock, retryWithPolicy, type RetryClock } from "@litrev/retry";
 import { LlmAbortError, classifyProviderError } from "./errors";
 import { errorHeaders, retryAfterMs } from "./headers";
-import { sleep } from "./sleep";
 
 /** Failures that clear by themselves. auth, validation and quota never do, so they fail at once. */
 export const RETRIED_CATEGORIES: ReadonlySet<ErrorCategory> = new Set(["rate_limit", "provider_unavailable", "timeout"]);
@@ -24,13 +24,7 @@ export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
 });
 
 /** Time and randomness, injectable so tests can check the schedule without waiting for it. */
-export interface RetryClock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-  random(): number;
-}
-
-const realClock: RetryClock = { now: Date.now, sleep, random: Math.random };
+export type { RetryClock } from "@litrev/retry";
 
 export interface AttemptContext {
   /** 1 for the first attempt. */
@@ -58,10 +52,7 @@ export interface RetryOptions extends Partial<RetryPolicy> {
   clock?: Partial<RetryClock> | undefined;
 }
 
-/** Full jitter: uniform in [0, min(max, base·2^(attempt-1))), which spreads a herd of retries. */
-export function backoffDelayMs(attempt: number, policy: Pick<RetryPolicy, "baseDelayMs" | "maxDelayMs">, random: () => number): number {
-  return random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-}
+export { backoffDelayMs };
 
 export function deadlineError(deadlineMs: number, cause?: unknown): ServiceError {
   return new ServiceError("timeout", `The language-model call did not complete within ${Math.round(deadlineMs / 100) / 10} s`, {
@@ -83,9 +74,10 @@ export function withRetryAfter(error: ServiceError, delayMs: number | undefined)
 }
 
 /**
- * Runs `run` under the one retry policy of this library (the SDK itself is built with
- * `maxRetries: 0`, since it cannot tell a rate limit from an exhausted quota). Throws a
- * ServiceError, or LlmAbortError when the caller cancels.
+ * Runs `run` under the project's one retry policy (`@litrev/retry`; the SDK itself is built with
+ * `maxRetries: 0`, since it cannot tell a rate limit from an exhausted quota): the provider's
+ * categories retried, its Retry-After honoured, the deadline also stopping a request in flight.
+ * Throws a ServiceError, or LlmAbortError when the caller cancels.
  */
 export async function withRetry<T>(run: (context: AttemptContext) => Promise<T>, options: RetryOptions = {}): Promise<T> {
   const policy: RetryPolicy = {
@@ -110,35 +102,40 @@ export async function withRetry<T>(run: (context: AttemptContext) => Promise<T>,
     if (deadline.signal.aborted) return deadlineError(policy.deadlineMs, last);
     return undefined;
   };
+  /** What the provider asked to wait, from the error or its headers. */
+  const askedMs = (error: ServiceError) => error.retryAfterMs ?? retryAfterMs(errorHeaders(error), clock.now());
 
   try {
-    for (let attempt = 1; ; attempt++) {
-      if (signal.aborted) throw interruption() ?? new LlmAbortError();
-      try {
-        return await run({ attempt, signal, remainingMs: Math.max(0, deadlineAt - clock.now()) });
-      } catch (error) {
-        const stopped = interruption();
-        if (stopped) throw stopped;
-        const classified = classifyProviderError(error);
-        if (classified instanceof LlmAbortError) throw classified;
-        last = classified;
-        const askedMs = classified.retryAfterMs ?? retryAfterMs(errorHeaders(classified), clock.now());
-        if (!RETRIED_CATEGORIES.has(classified.category) || attempt >= policy.maxAttempts) throw withRetryAfter(classified, askedMs);
-
-        const delayMs = askedMs ?? backoffDelayMs(attempt, policy, clock.random);
-        // Waiting past the deadline only to fail later helps nobody: report the real cause now
-        // (for a timeout, the cause is the spent budget).
-        if (clock.now() + delayMs >= deadlineAt) {
-          throw classified.category === "timeout" ? deadlineError(policy.deadlineMs, classified) : withRetryAfter(classified, delayMs);
-        }
-        options.onRetry?.({ attempt, delayMs, error: classified });
+    return await retryWithPolicy(
+      async (attempt) => {
         try {
-          await clock.sleep(delayMs, signal);
-        } catch (sleepError) {
-          throw interruption() ?? sleepError;
+          return await run({ attempt, signal, remainingMs: Math.max(0, deadlineAt - clock.now()) });
+        } catch (error) {
+          const classified = classifyProviderError(error);
+          if (classified instanceof ServiceError) last = classified;
+          throw classified;
         }
-      }
-    }
+      },
+      {
+        maxAttempts: policy.maxAttempts,
+        deadlineAt,
+        backoff: policy,
+        isRetryable: (error) => error instanceof ServiceError && RETRIED_CATEGORIES.has(error.category),
+        requestedDelayMs: (error) => (error instanceof ServiceError ? askedMs(error) : undefined),
+        signal,
+        clock,
+        // Only retryable failures are retried, and those are ServiceErrors.
+        onRetry: options.onRetry && ((info) => options.onRetry?.({ ...info, error: info.error as ServiceError })),
+        // A rate limit handed back says when to try again; a timeout that cannot be retried in time is the spent budget.
+        giveUp: (error, overrunMs) => {
+          if (!(error instanceof ServiceError)) return error;
+          if (overrunMs !== undefined && error.category === "timeout") return deadlineError(policy.deadlineMs, error);
+          return withRetryAfter(error, overrunMs ?? askedMs(error));
+        },
+      },
+    );
+  } catch (error) {
+    throw interruption() ?? error;
   } finally {
     clearTimeout(timer);
   }

@@ -33,6 +33,15 @@ describe("indexer estimate formula", () => {
     expect(out).toMatchObject({ confidence: "approximate", disclaimer: ESTIMATE_DISCLAIMER });
   });
 
+  it("follows the alias table it is given: a remapped alias is priced, and its reasoning tokens counted, as its new target", () => {
+    const remapped = estimateIndexer(request({ record_count: 100, model: "llm-5-mini" }), config, { "llm-5-mini": "gpt-4.1" });
+    const price = PRICES["gpt-4.1"]!;
+    // gpt-4.1 is no reasoning model: no Z tokens per record.
+    expect(remapped.estimated_output_tokens).toBe(100 * (10 + 5 * 60 + 20));
+    const expected = (remapped.estimated_input_tokens * price.input + remapped.estimated_output_tokens * price.output) / 1e6;
+    expect(remapped.estimated_cost_usd).toBeCloseTo(expected, 6);
+  });
+
   it("prices the totals with the model's price per million tokens, rounded to 6 decimals", () => {
     const out = estimateIndexer(request({ record_count: 1000, model: "llm-5-mini" }), config);
     const price = PRICES["gpt-5-mini"]!;

@@ -31,14 +31,16 @@ export const ESTIMATE = {
   reasoningTokens: 200,
 } as const;
 
-/** Output tokens one record's reply needs for these fields. */
-export function outputTokensPerRecord(fields: readonly IndexerField[], model: string): number {
+type Aliases = Readonly<Record<string, string>>;
+
+/** Output tokens one record's reply needs for these fields (reasoning or not: what the alias means in `aliases`). */
+export function outputTokensPerRecord(fields: readonly IndexerField[], model: string, aliases?: Aliases): number {
   let tokens: number = ESTIMATE.replyBaseTokens;
   for (const field of fields) {
     tokens += ESTIMATE.fieldTokens[field.depth ?? "minimal"];
     if (field.data_type_primary === "list_text" || field.data_type_primary === "list_number") tokens += ESTIMATE.listExtraTokens;
   }
-  return tokens + (isReasoningModel(resolveModel(model)) ? ESTIMATE.reasoningTokens : 0);
+  return tokens + (isReasoningModel(resolveModel(model, aliases)) ? ESTIMATE.reasoningTokens : 0);
 }
 
 /** P: system prompt, field list and reply schema as sent with every record. */
@@ -48,11 +50,12 @@ export function fixedPromptTokens(fields: IndexerField[], model: string, config:
   return estimateTokens(plan.system) + estimateTokens(plan.prefix) + ESTIMATE.schemaTokensPerField * fields.length + 10;
 }
 
-export function estimateIndexer(request: IndexerEstimateRequest, config: ServiceConfigResponse): z.input<typeof IndexerEstimateResponse> {
+/** Priced through `aliases` (the live table: job admission and the estimate route pass the provider client's); default: the environment's. */
+export function estimateIndexer(request: IndexerEstimateRequest, config: ServiceConfigResponse, aliases?: Aliases): z.input<typeof IndexerEstimateResponse> {
   const records = request.record_count;
   const input = records * (fixedPromptTokens(request.fields, request.model, config) + ESTIMATE.recordTokens);
-  const output = records * outputTokensPerRecord(request.fields, request.model);
-  const cost = costUsd({ model: request.model, inputTokens: input, outputTokens: output });
+  const output = records * outputTokensPerRecord(request.fields, request.model, aliases);
+  const cost = costUsd({ model: request.model, inputTokens: input, outputTokens: output }, aliases);
   return {
     estimated_input_tokens: input,
     estimated_output_tokens: output,

@@ -1,8 +1,7 @@
 import { DEFAULT_MODEL, operations } from "@litrev/contracts";
-import { requirePrice, type LlmClient } from "@litrev/llm";
+import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
-import { estimateIndexer } from "./estimate";
 import { groupTagsLive } from "./helpers/group-tags";
 import { mockSuggestFields } from "./helpers/mock";
 import { refineFieldsLive } from "./helpers/refine-fields";
@@ -16,7 +15,7 @@ export interface IndexerDeps {
   runBudgetMs: number;
 }
 
-/** The indexer's synchronous operations; job operations come from jobs/wiring.ts. */
+/** The indexer's synchronous operations; job operations (and the estimate, priced as jobs are) come from jobs/job-kind.ts. */
 export function indexerHandlers({ runtime, llm, runBudgetMs }: IndexerDeps): HandlerEntry[] {
   // A request without `model` uses the service config's model, else the spec's default.
   const withModel = <R extends { model: string }>(req: R, specDefault: string): R => ({ ...req, model: runtime.model(req.model, specDefault) });
@@ -24,11 +23,6 @@ export function indexerHandlers({ runtime, llm, runBudgetMs }: IndexerDeps): Han
     handler(operations.indexerRun, async (req, ctx) =>
       runIndexer(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerRun), { providerKey: ctx.providerKey, budgetMs: runBudgetMs, signal: ctx.signal }),
     ),
-    handler(operations.estimateIndexer, async (req) => {
-      const request = withModel(req, DEFAULT_MODEL.indexerRun);
-      requirePrice(request.model, llm.modelAliases); // no estimate from a guessed price
-      return estimateIndexer(request, runtime.config());
-    }),
     handler(operations.suggestFields, async (req, ctx) =>
       req.mock
         ? mockSuggestFields(req)

@@ -1,9 +1,12 @@
 import { CONFIG_SERVICE_ID, DEFAULT_MODEL } from "@litrev/contracts";
-import { KeySealer } from "@litrev/messaging";
+import { KeySealer, serveJobKind } from "@litrev/jobs";
 import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
 import { indexerHandlers } from "./handlers";
-import { startIndexerJobs } from "./jobs/wiring";
+import { indexerJobKind } from "./jobs/job-kind";
+import { indexerProvenance } from "./jobs/provenance";
+import { indexerJobHandler } from "./jobs/run-job";
+import type { ExtractionPlan } from "./pipeline/extract-record";
 import { PREAMBLE, PROMPT_LIST } from "./prompts";
 
 const env = loadEnv();
@@ -30,9 +33,17 @@ await startService({
   storeDescription: () => storeDescription(),
   handlers: async (runtime) => {
     const { llm } = runtime;
-    const jobs = await startIndexerJobs(runtime, env, llm);
+    // Under the configuration in force when called: at admission, and again when a run starts calling the model.
+    const describe = (input: { model: string; resolved: string; plan: ExtractionPlan }) =>
+      indexerProvenance({ ...input, config: runtime.config(), provider: llm.provider, version: runtime.version });
+    const kind = indexerJobKind({
+      config: runtime.config,
+      describe,
+      run: indexerJobHandler({ llm, config: runtime.config, concurrency: env.INDEXER_JOB_RECORD_CONCURRENCY, describe }),
+    });
+    const { handlers, jobs } = await serveJobKind(runtime, env, kind);
     databaseStatus = () => jobs.store.status();
     storeDescription = () => jobs.store.describe();
-    return [...indexerHandlers({ runtime, llm, runBudgetMs: env.INDEXER_RUN_BUDGET_MS }), ...jobs.handlers];
+    return [...indexerHandlers({ runtime, llm, runBudgetMs: env.INDEXER_RUN_BUDGET_MS }), ...handlers];
   },
 });

@@ -1,8 +1,8 @@
 import { DEFAULT_MODEL, type ScreeningCriterion, type ScreeningJobParams } from "@litrev/contracts";
-import { JobWorker, KeySealer, openServiceJobs, type JobStore } from "@litrev/jobs";
+import { KeySealer, serveJobKind, type JobStore } from "@litrev/jobs";
 import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
-import { screeningHandlers } from "./handlers";
+import { screeningJobKind } from "./job-kind";
 import { createLiveModel } from "./model/live-model";
 import { createMockModel } from "./model/mock-model";
 import type { PipelineSettings } from "./pipeline/run";
@@ -11,7 +11,6 @@ import { PREAMBLE, PROMPT_LIST } from "./prompts";
 import { screeningProvenance } from "./provenance";
 
 const env = loadEnv();
-const sealer = KeySealer.fromEnv(env);
 const pipeline: PipelineSettings = {
   labelBatch: env.SCREENING_LABEL_BATCH,
   reasonBatch: env.SCREENING_REASON_BATCH,
@@ -26,7 +25,7 @@ let store: JobStore | undefined;
 await startService({
   service: "screening",
   env,
-  sealer,
+  sealer: KeySealer.fromEnv(env),
   defaults: {
     service_id: "screening",
     model: DEFAULT_MODEL.screening,
@@ -40,32 +39,15 @@ await startService({
   databaseStatus: () => store?.status() ?? "error: not connected yet",
   storeDescription: () => store?.describe() ?? "not connected yet",
   handlers: async (runtime) => {
-    const { logger, shutdown } = runtime;
-    const jobs = await openServiceJobs(runtime.nc, "screening", {
-      mongoUrl: env.MONGO_URL,
-      ackWaitMs: env.JOB_ACK_WAIT_MS,
-      maxAttempts: env.JOB_MAX_ATTEMPTS,
-      retentionMs: env.JOB_RETENTION_MS,
-      storeRetentionMs: env.JOB_STORE_RETENTION_MS,
-      orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
-      orphanSweepMs: env.JOB_ORPHAN_SWEEP_MS,
-      logger,
-    });
-    shutdown.add("job store", () => jobs.close());
-    const { infra, store: jobStore, reader } = jobs;
-    store = jobStore;
     const { llm } = runtime;
     // Under the configuration in force when called: at admission, and again when a run starts calling the model.
     const describe = (params: ScreeningJobParams, criteria: ScreeningCriterion[], questions: string[]) =>
       screeningProvenance({ params, criteria, questions, config: runtime.config(), provider: llm.provider, version: runtime.version });
-    const worker = new JobWorker({
-      infra,
-      store: jobStore,
-      sealer,
-      logger,
-      instance: runtime.instance,
-      concurrency: env.JOB_CONCURRENCY,
-      handler: (job) =>
+    const kind = screeningJobKind({
+      pipeline,
+      describe,
+      provider: () => ({ ignoresN: llm.ignoresN }),
+      run: (job) =>
         runScreeningPipeline(
           job,
           (frame, params) =>
@@ -83,21 +65,8 @@ await startService({
           (frame, params) => describe(params, frame.criteria, frame.questions),
         ),
     });
-    worker.start();
-    // Steps run in reverse order: the operations drain first, then running jobs are handed back, then NATS closes.
-    shutdown.add("job worker", () => worker.stop());
-    return screeningHandlers({
-      infra,
-      store: jobStore,
-      reader,
-      sealer,
-      logger,
-      orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
-      pipeline,
-      chooseModel: (requested) => runtime.model(requested, DEFAULT_MODEL.screening),
-      aliases: () => llm.modelAliases,
-      describe,
-      provider: () => ({ ignoresN: llm.ignoresN }),
-    });
+    const served = await serveJobKind(runtime, env, kind);
+    store = served.jobs.store;
+    return served.handlers;
   },
 });

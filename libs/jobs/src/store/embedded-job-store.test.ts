@@ -72,7 +72,7 @@ describe("embedded JetStream job store", { timeout: 90_000 }, () => {
   });
 
   it("throws during a NATS outage (never hangs), keeps failed writes, and survives the restart", async () => {
-    const retrying = new RetryingJobStore(store, logger, 200);
+    const retrying = new RetryingJobStore(store, logger);
     const project = 4242;
     const before = storedJob({ projectId: project, status: "running", fence: 1 });
     await retrying.upsertJob(before);

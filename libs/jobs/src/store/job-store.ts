@@ -19,6 +19,16 @@ export type JsonRecord = Record<string, unknown>;
 export type UpsertOutcome = "written" | "stale";
 
 /**
+ * How long a caller waits for a write that fails to land, retried, before it rejects. Only the
+ * store that keeps failed writes (`RetryingJobStore`, wrapping every real store) uses it; the
+ * others try once.
+ */
+export interface WriteWait {
+  budgetMs: number;
+  signal?: AbortSignal | undefined;
+}
+
+/**
  * The persistence port of a job service. Real implementations: the embedded JetStream store (the
  * default) and MongoDB (when MONGO_URL is set); `NoJobStore` is the spec's "continue without
  * persistence", `MemoryJobStore` is for tests. All of them pass `job-store.contract.ts`.
@@ -35,7 +45,7 @@ export interface JobStore {
   /** Which store, for readiness, e.g. `jetstream (embedded, R1)` or `mongodb`. */
   describe(): string;
   /** Writes the row if the fencing rule accepts it (atomically, per job). */
-  upsertJob(job: StoredJob): Promise<UpsertOutcome>;
+  upsertJob(job: StoredJob, wait?: WriteWait): Promise<UpsertOutcome>;
   getJob(jobId: string): Promise<StoredJob | null>;
   /**
    * Newest `created_at` first; costs O(limit), never O(all jobs). With `owner`, only that client's
@@ -50,7 +60,7 @@ export interface JobStore {
    * is built, so no stage holds all of a large job's items. `stale` when the stored row already
    * has a higher fence.
    */
-  putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome>;
+  putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[], wait?: WriteWait): Promise<UpsertOutcome>;
   /**
    * The items written under the fence of the job's current row, chunk by chunk in chunk order
    * (one chunk in memory at a time); nothing when there are none.

@@ -41,7 +41,7 @@ const until = async (check: () => boolean, timeoutMs = 5_000) => {
 describe("RetryingJobStore", () => {
   it("keeps writes that fail during an outage and writes them once the database is back", async () => {
     const inner = new FlakyStore();
-    const store = new RetryingJobStore(inner, logger, 50);
+    const store = new RetryingJobStore(inner, logger);
     inner.down = true;
     await expect(store.upsertJob(job("a", "running", 0.5))).rejects.toThrow();
     await expect(store.upsertJob(job("a", "completed", 1))).rejects.toThrow();
@@ -65,7 +65,7 @@ describe("RetryingJobStore", () => {
 
   it("never lets a retried older write overwrite a newer one", async () => {
     const inner = new FlakyStore();
-    const store = new RetryingJobStore(inner, logger, 10);
+    const store = new RetryingJobStore(inner, logger);
     inner.down = true;
     await expect(store.upsertJob(job("c", "running", 0.2))).rejects.toThrow();
     // Back, but slow: the retry of the old write and the newer write race.
@@ -81,7 +81,7 @@ describe("RetryingJobStore", () => {
 
   it("tries once more on close and reports what could not be written", async () => {
     const inner = new FlakyStore();
-    const store = new RetryingJobStore(inner, logger, 60_000);
+    const store = new RetryingJobStore(inner, logger);
     inner.down = true;
     await expect(store.upsertJob(job("d", "completed", 1))).rejects.toThrow();
     inner.down = false;
@@ -91,7 +91,7 @@ describe("RetryingJobStore", () => {
 
   it("treats a stale outcome as final: returned, not kept, not retried", async () => {
     const inner = new FlakyStore();
-    const store = new RetryingJobStore(inner, logger, 10);
+    const store = new RetryingJobStore(inner, logger);
     expect(await store.upsertJob(job("e", "running", 0.1, 2))).toBe("written");
     expect(await store.upsertJob(job("e", "running", 0.9, 1))).toBe("stale");
     expect(await store.putItems("e", 1, 0, [{ id: "late" }])).toBe("stale");
@@ -105,7 +105,7 @@ describe("RetryingJobStore", () => {
 
   it("keeps the write the fencing rule would keep: a later lower-fence write does not displace it", async () => {
     const inner = new FlakyStore();
-    const store = new RetryingJobStore(inner, logger, 60_000);
+    const store = new RetryingJobStore(inner, logger);
     inner.down = true;
     await expect(store.upsertJob(job("f", "completed", 1, 3))).rejects.toThrow();
     await expect(store.putItems("f", 3, 0, [{ id: "newest" }])).rejects.toThrow();
@@ -121,12 +121,74 @@ describe("RetryingJobStore", () => {
 
   it("does not keep a write the store refuses as malformed (it would fail forever)", async () => {
     const inner = new FlakyStore();
-    const store = new RetryingJobStore(inner, logger, 10);
+    const store = new RetryingJobStore(inner, logger);
     await expect(store.upsertJob(job("g", "running", 0.1, -1))).rejects.toThrow(RangeError);
     await expect(store.putItems("g", 1.5, 0, [])).rejects.toThrow(RangeError);
     await expect(store.putItems("g", 1, -1, [])).rejects.toThrow(RangeError);
     expect(store.pending).toBe(0);
     expect(store.status()).toBe("ok");
     await store.close();
+  });
+  it("retries a write given a wait until it lands, without keeping it meanwhile", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger);
+    inner.down = true;
+    setTimeout(() => (inner.down = false), 300);
+    const written = store.upsertJob(job("h", "completed", 1, 1), { budgetMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(store.pending).toBe(1); // waiting for the store, as readiness says
+    await expect(written).resolves.toBe("written");
+    expect(inner.calls).toBeGreaterThan(1);
+    expect(store.pending).toBe(0);
+    const calls = inner.calls;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(inner.calls).toBe(calls); // nothing was kept, so nothing is written again
+    await store.close();
+  });
+
+  it("keeps a write whose wait ran out, and writes it in the background once the store is back", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger);
+    inner.down = true;
+    await expect(store.putItems("i", 1, 0, [{ id: "x" }], { budgetMs: 300 })).rejects.toThrow("connection refused");
+    await expect(store.upsertJob(job("i", "completed", 1, 1), { budgetMs: 300 })).rejects.toThrow("connection refused");
+    expect(store.pending).toBe(2);
+    inner.down = false;
+    await until(() => store.pending === 0);
+    expect(inner.jobs.get("i")).toMatchObject({ status: "completed", fence: 1 });
+    expect(await inner.getItems("i")).toEqual([{ id: "x" }]);
+    await store.close();
+  });
+
+  it("returns a stale outcome within a wait at once, and never retries a malformed write", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger);
+    await store.upsertJob(job("j", "running", 0.5, 3));
+    const calls = inner.calls;
+    expect(await store.upsertJob(job("j", "running", 0.6, 2), { budgetMs: 10_000 })).toBe("stale");
+    await expect(store.putItems("j", -1, 0, [], { budgetMs: 10_000 })).rejects.toThrow(RangeError);
+    expect(inner.calls).toBe(calls + 2);
+    expect(store.pending).toBe(0);
+    await store.close();
+  });
+
+  it("on close, cuts a wait short, keeps its write and tries it once more", async () => {
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger);
+    inner.down = true;
+    const waiting = store.upsertJob(job("k", "completed", 1, 1), { budgetMs: 60_000 });
+    const outcome = waiting.then(
+      () => "written",
+      () => "rejected",
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    const closed = store.close();
+    const calls = inner.calls;
+    await closed;
+    expect(await outcome).toBe("rejected");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(inner.calls).toBe(calls + 1); // the last try at close
+    expect(store.pending).toBe(1); // still down: reported as lost at shutdown
   });
 });

@@ -1,7 +1,6 @@
 import type { Logger } from "@litrev/telemetry";
-import { accepts, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
-
-const RETRY_MS = 2_000;
+import { retrying } from "../retry";
+import { accepts, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome, type WriteWait } from "./job-store";
 
 /** A write the store refused as malformed (a bad fence or id, a row too large) would fail forever: not kept. */
 const invalid = (error: unknown) => error instanceof RangeError;
@@ -13,12 +12,15 @@ interface KeptItems {
 }
 
 /**
- * Keeps writes that failed (the store briefly unreachable) and writes them again in the background
- * until they land, so jobs that start, progress or finish during an outage are all stored once it
- * is over. Per job, only the write that the fencing rule would keep is retained (the newest of equal
- * fence, the highest fence otherwise; for items, the failed chunks of the highest fence), and the writes of one job run
- * one after another. A failed write still rejects (callers log it); a `stale` outcome is final and
- * never retried, nor is a write refused as malformed (RangeError); reads pass through.
+ * The one mechanism for a store write that fails (the store briefly unreachable), on the project's
+ * retry policy (`retrying`): a write given a `wait` is retried for that long (the worker's terminal
+ * writes), then — like every other failed write at once — kept and written again in the background
+ * until it lands, so jobs that start, progress or finish during an outage are all stored once it is
+ * over. Per job, only the write that the fencing rule would keep is retained (the newest of equal
+ * fence, the highest fence otherwise; for items, the failed chunks of the highest fence), and the
+ * writes of one job run one after another. A failed write still rejects (callers log it); a `stale`
+ * outcome is final and never retried, nor is a write refused as malformed (RangeError); reads pass
+ * through.
  */
 export class RetryingJobStore implements JobStore {
   readonly kind: JobStore["kind"];
@@ -27,21 +29,28 @@ export class RetryingJobStore implements JobStore {
   readonly #items = new Map<string, KeptItems>();
   /** The tail of each job's chain of writes. */
   readonly #chains = new Map<string, Promise<unknown>>();
-  #timer: NodeJS.Timeout | undefined;
-  #closed = false;
+  /** Stops the background retries and the waits of writes in flight. */
+  readonly #closing = new AbortController();
+  /** The background retries of the kept writes, while there are any. */
+  #background: Promise<void> | undefined;
+  /** Writes being retried for their caller's wait: waiting for the store too. */
+  #waiting = 0;
   #reported = false;
 
   constructor(
     private readonly inner: JobStore,
     private readonly logger: Logger,
-    private readonly retryMs = RETRY_MS,
   ) {
     this.kind = inner.kind;
     this.persistent = inner.persistent;
   }
 
-  /** Writes waiting for the store. */
+  /** Writes waiting for the store: kept, or being retried for their caller. */
   get pending(): number {
+    return this.#keptCount + this.#waiting;
+  }
+
+  get #keptCount(): number {
     let chunks = 0;
     for (const kept of this.#items.values()) chunks += kept.chunks.size;
     return this.#jobs.size + chunks;
@@ -56,13 +65,13 @@ export class RetryingJobStore implements JobStore {
     return this.inner.describe();
   }
 
-  upsertJob(job: StoredJob): Promise<UpsertOutcome> {
+  upsertJob(job: StoredJob, wait?: WriteWait): Promise<UpsertOutcome> {
     return this.#serial(job.job_id, async () => {
       const kept = this.#jobs.get(job.job_id);
       // Superseded by this write, whatever becomes of it — unless the kept one would win over it.
       if (kept && accepts(kept, job)) this.#jobs.delete(job.job_id);
       try {
-        return await this.inner.upsertJob(job);
+        return await this.#attempt(() => this.inner.upsertJob(job), wait);
       } catch (error) {
         if (!invalid(error)) this.#keepJob(job);
         throw error;
@@ -70,13 +79,13 @@ export class RetryingJobStore implements JobStore {
     });
   }
 
-  putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+  putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[], wait?: WriteWait): Promise<UpsertOutcome> {
     return this.#serial(jobId, async () => {
       const kept = this.#items.get(jobId);
       if (kept && kept.fence < fence) this.#items.delete(jobId);
       else if (kept?.fence === fence) kept.chunks.delete(chunk);
       try {
-        return await this.inner.putItems(jobId, fence, chunk, items);
+        return await this.#attempt(() => this.inner.putItems(jobId, fence, chunk, items), wait);
       } catch (error) {
         if (!invalid(error)) this.#keepItems(jobId, fence, chunk, items);
         throw error;
@@ -106,8 +115,10 @@ export class RetryingJobStore implements JobStore {
 
   /** Tries the waiting writes once more, then closes; what still cannot be written is reported. */
   async close(): Promise<void> {
-    this.#closed = true;
-    clearTimeout(this.#timer);
+    this.#closing.abort(new Error("job store closing"));
+    await this.#background;
+    // Writes cut short in their wait are kept as their chains unwind: let them, then try once more.
+    await Promise.all(this.#chains.values());
     if (this.pending > 0) await this.flush();
     if (this.pending > 0) this.logger.error({ pending: this.pending }, "job store: writes still waiting for the store are lost at shutdown");
     await this.inner.close();
@@ -147,34 +158,55 @@ export class RetryingJobStore implements JobStore {
   #keepJob(job: StoredJob): void {
     const kept = this.#jobs.get(job.job_id);
     if (!kept || accepts(kept, job)) this.#jobs.set(job.job_id, job);
-    this.#waiting();
+    this.#kept();
   }
 
   #keepItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): void {
     let kept = this.#items.get(jobId);
-    if (kept && kept.fence > fence) return this.#waiting();
+    if (kept && kept.fence > fence) return this.#kept();
     if (!kept || kept.fence < fence) this.#items.set(jobId, (kept = { fence, chunks: new Map() }));
     kept.chunks.set(chunk, items);
-    this.#waiting();
+    this.#kept();
   }
 
-  #waiting(): void {
+  /** One write, retried by the policy for as long as its caller waits (once without a wait). */
+  async #attempt(write: () => Promise<UpsertOutcome>, wait: WriteWait | undefined): Promise<UpsertOutcome> {
+    if (!wait || wait.budgetMs <= 0 || this.#closing.signal.aborted) return write();
+    this.#waiting++;
+    try {
+      const signal = wait.signal ? AbortSignal.any([wait.signal, this.#closing.signal]) : this.#closing.signal;
+      return await retrying(write, { budgetMs: wait.budgetMs, signal, isFinal: invalid });
+    } finally {
+      this.#waiting--;
+    }
+  }
+
+  #kept(): void {
     if (!this.#reported) {
       this.#reported = true;
       this.logger.warn("job store: the store is unreachable; failed writes are kept and retried");
     }
-    this.#schedule();
+    this.#retryInBackground();
   }
 
-  #schedule(): void {
-    if (this.#timer || this.#closed) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      void this.flush().finally(() => {
-        if (this.pending > 0) this.#schedule();
+  /** Writes the kept writes again, on the retry policy's backoff, until none is left or the store closes. */
+  #retryInBackground(): void {
+    if (this.#background || this.#closing.signal.aborted) return;
+    const retried = () =>
+      retrying(
+        async (attempt) => {
+          // Attempt 1 is the write that was just kept: it failed a moment ago, so the first pass waits too.
+          if (attempt > 1) await this.flush();
+          if (this.#keptCount > 0) throw new Error(`${this.#keptCount} write(s) still waiting for the job store`);
+        },
+        { budgetMs: Number.POSITIVE_INFINITY, signal: this.#closing.signal },
+      );
+    this.#background = retried()
+      .catch(() => undefined)
+      .finally(() => {
+        this.#background = undefined;
+        if (this.#keptCount > 0) this.#retryInBackground();
       });
-    }, this.retryMs);
-    this.#timer.unref?.();
   }
 
   #serial<T>(jobId: string, write: () => Promise<T>): Promise<T> {

@@ -297,17 +297,15 @@ export class JobRun {
     const { store } = this.deps;
     if (!store.persistent) return false;
     const fence = this.identity.deliveries;
-    const budget = { budgetMs: STORE_BUDGET_MS, isFinal: (e: unknown) => this.#lostLease(e) };
+    // The store retries a failed write for the time left (then keeps it for later): one budget for them all.
+    const deadline = Date.now() + STORE_BUDGET_MS;
+    const wait = () => ({ budgetMs: Math.max(1, deadline - Date.now()) });
     try {
       for (let n = 0; n < items.count; n++) {
         const chunk = await items.chunk(n);
-        await retrying(async () => {
-          if ((await store.putItems(this.jobId, fence, n, chunk)) === "stale") this.#lose();
-        }, budget);
+        if ((await store.putItems(this.jobId, fence, n, chunk, wait())) === "stale") this.#lose();
       }
-      await retrying(async () => {
-        if ((await store.upsertJob(toStoredJob(state, extras, fence))) === "stale") this.#lose();
-      }, budget);
+      if ((await store.upsertJob(toStoredJob(state, extras, fence), wait())) === "stale") this.#lose();
       return true;
     } catch (error) {
       if (this.#lostLease(error)) throw error;

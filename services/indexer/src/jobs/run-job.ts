@@ -1,6 +1,6 @@
 import { ServiceError, type IndexerRecord, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
-import { PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
-import { addUsage, CostCeiling, meteredCost, toContractUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
+import { CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
+import { addUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
 import type { ExtractionPlan, RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
 import { extractionPlan } from "../pipeline/plan";
 import { runExtraction } from "../pipeline/run";
@@ -59,12 +59,11 @@ class Progress {
   }
 
   extra(): IndexerLiveExtra & Record<string, unknown> {
-    const { cached_input_tokens: _cached, ...usage } = toContractUsage(this.usage);
     const { provenance, priced } = this.report;
+    const { inputTokens, cachedInputTokens, outputTokens, costUsd } = this.usage;
+    const totals = { input_tokens: inputTokens, cached_input_tokens: cachedInputTokens, output_tokens: outputTokens, cost_usd: costUsd };
     return {
-      usage: { ...usage, calls: this.calls, retries: this.retries },
-      actual_cost_usd: priced ? usage.estimated_cost_usd : null,
-      ...(provenance ? { provenance: { ...provenance, models_used: [...this.models].map(([model, calls]) => ({ model, calls })) } } : {}),
+      ...jobReportExtras({ ...totals, calls: this.calls, retries: this.retries, models: Object.fromEntries(this.models) }, provenance, priced),
       records_done: this.done,
       record_count: this.total,
       quotes: { ...this.quotes },
@@ -97,32 +96,21 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     const finished: (PartialRecord | undefined)[] = Array.from({ length: total }, () => undefined);
     const progress = new Progress(total, { provenance, priced: params.priced !== false });
     // A capped job stops once the provider-reported cost of its records (restored ones included) exceeds the ceiling.
-    const ceiling = CostCeiling.optional().parse(ctx.params.cost_ceiling);
-    let spent = 0;
-    const meter = (checkpoint: RecordCheckpoint) => {
-      if (ceiling) spent += meteredCost(ceiling, checkpoint.usage);
-    };
-    const enforceCeiling = () => {
-      if (!ceiling || spent <= ceiling.usd) return;
-      throw new ServiceError(
-        "validation",
-        `Stopped: the provider cost so far ($${spent.toFixed(6)}, from the tokens the provider reported) exceeded the limit of ` +
-          `$${ceiling.usd} (max_estimated_cost_usd) after ${progress.done} of ${total} records; the finished records are kept.`,
-      );
-    };
+    const meter = CostMeter.of(ctx.params);
+    const where = () => `after ${progress.done} of ${total} records`;
     for (const [unit, checkpoint] of await ctx.checkpoints.load<RecordCheckpoint>(EXTRACTION_STAGE)) {
       const index = Number(unit);
       if (!Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
       finished[index] = toPartial(checkpoint);
       progress.add(checkpoint);
-      meter(checkpoint);
+      meter.count(checkpoint.usage);
     }
     if (progress.done > 0) ctx.logger.info({ restored: progress.done, total }, "resuming from checkpoints");
     await ctx.partials.append(finished.flatMap((c) => (c ? [c] : [])));
     await ctx.report({ stage: EXTRACTION_STAGE, progress: progress.fraction, extra: progress.extra() });
 
     try {
-      enforceCeiling();
+      meter.check(where);
       let offset = 0;
       for await (const chunk of ctx.inputItems<IndexerRecord>("records")) {
         const first = offset;
@@ -145,8 +133,7 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
             await ctx.partials.append([record]);
             // Throttled by the worker; progress never goes backwards there either.
             void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
-            meter(checkpoint);
-            enforceCeiling();
+            meter.add(checkpoint.usage, where);
           },
         });
       }
@@ -154,7 +141,8 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
       if (ctx.signal.aborted) throw error;
       // A failed job keeps what it finished: polls show it as partial results.
       const partial = collect(finished);
-      throw new PartialFailure(ServiceError.from(error), { items: partial.items, result: { errors: partial.errors, partial: true }, extra: progress.extra() });
+      const failure = error instanceof CostCeilingExceeded ? error.failure("the finished records are kept.") : ServiceError.from(error);
+      throw new PartialFailure(failure, { items: partial.items, result: { errors: partial.errors, partial: true }, extra: progress.extra() });
     }
 
     const all = collect(finished);

@@ -1,6 +1,7 @@
 import type { ScreeningPaper } from "@litrev/contracts";
 import type { StageContext } from "./stage";
-import { batchesOf, forEachStreamed } from "./stream";
+import { forEachLimited } from "./pool";
+import { batchesOf } from "./stream";
 import type { LabelVote, StageUsage } from "./types";
 
 interface LabelCheckpoint {
@@ -31,7 +32,7 @@ export async function labelPapers(
   let finished = 0;
   let restored = 0;
   await ctx.progress("labelling", 0, total);
-  await forEachStreamed(batchesOf(papers, batchSize), ctx.concurrency, ctx.job.signal, async (batch) => {
+  await forEachLimited(batchesOf(papers, batchSize), ctx.concurrency, ctx.job.signal, async (batch) => {
     const saved = done.get(String(batch.index));
     done.delete(String(batch.index));
     let votes: LabelVote[][];

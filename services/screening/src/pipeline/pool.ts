@@ -1,27 +1,32 @@
-import pLimit from "p-limit";
+import pMap from "p-map";
 
 /**
- * Runs `work` over `items` with at most `limit` in flight; rejects with the first failure once the
- * calls in flight have settled. Items not yet started when a call fails, or when `signal` fires,
- * are skipped (an aborted signal rejects with its reason).
+ * Runs `work` over `source` (an array, or a stream read from storage) with at most `limit` in flight.
+ * p-map takes the next item only when a slot frees, so a stream is never read ahead of the work.
+ * The first failure, or the signal (with its reason), stops it: no item starts after that, and the
+ * rejection waits for the calls already in flight to settle, so none of them still writes a
+ * checkpoint once the caller has moved on.
  */
-export async function forEachLimited<T>(items: readonly T[], limit: number, signal: AbortSignal, work: (item: T) => Promise<void>): Promise<void> {
-  const run = pLimit(Math.max(1, limit));
-  let failure: { error: unknown } | undefined;
-  await Promise.all(
-    items.map((item) =>
-      run(async () => {
-        if (failure) return;
-        try {
-          if (signal.aborted) throw signal.reason;
-          await work(item);
-        } catch (error) {
-          failure ??= { error };
-        }
-      }),
-    ),
-  );
-  if (failure) throw failure.error;
+export async function forEachLimited<T>(
+  source: Iterable<T> | AsyncIterable<T>,
+  limit: number,
+  signal: AbortSignal,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  const inFlight = new Set<Promise<void>>();
+  const track = (item: T): Promise<void> => {
+    const call = work(item);
+    inFlight.add(call);
+    const settled = () => void inFlight.delete(call);
+    call.then(settled, settled);
+    return call;
+  };
+  try {
+    await pMap(source, track, { concurrency: Math.max(1, limit), signal });
+  } catch (error) {
+    await Promise.allSettled(inFlight);
+    throw error;
+  }
 }
 
 /** `[0, n)` split into consecutive batches of `size`. */

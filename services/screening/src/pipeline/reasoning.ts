@@ -1,6 +1,7 @@
 import type { ScreeningPaper } from "@litrev/contracts";
 import type { StageContext } from "./stage";
-import { batchesOf, forEachStreamed } from "./stream";
+import { forEachLimited } from "./pool";
+import { batchesOf } from "./stream";
 import type { ReasoningInput, StageUsage } from "./types";
 
 interface ReasonCheckpoint {
@@ -25,7 +26,7 @@ export async function reasonPapers(
   const done = await ctx.job.checkpoints.load<ReasonCheckpoint>("reasoning");
   let finished = 0;
   await ctx.progress("reasoning", 0, total);
-  await forEachStreamed(batchesOf(papers, batchSize), ctx.concurrency, ctx.job.signal, async (batch) => {
+  await forEachLimited(batchesOf(papers, batchSize), ctx.concurrency, ctx.job.signal, async (batch) => {
     const saved = done.get(String(batch.index));
     done.delete(String(batch.index));
     let reasons: string[];

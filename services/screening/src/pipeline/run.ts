@@ -2,17 +2,24 @@ import { z } from "zod";
 import {
   ScreeningJobParams,
   ServiceError,
-  type JobUsage,
   type Provenance,
   type ScreeningJobInput,
   type ScreeningPaper,
   type ScreeningStage,
 } from "@litrev/contracts";
-import { ITEM_CHUNK, PartialFailure, type ItemChunks, type JobContext, type JobOutcome, type JsonRecord } from "@litrev/jobs";
-import { CostCeiling } from "@litrev/llm";
+import {
+  CostCeilingExceeded,
+  CostMeter,
+  ITEM_CHUNK,
+  jobReportExtras,
+  PartialFailure,
+  type ItemChunks,
+  type JobContext,
+  type JobOutcome,
+  type JsonRecord,
+} from "@litrev/jobs";
 import { assignClusters } from "./assignment";
 import { clusterReasons } from "./clustering";
-import { CostCeilingExceeded, CostMeter } from "./cost-meter";
 import { LabelTable } from "./label-table";
 import { labelPapers } from "./labelling";
 import { reasonPapers } from "./reasoning";
@@ -63,8 +70,14 @@ export async function runScreeningPipeline(
   const criteria = head.criteria ?? [];
   const questions = head.questions ?? [];
   const frame: JobFrame = { criteria, questions, model: params.model, resolvedModel: params.model_resolved };
-  const meter = new CostMeter(CostCeiling.optional().parse(job.params.cost_ceiling));
-  const usage = new UsageMeter((stage, used) => meter.add(stage, used));
+  // Ends the run from the call that crosses the ceiling: at most SCREENING_CALL_CONCURRENCY calls overshoot it.
+  const meter = CostMeter.of(job.params);
+  const usage = new UsageMeter((stage, used) =>
+    meter.add(
+      { costUsd: used.cost_usd, inputTokens: used.input_tokens, cachedInputTokens: used.cached_input_tokens, outputTokens: used.output_tokens },
+      () => `during ${stage}`,
+    ),
+  );
   const model = createModel(frame, params);
   const provenance = describe?.(frame, params);
   // Usage, actual cost and provenance travel in the live state (polls of a running job) and stay in the stored row.
@@ -102,7 +115,7 @@ export async function runScreeningPipeline(
   };
   const stopAtCeiling = (error: unknown): never => {
     if (!(error instanceof CostCeilingExceeded)) throw error;
-    return failWithLabelled((labelled) => error.failure(`${labelled} of ${count} papers were labelled`));
+    return failWithLabelled((labelled) => error.failure(`${labelled} of ${count} papers were labelled. The progress reached is kept.`));
   };
   const reported = () => reportedModels(usage.total(), params.model_resolved ?? params.model);
   await labelPapers(
@@ -191,29 +204,4 @@ function tooManyLost(model: string, lost: number, total: number, share: number, 
       `${trouble ?? "its replies did not answer for them"}. Papers left out were asked about again, then one paper per call, without a usable answer. ` +
       `A stronger model, or a smaller SCREENING_LABEL_BATCH, may do better.`,
   );
-}
-
-const round6 = (usd: number) => Math.round(usd * 1_000_000) / 1_000_000;
-
-/**
- * A job's report fields as its live extras carry them (libs/contracts `jobReportFields` reads them):
- * usage so far, the actual cost (null for a mock job or an unpriced model) and the provenance with
- * the models the provider reported.
- */
-export function jobReportExtras(total: StageUsage, provenance: Provenance | undefined, priced: boolean): JsonRecord {
-  const usage: JobUsage = {
-    input_tokens: total.input_tokens,
-    cached_input_tokens: total.cached_input_tokens,
-    output_tokens: total.output_tokens,
-    total_tokens: total.input_tokens + total.output_tokens,
-    estimated_cost_usd: round6(total.cost_usd),
-    calls: total.calls,
-    retries: total.retries ?? 0,
-  };
-  const modelsUsed = Object.entries(total.models ?? {}).map(([model, calls]) => ({ model, calls }));
-  return {
-    usage,
-    actual_cost_usd: priced ? round6(total.cost_usd) : null,
-    ...(provenance ? { provenance: { ...provenance, models_used: modelsUsed } } : {}),
-  };
 }

@@ -22,31 +22,3 @@ export async function* batchesOf<T>(chunks: AsyncIterable<T[]>, size: number): A
   }
   if (items.length > 0) yield { index, start, items };
 }
-
-/**
- * Runs `work` over the items of `source` with at most `limit` in flight, taking the next item only
- * when a slot is free: a stream read from storage is consumed as fast as the work goes and never
- * read ahead. Rejects with the first failure; the others stop before their next item.
- */
-export async function forEachStreamed<T>(source: AsyncIterable<T>, limit: number, signal: AbortSignal, work: (item: T) => Promise<void>): Promise<void> {
-  const iterator = source[Symbol.asyncIterator]();
-  let failure: { error: unknown } | undefined;
-  const runner = async () => {
-    while (!failure) {
-      if (signal.aborted) throw signal.reason;
-      const step = await iterator.next();
-      if (step.done || failure) return;
-      await work(step.value);
-    }
-  };
-  const runners = Array.from({ length: Math.max(1, limit) }, () =>
-    runner().catch((error: unknown) => {
-      failure ??= { error };
-    }),
-  );
-  await Promise.all(runners);
-  if (failure) {
-    await iterator.return?.(undefined).catch(() => undefined);
-    throw failure.error;
-  }
-}

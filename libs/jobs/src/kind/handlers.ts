@@ -1,0 +1,138 @@
+import { headers, parseOrIssues, ServiceError } from "@litrev/contracts";
+import { loadModelAliases } from "@litrev/llm";
+import { handler, type HandlerContext, type HandlerEntry } from "@litrev/messaging";
+import type { Logger } from "@litrev/telemetry";
+import { admitJob } from "../client/admission";
+import { jobExportHandlers } from "../client/export-handlers";
+import { admissionJobId, creatorOf, jobProviderKey, projectConflictMessage, requestOwner } from "../client/ownership";
+import type { JobReader } from "../client/reader";
+import type { KeySealer } from "../key-sealer";
+import type { JobInfra } from "../infra";
+import { stagedList } from "../list-input";
+import { newJobState } from "../state";
+import type { JobStore } from "../store/job-store";
+import type { JobKind, KindRequest } from "./define";
+import { JobPricing } from "./pricing";
+
+export interface KindHandlerDeps {
+  infra: JobInfra;
+  store: JobStore;
+  reader: JobReader;
+  sealer: KeySealer;
+  logger: Logger;
+  orphanLeaseMs: number;
+  /** Prices through the live alias table; default: the environment's aliases (tests without a provider client). */
+  pricing?: JobPricing;
+  /** The job's model when the request named none: the service config's, else the spec's default. */
+  chooseModel?: (requested: string, specDefault: string) => string;
+}
+
+type AnyKind = JobKind<KindRequest & Record<string, unknown>, { model: string }>;
+
+/**
+ * A job kind's operations: create (admission), estimate, get, list, active, export and report.
+ * Polls of running jobs are normally answered by the gateway's mirror; the service answers the
+ * rest through the reader every kind shares. Reads see only the requesting client's jobs.
+ */
+export function jobKindHandlers<C extends KindRequest, E extends { model: string }>(declared: JobKind<C, E>, deps: KindHandlerDeps): HandlerEntry[] {
+  const kind = declared as unknown as AnyKind;
+  const pricing = deps.pricing ?? new JobPricing(() => loadModelAliases());
+  const withModel = <R extends { model: string }>(request: R): R =>
+    deps.chooseModel ? { ...request, model: deps.chooseModel(request.model, kind.defaultModel) } : request;
+  const ops = kind.operations;
+  const { reader } = deps;
+  return [
+    // The list may be empty over NATS: the gateway stages a large list and sends its reference.
+    handler({ ...ops.create, request: kind.createMessage }, (request, ctx) => admitKindJob(kind, deps, pricing, withModel(request as KindRequest & Record<string, unknown>), ctx)),
+    handler(ops.get, async (request, ctx) => reader.get((request as { job_id: string }).job_id, requestOwner(ctx.header))),
+    handler(ops.list, async (request, ctx) => reader.list((request as { limit: number }).limit, requestOwner(ctx.header))),
+    handler(ops.active, async (request, ctx) => reader.activeForProject((request as { project_id: number }).project_id, requestOwner(ctx.header))),
+    ...jobExportHandlers(kind.service, reader, kind.prompts),
+    // Priced with the model a job of the same request would use, through the same alias table.
+    handler(ops.estimate, async (request) => {
+      const priced = withModel(request as { model: string });
+      pricing.require(priced.model); // no estimate from a guessed price
+      return kind.estimate(priced, pricing.table());
+    }),
+  ];
+}
+
+/**
+ * A create request, in the spec's order, in one pass of `admitJob`: the list (staged or inline),
+ * the estimate and the price through the live aliases, orphans of the project reaped, a second
+ * active job refused (409) where the kind holds the project, the cost ceiling (400), acceptance.
+ */
+export async function admitKindJob(
+  kind: AnyKind,
+  deps: KindHandlerDeps,
+  pricing: JobPricing,
+  request: KindRequest & Record<string, unknown>,
+  ctx: Pick<HandlerContext, "header">,
+): Promise<Record<string, unknown>> {
+  const { service } = kind;
+  // A list the gateway stored itself arrives as a reference: never parsed here.
+  const staged = stagedList(ctx.header(headers.stagedInput), kind.maxItems);
+  const items = (request[kind.list] ?? []) as unknown[];
+  if (!staged && items.length === 0) throw emptyList(kind, request);
+  const count = staged?.lines ?? items.length;
+  const estimate = kind.estimate(kind.estimateOf(request, count), pricing.table()).estimated_cost_usd;
+  const ceiling = request.max_estimated_cost_usd;
+  const unmetered = kind.unmetered?.(request) ?? false;
+  const capped = ceiling !== null && ceiling !== undefined && !unmetered;
+  // A ceiling needs a price: without one it could be neither checked nor metered (400 naming MODEL_PRICES).
+  const price = capped ? pricing.require(request.model) : pricing.price(request.model);
+  const checkCeiling = () => {
+    if (!capped || estimate <= ceiling) return;
+    throw new ServiceError(
+      "validation",
+      `Estimated cost $${estimate.toFixed(6)} exceeds the limit of $${ceiling} (max_estimated_cost_usd) for ${kind.ceilingScope(request, count)}`,
+      { simple: true },
+    );
+  };
+
+  // The gateway chose the id: the client's provider key is sealed for this one job.
+  const jobId = admissionJobId(ctx.header);
+  const owner = creatorOf(ctx.header);
+  const projectId = request.project_id ?? null;
+  const job = kind.admit(request, { count, resolved: pricing.resolve(request.model), priced: price.known });
+  const state = newJobState({
+    jobId,
+    service,
+    projectId,
+    owner,
+    modelVersion: job.modelVersion,
+    config: job.config,
+    // No price, no figure: an unpriced model's estimate would be a guess.
+    estimatedCostUsd: price.known ? estimate : null,
+    extra: {
+      ...job.extra,
+      usage: {},
+      actual_cost_usd: unmetered || !price.known ? null : 0,
+      ...(job.provenance ? { provenance: job.provenance } : {}),
+    },
+  });
+  const admitted = await admitJob(deps.infra, deps.store, {
+    state,
+    // Stored as a chunked list that the worker reads chunk by chunk (see docs/jobs.md).
+    input: staged ? job.input : { [kind.list]: items, ...job.input },
+    list: kind.list,
+    staged,
+    // The ceiling and the price at admission go with the job: its cost meter ends a run that crosses it.
+    params: { ...job.params, ...(capped ? { cost_ceiling: pricing.ceiling(ceiling, price) } : {}) },
+    // A job that never calls a provider keeps no key at all.
+    sealedProviderKey: unmetered ? null : jobProviderKey(deps.sealer, service, jobId, ctx.header),
+    check: checkCeiling,
+    orphanLeaseMs: deps.orphanLeaseMs,
+    logger: deps.logger,
+  });
+  // The project lock is global; the 409 names the holder's job id only to the holder's own client (docs/security.md).
+  if (!admitted.ok) throw new ServiceError("conflict", projectConflictMessage(service, projectId!, admitted.conflict, owner), { simple: true });
+  deps.logger.info({ job_id: jobId, items: count, project_id: projectId }, `${service} job queued`);
+  return { job_id: jobId, status: "pending", progress: 0, ...kind.accepted };
+}
+
+/** Without a staged list the request must carry its items: the HTTP contract's own refusal. */
+function emptyList(kind: AnyKind, request: Record<string, unknown>): ServiceError {
+  const checked = parseOrIssues(kind.createRequest, { ...request, [kind.list]: [] }, "body");
+  return new ServiceError("validation", "Request validation failed", checked.success ? {} : { issues: checked.issues });
+}

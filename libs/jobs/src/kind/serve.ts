@@ -1,0 +1,69 @@
+import type { NatsConnection } from "@nats-io/transport-node";
+import type { HandlerEntry } from "@litrev/messaging";
+import type { Logger } from "@litrev/telemetry";
+import type { JobsEnv } from "../env";
+import { KeySealer } from "../key-sealer";
+import { openServiceJobs, type ServiceJobs } from "../service-jobs";
+import { JobWorker } from "../worker/job-worker";
+import type { JobKind, KindRequest } from "./define";
+import { jobKindHandlers } from "./handlers";
+import { JobPricing } from "./pricing";
+
+/** What serving a job kind needs of the service's runtime (`ServiceRuntime` of @litrev/runtime has it). */
+export interface JobKindRuntime {
+  readonly nc: NatsConnection;
+  readonly logger: Logger;
+  readonly instance: string;
+  readonly shutdown: { add(name: string, step: () => Promise<void> | void): void };
+  model(requested: string, specDefault: string): string;
+  /** The provider client, whose alias table follows `PUT /v1/config/models`. */
+  readonly llm: { readonly modelAliases: Readonly<Record<string, string>> };
+}
+
+export interface ServedJobKind {
+  handlers: HandlerEntry[];
+  jobs: ServiceJobs;
+  worker: JobWorker;
+  pricing: JobPricing;
+}
+
+/**
+ * Serves a declared job kind: opens the service's job side (store of record, reads, orphan sweep)
+ * from the environment, starts its worker and registers the shutdown steps, which run in reverse
+ * order: the operations drain first, then running jobs are handed back, then the store closes.
+ */
+export async function serveJobKind<C extends KindRequest, E extends { model: string }>(
+  runtime: JobKindRuntime,
+  env: JobsEnv & { MONGO_URL?: string | undefined },
+  kind: JobKind<C, E>,
+): Promise<ServedJobKind> {
+  const { logger } = runtime;
+  const sealer = KeySealer.fromEnv(env);
+  const jobs = await openServiceJobs(runtime.nc, kind.service, {
+    mongoUrl: env.MONGO_URL,
+    ackWaitMs: env.JOB_ACK_WAIT_MS,
+    maxAttempts: env.JOB_MAX_ATTEMPTS,
+    retentionMs: env.JOB_RETENTION_MS,
+    storeRetentionMs: env.JOB_STORE_RETENTION_MS,
+    orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
+    orphanSweepMs: env.JOB_ORPHAN_SWEEP_MS,
+    logger,
+  });
+  runtime.shutdown.add("job store", () => jobs.close());
+  const { infra, store, reader } = jobs;
+  const worker = new JobWorker({ infra, store, sealer, logger, instance: runtime.instance, concurrency: env.JOB_CONCURRENCY, handler: kind.run });
+  worker.start();
+  runtime.shutdown.add("job worker", () => worker.stop());
+  const pricing = new JobPricing(() => runtime.llm.modelAliases);
+  const handlers = jobKindHandlers(kind, {
+    infra,
+    store,
+    reader,
+    sealer,
+    logger,
+    orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
+    pricing,
+    chooseModel: (requested, specDefault) => runtime.model(requested, specDefault),
+  });
+  return { handlers, jobs, worker, pricing };
+}

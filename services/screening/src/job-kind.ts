@@ -1,0 +1,76 @@
+import {
+  CreateScreeningJobMessage,
+  CreateScreeningJobRequest,
+  DEFAULT_MODEL,
+  LIMIT_CEILINGS,
+  operations,
+  type Provenance,
+  type ScreeningCriterion,
+  type ScreeningJobParams,
+} from "@litrev/contracts";
+import { defineJobKind, type JobHandler } from "@litrev/jobs";
+import { estimateScreening, type ProviderProfile } from "./estimate";
+import type { PipelineSettings } from "./pipeline/run";
+import { PROMPTS } from "./prompts";
+
+export interface ScreeningKindOptions {
+  pipeline: PipelineSettings;
+  run: JobHandler;
+  /** The job's provenance as admitted (pinned model, prompts, settings); the run refreshes it. */
+  describe?: (params: ScreeningJobParams, criteria: ScreeningCriterion[], questions: string[]) => Provenance;
+  /** What the provider does with `n` (declared or learned): estimates and ceilings bill votes by it. */
+  provider?: () => ProviderProfile;
+}
+
+/** Screening jobs: one active job per project, papers as the list, mock runs never metered. */
+export function screeningJobKind(options: ScreeningKindOptions) {
+  return defineJobKind({
+    service: "screening",
+    operations: {
+      create: operations.createScreeningJob,
+      get: operations.getScreeningJob,
+      list: operations.listScreeningJobs,
+      active: operations.activeScreeningJob,
+      estimate: operations.estimateScreening,
+    },
+    createMessage: CreateScreeningJobMessage,
+    createRequest: CreateScreeningJobRequest,
+    list: "papers",
+    maxItems: LIMIT_CEILINGS.papers,
+    defaultModel: DEFAULT_MODEL.screening,
+    estimateOf: (request, count) => ({ papers_count: count, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length }),
+    estimate: (request, aliases) => estimateScreening(request, aliases, options.provider?.()),
+    ceilingScope: (request, count) => `${count} papers × ${request.repetitions} repetitions`,
+    unmetered: (request) => request.mock,
+    admit: (request, { count, resolved, priced }) => {
+      const params: ScreeningJobParams = {
+        model: request.model,
+        model_resolved: resolved,
+        repetitions: request.repetitions,
+        threshold: request.threshold,
+        clusters_type: request.clusters_type ?? null,
+        mock: request.mock,
+        priced,
+      };
+      return {
+        config: {
+          model: request.model,
+          repetitions: request.repetitions,
+          threshold: request.threshold,
+          clusters_type: request.clusters_type ?? null,
+          mock: request.mock,
+          papers_count: count,
+          criteria_count: request.criteria.length,
+        },
+        // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units.
+        params: { ...params, pipeline: options.pipeline },
+        input: { criteria: request.criteria, questions: request.questions },
+        provenance: options.describe?.(params, request.criteria, request.questions),
+        modelVersion: request.model,
+      };
+    },
+    accepted: { stage: "" },
+    prompts: PROMPTS.builtIn,
+    run: options.run,
+  });
+}
