@@ -10,7 +10,8 @@ import { KNOWN_OPEN } from "./chaos/known-open";
  * case), restarts nats-server (and stops MongoDB when MONGO_URL is set). Clients follow lost
  * creations up by listing, and list all along. The checker (test/resilience/chaos/checker.ts) reads
  * the recorded history; its figures are printed whatever the outcome, and the run's logs and
- * history are kept when it finds a violation.
+ * history are kept when it finds a violation. The second case runs the same against three
+ * clustered nats-servers with NATS_REPLICAS=3, whose nemesis kills JetStream leaders.
  */
 
 const JOBS = 20;

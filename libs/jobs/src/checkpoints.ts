@@ -1,9 +1,12 @@
+import { setTimeout as sleep } from "node:timers/promises";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { DeliverPolicy } from "@nats-io/jetstream";
 import { JobCheckpoint, ServiceError, type JobNames } from "@litrev/contracts";
 import { safeJson } from "./safe-json";
 
 const encoder = new TextEncoder();
+/** Reads of a stage's checkpoints before a short one is reported (the caller's retry takes over). */
+const SHORT_READ_ATTEMPTS = 4;
 
 /** Largest checkpoint we publish: well under NATS' default 1 MB max payload. */
 export const MAX_CHECKPOINT_BYTES = 900 * 1024;
@@ -79,31 +82,59 @@ export class CheckpointLog {
     return out;
   }
 
-  /** Calls `each` with every checkpoint of one stage of the job, in stream order, with its sequence. */
+  /**
+   * Calls `each` with every checkpoint of one stage of the job, in stream order, with its sequence.
+   * The consumer that reads them may sit on a replica behind the stream leader (a NATS cluster just
+   * after a leader died), which would deliver fewer and make a run pay again for work already done:
+   * so the leader is asked how many there are, and a read that comes up short is made again.
+   */
   async #read(jobId: string, stage: string, each: (record: JobCheckpoint, seq: number) => void): Promise<void> {
-    const consumer = await this.js.consumers.get(this.names.checkpointStream, {
-      filter_subjects: this.names.checkpointStageSubjects(jobId, stage),
-      deliver_policy: DeliverPolicy.All,
-    });
+    const filter = this.names.checkpointStageSubjects(jobId, stage);
+    const held = await this.#held(filter);
+    if (held === 0) return;
+    for (let attempt = 1; ; attempt++) {
+      const { delivered, records } = await this.#consume(filter);
+      if (delivered >= held) {
+        for (const { record, seq } of records) each(record, seq);
+        return;
+      }
+      if (attempt >= SHORT_READ_ATTEMPTS) {
+        throw new Error(`read ${delivered} of the ${held} checkpoints of job ${jobId} (${stage}) that the stream holds; retrying`);
+      }
+      await sleep(250 * attempt);
+    }
+  }
+
+  /** How many checkpoint subjects matching `filter` the stream leader holds (one message each). */
+  async #held(filter: string): Promise<number> {
+    const info = await this.jsm.streams.info(this.names.checkpointStream, { subjects_filter: filter });
+    return Object.keys(info.state.subjects ?? {}).length;
+  }
+
+  /** Every message on `filter` that one ordered consumer delivers (checkpoints, and whatever else was published there). */
+  async #consume(filter: string): Promise<{ delivered: number; records: { record: JobCheckpoint; seq: number }[] }> {
+    const consumer = await this.js.consumers.get(this.names.checkpointStream, { filter_subjects: filter, deliver_policy: DeliverPolicy.All });
+    const records: { record: JobCheckpoint; seq: number }[] = [];
+    let delivered = 0;
     const info = await consumer.info(true);
-    let remaining = info.num_pending;
-    if (remaining === 0) {
+    if (info.num_pending === 0) {
       await consumer.delete().catch(() => undefined);
-      return;
+      return { delivered, records };
     }
     const messages = await consumer.consume({ max_messages: 512 });
     try {
       for await (const msg of messages) {
+        delivered++;
         // Anything that is not a checkpoint (e.g. garbage published on the subject) is skipped.
         const parsed = JobCheckpoint.safeParse(safeJson(msg));
-        if (parsed.success) each(parsed.data, msg.seq);
-        remaining = msg.info.pending;
-        if (remaining === 0) break;
+        if (parsed.success) records.push({ record: parsed.data, seq: msg.seq });
+        if (msg.info.pending === 0) break;
       }
     } finally {
       await messages.close().catch(() => undefined);
       await consumer.delete().catch(() => undefined);
     }
+    return { delivered, records };
   }
 
   async purge(jobId: string): Promise<void> {
