@@ -129,15 +129,23 @@ export class Nemesis {
     });
   }
 
+  #forced(turn: number): FaultKind | undefined {
+    const { kinds } = this.options;
+    if (kinds.includes("split-lease")) return "split-lease";
+    if (kinds.includes("stream-leader-kill") && kinds.includes("meta-leader-kill")) return turn % 10 === 1 ? "stream-leader-kill" : "meta-leader-kill";
+    return undefined;
+  }
+
   async #run(lane: number): Promise<void> {
     const { cluster, history, kinds } = this.options;
     if (lane > 0) await this.#sleep(this.#between(this.options.gapMs) * lane);
     for (let turn = 0; this.#running; turn++) {
       await this.#sleep(this.#between(this.options.gapMs));
       if (!this.#running) return;
-      // The split lease is the case fencing exists for: the first lane strikes one on its second turn
-      // and every fifth after, so even a short run has one.
-      const kind = lane === 0 && turn % 5 === 1 && kinds.includes("split-lease") ? "split-lease" : this.#pick(kinds);
+      // The split lease is the case fencing exists for, and a leader kill the one a NATS cluster is
+      // for: the first lane strikes one on its second turn and every fifth after, so even a short
+      // run has one (on a cluster, stream and meta leaders by turns).
+      const kind = lane === 0 && turn % 5 === 1 ? (this.#forced(turn) ?? this.#pick(kinds)) : this.#pick(kinds);
       const natsFault = kind === "nats-restart" || kind === "meta-leader-kill" || kind === "stream-leader-kill" || kind === "nats-pause";
       const shared = natsFault ? "nats-server" : kind === "mongo-stop" ? "mongodb" : undefined;
       const target = shared ? undefined : this.#target(kind === "split-lease");
