@@ -1,21 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "@litrev/contracts";
 import { retrying } from "./retry";
-
-/** A clock whose sleeps return at once and only move virtual time, recording each delay. */
-function virtualClock() {
-  const clock = {
-    time: 0,
-    sleeps: [] as number[],
-    now: () => clock.time,
-    random: () => 0.5,
-    sleep: async (ms: number) => {
-      clock.sleeps.push(ms);
-      clock.time += ms;
-    },
-  };
-  return clock;
-}
+import { virtualClock } from "@litrev/retry/testing";
 
 /** An operation failing `times` times with `error`, then answering "ok". */
 function failing(times: number, error: () => unknown) {

@@ -1,20 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { backoffDelayMs, retryWithPolicy } from "./policy";
-
-/** A clock whose sleeps return at once and only move virtual time, recording each delay. */
-function virtualClock() {
-  const clock = {
-    time: 0,
-    sleeps: [] as number[],
-    now: () => clock.time,
-    random: () => 0.5,
-    sleep: async (ms: number) => {
-      clock.sleeps.push(ms);
-      clock.time += ms;
-    },
-  };
-  return clock;
-}
+import { virtualClock } from "./testing";
 
 class Asked extends Error {
   constructor(readonly waitMs: number | undefined) {
