@@ -14,6 +14,7 @@ export * from "./screening";
 export * from "./subjects";
 export * from "./validation";
 export * from "./provider-keys";
+export * from "./owners";
 export * from "./ceilings";
 export * from "./limits";
 export * from "./prompt-data";

@@ -1,4 +1,4 @@
-import { DEFAULT_JOB_OWNER } from "./provider-keys";
+import { DEFAULT_JOB_OWNER } from "./owners";
 
 /**
  * Every NATS name the system uses, built here so that no service holds a subject literal.

@@ -1,10 +1,10 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
 import { randomUUID } from "node:crypto";
 import { ServiceError } from "@litrev/contracts";
-import type { ConfigStore, NatsLink } from "@litrev/messaging";
-import { metrics, type Logger } from "@litrev/telemetry";
+import { metrics } from "@litrev/telemetry";
 import { createKeyring, presentedKey, type Principal } from "./auth";
-import { serviceKeys, type GatewayEnv } from "./env";
+import type { GatewayDeps } from "./deps";
+import { serviceKeys } from "./env";
 import { toHttp } from "./http-errors";
 import { bodyLimitBytes, BodyTooLarge, bodyTooLarge, discardsRest, jsonBodyParser, jsonInvalid } from "./body-parser";
 import { registerOpenApi } from "./openapi";
@@ -23,13 +23,7 @@ declare module "fastify" {
   }
 }
 
-export interface GatewayDeps {
-  env: GatewayEnv;
-  logger: Logger;
-  link: NatsLink;
-  /** The config bucket, opened once NATS is reachable. */
-  configStore: () => Promise<ConfigStore>;
-}
+export type { GatewayDeps } from "./deps";
 
 /** Paths served without a service key: the spec's two health routes, the console's static files, and the docs when DOCS_PUBLIC is set. */
 const HEALTH = [/^\/health(\/ready)?$/];

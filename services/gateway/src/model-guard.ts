@@ -1,5 +1,5 @@
 import { MODEL, allowedModels, modelNotAllowedError, type ModelAliasesResponse } from "@litrev/contracts";
-import type { GatewayDeps } from "./app";
+import type { GatewayDeps } from "./deps";
 
 /** How long the alias table read from the config bucket is trusted before a re-read. */
 const TABLE_TTL_MS = 5_000;

@@ -1,6 +1,6 @@
 /** The worker side of the job machinery: the pull loop, leases, progress, checkpoints. */
 export { PartialFailure } from "./errors";
 export { JobWorker } from "./job-worker";
-export type { JobWorkerOptions } from "./job-worker";
+export type { JobWorkerOptions } from "./types";
 export { arrayChunks, HandedBackError, ITEM_CHUNK, LeaseLostError } from "./types";
 export type { ItemChunks, JobContext, JobHandler, JobOutcome } from "./types";

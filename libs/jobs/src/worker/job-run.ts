@@ -10,7 +10,7 @@ import { toStoredJob, type JsonRecord } from "../store/job-store";
 import { PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
 import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
-import type { JobWorkerOptions } from "./job-worker";
+import type { JobWorkerOptions } from "./types";
 import { listChunks, readListChunk, readListHead, readWholeInput } from "../list-input";
 import { arrayChunks, HandedBackError, LeaseLostError, type ItemChunks, type JobContext, type JobOutcome } from "./types";
 

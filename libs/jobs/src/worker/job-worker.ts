@@ -1,28 +1,11 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer, JsMsg } from "@nats-io/jetstream";
 import { JobCommand } from "@litrev/contracts";
-import { metrics, type Logger } from "@litrev/telemetry";
-import type { JobInfra } from "../infra";
-import type { KeySealer } from "../key-sealer";
+import { metrics } from "@litrev/telemetry";
 import { isActive } from "../state";
-import type { JobStore } from "../store/job-store";
 import { JobRun } from "./job-run";
-import type { JobHandler } from "./types";
+import type { JobWorkerOptions } from "./types";
 import { safeJson } from "../safe-json";
-
-export interface JobWorkerOptions {
-  infra: JobInfra;
-  store: JobStore;
-  sealer: KeySealer;
-  logger: Logger;
-  /** This process's instance id (recorded as the job's worker). */
-  instance: string;
-  handler: JobHandler;
-  /** Jobs run at once by this process (default 2). */
-  concurrency?: number;
-  /** Minimum interval between progress writes (default 250 ms). */
-  reportIntervalMs?: number;
-}
 
 // Short, so a stopping worker's last open pull ends soon (stop() waits for it; see handBackUnstarted).
 const PULL_EXPIRES_MS = 1_500;

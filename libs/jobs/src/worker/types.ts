@@ -1,7 +1,9 @@
 import type { LiveJobState } from "@litrev/contracts";
 import type { Logger } from "@litrev/telemetry";
 import type { ProgressReport } from "../state";
-import type { JsonRecord } from "../store/job-store";
+import type { JobStore, JsonRecord } from "../store/job-store";
+import type { JobInfra } from "../infra";
+import type { KeySealer } from "../key-sealer";
 
 /**
  * Per-item results built chunk by chunk: `chunk(n)` builds chunk n (0 … count-1) when the worker
@@ -75,4 +77,19 @@ export class LeaseLostError extends Error {
 /** The run was handed back on graceful shutdown: nothing more may be written or acked. */
 export class HandedBackError extends Error {
   override readonly name = "HandedBackError";
+}
+
+/** What a JobWorker runs with (here beside the handler type: a run and its worker both use it). */
+export interface JobWorkerOptions {
+  infra: JobInfra;
+  store: JobStore;
+  sealer: KeySealer;
+  logger: Logger;
+  /** This process's instance id (recorded as the job's worker). */
+  instance: string;
+  handler: JobHandler;
+  /** Jobs run at once by this process (default 2). */
+  concurrency?: number;
+  /** Minimum interval between progress writes (default 250 ms). */
+  reportIntervalMs?: number;
 }

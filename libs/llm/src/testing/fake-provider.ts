@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isReasoningModel } from "../models";
-import type { JsonSchema } from "../schema";
 import { FakeBucket, formatDuration } from "./fake-bucket";
 import type { Oracle } from "./oracle";
 import { type FieldRule, sampleFromSchema } from "./json-sample";
 import { PROVIDER_PROFILES, SINGLE_CHOICE_MESSAGE, type ProfileName, type ProviderProfile } from "./profiles";
 import { messageText, promptRecords, withPromptIds } from "./prompt-records";
 import { strictSchemaProblem } from "./strict-check";
+import type { FakeChatRequest, RespondContext } from "./fake-types";
 
 /**
  * Forced failure modes, applied to chat requests while `modeTimes` lasts:
@@ -20,29 +20,7 @@ import { strictSchemaProblem } from "./strict-check";
  */
 export type FakeMode = "normal" | "always429" | "insufficient_quota" | "status500" | "malformed" | "truncated" | "hang";
 
-/** A chat request as the fake saw it (the parsed JSON body). */
-export interface FakeChatRequest {
-  model: string;
-  messages: { role: string; content?: unknown }[];
-  n?: number;
-  temperature?: number;
-  max_tokens?: number;
-  max_completion_tokens?: number;
-  reasoning_effort?: string;
-  response_format?: { type: string; json_schema?: { name?: string; strict?: boolean; schema?: JsonSchema } };
-  [field: string]: unknown;
-}
-
-export interface RespondContext {
-  /** 0 for the first successful chat reply since start (or `reset()`), then 1, 2, ... (for sequences). */
-  index: number;
-  /** Which of the `n` choices is being produced. */
-  choice: number;
-  /** What the fake would answer by default (conforming to the request's schema). */
-  generated: unknown;
-  /** The caller's key, as sent in `Authorization: Bearer`. */
-  apiKey: string;
-}
+export type { FakeChatRequest, RespondContext } from "./fake-types";
 
 export interface FakeBehaviour {
   /** Delay before every non-429 answer. */

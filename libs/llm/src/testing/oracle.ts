@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
-import type { FakeChatRequest, RespondContext } from "./fake-provider";
+import type { FakeChatRequest, RespondContext } from "./fake-types";
 import { promptRecords } from "./prompt-records";
 
 /**

@@ -1,5 +1,5 @@
 import { readDataBlocks } from "@litrev/contracts";
-import type { FakeChatRequest } from "./fake-provider";
+import type { FakeChatRequest } from "./fake-types";
 
 /** The text of a chat message's content (a string, or text parts). */
 export function messageText(content: unknown): string {

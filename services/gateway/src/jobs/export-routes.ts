@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ExportQuery, headers, isJobId, JobIdParams, JobReport, operations, ReportQuery, ServiceError, type ExportFormat, type JobService } from "@litrev/contracts";
 import { reportMarkdown } from "@litrev/jobs/client";
 import { callOperation, callOperationStreamed } from "@litrev/messaging";
-import type { GatewayDeps } from "../app";
+import type { GatewayDeps } from "../deps";
 import { ownerOf } from "./job-routes";
 
 const OPS = {

@@ -5,7 +5,7 @@ import { z } from "zod";
 import { JOB_EVENT, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
 import { isActive, type MirrorEntry } from "@litrev/jobs/client";
 import type { Logger } from "@litrev/telemetry";
-import type { GatewayDeps } from "../app";
+import type { GatewayDeps } from "../deps";
 import { toHttp } from "../http-errors";
 import { JobPolls, type PollBody } from "./job-polls";
 import { ownerOf } from "./job-routes";

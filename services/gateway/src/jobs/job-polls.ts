@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import { headers, isJobId, isTerminalStatus, operations, ServiceError, type JobService, type JobStatus, type Operation } from "@litrev/contracts";
 import { FinishedBodies, finishedPart, isActive, ownedBy, type FinishedBody, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperationStreamed } from "@litrev/messaging";
-import type { GatewayDeps } from "../app";
+import type { GatewayDeps } from "../deps";
 import type { LiveJobs, LiveJobsRegistry } from "./live-jobs";
 import { PartCache } from "./part-cache";
 

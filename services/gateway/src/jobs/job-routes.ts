@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { DEFAULT_JOB_OWNER, headers, jobDataObjects, operations, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
 import { keyBindings, KeySealer, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation, probeOperation, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
-import type { GatewayDeps } from "../app";
+import type { GatewayDeps } from "../deps";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
 import { JobPolls } from "./job-polls";
 import { providerKeyOf } from "../auth";

@@ -14,7 +14,7 @@ import {
   ServiceError,
   canonicalConfigId,
 } from "@litrev/contracts";
-import type { GatewayDeps } from "../app";
+import type { GatewayDeps } from "../deps";
 import { modelGuardFor } from "../model-guard";
 
 const KNOWN_IDS = Object.values(CONFIG_SERVICE_ID);

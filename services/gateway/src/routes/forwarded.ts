@@ -13,7 +13,7 @@ import {
   ServiceError,
 } from "@litrev/contracts";
 import { callOperation, KeySealer } from "@litrev/messaging";
-import type { GatewayDeps } from "../app";
+import type { GatewayDeps } from "../deps";
 import { jobEventRoutes } from "../jobs/job-events";
 import { validationRoutes } from "../jobs/validation-route";
 import { jobExportRoutes } from "../jobs/export-routes";

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from "fastify";
 import { HealthResponse, ReadyResponse, ServiceHealth, subjects } from "@litrev/contracts";
-import type { GatewayDeps } from "../app";
+import type { GatewayDeps } from "../deps";
 
 /**
  * Readiness is public, so it says only what an operator needs to know where to look: fixed short

@@ -1,0 +1,12 @@
+import type { ConfigStore, NatsLink } from "@litrev/messaging";
+import type { Logger } from "@litrev/telemetry";
+import type { GatewayEnv } from "./env";
+
+/** What the gateway's routes are built with (its own module: the app and every route import it, none imports the app). */
+export interface GatewayDeps {
+  env: GatewayEnv;
+  logger: Logger;
+  link: NatsLink;
+  /** The config bucket, opened once NATS is reachable. */
+  configStore: () => Promise<ConfigStore>;
+}
