@@ -22,6 +22,11 @@ export interface ChaosOptions {
   faults: number;
   /** Gives up on the targets after this long (the checker still runs on what happened). */
   maxMs: number;
+  /**
+   * Stops the nemesis (and heals) after this many faults even if the jobs target is not met yet,
+   * so a run slowed by its faults is not buried under more of them (default: no cap).
+   */
+  maxFaults?: number;
   projects: number;
   seed: number;
   /** Keep the run directory (logs, history.jsonl) even when the history is valid. */
@@ -146,8 +151,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     workload.start();
     nemesis.start();
     let lastNote = Date.now();
+    let capped = false;
     while (Date.now() - runStart < options.maxMs && (workload.accepted < options.jobs || nemesis.faults < options.faults)) {
       await new Promise((r) => setTimeout(r, 250));
+      if (!capped && options.maxFaults !== undefined && nemesis.faults >= options.maxFaults) {
+        capped = true;
+        log(`[chaos] ${nemesis.faults} faults (the cap): the nemesis stops while the workload reaches ${options.jobs} jobs`);
+        await nemesis.stop();
+        await cluster.heal();
+      }
       if (Date.now() - lastNote >= 15_000) {
         lastNote = Date.now();
         log(`[chaos] t+${((Date.now() - runStart) / 1000).toFixed(0)} s: ${workload.accepted} jobs accepted, ${nemesis.faults} faults`);
