@@ -1,4 +1,5 @@
-import { batches, forEachLimited } from "./pool";
+import { CheckpointedStage } from "@litrev/jobs/worker";
+import { batches } from "./batches";
 import type { StageContext } from "./stage";
 import type { StageUsage, Theme } from "./types";
 
@@ -23,25 +24,24 @@ export async function assignClusters(ctx: StageContext, reasons: string[], theme
     return { clusterIds: [], clusters: [] };
   }
   const raw: number[] = new Array(reasons.length);
-  const units = batches(reasons.length, batchSize);
-  const done = await ctx.job.checkpoints.load<AssignCheckpoint>("assignment");
+  const stage = await CheckpointedStage.open<AssignCheckpoint>(ctx.job, "assignment");
   let finished = 0;
-  for (const unit of units) {
-    const saved = done.get(String(unit.index));
-    if (!saved || saved.assignments.length !== unit.end - unit.start) continue;
-    saved.assignments.forEach((a, i) => (raw[unit.start + i] = a));
-    ctx.usage.add("assignment", saved.usage);
-    finished += saved.assignments.length;
-  }
-  await ctx.progress("assignment", finished, reasons.length);
-  const unfinished = units.filter((unit) => raw[unit.start] === undefined);
-  await forEachLimited(unfinished, ctx.concurrency, ctx.job.signal, async (unit) => {
-    const { value, usage } = await ctx.model.assign(reasons.slice(unit.start, unit.end), themes);
-    await ctx.job.checkpoints.save("assignment", String(unit.index), { assignments: value, usage } satisfies AssignCheckpoint);
-    value.forEach((a, i) => (raw[unit.start + i] = a));
-    ctx.usage.add("assignment", usage);
-    finished += value.length;
-    await ctx.progress("assignment", finished, reasons.length);
+  await stage.run({
+    units: batches(reasons.length, batchSize),
+    concurrency: ctx.concurrency,
+    key: (unit) => String(unit.index),
+    fits: (saved, unit) => saved.assignments.length === unit.end - unit.start,
+    run: async (unit) => {
+      const { value, usage } = await ctx.model.assign(reasons.slice(unit.start, unit.end), themes);
+      return { assignments: value, usage };
+    },
+    settle: async (unit, { assignments, usage }, how) => {
+      assignments.forEach((a, i) => (raw[unit.start + i] = a));
+      ctx.usage.add("assignment", usage);
+      finished += assignments.length;
+      if (!how.restored) await ctx.progress("assignment", finished, reasons.length);
+    },
+    restored: () => ctx.progress("assignment", finished, reasons.length),
   });
 
   const counts = new Array<number>(themes.length).fill(0);

@@ -1,4 +1,5 @@
-import { batches, forEachLimited } from "./pool";
+import { CheckpointedStage } from "@litrev/jobs/worker";
+import { batches } from "./batches";
 import type { StageContext } from "./stage";
 import type { StageUsage, Theme } from "./types";
 
@@ -25,26 +26,24 @@ export async function clusterReasons(ctx: StageContext, reasons: string[], chunk
   // Units of progress: every map call plus an estimate of the merge calls.
   const total = chunks.length + Math.max(1, Math.ceil((chunks.length * THEMES_PER_CHUNK) / MERGE_INPUT_MAX));
   let finished = 0;
-  const done = await ctx.job.checkpoints.load<ThemesCheckpoint>("clustering");
+  const stage = await CheckpointedStage.open<ThemesCheckpoint>(ctx.job, "clustering");
 
   const mapped: Theme[][] = new Array(chunks.length);
-  const unfinished = [];
-  for (const chunk of chunks) {
-    const saved = done.get(`map-${chunk.index}`);
-    if (saved) {
-      mapped[chunk.index] = saved.themes;
-      ctx.usage.add("clustering", saved.usage);
+  await stage.run({
+    units: chunks,
+    concurrency: ctx.concurrency,
+    key: (chunk) => `map-${chunk.index}`,
+    run: async (chunk) => {
+      const { value, usage } = await ctx.model.themes(reasons.slice(chunk.start, chunk.end), THEMES_PER_CHUNK);
+      return { themes: value, usage };
+    },
+    settle: async (chunk, { themes, usage }, how) => {
+      mapped[chunk.index] = themes;
+      ctx.usage.add("clustering", usage);
       finished++;
-    } else unfinished.push(chunk);
-  }
-  await ctx.progress("clustering", finished, total);
-  await forEachLimited(unfinished, ctx.concurrency, ctx.job.signal, async (chunk) => {
-    const { value, usage } = await ctx.model.themes(reasons.slice(chunk.start, chunk.end), THEMES_PER_CHUNK);
-    await ctx.job.checkpoints.save("clustering", `map-${chunk.index}`, { themes: value, usage } satisfies ThemesCheckpoint);
-    mapped[chunk.index] = value;
-    ctx.usage.add("clustering", usage);
-    finished++;
-    await ctx.progress("clustering", finished, total);
+      if (!how.restored) await ctx.progress("clustering", finished, total);
+    },
+    restored: () => ctx.progress("clustering", finished, total),
   });
 
   let themes = dedupe(mapped.flat());
@@ -53,20 +52,21 @@ export async function clusterReasons(ctx: StageContext, reasons: string[], chunk
     const groups = batches(themes.length, MERGE_INPUT_MAX);
     const target = groups.length === 1 ? maxClusters : Math.max(maxClusters, Math.ceil(MERGE_INPUT_MAX / 4));
     const merged: Theme[][] = new Array(groups.length);
-    await forEachLimited(groups, ctx.concurrency, ctx.job.signal, async (group) => {
-      const unit = `reduce-${level}-${group.index}`;
-      const saved = done.get(unit);
-      if (saved) {
+    await stage.run({
+      units: groups,
+      concurrency: ctx.concurrency,
+      key: (group) => `reduce-${level}-${group.index}`,
+      run: async (group) => {
+        const { value, usage } = await ctx.model.merge(themes.slice(group.start, group.end), target);
+        return { themes: value, usage };
+      },
+      settle: async (group, saved, how) => {
         merged[group.index] = saved.themes;
         ctx.usage.add("clustering", saved.usage);
-        return;
-      }
-      const { value, usage } = await ctx.model.merge(themes.slice(group.start, group.end), target);
-      await ctx.job.checkpoints.save("clustering", unit, { themes: value, usage } satisfies ThemesCheckpoint);
-      merged[group.index] = value;
-      ctx.usage.add("clustering", usage);
-      finished++;
-      await ctx.progress("clustering", Math.min(finished, total - 1), total);
+        if (how.restored) return;
+        finished++;
+        await ctx.progress("clustering", Math.min(finished, total - 1), total);
+      },
     });
     const next = dedupe(merged.flat());
     // A model that will not shrink the list must not loop forever: keep the first clusters.

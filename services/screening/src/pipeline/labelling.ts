@@ -1,7 +1,7 @@
 import type { ScreeningPaper } from "@litrev/contracts";
+import { CheckpointedStage } from "@litrev/jobs/worker";
 import type { StageContext } from "./stage";
-import { forEachLimited } from "./pool";
-import { batchesOf } from "./stream";
+import { batchesOf } from "./batches";
 import type { LabelVote, StageUsage } from "./types";
 
 interface LabelCheckpoint {
@@ -28,32 +28,29 @@ export async function labelPapers(
   settle: (index: number, paper: ScreeningPaper, votes: LabelVote[], trouble: string | undefined) => void,
   afterBatch?: () => void,
 ): Promise<void> {
-  const done = await ctx.job.checkpoints.load<LabelCheckpoint>("labelling");
+  const stage = await CheckpointedStage.open<LabelCheckpoint>(ctx.job, "labelling");
   let finished = 0;
   let restored = 0;
   await ctx.progress("labelling", 0, total);
-  await forEachLimited(batchesOf(papers, batchSize), ctx.concurrency, ctx.job.signal, async (batch) => {
-    const saved = done.get(String(batch.index));
-    done.delete(String(batch.index));
-    let votes: LabelVote[][];
-    let usage: LabelCheckpoint["usage"];
-    let trouble: string | undefined;
-    if (saved && saved.votes.length === batch.items.length) {
-      ({ votes, usage, trouble } = saved);
-      restored += votes.length;
-    } else {
-      const labelled = await ctx.model.label(batch.items, repetitions);
-      ({ value: votes, usage, trouble } = labelled);
-      await ctx.job.checkpoints.save("labelling", String(batch.index), { votes, usage, ...(trouble ? { trouble } : {}) } satisfies LabelCheckpoint);
-    }
-    votes.forEach((paperVotes, i) => settle(batch.start + i, batch.items[i]!, paperVotes, trouble));
-    // Metered after the votes are kept: a call that crosses the cost ceiling was paid for, so its papers stay.
-    ctx.usage.add("labelling", usage);
-    // Then the job's own check of what it settled (too many lost papers ends it), with the batch counted.
-    afterBatch?.();
-    finished += votes.length;
-    await ctx.progress("labelling", finished, total);
+  await stage.run({
+    units: batchesOf(papers, batchSize),
+    concurrency: ctx.concurrency,
+    key: (batch) => String(batch.index),
+    fits: (saved, batch) => saved.votes.length === batch.items.length,
+    run: async (batch) => {
+      const { value: votes, usage, trouble } = await ctx.model.label(batch.items, repetitions);
+      return { votes, usage, ...(trouble ? { trouble } : {}) };
+    },
+    settle: async (batch, { votes, usage, trouble }, how) => {
+      if (how.restored) restored += votes.length;
+      votes.forEach((paperVotes, i) => settle(batch.start + i, batch.items[i]!, paperVotes, trouble));
+      // Metered after the votes are kept: a call that crosses the cost ceiling was paid for, so its papers stay.
+      ctx.usage.add("labelling", usage);
+      // Then the job's own check of what it settled (too many lost papers ends it), with the batch counted.
+      afterBatch?.();
+      finished += votes.length;
+      await ctx.progress("labelling", finished, total);
+    },
   });
-  done.clear();
   if (restored > 0) ctx.job.logger.info({ papers: restored }, "labelling resumed from checkpoints");
 }

@@ -1,7 +1,7 @@
 import type { ScreeningPaper } from "@litrev/contracts";
+import { CheckpointedStage } from "@litrev/jobs/worker";
 import type { StageContext } from "./stage";
-import { forEachLimited } from "./pool";
-import { batchesOf } from "./stream";
+import { batchesOf } from "./batches";
 import type { ReasoningInput, StageUsage } from "./types";
 
 interface ReasonCheckpoint {
@@ -23,26 +23,23 @@ export async function reasonPapers(
   batchSize: number,
   settle: (index: number, reason: string) => void,
 ): Promise<void> {
-  const done = await ctx.job.checkpoints.load<ReasonCheckpoint>("reasoning");
+  const stage = await CheckpointedStage.open<ReasonCheckpoint>(ctx.job, "reasoning");
   let finished = 0;
   await ctx.progress("reasoning", 0, total);
-  await forEachLimited(batchesOf(papers, batchSize), ctx.concurrency, ctx.job.signal, async (batch) => {
-    const saved = done.get(String(batch.index));
-    done.delete(String(batch.index));
-    let reasons: string[];
-    if (saved && saved.reasons.length === batch.items.length) {
-      reasons = saved.reasons;
-      ctx.usage.add("reasoning", saved.usage);
-    } else {
-      const inputs = batch.items.map((paper, i) => inputFor(batch.start + i, paper));
-      const { value, usage } = await ctx.model.reason(inputs);
-      await ctx.job.checkpoints.save("reasoning", String(batch.index), { reasons: value, usage } satisfies ReasonCheckpoint);
+  await stage.run({
+    units: batchesOf(papers, batchSize),
+    concurrency: ctx.concurrency,
+    key: (batch) => String(batch.index),
+    fits: (saved, batch) => saved.reasons.length === batch.items.length,
+    run: async (batch) => {
+      const { value, usage } = await ctx.model.reason(batch.items.map((paper, i) => inputFor(batch.start + i, paper)));
+      return { reasons: value, usage };
+    },
+    settle: async (batch, { reasons, usage }) => {
       ctx.usage.add("reasoning", usage);
-      reasons = value;
-    }
-    reasons.forEach((reason, i) => settle(batch.start + i, reason));
-    finished += reasons.length;
-    await ctx.progress("reasoning", finished, total);
+      reasons.forEach((reason, i) => settle(batch.start + i, reason));
+      finished += reasons.length;
+      await ctx.progress("reasoning", finished, total);
+    },
   });
-  done.clear();
 }

@@ -28,10 +28,3 @@ export async function forEachLimited<T>(
     throw error;
   }
 }
-
-/** `[0, n)` split into consecutive batches of `size`. */
-export function batches(n: number, size: number): { index: number; start: number; end: number }[] {
-  const out: { index: number; start: number; end: number }[] = [];
-  for (let start = 0, index = 0; start < n; start += size, index++) out.push({ index, start, end: Math.min(n, start + size) });
-  return out;
-}

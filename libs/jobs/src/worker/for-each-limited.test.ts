@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { batches, forEachLimited } from "./pool";
+import { forEachLimited } from "./for-each-limited";
 
 describe("forEachLimited", () => {
   it("runs every item with at most `limit` in flight", async () => {
@@ -112,15 +112,5 @@ describe("forEachLimited over a stream", () => {
     await delay(20);
     expect(seen.pulled).toBe(pulled);
     expect(pulled).toBeLessThanOrEqual(6);
-  });
-});
-
-describe("batches", () => {
-  it("cuts [0, n) into consecutive batches", () => {
-    expect(batches(5, 2)).toEqual([
-      { index: 0, start: 0, end: 2 },
-      { index: 1, start: 2, end: 4 },
-      { index: 2, start: 4, end: 5 },
-    ]);
   });
 });

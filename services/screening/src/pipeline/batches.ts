@@ -1,4 +1,11 @@
-/** One batch of consecutive input items: batch `index` starts at item `start` (as `batches` in pool.ts numbers them). */
+/** `[0, n)` split into consecutive batches of `size`. */
+export function batches(n: number, size: number): { index: number; start: number; end: number }[] {
+  const out: { index: number; start: number; end: number }[] = [];
+  for (let start = 0, index = 0; start < n; start += size, index++) out.push({ index, start, end: Math.min(n, start + size) });
+  return out;
+}
+
+/** One batch of consecutive input items: batch `index` starts at item `start` (as `batches` numbers them). */
 export interface StreamedBatch<T> {
   index: number;
   start: number;

@@ -1,0 +1,76 @@
+import { forEachLimited } from "./for-each-limited";
+import type { JobContext } from "./types";
+
+/** What a unit loop needs of the running job. */
+export type UnitLoopJob = Pick<JobContext, "signal" | "checkpoints">;
+
+/** How one pass over a stage's units restores, runs and settles each of them. */
+export interface UnitLoop<U, V> {
+  /** The units in order: an array (restored up front), or a stream read only as slots free (restored as read). */
+  units: Iterable<U> | AsyncIterable<U>;
+  /** Provider calls in flight at most. */
+  concurrency: number;
+  /** The unit's checkpoint key; keep it stable, a redelivered job of an older version restores by it. */
+  key(unit: U): string;
+  /** Whether a saved value still fits the unit (e.g. one answer per item); one that does not is run again. */
+  fits?(saved: V, unit: U): boolean;
+  /** The unit's work (one provider call); its value is saved as the checkpoint. */
+  run(unit: U): Promise<V>;
+  /** The unit is done: called after its checkpoint is saved, so a unit is paid once. A throw ends the loop. */
+  settle(unit: U, value: V, how: { restored: boolean }): void | Promise<void>;
+  /** Once restoring is over, before any unit runs: after the restore pass for an array, at once for a stream. */
+  restored?(): void | Promise<void>;
+}
+
+/**
+ * One stage's checkpoints, loaded once, and the loop every checkpointed stage runs: per unit, restore
+ * the saved value if it fits, else run it and save the value, then settle it; at most `concurrency`
+ * in flight, stopped by the first failure (after the calls in flight settle) or the job's signal.
+ * A stage may run several loops over disjoint keys (e.g. map, then reduce levels) on one load.
+ */
+export class CheckpointedStage<V> {
+  private constructor(
+    private readonly job: UnitLoopJob,
+    readonly stage: string,
+    private readonly saved: Map<string, V>,
+  ) {}
+
+  static async open<V>(job: UnitLoopJob, stage: string): Promise<CheckpointedStage<V>> {
+    return new CheckpointedStage(job, stage, await job.checkpoints.load<V>(stage));
+  }
+
+  async run<U>(loop: UnitLoop<U, V>): Promise<void> {
+    const fits = loop.fits ?? (() => true);
+    // Taken out of the map once looked at: it is never needed again, and the map only shrinks.
+    const take = (unit: U): V | undefined => {
+      const key = loop.key(unit);
+      const saved = this.saved.get(key);
+      this.saved.delete(key);
+      return saved !== undefined && fits(saved, unit) ? saved : undefined;
+    };
+    const work = async (unit: U): Promise<void> => {
+      const saved = take(unit);
+      if (saved !== undefined) return loop.settle(unit, saved, { restored: true });
+      const value = await loop.run(unit);
+      await this.job.checkpoints.save(this.stage, loop.key(unit), value);
+      await loop.settle(unit, value, { restored: false });
+    };
+
+    if (!isIterable(loop.units)) {
+      await loop.restored?.();
+      return forEachLimited(loop.units, loop.concurrency, this.job.signal, work);
+    }
+    const pending: U[] = [];
+    for (const unit of loop.units) {
+      const saved = take(unit);
+      if (saved === undefined) pending.push(unit);
+      else await loop.settle(unit, saved, { restored: true });
+    }
+    await loop.restored?.();
+    await forEachLimited(pending, loop.concurrency, this.job.signal, work);
+  }
+}
+
+function isIterable<U>(units: Iterable<U> | AsyncIterable<U>): units is Iterable<U> {
+  return Symbol.iterator in units;
+}
