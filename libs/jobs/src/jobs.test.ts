@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, errors, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { jobDataObjects, ServiceError } from "@litrev/contracts";
 import { createLogger } from "@litrev/telemetry";
@@ -166,6 +166,32 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     expect(await infra.data.getJson(jobDataObjects.input(state.job_id))).toBeNull();
     expect(await store.getItems(state.job_id)).toHaveLength(3);
     expect(await store.getJob(state.job_id)).toMatchObject({ status: "completed", result: { total: 3 } });
+  });
+
+  it("delivers a job again when a NATS request fails inside its run, instead of failing it", async () => {
+    const store = new MemoryJobStore();
+    let runs = 0;
+    const worker = new JobWorker({
+      infra, store, sealer, logger, instance: "w-infra",
+      handler: async (ctx) => {
+        await ctx.checkpoints.save("only", String(runs), { run: runs });
+        // The first run meets a NATS request that timed out (a cluster electing a leader, say).
+        if (runs++ === 0) throw new ServiceError("unknown", "Unexpected server error", { cause: new errors.TimeoutError() });
+        return { items: [], result: { resumed: (await ctx.checkpoints.load("only")).size } };
+      },
+    });
+    worker.start();
+    const state = pending();
+    await admitJob(infra, store, { state, input: {}, logger });
+    const done = await waitFor(async () => {
+      const e = await infra.registry.get(state.job_id);
+      return e && (e.state.status === "completed" || e.state.status === "failed") ? e : null;
+    }, 15_000);
+    await worker.stop();
+    expect(done.state.status).toBe("completed");
+    expect(runs).toBe(2);
+    // The second run saw the first run's checkpoint (it resumed; nothing was thrown away).
+    expect(await store.getJob(state.job_id)).toMatchObject({ status: "completed", result: { resumed: 2 } });
   });
 
   it("records a classified failure", async () => {

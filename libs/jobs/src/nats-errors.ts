@@ -23,6 +23,29 @@ export function isNoResponders(error: unknown): boolean {
   return find(error, errors.NoRespondersError) !== undefined;
 }
 
+/**
+ * Stored job data that must exist could not be read (an input, a list chunk): gone for good, or —
+ * on a NATS cluster just after a leader died — not yet readable. The cause of the ServiceError the
+ * job would fail with, so the worker can tell it from a failure of the job itself.
+ */
+export class StoredDataMissing extends Error {
+  override readonly name = "StoredDataMissing";
+}
+
+/**
+ * The job's storage or messaging failed, not the job (a NATS request that timed out or found no
+ * responder, a JetStream API error, stored data not readable): worth another delivery, which
+ * resumes from the checkpoints, rather than a failed job.
+ */
+export function isInfrastructureFailure(error: unknown): boolean {
+  return (
+    find(error, errors.TimeoutError) !== undefined ||
+    find(error, errors.NoRespondersError) !== undefined ||
+    find(error, JetStreamApiError) !== undefined ||
+    find(error, StoredDataMissing) !== undefined
+  );
+}
+
 /** This process closed its connection: nothing sent on it can succeed again. */
 export function isConnectionClosed(error: unknown): boolean {
   return find(error, errors.ClosedConnectionError) !== undefined;

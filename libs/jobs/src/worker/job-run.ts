@@ -13,6 +13,10 @@ import { completedState, exhaustion, failedState, holds, takenState, type RunIde
 import type { JobWorkerOptions } from "./types";
 import { listChunks, readListChunk, readListHead, readWholeInput } from "../list-input";
 import { arrayChunks, HandedBackError, LeaseLostError, type ItemChunks, type JobContext, type JobOutcome } from "./types";
+import { isInfrastructureFailure } from "../nats-errors";
+
+/** How long a run stopped by a NATS or storage failure waits before its job is delivered again. */
+const REDELIVERY_DELAY_MS = 2_000;
 
 /** What a run needs: the worker's options, with the progress-write interval resolved. */
 export type JobRunDeps = Omit<JobWorkerOptions, "concurrency" | "reportIntervalMs"> & { reportIntervalMs: number };
@@ -92,6 +96,13 @@ export class JobRun {
       if (this.released || error instanceof HandedBackError) return;
       this.finishing = true;
       if (this.#lostLease(error)) return this.log.warn("job taken over by another worker; this run stops without touching it");
+      if (isInfrastructureFailure(error) && attempt < infra.options.maxAttempts) {
+        // Storage or messaging failed, not the job: the next delivery resumes from the checkpoints
+        // (within JOB_MAX_ATTEMPTS; the last attempt fails the job as usual).
+        this.log.warn({ err: error, attempt }, "job run stopped by a NATS or storage failure; it resumes on its next delivery");
+        this.msg.nak(REDELIVERY_DELAY_MS);
+        return;
+      }
       const failure = ServiceError.from(error instanceof PartialFailure ? error.failure : error);
       if (failure.category === "unknown") this.log.error({ err: error }, "job failed unexpectedly");
       else this.log.warn({ category: failure.category }, `job failed: ${failure.message}`);
