@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jobDataObjects, jobNames, ServiceError, type JobService, type ObjectRef } from "@litrev/contracts";
-import { StoredDataMissing, unavailable } from "./nats-errors";
+import { unavailable } from "./nats-errors";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -170,7 +170,7 @@ export class JobData {
   async readChunk(ref: ObjectRef, n: number): Promise<unknown[]> {
     const bytes = await confirmedRead(
       () => this.#read(linesObject(ref.object, n), ref.digests?.[n + 1]),
-      () => new ServiceError("unknown", `The stored list ${ref.object} is no longer complete (chunk ${n} is missing)`, { cause: new StoredDataMissing(ref.object) }),
+      () => new ServiceError("unknown", `The stored list ${ref.object} is no longer complete (chunk ${n} is missing)`),
     );
     const items: unknown[] = [];
     const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);

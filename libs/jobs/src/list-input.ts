@@ -1,6 +1,5 @@
 import { ObjectRef, ServiceError } from "@litrev/contracts";
 import { confirmedRead, type JobData } from "./data";
-import { StoredDataMissing } from "./nats-errors";
 
 /**
  * A job input whose bulk is one list (screening's `papers`, the indexer's `records`), stored as a
@@ -20,8 +19,7 @@ export function putListInput(data: JobData, prefix: string, input: Record<string
   return data.putLines(prefix, { list, head } satisfies ListHead, items);
 }
 
-const gone = () =>
-  new ServiceError("unknown", "The job's input is no longer available (it expired or was removed)", { cause: new StoredDataMissing("job input") });
+const gone = () => new ServiceError("unknown", "The job's input is no longer available (it expired or was removed)");
 
 /** An admitted job's input exists until it expires: its absence is believed only once confirmed. */
 const stored = <T>(read: () => Promise<T | null>): Promise<T> => confirmedRead(read, gone);

@@ -24,26 +24,12 @@ export function isNoResponders(error: unknown): boolean {
 }
 
 /**
- * Stored job data that must exist could not be read (an input, a list chunk): gone for good, or —
- * on a NATS cluster just after a leader died — not yet readable. The cause of the ServiceError the
- * job would fail with, so the worker can tell it from a failure of the job itself.
- */
-export class StoredDataMissing extends Error {
-  override readonly name = "StoredDataMissing";
-}
-
-/**
- * The job's storage or messaging failed, not the job (a NATS request that timed out or found no
- * responder, a JetStream API error, stored data not readable): worth another delivery, which
- * resumes from the checkpoints, rather than a failed job.
+ * The job's messaging failed, not the job (a NATS request that timed out or found no responder, a
+ * JetStream API error): worth another delivery, which resumes from the checkpoints, rather than a
+ * failed job. Stored data found missing is not: it stays missing (docs/resilience.md, open findings).
  */
 export function isInfrastructureFailure(error: unknown): boolean {
-  return (
-    find(error, errors.TimeoutError) !== undefined ||
-    find(error, errors.NoRespondersError) !== undefined ||
-    find(error, JetStreamApiError) !== undefined ||
-    find(error, StoredDataMissing) !== undefined
-  );
+  return find(error, errors.TimeoutError) !== undefined || find(error, errors.NoRespondersError) !== undefined || find(error, JetStreamApiError) !== undefined;
 }
 
 /** This process closed its connection: nothing sent on it can succeed again. */
