@@ -38,8 +38,6 @@ const PATH_PROBE_MS = 100;
 /** The most a copy served to a poll may lag behind the leader (docs/jobs.md: polls across gateways). */
 export const MIRROR_STALENESS_MS = 300;
 const PATH_TRUST_MS = MIRROR_STALENESS_MS;
-/** Questions still waiting for the watch to reach their sequence (bounded: the oldest go first). */
-const MAX_PENDING_PROOFS = 16;
 /** How long a read waits for its copy to be proven current before it reads the leader directly. */
 const BARRIER_MS = 1_000;
 
@@ -66,12 +64,10 @@ export class JobMirror {
    */
   #staleBefore = 0;
   #lastTick = Date.now();
-  /** When the last question was asked whose answer the watch has since reached (see PATH_TRUST_MS). */
+  /** When the last barrier question was asked whose answer the watch reached in time (see PATH_TRUST_MS). */
   #pathConfirmedAt = 0;
   /** The highest stream sequence the watch delivered. */
   #watchedSeq = 0;
-  /** Asked-at times with the last sequence then, in order, until the watch reaches them. */
-  readonly #pendingProofs: { askedAt: number; seq: number }[] = [];
   readonly #ticker: NodeJS.Timeout;
   #stopped = false;
   #stopWatch: (() => void) | undefined;
@@ -333,8 +329,9 @@ export class JobMirror {
     try {
       const seq = await Promise.race([this.#leaderSeq(), expired]);
       if (seq === false) return false;
-      this.#proofAsked(askedAt, seq);
-      return await Promise.race([this.#watchReaches(seq), expired]);
+      const reached = await Promise.race([this.#watchReaches(seq), expired]);
+      if (reached) this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, askedAt);
+      return reached;
     } catch {
       return false;
     } finally {
@@ -367,22 +364,10 @@ export class JobMirror {
     });
   }
 
-  #proofAsked(askedAt: number, seq: number): void {
-    if (this.#watchedSeq >= seq) {
-      this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, askedAt);
-      return;
-    }
-    this.#pendingProofs.push({ askedAt, seq });
-    if (this.#pendingProofs.length > MAX_PENDING_PROOFS) this.#pendingProofs.shift();
-  }
-
-  /** The watch delivered `seq`: every question answered with a sequence up to it is proven. */
+  /** The watch delivered `seq`: every barrier waiting for a sequence up to it is through. */
   #watched(seq: number): void {
     if (seq <= this.#watchedSeq) return;
     this.#watchedSeq = seq;
-    while (this.#pendingProofs.length > 0 && this.#pendingProofs[0]!.seq <= seq) {
-      this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, this.#pendingProofs.shift()!.askedAt);
-    }
     for (const waiter of this.#seqWaiters) {
       if (waiter.seq > seq) continue;
       this.#seqWaiters.delete(waiter);
