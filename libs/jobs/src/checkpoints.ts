@@ -1,12 +1,9 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import type { JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
 import { DeliverPolicy } from "@nats-io/jetstream";
 import { JobCheckpoint, ServiceError, type JobNames } from "@litrev/contracts";
 import { safeJson } from "./safe-json";
 
 const encoder = new TextEncoder();
-/** Reads of a stage's checkpoints before a short one is reported (the caller's retry takes over). */
-const SHORT_READ_ATTEMPTS = 4;
 
 /** Largest checkpoint we publish: well under NATS' default 1 MB max payload. */
 export const MAX_CHECKPOINT_BYTES = 900 * 1024;
@@ -86,23 +83,16 @@ export class CheckpointLog {
    * Calls `each` with every checkpoint of one stage of the job, in stream order, with its sequence.
    * The consumer that reads them may sit on a replica behind the stream leader (a NATS cluster just
    * after a leader died), which would deliver fewer and make a run pay again for work already done:
-   * so the leader is asked how many there are, and a read that comes up short is made again.
+   * so the leader is asked how many there are, and a read that comes up short fails (the worker's
+   * load retries it with the job machinery's one retry policy).
    */
   async #read(jobId: string, stage: string, each: (record: JobCheckpoint, seq: number) => void): Promise<void> {
     const filter = this.names.checkpointStageSubjects(jobId, stage);
     const held = await this.#held(filter);
     if (held === 0) return;
-    for (let attempt = 1; ; attempt++) {
-      const { delivered, records } = await this.#consume(filter);
-      if (delivered >= held) {
-        for (const { record, seq } of records) each(record, seq);
-        return;
-      }
-      if (attempt >= SHORT_READ_ATTEMPTS) {
-        throw new Error(`read ${delivered} of the ${held} checkpoints of job ${jobId} (${stage}) that the stream holds; retrying`);
-      }
-      await sleep(250 * attempt);
-    }
+    const { delivered, records } = await this.#consume(filter);
+    if (delivered < held) throw new Error(`read ${delivered} of the ${held} checkpoints of job ${jobId} (${stage}) that the stream holds`);
+    for (const { record, seq } of records) each(record, seq);
   }
 
   /** How many checkpoint subjects matching `filter` the stream leader holds (one message each). */
