@@ -97,21 +97,15 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
     max_bytes: quotas.jobStateBytes,
   });
   await keepStreamLimits(jsm, `KV_${names.stateBucket}`, { max_bytes: quotas.jobStateBytes });
-  const objects = await new Objm(js).create(names.dataBucket, {
-    ttl: nanos(resolved.retentionMs),
-    storage: StorageType.File,
-    replicas,
-    max_bytes: quotas.jobDataBytes,
-  });
-  await keepStreamLimits(jsm, `OBJ_${names.dataBucket}`, { max_bytes: quotas.jobDataBytes });
+  /** An object store kept as long as job data, within its quota (an existing one brought to the quota). */
+  const objectStore = async (bucket: string, maxBytes: number) => {
+    const store = await new Objm(js).create(bucket, { ttl: nanos(resolved.retentionMs), storage: StorageType.File, replicas, max_bytes: maxBytes });
+    await keepStreamLimits(jsm, `OBJ_${bucket}`, { max_bytes: maxBytes });
+    return store;
+  };
+  const objects = await objectStore(names.dataBucket, quotas.jobDataBytes);
   // Staged lists become their jobs' inputs as they are: kept as long as job data.
-  const staging = await new Objm(js).create(names.stagingBucket, {
-    ttl: nanos(resolved.retentionMs),
-    storage: StorageType.File,
-    replicas,
-    max_bytes: quotas.jobStagingBytes,
-  });
-  await keepStreamLimits(jsm, `OBJ_${names.stagingBucket}`, { max_bytes: quotas.jobStagingBytes });
+  const staging = await objectStore(names.stagingBucket, quotas.jobStagingBytes);
 
   return {
     service,
