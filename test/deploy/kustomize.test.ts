@@ -159,7 +159,7 @@ describe("deploy/k8s", () => {
     const env = (mongo.spec.template.spec.containers[0].env as Doc[]).map((e) => e.name);
     expect(env).toEqual(expect.arrayContaining(["MONGO_INITDB_ROOT_USERNAME", "MONGO_INITDB_ROOT_PASSWORD"]));
     const secrets = production.find((o) => o.kind === "Secret" && o.metadata.name === "litrev-secrets").data;
-    for (const service of ["criteria", "screening", "indexer"]) {
+    for (const service of ["screening", "indexer"]) {
       const url = Buffer.from(secrets[`MONGO_${service.toUpperCase()}_URL`], "base64").toString();
       expect(url).toMatch(new RegExp(`^mongodb://${service}:[^@]+@`));
       const params = new URLSearchParams(url.split("?")[1]);
@@ -169,7 +169,7 @@ describe("deploy/k8s", () => {
       expect(params.get("tlsCAFile")).toMatch(/^\/etc\/litrev\/mongo-ca\//);
     }
     const job = production.find((o) => o.kind === "Job");
-    expect(containersOf(job)[0].env.map((e: Doc) => e.name)).toEqual(expect.arrayContaining(["MONGO_CRITERIA_URL", "MONGO_SCREENING_URL", "MONGO_INDEXER_URL"]));
+    expect(containersOf(job)[0].env.map((e: Doc) => e.name)).toEqual(expect.arrayContaining(["MONGO_SCREENING_URL", "MONGO_INDEXER_URL"]));
     expect(read(join(K8S, "mongodb/init-replica-set.js"))).toMatch(/createUser\(/);
   });
 
@@ -273,7 +273,7 @@ describe("deploy/k8s", () => {
       expect(names.includes("JOB_KEY_SECRET"), `${service} JOB_KEY_SECRET`).toBe(["gateway", "screening", "indexer", "criteria"].includes(service));
       expect(names.includes("API_KEY"), `${service} API_KEY`).toBe(service === "gateway");
       expect(names.includes("NODE_OPTIONS"), `${service} NODE_OPTIONS`).toBe(["screening", "indexer"].includes(service));
-      expect(names.includes("MONGO_URL"), `${service} MONGO_URL`).toBe(service !== "gateway");
+      expect(names.includes("MONGO_URL"), `${service} MONGO_URL`).toBe(service === "screening" || service === "indexer");
     }
     const literals = loadYaml(join(K8S, "base/kustomization.yaml")).configMapGenerator[0].literals as string[];
     for (const name of [...literals.map((l) => l.split("=")[0]!), ...secretKeys]) expect(documented.has(name), `${name} in docs/operations.md`).toBe(true);
@@ -306,7 +306,7 @@ describe("deploy/k8s", () => {
     expect(headless.spec.clusterIP).toBe("None");
     const members = containersOf(mongo.find((o) => o.kind === "Job"))[0].env.find((e: Doc) => e.name === "MONGO_RS_MEMBERS").value as string;
     const urls = [...read(join(K8S, "overlays/production/secrets.env.example")).matchAll(/^MONGO_\w+_URL=(.*)$/gm)].map((m) => m[1]!);
-    expect(urls).toHaveLength(3);
+    expect(urls).toHaveLength(2);
     for (let i = 0; i < sts.spec.replicas; i++) {
       expect(members.split(",")).toContain(`${sts.metadata.name}-${i}.${headless.metadata.name}:27017`);
       for (const url of urls) expect(url).toContain(`${sts.metadata.name}-${i}.${headless.metadata.name}:27017`);

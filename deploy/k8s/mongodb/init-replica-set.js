@@ -28,7 +28,7 @@ const enc = encodeURIComponent;
 const root = `${enc(process.env.MONGO_ROOT_USERNAME)}:${enc(process.env.MONGO_ROOT_PASSWORD)}`;
 const onPrimary = connect(`mongodb://${root}@${primary}/admin?authSource=admin&tls=true&tlsCAFile=${enc(process.env.MONGO_CA_FILE)}`);
 
-for (const service of ["criteria", "screening", "indexer"]) {
+for (const service of ["screening", "indexer"]) {
   const url = process.env[`MONGO_${service.toUpperCase()}_URL`];
   if (!url) {
     print(`MONGO_${service.toUpperCase()}_URL not set: no user for ${service}`);
