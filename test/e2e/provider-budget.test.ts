@@ -9,14 +9,16 @@ import { LlmClient, keyDigest, loadModelAliases } from "@litrev/llm";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
 import { NatsLink, ProviderBudgets } from "@litrev/messaging";
 import { startNatsServer, type NatsServerHandle } from "../../scripts/lib/launch";
-import { waitFor } from "../support/stack";
+import { startStack, waitFor } from "../support/stack";
+import { CRITERIA, screeningPapers, screeningResponder } from "./screening-fixtures";
 
 /**
  * One provider key's budget shared by two worker replicas through NATS: each replica is an
  * LlmClient with its own NATS connection and budget membership, as a service process has, and
  * every call goes through a proxy that counts the calls the provider has in flight at once.
  * Shared, the provider never sees more than the key's LLM_CONCURRENCY; unshared (the control,
- * same run), it sees each replica's whole budget at once: twice as many.
+ * same run), it sees each replica's whole budget at once: twice as many. Then the same with two
+ * real screening worker processes, each running a job on the server key.
  */
 
 const KEY = "sk-shared-budget-e2e";
@@ -120,4 +122,39 @@ describe("one provider budget per key across replicas (real nats-server, fake pr
     await burst([a.client]);
     expect(proxy.max()).toBe(CONCURRENCY);
   }, 60_000);
+});
+
+describe("one provider budget per key across worker processes (real screening replicas)", () => {
+  it("two screening workers running a job each on the server key: the provider never sees more than LLM_CONCURRENCY calls at once", async () => {
+    const jobsProvider = await startFakeProvider({ latencyMs: 100, respond: screeningResponder() });
+    const counting = await countingProxy(jobsProvider.url);
+    const stack = await startStack({
+      services: { screening: 2 },
+      env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: counting.url, LLM_CONCURRENCY: String(CONCURRENCY), JOB_CONCURRENCY: "1", LLM_MAX_ATTEMPTS: "2" },
+    });
+    try {
+      const papers = screeningPapers(20);
+      const created = await Promise.all(
+        [1, 2].map((project) => stack.http("POST", "/v1/screening/jobs", { papers, criteria: CRITERIA, repetitions: 1, project_id: 9300 + project })),
+      );
+      for (const res of created) expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const finals = await Promise.all(
+        created.map((res) =>
+          waitFor(async () => {
+            const poll = await stack.http("GET", `/v1/screening/jobs/${res.body.job_id}`);
+            return ["completed", "failed"].includes(poll.body.status) ? poll.body : null;
+          }, 120_000, 200),
+        ),
+      );
+      expect(finals.map((f) => f.status)).toEqual(["completed", "completed"]);
+      // Each worker ran one job (JOB_CONCURRENCY=1), each kept to its share: 4 over two, never 8.
+      console.log(`screening workers ×2, LLM_CONCURRENCY=${CONCURRENCY}: provider's most calls in flight at once ${counting.max()}`);
+      expect(counting.max()).toBeLessThanOrEqual(CONCURRENCY);
+      expect(counting.max()).toBeGreaterThan(CONCURRENCY / 2);
+    } finally {
+      await stack.stop();
+      counting.server.close();
+      await jobsProvider.close();
+    }
+  }, 180_000);
 });

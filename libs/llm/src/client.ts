@@ -185,6 +185,9 @@ export class LlmClient {
     this.sharedBudgets = options.sharedBudgets;
     this.configuredModels = options.allowedModels;
     this.declaredN = options.providerN;
+    // The server key's budget is joined at start, so that replicas know of each other before their
+    // first calls rather than after (keys sent with a request join with their first call).
+    if (this.apiKey && this.sharedBudgets) this.providerFor(undefined);
   }
 
   /**
