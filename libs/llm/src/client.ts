@@ -26,7 +26,7 @@ export interface LlmClientOptions {
   /** OpenAI-compatible base URL ending in /v1; falls back to OPENAI_BASE_URL, then OpenAI. */
   baseURL?: string | undefined;
   logger?: LlmLogger | undefined;
-  /** Requests in flight per provider key (default 16), across the replicas that share `sharedBudgets`. */
+  /** Requests in flight per provider key (default 48), across the replicas that share `sharedBudgets`. */
   concurrency?: number | undefined;
   /** The replicas' common membership per key (shared-budget.ts); without it, the budget is this process's alone. */
   sharedBudgets?: SharedBudgets | undefined;

@@ -16,7 +16,11 @@ export interface LimiterOptions {
   sleep?: ((ms: number, signal?: AbortSignal) => Promise<unknown>) | undefined;
 }
 
-export const DEFAULT_CONCURRENCY = 16;
+/**
+ * A key's calls in flight across every replica that shares its budget: `npm start`'s three
+ * provider-calling processes keep 16 each, as each had on its own before budgets were shared.
+ */
+export const DEFAULT_CONCURRENCY = 48;
 /** Pause after a 429 that carries no hint of how long to wait. */
 const DEFAULT_429_PAUSE_MS = 1000;
 
