@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { detectFormat, importReferences, medlineToRis, ReferenceImportError, toIndexerRecord, toScreeningPaper } from "./index";
+import { decodeReferenceBytes, detectFormat, importReferences, medlineToRis, ReferenceImportError, toIndexerRecord, toScreeningPaper } from "./index";
 
 const ovid = [
   "\uFEFFTY  - JOUR",
@@ -182,6 +182,11 @@ describe("several files", () => {
     const [record] = importReferences([{ name: "a.ris", text: ovid }]).records;
     expect(toScreeningPaper(record!)).toEqual({ id: "621234567", title: "Effect of nudges on prescribing: a randomised trial", abstract: "Background: we tested things over two lines." });
     expect(toIndexerRecord(record!)).toEqual({ ID: "621234567", Title: "Effect of nudges on prescribing: a randomised trial", Abstract: "Background: we tested things over two lines." });
+  });
+
+  it("reads UTF-8, and Windows-1252 from older EndNote and Excel exports", () => {
+    expect(decodeReferenceBytes(new TextEncoder().encode("\uFEFFZoë ≥ α"))).toBe("\uFEFFZoë ≥ α");
+    expect(decodeReferenceBytes(Uint8Array.from([0x5a, 0x6f, 0xeb, 0x20, 0x96, 0x20, 0x93, 0x71, 0x94]))).toBe("Zoë – “q”");
   });
 
   it("refuses more records than the limit", () => {

@@ -27,3 +27,15 @@ function safeCodePoint(code: number): string | undefined {
 export function cleanText(text: string | null | undefined): string {
   return stripHtml(text ?? "").replace(/\s+/g, " ").trim();
 }
+
+/**
+ * A file's bytes as text: UTF-8 (a byte-order mark is kept for the readers, which drop it), or, when
+ * the bytes are not UTF-8, Windows-1252, which older EndNote and Excel exports are written in.
+ */
+export function decodeReferenceBytes(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return new TextDecoder("windows-1252").decode(bytes);
+  }
+}
