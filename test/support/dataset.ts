@@ -16,8 +16,8 @@ export interface DatasetRow {
   abstract: string;
 }
 
-/** RFC 4180 CSV into rows of cells, read as the import and the evaluation harness read reviewers' files. */
-export const parseCsv = (text: string): string[][] => parseCsvRows(text);
+/** RFC 4180 CSV (comma-separated, as the data file and the service's exports are) into rows of cells. */
+export const parseCsv = (text: string): string[][] => parseCsvRows(text, { delimiter: "," });
 
 let cached: DatasetRow[] | undefined;
 

@@ -8,9 +8,10 @@ import { cleanText } from "./text";
  * a comma. Columns are found by the names ASReview, Rayyan and Covidence export.
  */
 
-/** Rows of cells; the delimiter (comma, semicolon or tab) is detected. Throws on a quote left open. */
-export function parseCsvRows(text: string, file = "CSV"): string[][] {
-  const result = Papa.parse<string[]>(text.replace(/^\uFEFF/, ""), { delimiter: "", delimitersToGuess: [",", ";", "\t"], skipEmptyLines: "greedy" });
+/** Rows of cells; the delimiter (comma, semicolon or tab) is detected unless given. Throws on a quote left open. */
+export function parseCsvRows(text: string, options: { file?: string; delimiter?: "," | ";" | "\t" } = {}): string[][] {
+  const file = options.file ?? "CSV";
+  const result = Papa.parse<string[]>(text.replace(/^\uFEFF/, ""), { delimiter: options.delimiter ?? "", delimitersToGuess: [",", ";", "\t"], skipEmptyLines: "greedy" });
   const fatal = result.errors.find((error) => error.type === "Quotes");
   if (fatal) throw new ReferenceImportError(file, `row ${(fatal.row ?? 0) + 1}: ${fatal.message}`);
   return result.data;
@@ -33,7 +34,7 @@ const INCLUDED = new Set(["1", "true", "yes", "included", "include"]);
 const EXCLUDED = new Set(["0", "false", "no", "excluded", "exclude", "-1"]);
 
 export function csvReferences(text: string, file = "CSV"): SourceReference[] {
-  const [header, ...rows] = parseCsvRows(text, file);
+  const [header, ...rows] = parseCsvRows(text, { file });
   if (!header) return [];
   const keys = header.map(headerKey);
   const column = (names: readonly string[]) => names.map((name) => keys.indexOf(headerKey(name))).find((index) => index >= 0) ?? -1;

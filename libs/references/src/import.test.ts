@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeReferenceBytes, detectFormat, importReferences, medlineToRis, ReferenceImportError, toIndexerRecord, toScreeningPaper } from "./index";
+import { decodeReferenceBytes, detectFormat, importReferences, medlineToRis, parseCsvRows, ReferenceImportError, toIndexerRecord, toScreeningPaper } from "./index";
 
 const ovid = [
   "\uFEFFTY  - JOUR",
@@ -104,6 +104,13 @@ describe("CSV", () => {
       ["2", "Other", "", false],
       ["3", "Third", "x", null],
     ]);
+  });
+
+  it("parses rows with the delimiter detected or given, and names an unclosed quote's row", () => {
+    // Decimal commas inside a semicolon file: only the semicolon splits every row alike.
+    expect(parseCsvRows("id;score;note\n1;2,5;x\n2;3;y, z\n")).toEqual([["id", "score", "note"], ["1", "2,5", "x"], ["2", "3", "y, z"]]);
+    expect(parseCsvRows("a;b,c\n1;2,3\n", { delimiter: "," })).toEqual([["a;b", "c"], ["1;2", "3"]]);
+    expect(() => parseCsvRows('title\n"open\n', { file: "x.csv" })).toThrow(/x\.csv: row \d+: /);
   });
 
   it("reads Rayyan's and Covidence's column names", () => {
