@@ -1,9 +1,9 @@
 import { ServiceError, type IndexerRecord, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
 import { CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
+import { CheckpointedStage } from "@litrev/jobs/worker";
 import { addUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
-import type { ExtractionPlan, RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
+import { extractRecord, type ExtractionPlan, type RecordOutcome, type StructuredCaller } from "../pipeline/extract-record";
 import { extractionPlan } from "../pipeline/plan";
-import { runExtraction } from "../pipeline/run";
 import { EXTRACTION_STAGE, IndexerJobInput, IndexerJobParams, type IndexerLiveExtra, type RecordCheckpoint } from "./job-input";
 
 export interface JobRunnerDeps {
@@ -74,6 +74,27 @@ class Progress {
 
 const toPartial = (c: RecordCheckpoint): PartialRecord => ({ record: c.record, ...(c.error ? { error: c.error } : {}) });
 
+/** One record the run still has to extract, with its place in the input. */
+interface PendingRecord {
+  index: number;
+  record: IndexerRecord;
+}
+
+/**
+ * The records without a checkpoint, read from the stored input chunk by chunk only as call slots
+ * free: one stream across the chunks, so a chunk's end never waits for its calls to drain.
+ */
+async function* pendingRecords(ctx: JobContext, total: number, finished: readonly unknown[]): AsyncGenerator<PendingRecord> {
+  let index = 0;
+  for await (const chunk of ctx.inputItems<IndexerRecord>("records")) {
+    for (const record of chunk) {
+      if (index >= total) return;
+      if (!finished[index]) yield { index, record };
+      index++;
+    }
+  }
+}
+
 /**
  * The indexer's job handler, run by libs/jobs' JobWorker. Every record is checkpointed the moment
  * it is done; a redelivered job (after a worker crash) loads the checkpoints and sends only the
@@ -82,7 +103,6 @@ const toPartial = (c: RecordCheckpoint): PartialRecord => ({ record: c.record, .
  */
 export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
   return async (ctx: JobContext) => {
-    // The records are read from the stored input chunk by chunk as extraction reaches them.
     const { head, count: total } = await ctx.inputHead("records");
     const settings = IndexerJobInput.omit({ records: true }).parse(head);
     const params = IndexerJobParams.parse(ctx.params);
@@ -98,7 +118,10 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     // A capped job stops once the provider-reported cost of its records (restored ones included) exceeds the ceiling.
     const meter = CostMeter.of(ctx.params);
     const where = () => `after ${progress.done} of ${total} records`;
-    for (const [unit, checkpoint] of await ctx.checkpoints.load<RecordCheckpoint>(EXTRACTION_STAGE)) {
+    const stage = await CheckpointedStage.open<RecordCheckpoint>(ctx, EXTRACTION_STAGE);
+    // A checkpoint holds the record's whole output: all of them are restored before any call, so a
+    // failed run keeps every record it paid for and the ceiling judges them first.
+    for (const [unit, checkpoint] of stage.takeSaved()) {
       const index = Number(unit);
       if (!Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
       finished[index] = toPartial(checkpoint);
@@ -111,32 +134,22 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
 
     try {
       meter.check(where);
-      let offset = 0;
-      for await (const chunk of ctx.inputItems<IndexerRecord>("records")) {
-        const first = offset;
-        offset += chunk.length;
-        const pending: number[] = [];
-        for (let index = first; index < Math.min(offset, total); index++) if (!finished[index]) pending.push(index);
-        if (pending.length === 0) continue;
-        await runExtraction(deps.llm, plan, pending.map((index) => chunk[index - first]!), {
-          concurrency: deps.concurrency,
-          batchSize: pending.length,
-          signal: ctx.signal,
-          onRecord: async (outcome, k) => {
-            const index = pending[k] as number;
-            const checkpoint = toCheckpoint(outcome);
-            // Retried through a brief NATS outage by the worker; refused once this run lost the job.
-            await ctx.checkpoints.save(EXTRACTION_STAGE, String(index), checkpoint);
-            const record = toPartial(checkpoint);
-            finished[index] = record;
-            progress.add(checkpoint);
-            await ctx.partials.append([record]);
-            // Throttled by the worker; progress never goes backwards there either.
-            void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
-            meter.add(checkpoint.usage, where);
-          },
-        });
-      }
+      await stage.run<PendingRecord>({
+        units: pendingRecords(ctx, total, finished),
+        concurrency: deps.concurrency,
+        key: (unit) => String(unit.index),
+        // The loop's signal fires at a fatal provider error or the ceiling: the calls in flight stop unpaid.
+        run: async (unit, signal) => toCheckpoint(await extractRecord(deps.llm, plan, unit.record, signal)),
+        settle: async (unit, checkpoint) => {
+          const record = toPartial(checkpoint);
+          finished[unit.index] = record;
+          progress.add(checkpoint);
+          await ctx.partials.append([record]);
+          // Throttled by the worker; progress never goes backwards there either.
+          void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
+          meter.add(checkpoint.usage, where);
+        },
+      });
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       // A failed job keeps what it finished: polls show it as partial results.

@@ -12,11 +12,6 @@ export interface RunOptions {
   /** Completed batches in input order. */
   onBatch?: ((outcomes: RecordOutcome[], firstIndex: number) => Promise<void> | void) | undefined;
   /**
-   * Each record as soon as it is done, in completion order (a job checkpoints here, so a crash
-   * loses at most the calls in flight). A rejection stops the run like a fatal error.
-   */
-  onRecord?: ((outcome: RecordOutcome, index: number) => Promise<void> | void) | undefined;
-  /**
    * Time budget of a synchronous run: when it is spent, calls in flight are cancelled and the
    * records not done are returned as `not_processed`, so the caller gets an answer in time.
    */
@@ -78,9 +73,7 @@ export async function runExtraction(
   const extractOne = async (index: number) => {
     if (failure !== undefined || cancel.signal.aborted) return;
     try {
-      const outcome = await extractRecord(llm, plan, records[index] as IndexerRecord, cancel.signal);
-      await options.onRecord?.(outcome, index);
-      outcomes[index] = outcome;
+      outcomes[index] = await extractRecord(llm, plan, records[index] as IndexerRecord, cancel.signal);
     } catch (error) {
       if (outOfTime) return;
       failure ??= error;
