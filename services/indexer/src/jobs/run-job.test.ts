@@ -1,6 +1,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
-import { defaultServiceConfig, readDataBlocks, ServiceError, type IndexerField, type IndexerRecord } from "@litrev/contracts";
+import { defaultServiceConfig, readDataBlocks, ServiceError, type IndexerField, type IndexerRecord, type LlmUsage } from "@litrev/contracts";
 import { PartialFailure, type JobContext, type JobOutcome } from "@litrev/jobs";
 import { LlmAbortError, type StructuredResult } from "@litrev/llm";
 import { createLogger } from "@litrev/telemetry";
@@ -12,6 +12,7 @@ const records: IndexerRecord[] = Array.from({ length: 10 }, (_, i) => ({ ID: i, 
 /** Records per stored input chunk: small, so that the calls in flight straddle chunk ends. */
 const INPUT_CHUNK = 3;
 const logger = createLogger("indexer-test", "silent");
+const MODEL = "gpt-5-mini-2025-08-07";
 
 /** A job context over `records`, with checkpoints in a map that outlives a run (as the checkpoint stream does). */
 function jobContext(saved = new Map<string, unknown>()): JobContext & { saved: typeof saved; extras: Record<string, unknown>[] } {
@@ -55,8 +56,8 @@ function caller(reply: (id: number, signal: AbortSignal | undefined) => Promise<
       inFlight.add(id);
       try {
         await reply(id, request.signal);
-        const usage = { inputTokens: 100, cachedInputTokens: 0, outputTokens: 10, totalTokens: 110, costUsd: 0.001 };
-        return { data: {}, choices: [{}], usage, modelVersion: "gpt-5-mini-2025-08-07", requests: 1, retries: 0 } as StructuredResult<never>;
+        const usage: LlmUsage = { calls: 1, input_tokens: 100, cached_input_tokens: 0, output_tokens: 10, cost_usd: 0.001, retries: 0, models: { [MODEL]: 1 } };
+        return { data: {}, choices: [{}], usage, modelVersion: MODEL } as StructuredResult<never>;
       } finally {
         inFlight.delete(id);
       }
@@ -66,6 +67,13 @@ function caller(reply: (id: number, signal: AbortSignal | undefined) => Promise<
 }
 
 const handler = (llm: StructuredCaller, concurrency: number) => indexerJobHandler({ llm, config: () => defaultServiceConfig("extraction"), concurrency });
+
+/** Every checkpoint a whole run saves. */
+async function collectCheckpoints(): Promise<Map<string, unknown>> {
+  const ctx = jobContext();
+  await handler(caller().llm, 3)(ctx);
+  return ctx.saved;
+}
 
 async function failureOf(run: Promise<JobOutcome>): Promise<PartialFailure> {
   const error = await run.then(() => undefined, (e: unknown) => e);
@@ -102,6 +110,22 @@ describe("the indexer's job loop", () => {
     expect(outcome.items).toEqual(fresh.items);
     expect(outcome.extra).toEqual(fresh.extra);
     expect(outcome.extra?.usage).toMatchObject({ input_tokens: 1000, output_tokens: 100, calls: 10 });
+  });
+
+  it("restores checkpoints written before usage had one shape, counting their calls, tokens and model", async () => {
+    const fresh = await handler(caller().llm, 3)(jobContext());
+    const saved = new Map<string, unknown>();
+    for (const [unit, checkpoint] of (await collectCheckpoints()).entries()) {
+      const { usage, ...rest } = checkpoint as { usage: LlmUsage };
+      const earlier = { inputTokens: usage.input_tokens, cachedInputTokens: usage.cached_input_tokens, outputTokens: usage.output_tokens, totalTokens: 110, costUsd: usage.cost_usd };
+      // The oldest ones had no reply count: one reply, as the provider answered them.
+      saved.set(unit, { ...rest, usage: earlier, modelVersion: MODEL, ...(Number(unit) % 2 ? { requests: 1, retries: 0 } : {}) });
+    }
+    const resumed = caller();
+    const outcome = await handler(resumed.llm, 3)(jobContext(saved));
+    expect(resumed.started).toEqual([]);
+    expect(outcome.items).toEqual(fresh.items);
+    expect(outcome.extra).toEqual(fresh.extra);
   });
 
   it("cancels the calls in flight at a fatal provider error, and keeps none of them", async () => {

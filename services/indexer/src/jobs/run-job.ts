@@ -1,10 +1,10 @@
-import { ServiceError, type IndexerRecord, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
+import { ServiceError, type IndexerRecord, type LlmUsage, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
 import { CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
 import { CheckpointedStage } from "@litrev/jobs/worker";
-import { addUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
-import { extractRecord, type ExtractionPlan, type RecordOutcome, type StructuredCaller } from "../pipeline/extract-record";
+import { addUsage, firstModel, ZERO_USAGE } from "@litrev/llm";
+import { addQuotes, extractRecord, NO_QUOTES, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "../pipeline/extract-record";
 import { extractionPlan } from "../pipeline/plan";
-import { EXTRACTION_STAGE, IndexerJobInput, IndexerJobParams, type IndexerLiveExtra, type RecordCheckpoint } from "./job-input";
+import { EXTRACTION_STAGE, IndexerJobInput, IndexerJobParams, RecordCheckpoint, type IndexerLiveExtra } from "./job-input";
 
 export interface JobRunnerDeps {
   llm: StructuredCaller;
@@ -15,43 +15,20 @@ export interface JobRunnerDeps {
   describe?: (input: { model: string; resolved: string; plan: ExtractionPlan }) => Provenance;
 }
 
-const toCheckpoint = (o: RecordOutcome): RecordCheckpoint => ({
-  record: o.record,
-  ...(o.error ? { error: o.error } : {}),
-  usage: o.usage,
-  ...(o.modelVersion ? { modelVersion: o.modelVersion } : {}),
-  ...(o.requests ? { requests: o.requests } : {}),
-  ...(o.retries ? { retries: o.retries } : {}),
-  quotes: o.quotes,
-});
-
 /** Running totals for the live state, kept as records finish (restored ones included). */
 class Progress {
   done = 0;
-  usage: LlmUsage = { ...ZERO_USAGE };
-  calls = 0;
-  retries = 0;
-  /** Replies per model string the provider reported (the provenance's `models_used`). */
-  readonly models = new Map<string, number>();
-  modelVersion: string | undefined;
-  quotes = { claimed: 0, verified: 0, dropped: 0 };
+  usage: LlmUsage = ZERO_USAGE;
+  quotes: QuoteStats = NO_QUOTES;
   constructor(
     readonly total: number,
-    private readonly report: { provenance: Provenance | undefined; priced: boolean } = { provenance: undefined, priced: false },
+    private readonly report: { provenance: Provenance | undefined; priced: boolean },
   ) {}
 
-  add(checkpoint: RecordCheckpoint): void {
+  add(outcome: RecordOutcome): void {
     this.done++;
-    this.usage = addUsage(this.usage, checkpoint.usage);
-    // A checkpoint from before calls were counted: one reply if the provider answered it.
-    const calls = checkpoint.requests ?? (checkpoint.modelVersion ? 1 : 0);
-    this.calls += calls;
-    this.retries += checkpoint.retries ?? 0;
-    if (checkpoint.modelVersion && calls > 0) this.models.set(checkpoint.modelVersion, (this.models.get(checkpoint.modelVersion) ?? 0) + calls);
-    this.modelVersion ??= checkpoint.modelVersion;
-    this.quotes.claimed += checkpoint.quotes.claimed;
-    this.quotes.verified += checkpoint.quotes.verified;
-    this.quotes.dropped += checkpoint.quotes.dropped;
+    this.usage = addUsage(this.usage, outcome.usage);
+    this.quotes = addQuotes(this.quotes, outcome.quotes);
   }
 
   get fraction(): number {
@@ -59,20 +36,18 @@ class Progress {
   }
 
   extra(): IndexerLiveExtra & Record<string, unknown> {
-    const { provenance, priced } = this.report;
-    const { inputTokens, cachedInputTokens, outputTokens, costUsd } = this.usage;
-    const totals = { input_tokens: inputTokens, cached_input_tokens: cachedInputTokens, output_tokens: outputTokens, cost_usd: costUsd };
+    const model = firstModel(this.usage);
     return {
-      ...jobReportExtras({ ...totals, calls: this.calls, retries: this.retries, models: Object.fromEntries(this.models) }, provenance, priced),
+      ...jobReportExtras(this.usage, this.report.provenance, this.report.priced),
       records_done: this.done,
       record_count: this.total,
-      quotes: { ...this.quotes },
-      ...(this.modelVersion ? { model_version: this.modelVersion } : {}),
+      quotes: this.quotes,
+      ...(model ? { model_version: model } : {}),
     };
   }
 }
 
-const toPartial = (c: RecordCheckpoint): PartialRecord => ({ record: c.record, ...(c.error ? { error: c.error } : {}) });
+const toPartial = (o: RecordOutcome): PartialRecord => ({ record: o.record, ...(o.error ? { error: o.error } : {}) });
 
 /** One record the run still has to extract, with its place in the input. */
 interface PendingRecord {
@@ -118,15 +93,16 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     // A capped job stops once the provider-reported cost of its records (restored ones included) exceeds the ceiling.
     const meter = CostMeter.of(ctx.params);
     const where = () => `after ${progress.done} of ${total} records`;
-    const stage = await CheckpointedStage.open<RecordCheckpoint>(ctx, EXTRACTION_STAGE);
-    // A checkpoint holds the record's whole output: all of them are restored before any call, so a
-    // failed run keeps every record it paid for and the ceiling judges them first.
-    for (const [unit, checkpoint] of stage.takeSaved()) {
+    const stage = await CheckpointedStage.open<RecordOutcome>(ctx, EXTRACTION_STAGE);
+    // A checkpoint holds the record's whole outcome: all of them are restored before any call, so
+    // a failed run keeps every record it paid for and the ceiling judges them first.
+    for (const [unit, saved] of stage.takeSaved()) {
       const index = Number(unit);
-      if (!Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
-      finished[index] = toPartial(checkpoint);
-      progress.add(checkpoint);
-      meter.count(checkpoint.usage);
+      const checkpoint = RecordCheckpoint.safeParse(saved);
+      if (!checkpoint.success || !Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
+      finished[index] = toPartial(checkpoint.data);
+      progress.add(checkpoint.data);
+      meter.count(checkpoint.data.usage);
     }
     if (progress.done > 0) ctx.logger.info({ restored: progress.done, total }, "resuming from checkpoints");
     await ctx.partials.append(finished.flatMap((c) => (c ? [c] : [])));
@@ -139,15 +115,15 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
         concurrency: deps.concurrency,
         key: (unit) => String(unit.index),
         // The loop's signal fires at a fatal provider error or the ceiling: the calls in flight stop unpaid.
-        run: async (unit, signal) => toCheckpoint(await extractRecord(deps.llm, plan, unit.record, signal)),
-        settle: async (unit, checkpoint) => {
-          const record = toPartial(checkpoint);
+        run: (unit, signal) => extractRecord(deps.llm, plan, unit.record, signal),
+        settle: async (unit, outcome) => {
+          const record = toPartial(outcome);
           finished[unit.index] = record;
-          progress.add(checkpoint);
+          progress.add(outcome);
           await ctx.partials.append([record]);
           // Throttled by the worker; progress never goes backwards there either.
           void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
-          meter.add(checkpoint.usage, where);
+          meter.add(outcome.usage, where);
         },
       });
     } catch (error) {

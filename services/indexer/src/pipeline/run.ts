@@ -1,7 +1,7 @@
 import pLimit from "p-limit";
-import type { IndexerRecord } from "@litrev/contracts";
-import { addUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
-import { extractRecord, notProcessed, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "./extract-record";
+import type { IndexerRecord, LlmUsage } from "@litrev/contracts";
+import { accumulateUsage, firstModel } from "@litrev/llm";
+import { addQuotes, extractRecord, NO_QUOTES, notProcessed, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "./extract-record";
 
 export interface RunOptions {
   /** Provider calls in flight for this request (spec `max_workers`). */
@@ -106,15 +106,7 @@ export async function runExtraction(
 
 /** Usage, model version and quote counts summed over record outcomes. */
 export function summarize(outcomes: readonly RecordOutcome[]): RunSummary {
-  let usage: LlmUsage = { ...ZERO_USAGE };
-  let modelVersion: string | undefined;
-  const quotes: QuoteStats = { claimed: 0, verified: 0, dropped: 0 };
-  for (const outcome of outcomes) {
-    usage = addUsage(usage, outcome.usage);
-    modelVersion ??= outcome.modelVersion;
-    quotes.claimed += outcome.quotes.claimed;
-    quotes.verified += outcome.quotes.verified;
-    quotes.dropped += outcome.quotes.dropped;
-  }
-  return { outcomes: [...outcomes], usage, modelVersion, quotes };
+  const usage = accumulateUsage(outcomes.map((o) => o.usage));
+  const quotes = outcomes.reduce((sum, o) => addQuotes(sum, o.quotes), NO_QUOTES);
+  return { outcomes: [...outcomes], usage, modelVersion: firstModel(usage), quotes };
 }
