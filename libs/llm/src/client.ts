@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import OpenAI, { APIError } from "openai";
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { z } from "zod";
-import { ServiceError, allowedModels, modelNotAllowedError } from "@litrev/contracts";
+import { ServiceError, allowedModels, modelNotAllowedError, type LlmUsage } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
 import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
 import { RateLimiter, rateLimitedFor, type Slot } from "./limiter";
@@ -13,7 +13,7 @@ import { costUsd, estimateTokens, priceFor } from "./pricing";
 import { DEFAULT_RETRY_POLICY, deadlineError, withRetry } from "./retry";
 import { structuredFormat, type StructuredFormat } from "./schema";
 import { providerIdentity, type ProviderIdentity } from "./provider-identity";
-import { accumulateUsage, type LlmUsage } from "./usage";
+import { accumulateUsage } from "./usage";
 
 /** The subset of a pino logger this library uses (it only reports retries and repairs). */
 export interface LlmLogger {
@@ -108,14 +108,14 @@ export interface StructuredResult<T> {
   data: T;
   /** Every choice that parsed and validated (all of them when `n` is 1 and the call succeeded). */
   choices: T[];
-  /** Totals over every request the call made, repairs included: all of them are billed. */
+  /**
+   * Totals over every request the call made, repairs included (all of them are billed): `calls`
+   * counts the replies, `retries` the attempts sent again, `models` the replies under the model
+   * string the provider reported last.
+   */
   usage: LlmUsage;
   /** The model the provider says answered, e.g. `gpt-5-nano-2025-08-07`. */
   modelVersion: string;
-  /** Replies the provider sent for this call (repair requests included; each one is billed). */
-  requests: number;
-  /** Attempts that failed and were sent again (rate limits, timeouts, server errors). */
-  retries: number;
 }
 
 /** Everything kept per provider key. */
@@ -315,7 +315,8 @@ export class LlmClient {
         const outcome = decodeChoices(format, completion);
         if (outcome.values.length > 0) {
           const [data] = outcome.values as [z.output<S>, ...z.output<S>[]];
-          return { data, choices: outcome.values, usage: accumulateUsage(usages), modelVersion, requests: usages.length, retries: tally.retries };
+          const usage = { ...accumulateUsage(usages), retries: tally.retries, models: { [modelVersion]: usages.length } };
+          return { data, choices: outcome.values, usage, modelVersion };
         }
         if (outcome.refusal !== undefined) {
           // Asking again will not change the model's mind about this input.
@@ -446,13 +447,7 @@ export class LlmClient {
     metrics.tokens(pricedModel, "cached_input", cachedInputTokens);
     metrics.tokens(pricedModel, "output", outputTokens);
     metrics.costUsd(pricedModel, cost);
-    return {
-      inputTokens,
-      cachedInputTokens,
-      outputTokens,
-      totalTokens: usage?.total_tokens ?? inputTokens + outputTokens,
-      costUsd: cost,
-    };
+    return { calls: 1, input_tokens: inputTokens, cached_input_tokens: cachedInputTokens, output_tokens: outputTokens, cost_usd: cost };
   }
 
   private providerFor(providerKey: string | undefined): Provider {

@@ -37,5 +37,4 @@ export { StrictSchemaError, responseFormat, schemaName, structuredFormat, toStri
 export type { DecodeResult, JsonSchema, JsonSchemaResponseFormat, StructuredFormat } from "./schema";
 export { providerIdentity } from "./provider-identity";
 export type { ProviderIdentity } from "./provider-identity";
-export { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage } from "./usage";
-export type { LlmUsage } from "./usage";
+export { ZERO_USAGE, accumulateUsage, addUsage, firstModel, toContractUsage } from "./usage";
