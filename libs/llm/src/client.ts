@@ -6,6 +6,7 @@ import { ServiceError, allowedModels, modelNotAllowedError, type LlmUsage } from
 import { metrics } from "@litrev/telemetry";
 import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
 import { RateLimiter, rateLimitedFor, type Slot } from "./limiter";
+import type { SharedBudgets } from "./shared-budget";
 import { LruCache } from "./lru";
 import { DEFAULT_MODEL_ALIASES, loadModelAliases, modelRequestParams, resolveModel, type ReasoningEffort } from "./models";
 import { costUsd, estimateTokens, priceFor } from "./pricing";
@@ -25,8 +26,10 @@ export interface LlmClientOptions {
   /** OpenAI-compatible base URL ending in /v1; falls back to OPENAI_BASE_URL, then OpenAI. */
   baseURL?: string | undefined;
   logger?: LlmLogger | undefined;
-  /** Requests in flight per provider key (default 16). */
+  /** Requests in flight per provider key (default 48), across the replicas that share `sharedBudgets`. */
   concurrency?: number | undefined;
+  /** The replicas' common membership per key (shared-budget.ts); without it, the budget is this process's alone. */
+  sharedBudgets?: SharedBudgets | undefined;
   /** Fixed pace for providers that send no rate-limit headers. */
   requestsPerMinute?: number | undefined;
   tokensPerMinute?: number | undefined;
@@ -136,7 +139,8 @@ export function keyDigest(key: string): string {
 /**
  * Structured (JSON-schema) chat completions against any OpenAI-compatible provider, with one
  * retry policy, one limiter per provider key, reply validation and repair, and cost accounting.
- * Create one per process: limiters only coordinate the calls of the client that owns them.
+ * Create one per process: a key's limiter coordinates the calls of this process, and, given
+ * `sharedBudgets`, keeps them to this replica's share of the key's budget.
  */
 export class LlmClient {
   private readonly apiKey: string | undefined;
@@ -153,6 +157,7 @@ export class LlmClient {
   private readonly maxDelayMs: number;
   private readonly limiterOptions: { concurrency?: number | undefined; requestsPerMinute?: number | undefined; tokensPerMinute?: number | undefined };
   private readonly providers: LruCache<string, Provider>;
+  private readonly sharedBudgets: SharedBudgets | undefined;
   private readonly configuredModels: readonly string[] | undefined;
   private readonly declaredN: "honoured" | "ignored" | undefined;
   /** Set once any key's reply showed the server gives one choice for `n` > 1 (the same server for every key). */
@@ -177,8 +182,12 @@ export class LlmClient {
       tokensPerMinute: options.tokensPerMinute,
     };
     this.providers = new LruCache(options.maxCachedKeys ?? 32, (provider) => provider.limiter.busy);
+    this.sharedBudgets = options.sharedBudgets;
     this.configuredModels = options.allowedModels;
     this.declaredN = options.providerN;
+    // The server key's budget is joined at start, so that replicas know of each other before their
+    // first calls rather than after (keys sent with a request join with their first call).
+    if (this.apiKey && this.sharedBudgets) this.providerFor(undefined);
   }
 
   /**
@@ -457,10 +466,17 @@ export class LlmClient {
         // A caller's own key belongs to its own organisation: never attach ours from the environment.
         ...(override !== undefined && override !== this.apiKey ? { organization: null, project: null } : {}),
       }),
-      limiter: new RateLimiter(this.limiterOptions),
+      limiter: this.limiterFor(digest),
       // A server declared to give one choice is never asked for more (llama.cpp would answer 400).
       singleChoice: this.declaredN === "ignored",
     }));
+  }
+
+  /** A key's limiter, kept to this replica's share of the key's budget when replicas share it. */
+  private limiterFor(digest: string): RateLimiter {
+    const limiter = new RateLimiter(this.limiterOptions);
+    this.sharedBudgets?.join(digest, (share) => limiter.setShare(share));
+    return limiter;
   }
 }
 

@@ -16,6 +16,7 @@ export { errorHeaders, parseResetDuration, readRateLimitHeaders, retryAfterMs } 
 export type { HeaderReader, RateLimitSnapshot } from "./headers";
 export { DEFAULT_CONCURRENCY, RateLimiter } from "./limiter";
 export type { LimiterOptions, LimiterStats, Slot } from "./limiter";
+export { shareOf, type BudgetShare, type SharedBudgets } from "./shared-budget";
 export {
   DEFAULT_MODEL_ALIASES,
   baseModelName,
