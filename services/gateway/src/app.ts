@@ -13,7 +13,8 @@ import { consoleRoutes } from "./console/console-routes";
 import { configRoutes } from "./routes/config";
 import { forwardedRoutes } from "./routes/forwarded";
 import { healthRoutes } from "./routes/health";
-import { keyLimiter } from "./key-limits";
+import { KeyLimiter, keyUse } from "./key-limits";
+import { sharedLimits } from "./shared-limits";
 import { jsonSerializerCompiler, zodValidatorCompiler } from "./validation";
 
 declare module "fastify" {
@@ -101,7 +102,14 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: "Not Found" }));
 
   const identify = createKeyring(serviceKeys(env));
-  const admit = keyLimiter({ concurrency: env.KEY_CONCURRENCY, ratePerS: env.KEY_RATE_PER_S, burst: env.KEY_RATE_BURST });
+  const limits = new KeyLimiter(
+    { concurrency: env.KEY_CONCURRENCY, ratePerS: env.KEY_RATE_PER_S, burst: env.KEY_RATE_BURST, heavy: env.KEY_HEAVY_CONCURRENCY, streams: env.EVENT_STREAMS_PER_OWNER },
+    { shared: sharedLimits(deps.link, deps.logger), logger: deps.logger },
+  );
+  app.addHook("onClose", (_app, done) => {
+    limits.close();
+    done();
+  });
   app.decorateRequest("principal", null);
   const PUBLIC = env.DOCS_PUBLIC ? [...HEALTH, ...CONSOLE, ...DOCS] : [...HEALTH, ...CONSOLE];
   // Callback-style hooks: on the hot poll path an async hook costs a promise per request.
@@ -115,14 +123,16 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (principal.role !== "admin" && request.method !== "GET" && request.method !== "HEAD" && request.routeOptions.url?.startsWith("/v1/config/")) {
       return done(new ServiceError("forbidden", "This service key may use the API but not change configuration (it is not an admin key)"));
     }
-    // Everything but reads counts against its owner's limits, before its body is read (docs/limits.md).
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      const admission = admit(principal.owner);
+    // Everything but light reads counts against its owner's limits, before its body is read (docs/limits.md).
+    const use = keyUse(request.method, request.routeOptions.url);
+    if (!use || !limits.counts(use)) return done();
+    limits.admit(principal.owner, use).then((admission) => {
       if (admission.refusal) return done(admission.refusal);
-      // Whether the response was sent or the client went away.
-      reply.raw.once("close", admission.release);
-    }
-    done();
+      // Whether the response was sent or the client went away (already, while the limits were asked).
+      if (reply.raw.closed) admission.release();
+      else reply.raw.once("close", admission.release);
+      done();
+    }, done);
   });
 
   // Route templates, never raw URLs, so job ids do not become metric series.
