@@ -9,7 +9,9 @@ const DAY = 86_400_000;
 function quotas(settings: { bytes: number; liveJobs: number; keptForMs?: number }) {
   let now = 10 * DAY;
   const live = new Set<string>();
-  const storage = new OwnerStorage(new LocalRecords(), "screening", { keptForMs: 30 * DAY, ...settings }, async (id) => live.has(id), () => now);
+  const ended = new Set<string>();
+  const state = async (id: string) => (live.has(id) ? "active" : ended.has(id) ? "ended" : "none") as "active" | "ended" | "none";
+  const storage = new OwnerStorage(new LocalRecords(), "screening", { keptForMs: 30 * DAY, ...settings }, state, () => now);
   const reserve = async (owner: string, id: string, input: number, results = 0) => {
     try {
       await storage.reserve(owner, id, { input: input * MB, results: results * MB });
@@ -19,7 +21,11 @@ function quotas(settings: { bytes: number; liveJobs: number; keptForMs?: number 
       return error as { category: string; message: string; retryAfterMs?: number; simple?: boolean };
     }
   };
-  return { storage, reserve, live, advance: (ms: number) => (now += ms) };
+  const end = (id: string) => {
+    live.delete(id);
+    ended.add(id);
+  };
+  return { storage, reserve, live, end, advance: (ms: number) => (now += ms) };
 }
 
 describe("OwnerStorage", () => {
@@ -40,31 +46,35 @@ describe("OwnerStorage", () => {
     expect(refused!.message).toMatch(/about 11\.0 MB .* whole quota of 10\.0 MB \(OWNER_STORAGE_MB/);
   });
 
-  it("bounds live jobs per owner, and frees a place once a job is no longer live", async () => {
-    const { reserve, live, advance } = quotas({ bytes: 0, liveJobs: 2 });
+  it("bounds live jobs per owner, and frees a place once a job has ended or its state is gone", async () => {
+    const { reserve, live, end, advance } = quotas({ bytes: 0, liveJobs: 2 });
     expect(await reserve("alice", "a", 1)).toBeNull();
     expect(await reserve("alice", "b", 1)).toBeNull();
     const refused = await reserve("alice", "c", 1);
     expect(refused).toMatchObject({ category: "rate_limit", retryAfterMs: 30_000 });
     expect(refused!.message).toMatch(/already has 2 jobs pending or running \(OWNER_MAX_LIVE_JOBS/);
-    live.delete("a");
-    // A fresh reservation is trusted as live for a while (its state may not be written yet).
-    expect(await reserve("alice", "c", 1)).not.toBeNull();
-    advance(61_000);
+    end("a");
     expect(await reserve("alice", "c", 1)).toBeNull();
+    // A reservation without a live state is an admission still writing it, for a while; then it is gone.
+    live.delete("b");
+    expect(await reserve("alice", "d", 1)).not.toBeNull();
+    advance(11_000);
+    live.delete("c");
+    end("c");
+    expect(await reserve("alice", "d", 1)).toBeNull();
+    expect(await reserve("alice", "e", 1)).toBeNull();
   });
 
   it("releases an ended job's input at once and its results when they expire", async () => {
-    const { reserve, live, advance } = quotas({ bytes: 10 * MB, liveJobs: 100, keptForMs: 30 * DAY });
+    const { reserve, end, advance } = quotas({ bytes: 10 * MB, liveJobs: 100, keptForMs: 30 * DAY });
     expect(await reserve("alice", "a", 6, 3)).toBeNull();
-    live.delete("a");
-    advance(61_000);
+    end("a");
     // 3 MB of results stay counted: 7 MB more fit, 8 do not.
     const refused = await reserve("alice", "b", 8);
     expect(refused).toMatchObject({ category: "rate_limit" });
     expect(refused!.retryAfterMs).toBe(86_400_000); // the results expire in a month; a day is the longest wait said
     expect(await reserve("alice", "b", 7)).toBeNull();
-    live.delete("b");
+    end("b");
     advance(31 * DAY);
     expect(await reserve("alice", "c", 10)).toBeNull();
   });

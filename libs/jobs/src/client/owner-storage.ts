@@ -25,8 +25,8 @@ export interface StorageRecord {
 
 /** Kept results are counted in slots of this share of their retention (they expire up to one slot late). */
 const SLOTS = 32;
-/** A reservation younger than this is counted as live without asking: its admission may not have written the job's state yet. */
-const ADMISSION_GRACE_MS = 60_000;
+/** A reservation younger than this whose job has no live state yet is still live: its admission is writing the state. */
+const ADMISSION_GRACE_MS = 10_000;
 /** The shortest and longest wait a storage refusal suggests. */
 const MIN_WAIT_MS = 5_000;
 const MAX_WAIT_MS = 86_400_000;
@@ -48,8 +48,8 @@ export class OwnerStorage {
     private readonly records: RecordStore,
     private readonly service: JobService,
     private readonly settings: OwnerStorageSettings,
-    /** Whether a job is still pending or running (its live state). */
-    private readonly isLive: (jobId: string) => Promise<boolean>,
+    /** Whether a job is pending or running, has ended, or has no live state (never written, expired or released). */
+    private readonly jobState: (jobId: string) => Promise<"active" | "ended" | "none">,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -70,13 +70,13 @@ export class OwnerStorage {
     });
   }
 
-  /** The owner's reservations that are no longer live jobs (a read, then one look-up per reservation past its grace). */
+  /** The owner's reservations whose jobs are no longer live (the record, then one look-up per reservation, from the service's mirror where it can). */
   async #ended(key: string, jobId: string): Promise<string[]> {
     const record = await this.records.change(key, (current: StorageRecord | undefined) => ({ next: cleaned(current, [], this.settings, this.now()), result: current }));
     const now = this.now();
-    const candidates = Object.entries(record?.live ?? {}).filter(([id, [, , at]]) => id !== jobId && now - at > ADMISSION_GRACE_MS);
-    const live = await Promise.all(candidates.map(([id]) => this.isLive(id)));
-    return candidates.filter((_, i) => !live[i]).map(([id]) => id);
+    const candidates = Object.entries(record?.live ?? {}).filter(([id]) => id !== jobId);
+    const states = await Promise.all(candidates.map(([id]) => this.jobState(id)));
+    return candidates.filter(([, [, , at]], i) => states[i] === "ended" || (states[i] === "none" && now - at > ADMISSION_GRACE_MS)).map(([id]) => id);
   }
 }
 

@@ -77,7 +77,7 @@ export async function serveJobKind<C extends KindRequest, E extends { model: str
       },
       async (jobId) => {
         const entry = await jobs.mirror.fetch(jobId);
-        return !!entry && isActive(entry.state);
+        return !entry ? "none" : isActive(entry.state) ? "active" : "ended";
       },
     ),
     pricing,
