@@ -22,9 +22,9 @@ import type { AttackOp, AttackPlan } from "./support/owner-attacker";
 
 const KEYS = { alice: "alice-use-key-0123456789abcdef", mallory: "mallory-use-key-0123456789abcdef" };
 type Owner = keyof typeof KEYS;
-const ATTACK_MS = 6_000;
-const BASELINE_MS = 3_000;
-const LIMITS = { KEY_RATE_PER_S: "40", KEY_RATE_BURST: "60", KEY_HEAVY_CONCURRENCY: "2", EVENT_STREAMS_PER_OWNER: "4", OWNER_STORAGE_MB: "3", OWNER_MAX_LIVE_JOBS: "6" };
+const ATTACK_MS = 4_000;
+const BASELINE_MS = 2_000;
+const LIMITS = { KEY_RATE_PER_S: "40", KEY_RATE_BURST: "60", KEY_HEAVY_CONCURRENCY: "2", EVENT_STREAMS_PER_OWNER: "4", OWNER_STORAGE_MB: "5", OWNER_MAX_LIVE_JOBS: "6" };
 
 interface Op {
   who: Owner;
@@ -173,5 +173,30 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     expect(mallory.filter((h) => h.op === "create" && h.status === 413 && /OWNER_STORAGE_MB/.test(h.detail))).toHaveLength(1);
     // And she was served within her limits too (a checker that passed an attacker refused outright would prove nothing).
     expect(mallory.filter((h) => h.status === 200 && (h.op === "export" || h.op === "report")).length).toBeGreaterThan(0);
+  }, 90_000);
+
+  it("counts polls of a large finished job (streamed in parts) as heavy reads, and never small polls", async () => {
+    const small = await finishedJob("mallory", 3);
+    // Short abstracts: a body over one part (1 MiB), an input well within her storage quota.
+    const big = await createJob("mallory", screeningPapers(2_500).map((p) => ({ ...p, abstract: "a" })), { project_id: 7 });
+    expect(big.status, JSON.stringify(big.body)).toBe(200);
+    const id = big.body.job_id as string;
+    const poll = (who: Owner, job: string) => stack.http("GET", `/v1/screening/jobs/${job}`, undefined, { headers: { "x-api-key": KEYS[who] } });
+    await waitFor(async () => (await poll("mallory", id)).body?.status === "completed", 60_000, 250);
+    expect(JSON.stringify((await poll("mallory", id)).body).length).toBeGreaterThan(1024 * 1024);
+
+    // Twelve at once: beyond her two heavy places (KEY_HEAVY_CONCURRENCY=2) while the others stream, a poll is refused…
+    const large = await Promise.all(Array.from({ length: 12 }, () => poll("mallory", id)));
+    const refused = large.filter((r) => r.status === 429);
+    expect(refused.length).toBeGreaterThan(0);
+    expect(large.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(2);
+    for (const r of refused) {
+      expect(r.body.detail.message).toMatch(/KEY_HEAVY_CONCURRENCY/);
+      expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    }
+    expect(large.every((r) => r.status === 200 || r.status === 429)).toBe(true);
+    // …while polls of her small job are never counted, however many at once.
+    const smallPolls = await Promise.all(Array.from({ length: 12 }, () => poll("mallory", small)));
+    expect(smallPolls.map((r) => r.status)).toEqual(Array(12).fill(200));
   }, 90_000);
 });

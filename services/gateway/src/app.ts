@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { randomUUID } from "node:crypto";
 import { ServiceError } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
@@ -21,6 +21,11 @@ declare module "fastify" {
   interface FastifyRequest {
     /** Whose service key the request carries (null on the open routes). */
     principal: Principal | null;
+    /**
+     * Counts a read that turned out heavy once its answer was known (a large finished job's poll)
+     * against its owner's limits like an export; throws the 429 when over them (docs/limits.md).
+     */
+    countHeavyRead(reply: FastifyReply): Promise<void>;
   }
 }
 
@@ -111,6 +116,12 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     done();
   });
   app.decorateRequest("principal", null);
+  app.decorateRequest("countHeavyRead", async function (this: FastifyRequest, reply: FastifyReply) {
+    if (!this.principal || !limits.counts("heavy")) return;
+    const admission = await limits.admit(this.principal.owner, "heavy");
+    if (admission.refusal) throw admission.refusal;
+    holdUntilClosed(reply, admission.release);
+  });
   const PUBLIC = env.DOCS_PUBLIC ? [...HEALTH, ...CONSOLE, ...DOCS] : [...HEALTH, ...CONSOLE];
   // Callback-style hooks: on the hot poll path an async hook costs a promise per request.
   app.addHook("onRequest", (request, reply, done) => {
@@ -128,9 +139,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (!use || !limits.counts(use)) return done();
     limits.admit(principal.owner, use).then((admission) => {
       if (admission.refusal) return done(admission.refusal);
-      // Whether the response was sent or the client went away (already, while the limits were asked).
-      if (reply.raw.closed) admission.release();
-      else reply.raw.once("close", admission.release);
+      holdUntilClosed(reply, admission.release);
       done();
     }, done);
   });
@@ -147,6 +156,12 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(forwardedRoutes(deps));
   await app.register(consoleRoutes());
   return app;
+}
+
+/** Keeps a place until the response was sent or the client went away (already, maybe, while the limits were asked). */
+function holdUntilClosed(reply: FastifyReply, release: () => void): void {
+  if (reply.raw.closed) release();
+  else reply.raw.once("close", release);
 }
 
 /** Fastify's own client errors (size, media type, …) as ServiceErrors; never a 500 for a client mistake. */

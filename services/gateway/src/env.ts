@@ -53,7 +53,7 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend(RequestLi
   KEY_CONCURRENCY: z.coerce.number().int().min(0).max(100_000).default(64),
   KEY_RATE_PER_S: z.coerce.number().min(0).max(1_000_000).default(100),
   KEY_RATE_BURST: z.coerce.number().int().min(1).max(1_000_000).default(300),
-  /** Per owner, across replicas: exports, reports and validations in flight at once (each reads a whole finished job). 0: no limit. */
+  /** Per owner, across replicas: exports, reports, validations and polls of large finished jobs in flight at once (each reads a whole finished job). 0: no limit. */
   KEY_HEAVY_CONCURRENCY: z.coerce.number().int().min(0).max(100_000).default(4),
   /** Upper bound on a synchronous provider-backed call (criteria, indexer helpers). */
   RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),

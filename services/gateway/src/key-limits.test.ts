@@ -50,7 +50,7 @@ describe("KeyLimiter", () => {
     expect((await admit("alice", "heavy")).refusal).toBeUndefined();
     expect((await admit("alice", "heavy")).refusal).toBeUndefined();
     const heavy = await admit("alice", "heavy");
-    expect(heavy.refusal!.message).toMatch(/More than 2 exports, reports and validations .*KEY_HEAVY_CONCURRENCY/);
+    expect(heavy.refusal!.message).toMatch(/More than 2 exports, reports, validations and polls of large finished jobs .*KEY_HEAVY_CONCURRENCY/);
     for (let i = 0; i < 3; i++) expect((await admit("alice", "stream")).refusal).toBeUndefined();
     const stream = await admit("alice", "stream");
     expect(stream.refusal).toMatchObject({ retryAfterMs: 5_000 });

@@ -10,7 +10,7 @@ export interface KeyLimitSettings {
   ratePerS: number;
   /** Requests one owner may send at once above the sustained rate. */
   burst: number;
-  /** Heavy reads (exports, reports, validations) of one owner in flight at once; 0: no limit. */
+  /** Heavy reads (exports, reports, validations, polls of large finished jobs) of one owner in flight at once; 0: no limit. */
   heavy: number;
   /** Job event streams one owner holds open at once; 0: no limit. */
   streams: number;
@@ -91,7 +91,7 @@ export function take(record: OwnerRecord | undefined, use: KeyUse, holder: strin
     return refuse(refusal(`More than ${settings.concurrency} requests of this client in flight (KEY_CONCURRENCY, docs/limits.md); retry when one has ended`, 1_000));
   }
   if (use === "heavy" && settings.heavy > 0 && sum.heavy >= settings.heavy) {
-    return refuse(refusal(`More than ${settings.heavy} exports, reports and validations of this client at once (KEY_HEAVY_CONCURRENCY, docs/limits.md); retry when one has ended`, 1_000));
+    return refuse(refusal(`More than ${settings.heavy} exports, reports, validations and polls of large finished jobs of this client at once (KEY_HEAVY_CONCURRENCY, docs/limits.md); retry when one has ended`, 1_000));
   }
   if (use === "stream" && settings.streams > 0 && sum.streams >= settings.streams) {
     return refuse(refusal(`This client already has ${settings.streams} job event streams open (EVENT_STREAMS_PER_OWNER, docs/limits.md); close one or poll the job`, 5_000));

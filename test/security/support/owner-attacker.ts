@@ -70,7 +70,7 @@ await Promise.all([
   ...Array.from({ length: 3 }, () => storm(() => call("validation", "POST", `${job}/validation`, { labels: plan.labels }))),
   // M1: jobs that hold storage, three creators at once, and one job larger than the whole quota.
   ...Array.from({ length: 3 }, () => storm(() => create(bulky(40, 1.2), project++))),
-  create(bulky(100, 3.5), 99),
+  create(bulky(130, 6), 99),
 ]);
 leave.abort();
 await Promise.all(streams);
