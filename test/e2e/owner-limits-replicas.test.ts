@@ -31,6 +31,8 @@ describe("per-owner limits with two gateway replicas (real nats-server, criteria
         OPENAI_BASE_URL: provider.url,
       },
     });
+    // The criteria service created the limits bucket as it started; each gateway binds to it within 250 ms.
+    await new Promise((r) => setTimeout(r, 1_000));
   });
   afterAll(async () => {
     await stack?.stop();

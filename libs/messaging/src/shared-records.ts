@@ -41,10 +41,7 @@ export class SharedRecords implements RecordStore {
 
   private constructor(private readonly kv: KV) {}
 
-  /**
-   * Opens the bucket; services create it (within `NATS_QUOTA_LIMITS_MB`), a gateway binds to it
-   * with `create: false` (its NATS user may not create streams) and creates it only on an open NATS.
-   */
+  /** Opens the bucket; services create it (within `NATS_QUOTA_LIMITS_MB`), a gateway binds to it with `create: false` (its NATS user may not create streams). */
   static async open(nc: NatsConnection, options: { create?: boolean } = {}): Promise<SharedRecords> {
     const kvm = new Kvm(jetstream(nc, { timeout: KV_TIMEOUT_MS }));
     if (options.create === false) {
