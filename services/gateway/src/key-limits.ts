@@ -153,6 +153,7 @@ export class KeyLimiter {
   readonly #held = new Map<string, number>();
   readonly #renewal: NodeJS.Timeout;
   readonly #now: () => number;
+  #warnedAt = -Infinity;
 
   constructor(
     private readonly settings: KeyLimitSettings,
@@ -180,7 +181,11 @@ export class KeyLimiter {
         refused = await shared.change(key, change);
         store = shared;
       } catch (error) {
-        this.options.logger?.warn({ err: error }, "the shared limits could not be read; this gateway counts alone meanwhile");
+        // Once a minute at most: every counted request would say it while NATS is in trouble.
+        if (this.#now() - this.#warnedAt > 60_000) {
+          this.#warnedAt = this.#now();
+          this.options.logger?.warn({ err: error }, "the shared limits could not be read; this gateway counts alone meanwhile");
+        }
         refused = this.#local.changeNow(key, change);
       }
     } else refused = this.#local.changeNow(key, change);
