@@ -32,7 +32,7 @@ const MIN_WAIT_MS = 5_000;
 const MAX_WAIT_MS = 86_400_000;
 
 const MB = 1024 * 1024;
-const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
+const mb = (bytes: number) => (bytes < MB ? `${Math.ceil(bytes / 1024)} KB` : `${(bytes / MB).toFixed(1)} MB`);
 
 /**
  * Per-owner quotas on what a job service's jobs hold in storage, checked at admission before the
