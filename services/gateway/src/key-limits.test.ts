@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { LocalRecords, type RecordStore } from "@litrev/messaging";
 import { HOLDER_LEASE_MS, KeyLimiter, keyUse, type KeyLimitSettings } from "./key-limits";
 
@@ -85,6 +85,26 @@ describe("KeyLimiter", () => {
     expect((await live.admit("alice", "stream")).refusal).toBeDefined();
     advance(HOLDER_LEASE_MS + 1);
     expect((await live.admit("alice", "stream")).refusal).toBeUndefined();
+  });
+
+  it("keeps the places of a gateway that renews them, however long they are held", async () => {
+    vi.useFakeTimers();
+    try {
+      const { limiters, advance } = gateways({ streams: 1 }, 2);
+      const [holding, other] = limiters as [KeyLimiter, KeyLimiter];
+      const stream = await holding.admit("alice", "stream");
+      for (let i = 0; i < 12; i++) {
+        advance(HOLDER_LEASE_MS / 3);
+        await vi.advanceTimersByTimeAsync(HOLDER_LEASE_MS / 3);
+      }
+      expect((await other.admit("alice", "stream")).refusal).toBeDefined();
+      stream.release!();
+      await vi.advanceTimersByTimeAsync(0);
+      expect((await other.admit("alice", "stream")).refusal).toBeUndefined();
+      for (const limiter of limiters) limiter.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("counts in this gateway alone when the shared records cannot be reached", async () => {
