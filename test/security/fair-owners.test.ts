@@ -90,7 +90,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
 
   it("keeps alice's polls, exports, streams and creations answering while mallory attacks, and refuses mallory by her own limits", async () => {
     const alicesJob = await finishedJob("alice", 20);
-    const mallorysJob = await finishedJob("mallory", 200);
+    const mallorysJob = await finishedJob("mallory", 100);
     const running = await createJob("mallory", screeningPapers(2), { mock: false, project_id: 1 });
     expect(running.status).toBe(200);
     const runningId = running.body.job_id as string;
@@ -104,12 +104,13 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     const victim = async (ms: number) => {
       const own = readEventStream(streamUrl(alicesJob), { headers: { "x-api-key": KEYS.alice }, timeoutMs: 10_000 });
       await loop(Date.now() + ms, async () => {
-        await call("alice", "poll", "GET", `/v1/screening/jobs/${alicesJob}`);
+        // Polls are what a client does most (and enough samples make the p99 more than the one slowest answer).
+        for (let i = 0; i < 3; i++) await call("alice", "poll", "GET", `/v1/screening/jobs/${alicesJob}`);
         await call("alice", "export", "GET", `/v1/screening/jobs/${alicesJob}/export?format=csv`);
         if (n % 3 === 0) await createJob("alice", screeningPapers(3), { project_id: 1_000 + n });
         if (n % 5 === 0) await call("alice", "list", "GET", "/v1/screening/jobs?limit=20");
         n++;
-        await new Promise((r) => setTimeout(r, 50));
+        await new Promise((r) => setTimeout(r, 20));
       });
       const stream = await own;
       history.push({ who: "alice", op: "stream", status: stream.status, ms: 0, retryAfter: null, detail: stream.events.at(-1)?.event ?? "" });
@@ -154,7 +155,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     // that even without the attack, within 3× her own p99 measured alone in this run).
     expect(alice.filter((h) => h.status !== 200).map((h) => `${h.op} ${h.status} ${h.detail}`)).toEqual([]);
     for (const op of ["poll", "export", "create", "list"]) expect(aliceOk.filter((h) => h.op === op).length, op).toBeGreaterThanOrEqual(1);
-    expect(aliceOk.length).toBeGreaterThanOrEqual(8);
+    expect(aliceOk.length).toBeGreaterThanOrEqual(20);
     expect(alice.find((h) => h.op === "stream")).toMatchObject({ status: 200, detail: "end" });
     expect(p99).toBeLessThan(Math.max(1_000, 3 * baselineP99));
 
