@@ -66,7 +66,7 @@ function openStream(url: string, signal: AbortSignal): Promise<StreamCount> {
 const provider = await startFakeProvider({ latencyMs: 60_000 });
 const stack = await startStack({
   services: { screening: 1 },
-  env: { OPENAI_API_KEY: "sk-bench-events", OPENAI_BASE_URL: provider.url, LLM_CONCURRENCY: "1", LLM_DEADLINE_MS: "600000", MAX_EVENT_STREAMS: String(STREAMS + 10) },
+  env: { OPENAI_API_KEY: "sk-bench-events", OPENAI_BASE_URL: provider.url, LLM_CONCURRENCY: "1", LLM_DEADLINE_MS: "600000", MAX_EVENT_STREAMS: String(STREAMS + 10), EVENT_STREAMS_PER_OWNER: String(STREAMS + 10) },
 });
 const hello = await startHelloServer();
 const helloUrl = `${hello.url}/hello`;

@@ -64,6 +64,8 @@ describe("job events (server-sent events) through the gateway", () => {
         INDEXER_JOB_RECORD_CONCURRENCY: "1",
         EVENT_HEARTBEAT_MS: "300",
         MAX_EVENT_STREAMS: "300",
+        // 200 streams of one key below: this suite is about a gateway's streams, not one owner's share.
+        EVENT_STREAMS_PER_OWNER: "300",
       },
     });
   });

@@ -67,8 +67,9 @@ describe(`${CREATIONS} screening job creations across ${PROJECTS} projects in a 
     stack = await startStack({
       gateways: 2,
       services: { screening: 2 },
-      // One key fires all 200 creations at once: the per-key concurrency limit (429) is not what this test is about.
-      env: { OPENAI_API_KEY: "sk-resilience", OPENAI_BASE_URL: provider.url, JOB_CONCURRENCY: "32", LLM_CONCURRENCY: "64", KEY_CONCURRENCY: "0" },
+      // One key fires all 200 creations at once: its per-client limits (429: requests in flight, rate,
+      // live jobs) are not what this test is about.
+      env: { OPENAI_API_KEY: "sk-resilience", OPENAI_BASE_URL: provider.url, JOB_CONCURRENCY: "32", LLM_CONCURRENCY: "64", KEY_CONCURRENCY: "0", KEY_RATE_PER_S: "0", OWNER_MAX_LIVE_JOBS: "500" },
     });
     ({ link, infra } = await jobInfraFor(stack, "screening", "resilience-burst"));
   });

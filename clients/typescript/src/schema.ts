@@ -1240,7 +1240,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1461,7 +1461,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -1600,6 +1600,15 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
             /** @description Unexpected server error */
             500: {
                 headers: {
@@ -1681,6 +1690,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -1770,6 +1788,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -1925,6 +1952,15 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
             /** @description Unexpected server error */
             500: {
                 headers: {
@@ -2012,6 +2048,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */
@@ -2167,6 +2212,15 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
             /** @description Unexpected server error */
             500: {
                 headers: {
@@ -2249,7 +2303,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2376,7 +2430,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2496,7 +2550,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2614,7 +2668,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2741,7 +2795,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -2873,7 +2927,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3097,7 +3151,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3343,7 +3397,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3475,7 +3529,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3686,7 +3740,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -3935,7 +3989,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4053,7 +4107,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4178,7 +4232,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4302,7 +4356,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4484,7 +4538,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values */
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
             413: {
                 headers: {
                     [name: string]: unknown;

@@ -163,6 +163,8 @@ const forwarded = { ...keyed, 504: C } as const;
  * value-count limit, 429 over the client's own request limits (every route but reads).
  */
 const withBody = { 400: [...V, ...S], 413: S, 429: C } as const;
+/** Exports, reports and event streams: counted against the client's own request limits (429 with `Retry-After`). */
+const counted = { 429: C } as const;
 /** Query or path parameters: a field-level 400. */
 const withParams = { 400: V } as const;
 /** A synchronous provider call: the provider may reject the request (classified 400), limit it (429) or fail (502). */
@@ -247,7 +249,7 @@ export const apiOperations: readonly ApiOperation[] = [
     operationId: "exportScreeningJob",
     summary: "Download a completed screening job's results as CSV or JSON Lines, one row per paper",
     tag: "screening",
-    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+    errors: { ...forwarded, ...withParams, ...counted, 404: S, 409: S },
   },
   {
     method: "GET",
@@ -255,7 +257,7 @@ export const apiOperations: readonly ApiOperation[] = [
     operationId: "getScreeningJobReport",
     summary: "A finished screening job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON",
     tag: "screening",
-    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+    errors: { ...forwarded, ...withParams, ...counted, 404: S, 409: S },
   },
   {
     method: "GET",
@@ -263,7 +265,7 @@ export const apiOperations: readonly ApiOperation[] = [
     operationId: "streamScreeningJobEvents",
     summary: "Follow a screening job's progress as server-sent events, ending with its poll response",
     tag: "screening",
-    errors: { ...forwarded, ...withParams, 404: S },
+    errors: { ...forwarded, ...withParams, ...counted, 404: S },
   },
   {
     method: "POST",
@@ -307,7 +309,7 @@ export const apiOperations: readonly ApiOperation[] = [
     operationId: "exportIndexerJob",
     summary: "Download a completed extraction job's results as CSV or JSON Lines, one row per record",
     tag: "indexer",
-    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+    errors: { ...forwarded, ...withParams, ...counted, 404: S, 409: S },
   },
   {
     method: "GET",
@@ -315,7 +317,7 @@ export const apiOperations: readonly ApiOperation[] = [
     operationId: "getIndexerJobReport",
     summary: "A finished extraction job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON",
     tag: "indexer",
-    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+    errors: { ...forwarded, ...withParams, ...counted, 404: S, 409: S },
   },
   {
     method: "GET",
@@ -323,7 +325,7 @@ export const apiOperations: readonly ApiOperation[] = [
     operationId: "streamIndexerJobEvents",
     summary: "Follow an extraction job's progress as server-sent events, ending with its poll response",
     tag: "indexer",
-    errors: { ...forwarded, ...withParams, 404: S },
+    errors: { ...forwarded, ...withParams, ...counted, 404: S },
   },
   { method: "GET", path: "/v1/indexer/jobs", operationId: "listIndexerJobs", summary: "List extraction jobs, newest first", tag: "indexer", errors: { ...forwarded, ...withParams } },
   {

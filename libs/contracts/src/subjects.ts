@@ -39,6 +39,21 @@ export const configKeys = {
   anyKind: (serviceId: string) => `*.${serviceId}`,
 };
 
+/**
+ * The KV bucket of per-owner limit counters that must hold across replicas (docs/limits.md): each
+ * owner's request allowance shared by every gateway, and each owner's storage held by a job service's
+ * jobs. Changed only by compare-and-set. Owner ids are one key token (`OWNER_ID`: never a dot).
+ */
+export const LIMITS_BUCKET = "litrev_limits";
+export const limitKeys = {
+  /** An owner's requests (rate, in flight, heavy reads, event streams) across every gateway. */
+  gateway: (owner: string) => `gateway.${owner}`,
+  gatewayPrefix: "gateway",
+  /** What one owner's jobs of a job service hold in storage (bytes, live jobs). */
+  storage: (service: string, owner: string) => `storage.${service}.${owner}`,
+  storagePrefix: (service: string) => `storage.${service}`,
+};
+
 /** Configuration id of each backend service (the spec calls the indexer's `extraction`). */
 export const CONFIG_SERVICE_ID: Record<BackendService, string> = {
   criteria: "criteria",

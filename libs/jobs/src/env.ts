@@ -17,5 +17,13 @@ export const JobsEnv = JobKeySecretEnv.extend({
   JOB_RETENTION_MS: z.coerce.number().int().min(60_000).default(7 * 24 * 60 * 60 * 1000),
   /** How long the embedded store of record (used when MONGO_URL is unset) keeps a job after its last write. */
   JOB_STORE_RETENTION_MS: z.coerce.number().int().min(60_000).default(30 * 24 * 60 * 60 * 1000),
+  /**
+   * Per owner of service keys and job service (docs/limits.md): what its jobs may hold in storage
+   * (live jobs' inputs and an upper estimate of results, until the results expire), in MiB; 0: no limit.
+   * Over it: 429 (413 for a job larger than the whole quota), checked before the job's input is stored.
+   */
+  OWNER_STORAGE_MB: z.coerce.number().int().min(0).max(1024 * 1024).default(1024),
+  /** Per owner and job service: pending and running jobs at once; one more is answered 429. */
+  OWNER_MAX_LIVE_JOBS: z.coerce.number().int().min(1).max(500).default(100),
 });
 export type JobsEnv = z.infer<typeof JobsEnv>;

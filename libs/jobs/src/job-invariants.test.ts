@@ -7,9 +7,11 @@ import type { JsMsg } from "@nats-io/jetstream";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { jobDataObjects, ServiceError } from "@litrev/contracts";
+import { LocalRecords } from "@litrev/messaging";
 import { createLogger, metrics } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { admitJob, reapOrphans } from "./client/admission";
+import { OwnerStorage } from "./client/owner-storage";
 import { openJobInfra, type JobInfra } from "./infra";
 import { KeySealer } from "./key-sealer";
 import { newJobState } from "./state";
@@ -336,5 +338,24 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     expect(seen?.get("early")).toEqual({ by: "stale" });
     expect(seen?.has("late")).toBe(false);
     expect((await infra.registry.get(state.job_id))?.state).toMatchObject({ status: "completed", worker: "new-owner" });
+  });
+  it("admission reserves the owner's storage before storing anything, and a refused admission gives its reservation back", async () => {
+    const quota = new OwnerStorage(new LocalRecords(), "screening", { bytes: 10_000, liveJobs: 10, keptForMs: 60_000 }, async (id) => ((await infra.registry.get(id)) ? "active" : "none"));
+    const admit = (owner: string, resultBytes: number, jobId: string = randomUUID()) =>
+      admitJob(infra, new MemoryJobStore(), {
+        state: newJobState({ jobId, service: "screening", projectId: null, owner, modelVersion: "m", config: {}, estimatedCostUsd: null }),
+        input: { papers: ["p"] },
+        storage: { quota, resultBytes },
+        logger,
+      });
+    expect((await admit("alice", 6_000)).ok).toBe(true);
+    await expect(admit("alice", 6_000)).rejects.toMatchObject({ category: "rate_limit", message: expect.stringMatching(/OWNER_STORAGE_MB/) });
+    await expect(admit("alice", 20_000)).rejects.toMatchObject({ category: "too_large" });
+    expect((await admit("bob", 6_000)).ok).toBe(true); // another owner is untouched
+    // An admission that fails after its reservation (its job id taken: the live state cannot be created) holds nothing afterwards.
+    const taken = randomUUID();
+    expect((await admit("carol", 1_000, taken)).ok).toBe(true);
+    await expect(admit("carol", 8_000, taken)).rejects.toThrow();
+    expect((await admit("carol", 8_000)).ok).toBe(true);
   });
 });

@@ -9,3 +9,4 @@ export * from "./key-sealer";
 export * from "./permissions";
 export * from "./quotas";
 export * from "./provider-budgets";
+export * from "./shared-records";

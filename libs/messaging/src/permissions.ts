@@ -1,5 +1,7 @@
 import {
   CONFIG_BUCKET,
+  LIMITS_BUCKET,
+  limitKeys,
   CONFIG_SERVICE_ID,
   MODEL_ALIAS_KEYS,
   PROVIDER_BUDGET_BUCKET,
@@ -149,6 +151,9 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
         ...configWrites(BACKENDS.map((s) => configKeys.overrides(CONFIG_SERVICE_ID[s])).concat(MODEL_ALIAS_KEYS.overrides)),
         ...JOB_SERVICES.flatMap(readJobs),
         ...BACKENDS.flatMap((s) => usePayloads(s, false)),
+        // The per-owner request counters every gateway shares (never the services' storage records).
+        ...readStream(kvStream(LIMITS_BUCKET)),
+        `$KV.${LIMITS_BUCKET}.${limitKeys.gatewayPrefix}.>`,
       ],
       subscribe: inbox,
       allowResponses: false,
@@ -161,6 +166,9 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
       // Creating the shared config bucket (whoever starts first); writing only its own defaults.
       ...ownStream(kvStream(CONFIG_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
       ...configWrites([configKeys.defaults(configId), MODEL_ALIAS_KEYS.defaults]),
+      // Creating the limits bucket (whoever starts first); a job service writes only its own storage records.
+      ...ownStream(kvStream(LIMITS_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
+      ...(user === "criteria" ? [] : [`$KV.${LIMITS_BUCKET}.${limitKeys.storagePrefix(user)}.>`]),
       ...usePayloads(user, true),
       ...(user === "criteria" ? [] : ownJobs(user)),
       // Every replica that calls a provider: its heartbeats in the keys' shared budgets (created by whoever starts first).

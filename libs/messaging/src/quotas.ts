@@ -31,6 +31,8 @@ export const NatsQuotaEnv = z.object({
   NATS_QUOTA_STORE_INDEX_MB: mb(64),
   /** Per job service: the embedded store's items (kept JOB_STORE_RETENTION_MS). */
   NATS_QUOTA_STORE_ITEMS_MB: mb(3072),
+  /** Shared: per-owner limit counters (one small record per owner and gateway or job service). */
+  NATS_QUOTA_LIMITS_MB: mb(8),
 });
 export type NatsQuotaEnv = z.infer<typeof NatsQuotaEnv>;
 
@@ -48,6 +50,7 @@ export interface StorageQuotas {
   storeRowsBytes: number;
   storeIndexBytes: number;
   storeItemsBytes: number;
+  limitsBytes: number;
 }
 
 export const MAX_QUEUED_JOB_COMMANDS = 100_000;
@@ -73,6 +76,7 @@ export function storageQuotas(env: NodeJS.ProcessEnv = process.env): StorageQuot
     storeRowsBytes: q.NATS_QUOTA_STORE_ROWS_MB * MiB,
     storeIndexBytes: q.NATS_QUOTA_STORE_INDEX_MB * MiB,
     storeItemsBytes: q.NATS_QUOTA_STORE_ITEMS_MB * MiB,
+    limitsBytes: q.NATS_QUOTA_LIMITS_MB * MiB,
   };
 }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
-import { ConfigStore, NatsLink, PayloadStore, ProviderBudgets, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection } from "@litrev/messaging";
+import { ConfigStore, NatsLink, PayloadStore, ProviderBudgets, SharedRecords, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection, type RecordStore } from "@litrev/messaging";
 import { LlmClient, ModelAvailability, chooseModel } from "@litrev/llm";
 import { serviceVersion, type ServiceVersion } from "./service-version";
 import { createLogger, type Logger } from "@litrev/telemetry";
@@ -36,6 +36,8 @@ export interface ServiceRuntime {
   config(): ServiceConfigResponse;
   /** The process's one provider client; its alias table follows the config bucket. */
   readonly llm: LlmClient;
+  /** The limits bucket's records (per-owner counters shared by every replica, docs/limits.md). */
+  readonly limits: RecordStore;
   /**
    * The model for a request whose contract filled in `specDefault` when the client sent none:
    * the request's model → the service config's model → the spec's default (docs/architecture.md).
@@ -70,6 +72,8 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   const store = await ConfigStore.open(nc);
   // The service's bucket for large request and reply bodies exists before it serves a request.
   await PayloadStore.create(nc, service);
+  // The per-owner limit counters that gateways share and job services keep storage quotas in.
+  const limits = await SharedRecords.open(nc);
   await store.announce(configId, { config: definition.defaults, prompts: definition.prompts });
   let current = definition.defaults;
   const announced = definition.defaults.model;
@@ -114,7 +118,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   if (env.OPENAI_API_KEY) shutdown.add("model availability", availability.start(env.LLM_MODEL_CHECK_INTERVAL_MS));
 
   const version = serviceVersion(env.SERVICE_COMMIT);
-  const runtime: ServiceRuntime = { service, instance, logger, nc, shutdown, config: () => current, llm, model, version };
+  const runtime: ServiceRuntime = { service, instance, logger, nc, shutdown, config: () => current, llm, model, version, limits };
 
   const health = nc.subscribe(subjects.health(), {
     callback: (_err, msg) => {

@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { randomUUID } from "node:crypto";
 import { ServiceError } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
@@ -13,13 +13,19 @@ import { consoleRoutes } from "./console/console-routes";
 import { configRoutes } from "./routes/config";
 import { forwardedRoutes } from "./routes/forwarded";
 import { healthRoutes } from "./routes/health";
-import { keyLimiter } from "./key-limits";
+import { KeyLimiter, keyUse } from "./key-limits";
+import { sharedLimits } from "./shared-limits";
 import { jsonSerializerCompiler, zodValidatorCompiler } from "./validation";
 
 declare module "fastify" {
   interface FastifyRequest {
     /** Whose service key the request carries (null on the open routes). */
     principal: Principal | null;
+    /**
+     * Counts a read that turned out heavy once its answer was known (a large finished job's poll)
+     * against its owner's limits like an export; throws the 429 when over them (docs/limits.md).
+     */
+    countHeavyRead(reply: FastifyReply): Promise<void>;
   }
 }
 
@@ -101,8 +107,21 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: "Not Found" }));
 
   const identify = createKeyring(serviceKeys(env));
-  const admit = keyLimiter({ concurrency: env.KEY_CONCURRENCY, ratePerS: env.KEY_RATE_PER_S, burst: env.KEY_RATE_BURST });
+  const limits = new KeyLimiter(
+    { concurrency: env.KEY_CONCURRENCY, ratePerS: env.KEY_RATE_PER_S, burst: env.KEY_RATE_BURST, heavy: env.KEY_HEAVY_CONCURRENCY, streams: env.EVENT_STREAMS_PER_OWNER },
+    { shared: sharedLimits(deps.link, deps.logger), logger: deps.logger },
+  );
+  app.addHook("onClose", (_app, done) => {
+    limits.close();
+    done();
+  });
   app.decorateRequest("principal", null);
+  app.decorateRequest("countHeavyRead", async function (this: FastifyRequest, reply: FastifyReply) {
+    if (!this.principal || !limits.counts("heavy")) return;
+    const admission = await limits.admit(this.principal.owner, "heavy");
+    if (admission.refusal) throw admission.refusal;
+    holdUntilClosed(reply, admission.release);
+  });
   const PUBLIC = env.DOCS_PUBLIC ? [...HEALTH, ...CONSOLE, ...DOCS] : [...HEALTH, ...CONSOLE];
   // Callback-style hooks: on the hot poll path an async hook costs a promise per request.
   app.addHook("onRequest", (request, reply, done) => {
@@ -115,14 +134,14 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (principal.role !== "admin" && request.method !== "GET" && request.method !== "HEAD" && request.routeOptions.url?.startsWith("/v1/config/")) {
       return done(new ServiceError("forbidden", "This service key may use the API but not change configuration (it is not an admin key)"));
     }
-    // Everything but reads counts against its owner's limits, before its body is read (docs/limits.md).
-    if (request.method !== "GET" && request.method !== "HEAD") {
-      const admission = admit(principal.owner);
+    // Everything but light reads counts against its owner's limits, before its body is read (docs/limits.md).
+    const use = keyUse(request.method, request.routeOptions.url);
+    if (!use || !limits.counts(use)) return done();
+    limits.admit(principal.owner, use).then((admission) => {
       if (admission.refusal) return done(admission.refusal);
-      // Whether the response was sent or the client went away.
-      reply.raw.once("close", admission.release);
-    }
-    done();
+      holdUntilClosed(reply, admission.release);
+      done();
+    }, done);
   });
 
   // Route templates, never raw URLs, so job ids do not become metric series.
@@ -137,6 +156,12 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(forwardedRoutes(deps));
   await app.register(consoleRoutes());
   return app;
+}
+
+/** Keeps a place until the response was sent or the client went away (already, maybe, while the limits were asked). */
+function holdUntilClosed(reply: FastifyReply, release: () => void): void {
+  if (reply.raw.closed) release();
+  else reply.raw.once("close", release);
 }
 
 /** Fastify's own client errors (size, media type, …) as ServiceErrors; never a 500 for a client mistake. */

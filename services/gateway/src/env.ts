@@ -45,13 +45,16 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend(RequestLi
    */
   BODY_LIMIT_MB: z.coerce.number().int().min(1).max(1024).optional(),
   /**
-   * Per owner of service keys (docs/limits.md): requests other than reads (creations, synchronous
-   * calls, estimates, configuration writes) in flight at once, and their sustained rate per second
+   * Per owner of service keys, across every gateway replica (docs/limits.md): requests other than
+   * light reads (creations, synchronous calls, estimates, configuration writes, exports, reports,
+   * validations) in flight at once, and their sustained rate per second (event streams included)
    * with the burst allowed above it. Beyond either: `429` with `Retry-After`. 0 turns a limit off.
    */
   KEY_CONCURRENCY: z.coerce.number().int().min(0).max(100_000).default(64),
   KEY_RATE_PER_S: z.coerce.number().min(0).max(1_000_000).default(100),
   KEY_RATE_BURST: z.coerce.number().int().min(1).max(1_000_000).default(300),
+  /** Per owner, across replicas: exports, reports, validations and polls of large finished jobs in flight at once (each reads a whole finished job). 0: no limit. */
+  KEY_HEAVY_CONCURRENCY: z.coerce.number().int().min(0).max(100_000).default(4),
   /** Upper bound on a synchronous provider-backed call (criteria, indexer helpers). */
   RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /** Upper bound on reads (polls, listings, active job). */
@@ -78,6 +81,8 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend(RequestLi
   CONNECTION_TIMEOUT_MS: z.coerce.number().int().min(0).default(0),
   /** Job event streams (server-sent events) one gateway serves at once; one more is answered 503. */
   MAX_EVENT_STREAMS: z.coerce.number().int().min(1).max(100_000).default(1000),
+  /** Job event streams one owner holds open at once across every gateway (its share of the streams); one more is answered 429. 0: no limit. */
+  EVENT_STREAMS_PER_OWNER: z.coerce.number().int().min(0).max(100_000).default(100),
   /** How often an open event stream gets a comment line, so proxies and clients see it alive. */
   EVENT_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
 });

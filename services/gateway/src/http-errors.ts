@@ -9,6 +9,8 @@ export const HTTP_STATUS: Record<ErrorCategory, number> = {
   conflict: 409,
   rate_limit: 429,
   quota: 429,
+  // A job larger than its client's whole storage quota: no retry can help.
+  too_large: 413,
   unknown: 500,
   // The model answered, but not usably (the spec's codes: a failure on the server's side).
   model_output: 500,

@@ -1,55 +1,138 @@
-import { describe, expect, it } from "vitest";
-import { keyLimiter } from "./key-limits";
+import { describe, expect, it, vi } from "vitest";
+import { LocalRecords, type RecordStore } from "@litrev/messaging";
+import { HOLDER_LEASE_MS, KeyLimiter, keyUse, type KeyLimitSettings } from "./key-limits";
 
-/** A limiter on a clock the test moves. */
-function limiter(settings: { concurrency: number; ratePerS: number; burst: number }) {
-  let now = 0;
-  const admit = keyLimiter(settings, () => now);
-  return { admit, advance: (ms: number) => (now += ms) };
+const OFF: KeyLimitSettings = { concurrency: 0, ratePerS: 0, burst: 1, heavy: 0, streams: 0 };
+
+/** Limiters (one per gateway) on one store and a clock the test moves. */
+function gateways(settings: Partial<KeyLimitSettings>, count = 1, store: RecordStore = new LocalRecords()) {
+  let now = 1_000_000;
+  const limiters = Array.from({ length: count }, () => new KeyLimiter({ ...OFF, ...settings }, { shared: () => store, now: () => now }));
+  return { limiters, admit: limiters[0]!.admit.bind(limiters[0]), advance: (ms: number) => (now += ms) };
 }
 
-describe("keyLimiter", () => {
-  it("admits a burst, then the sustained rate, and says how long to wait", () => {
-    const { admit, advance } = limiter({ concurrency: 0, ratePerS: 10, burst: 5 });
-    for (let i = 0; i < 5; i++) admit("alice").release!();
-    const refused = admit("alice");
+describe("KeyLimiter", () => {
+  it("admits a burst, then the sustained rate, and says how long to wait", async () => {
+    const { admit, advance } = gateways({ ratePerS: 10, burst: 5 });
+    for (let i = 0; i < 5; i++) (await admit("alice", "request")).release!();
+    const refused = await admit("alice", "request");
     expect(refused.refusal).toMatchObject({ category: "rate_limit", retryable: true, retryAfterMs: 100 });
     expect(refused.refusal!.message).toMatch(/KEY_RATE_PER_S/);
     advance(50);
-    expect(admit("alice").refusal?.retryAfterMs).toBe(50);
+    expect((await admit("alice", "request")).refusal?.retryAfterMs).toBe(50);
     advance(50);
-    expect(admit("alice").release).toBeTypeOf("function");
-    expect(admit("alice").refusal).toBeDefined();
+    expect((await admit("alice", "request")).release).toBeTypeOf("function");
+    expect((await admit("alice", "request")).refusal).toBeDefined();
     // A second's worth of tokens, capped at the burst.
     advance(10_000);
-    for (let i = 0; i < 5; i++) expect(admit("alice").refusal).toBeUndefined();
-    expect(admit("alice").refusal).toBeDefined();
+    for (let i = 0; i < 5; i++) expect((await admit("alice", "stream")).refusal).toBeUndefined();
+    expect((await admit("alice", "heavy")).refusal).toBeDefined();
   });
 
-  it("bounds requests in flight, freeing a place when one ends (once, however often released)", () => {
-    const { admit } = limiter({ concurrency: 2, ratePerS: 0, burst: 1 });
-    const first = admit("alice");
-    const second = admit("alice");
-    const third = admit("alice");
+  it("bounds requests in flight, freeing a place when one ends (once, however often released)", async () => {
+    const { admit } = gateways({ concurrency: 2 });
+    const first = await admit("alice", "request");
+    const second = await admit("alice", "heavy");
+    const third = await admit("alice", "request");
     expect(third.refusal).toMatchObject({ category: "rate_limit", retryAfterMs: 1_000 });
     expect(third.refusal!.message).toMatch(/More than 2 requests .* in flight \(KEY_CONCURRENCY/);
     first.release!();
     first.release!();
-    expect(admit("alice").refusal).toBeUndefined();
-    expect(admit("alice").refusal).toBeDefined();
+    await Promise.resolve();
+    expect((await admit("alice", "request")).refusal).toBeUndefined();
+    expect((await admit("alice", "request")).refusal).toBeDefined();
     second.release!();
-    expect(admit("alice").refusal).toBeUndefined();
+    expect((await admit("alice", "request")).refusal).toBeUndefined();
   });
 
-  it("keeps owners apart: one client's exhausted limits leave another's whole", () => {
-    const { admit } = limiter({ concurrency: 3, ratePerS: 1, burst: 3 });
-    for (let i = 0; i < 3; i++) expect(admit("bob").refusal).toBeUndefined();
-    expect(admit("bob").refusal).toBeDefined();
-    for (let i = 0; i < 3; i++) expect(admit("alice").refusal).toBeUndefined();
+  it("bounds heavy reads and event streams apart from each other and from requests", async () => {
+    const { admit } = gateways({ concurrency: 10, heavy: 2, streams: 3 });
+    expect((await admit("alice", "heavy")).refusal).toBeUndefined();
+    expect((await admit("alice", "heavy")).refusal).toBeUndefined();
+    const heavy = await admit("alice", "heavy");
+    expect(heavy.refusal!.message).toMatch(/More than 2 exports, reports, validations and polls of large finished jobs .*KEY_HEAVY_CONCURRENCY/);
+    for (let i = 0; i < 3; i++) expect((await admit("alice", "stream")).refusal).toBeUndefined();
+    const stream = await admit("alice", "stream");
+    expect(stream.refusal).toMatchObject({ retryAfterMs: 5_000 });
+    expect(stream.refusal!.message).toMatch(/already has 3 job event streams open \(EVENT_STREAMS_PER_OWNER/);
+    // Streams hold no request place; heavy reads hold one each.
+    for (let i = 0; i < 8; i++) expect((await admit("alice", "request")).refusal).toBeUndefined();
+    expect((await admit("alice", "request")).refusal).toBeDefined();
+    // Another owner is untouched.
+    expect((await admit("bob", "heavy")).refusal).toBeUndefined();
+    expect((await admit("bob", "stream")).refusal).toBeUndefined();
   });
 
-  it("turns each limit off at 0", () => {
-    const { admit } = limiter({ concurrency: 0, ratePerS: 0, burst: 1 });
-    for (let i = 0; i < 10_000; i++) expect(admit("alice").refusal).toBeUndefined();
+  it("gives one owner the allowance of one gateway, however many gateways share the records", async () => {
+    const { limiters } = gateways({ concurrency: 4, ratePerS: 1, burst: 6 }, 3);
+    const admitted = [];
+    for (let i = 0; i < 9; i++) admitted.push(await limiters[i % 3]!.admit("alice", "request"));
+    expect(admitted.filter((a) => a.release)).toHaveLength(4); // in flight, across the three
+    for (const a of admitted) a.release?.();
+    await new Promise((r) => setImmediate(r));
+    const more = [];
+    for (let i = 0; i < 6; i++) more.push(await limiters[i % 3]!.admit("alice", "request"));
+    expect(more.filter((a) => a.release)).toHaveLength(2); // the burst's 6 tokens, 4 spent above
+    expect(more.find((a) => a.refusal)!.refusal!.message).toMatch(/KEY_RATE_PER_S/);
+  });
+
+  it("frees the places of a gateway that stopped renewing them once its lease runs out", async () => {
+    const { limiters, advance } = gateways({ streams: 2 }, 2);
+    const [gone, live] = limiters as [KeyLimiter, KeyLimiter];
+    expect((await gone.admit("alice", "stream")).refusal).toBeUndefined();
+    expect((await gone.admit("alice", "stream")).refusal).toBeUndefined();
+    gone.close(); // it stops renewing (as if it had crashed)
+    expect((await live.admit("alice", "stream")).refusal).toBeDefined();
+    advance(HOLDER_LEASE_MS + 1);
+    expect((await live.admit("alice", "stream")).refusal).toBeUndefined();
+  });
+
+  it("keeps the places of a gateway that renews them, however long they are held", async () => {
+    vi.useFakeTimers();
+    try {
+      const { limiters, advance } = gateways({ streams: 1 }, 2);
+      const [holding, other] = limiters as [KeyLimiter, KeyLimiter];
+      const stream = await holding.admit("alice", "stream");
+      for (let i = 0; i < 12; i++) {
+        advance(HOLDER_LEASE_MS / 3);
+        await vi.advanceTimersByTimeAsync(HOLDER_LEASE_MS / 3);
+      }
+      expect((await other.admit("alice", "stream")).refusal).toBeDefined();
+      stream.release!();
+      await vi.advanceTimersByTimeAsync(0);
+      expect((await other.admit("alice", "stream")).refusal).toBeUndefined();
+      for (const limiter of limiters) limiter.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("counts in this gateway alone when the shared records cannot be reached", async () => {
+    const failing: RecordStore = { change: () => Promise.reject(new Error("NATS is down")) };
+    const { admit } = gateways({ concurrency: 1 }, 1, failing);
+    const first = await admit("alice", "request");
+    expect(first.release).toBeTypeOf("function");
+    expect((await admit("alice", "request")).refusal).toBeDefined();
+  });
+
+  it("turns each limit off at 0", async () => {
+    const { limiters, admit } = gateways({});
+    for (const use of ["request", "heavy", "stream"] as const) expect(limiters[0]!.counts(use)).toBe(false);
+    for (let i = 0; i < 1_000; i++) expect((await admit("alice", "request")).refusal).toBeUndefined();
+  });
+});
+
+describe("keyUse", () => {
+  it("counts writes and heavy reads, never polls, listings or active-job reads", () => {
+    expect(keyUse("POST", "/v1/screening/jobs")).toBe("request");
+    expect(keyUse("PUT", "/v1/config/screening")).toBe("request");
+    expect(keyUse("GET", "/v1/screening/jobs/:job_id/export")).toBe("heavy");
+    expect(keyUse("GET", "/v1/indexer/jobs/:job_id/report")).toBe("heavy");
+    expect(keyUse("POST", "/v1/screening/jobs/:job_id/validation")).toBe("heavy");
+    expect(keyUse("GET", "/v1/indexer/jobs/:job_id/events")).toBe("stream");
+    expect(keyUse("GET", "/v1/screening/jobs/:job_id")).toBeNull();
+    expect(keyUse("GET", "/v1/screening/jobs")).toBeNull();
+    expect(keyUse("GET", "/v1/screening/active-job")).toBeNull();
+    expect(keyUse("POST", undefined)).toBe("request");
   });
 });

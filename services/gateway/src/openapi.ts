@@ -43,7 +43,7 @@ const STATUS_TEXT: Record<number, string> = {
   401: "Missing or invalid service key, or an invalid provider key (`error_code` `auth`)",
   404: "Not found",
   409: "Another job for this project is pending or running",
-  413: "The request body exceeds the size limit or holds too many JSON values",
+  413: "The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota",
   429: "This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable)",
   500: "Unexpected server error",
   502: "The provider failed or could not be reached, after retries (retryable)",

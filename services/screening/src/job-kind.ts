@@ -4,6 +4,7 @@ import {
   DEFAULT_MODEL,
   LIMIT_CEILINGS,
   operations,
+  screeningResultChars,
   type Provenance,
   type ScreeningCriterion,
   type ScreeningJobParams,
@@ -40,6 +41,7 @@ export function screeningJobKind(options: ScreeningKindOptions) {
     defaultModel: DEFAULT_MODEL.screening,
     estimateOf: (request, count) => ({ papers_count: count, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length }),
     estimate: (request, aliases) => estimateScreening(request, aliases, options.provider?.()),
+    resultChars: (request, count) => screeningResultChars(count, request.repetitions, request.criteria.map((c) => c.name)),
     ceilingScope: (request, count) => `${count} papers × ${request.repetitions} repetitions`,
     unmetered: (request) => request.mock,
     admit: (request, { count, resolved, priced }) => {

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { JOB_KINDS, jobDataObjects, ServiceError, type LiveJobState, type ObjectRef } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, JOB_KINDS, jobDataObjects, ServiceError, type LiveJobState, type ObjectRef } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
 import { putListInput, type ListHead } from "../list-input";
@@ -8,6 +8,7 @@ import type { LiveEntry } from "../registry";
 import { durationMs, isActive, ownedBy } from "../state";
 import { toStoredJob, type JobStore, type StoredJob } from "../store/job-store";
 import { asUnavailable } from "../nats-errors";
+import type { OwnerStorage } from "./owner-storage";
 
 export interface AdmitRequest {
   /** The `pending` state (see `newJobState`); its `project_id` is the exclusivity key where the job kind has one. */
@@ -32,6 +33,11 @@ export interface AdmitRequest {
    * cost ceiling). Throwing refuses the job; the project is released again.
    */
   check?: () => void;
+  /**
+   * The owner's storage quota, and an upper estimate of the job's results in bytes: the job's input
+   * and results are reserved after the admission's own check and before anything is stored.
+   */
+  storage?: { quota: OwnerStorage; resultBytes: number } | undefined;
   /** A job is orphaned when not terminal, its command is no longer queued and it was last seen longer ago than this. */
   orphanLeaseMs?: number;
   logger: Logger;
@@ -92,11 +98,21 @@ async function admit(infra: JobInfra, store: JobStore, request: AdmitRequest): P
   }
 
   let created = false;
+  let reserved = false;
+  // A job that was never queued holds nothing (a give-back lost here leaves its results counted as kept until they would have expired).
+  const unreserve = async () => {
+    if (reserved) await request.storage!.quota.cancel(owner ?? DEFAULT_JOB_OWNER, jobId).catch(() => undefined);
+    reserved = false;
+  };
   let saved = false;
   let input: ObjectRef | null = null;
   let heartbeat: NodeJS.Timeout | undefined;
   try {
     request.check?.();
+    if (request.storage) {
+      await request.storage.quota.reserve(owner ?? DEFAULT_JOB_OWNER, jobId, { input: inputBytes(request), results: request.storage.resultBytes });
+      reserved = true;
+    }
     await infra.registry.create(state);
     created = true;
     // From the pending state to the queued command the admission itself is the job's only sign
@@ -112,6 +128,7 @@ async function admit(infra: JobInfra, store: JobStore, request: AdmitRequest): P
         await infra.registry.remove(jobId).catch(() => undefined);
         created = false;
         await dropInput(infra, jobId, input ?? request.staged);
+        await unreserve();
         if (other && isActive(other.state)) return { ok: false, conflict: conflictOf(other) };
         throw new ServiceError("service_unavailable", `The job slot of project ${projectId} changed hands during admission; retry`);
       }
@@ -145,6 +162,7 @@ async function admit(infra: JobInfra, store: JobStore, request: AdmitRequest): P
     if (created) await infra.registry.remove(jobId).catch(() => undefined);
     await dropInput(infra, jobId, input ?? request.staged);
     if (exclusive) await infra.registry.releaseLock(projectId, jobId, owner).catch(() => undefined);
+    await unreserve();
     throw error;
   } finally {
     clearInterval(heartbeat);
@@ -164,6 +182,11 @@ function notQueuedRow(state: LiveJobState, error: unknown): StoredJob {
     completed_at: at.toISOString(),
     duration_ms: durationMs(state.created_at, at),
   };
+}
+
+/** The bytes the job's input takes once stored (a staged list was measured as the gateway stored it). */
+function inputBytes(request: AdmitRequest): number {
+  return request.staged?.bytes ?? Buffer.byteLength(JSON.stringify(request.input));
 }
 
 /** Stores the job's input: whole, as a chunked list, or — staged by the gateway — only its head beside the list. */

@@ -57,6 +57,8 @@ export interface JobKind<Create extends KindRequest = KindRequest, Estimate exte
   estimateOf(request: Create, count: number): Estimate;
   /** The estimate, priced through the alias table given (always the live one). */
   estimate(request: Estimate, aliases: Readonly<Record<string, string>>): { estimated_cost_usd: number };
+  /** An upper estimate of the job's results in characters of JSON (its storage reservation, docs/limits.md). */
+  resultChars(request: Create, count: number): number;
   /** What a refused ceiling names after "for" ("20 papers × 3 repetitions"). */
   ceilingScope(request: Create, count: number): string;
   /** A job that never calls a provider (a mock run): no ceiling, no key kept, no actual cost. */

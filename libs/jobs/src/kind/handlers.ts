@@ -6,6 +6,7 @@ import { admitJob } from "../client/admission";
 import { jobExportHandlers } from "../client/export-handlers";
 import { admissionJobId, creatorOf, jobProviderKey, projectConflictMessage, requestOwner } from "../client/ownership";
 import type { JobReader } from "../client/reader";
+import type { OwnerStorage } from "../client/owner-storage";
 import type { KeySealer } from "../key-sealer";
 import type { JobInfra } from "../infra";
 import { stagedList } from "../list-input";
@@ -23,6 +24,8 @@ export interface KindHandlerDeps {
   orphanLeaseMs: number;
   /** Prices through the live alias table; default: the environment's aliases (tests without a provider client). */
   pricing?: JobPricing;
+  /** Per-owner storage quotas, checked at admission (none: unlimited). */
+  storage?: OwnerStorage | undefined;
   /** The job's model when the request named none: the service config's, else the spec's default. */
   chooseModel?: (requested: string, specDefault: string) => string;
 }
@@ -122,6 +125,7 @@ export async function admitKindJob(
     // A job that never calls a provider keeps no key at all.
     sealedProviderKey: unmetered ? null : jobProviderKey(deps.sealer, service, jobId, ctx.header),
     check: checkCeiling,
+    storage: deps.storage ? { quota: deps.storage, resultBytes: kind.resultChars(request, count) } : undefined,
     orphanLeaseMs: deps.orphanLeaseMs,
     logger: deps.logger,
   });

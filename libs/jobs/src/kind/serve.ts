@@ -1,8 +1,10 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import type { HandlerEntry } from "@litrev/messaging";
+import type { HandlerEntry, RecordStore } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import type { JobsEnv } from "../env";
 import { KeySealer } from "../key-sealer";
+import { OwnerStorage } from "../client/owner-storage";
+import { isActive } from "../state";
 import { openServiceJobs, type ServiceJobs } from "../service-jobs";
 import { JobWorker } from "../worker/job-worker";
 import type { JobKind, KindRequest } from "./define";
@@ -18,6 +20,8 @@ export interface JobKindRuntime {
   model(requested: string, specDefault: string): string;
   /** The provider client, whose alias table follows `PUT /v1/config/models`. */
   readonly llm: { readonly modelAliases: Readonly<Record<string, string>> };
+  /** The shared limits bucket's records (per-owner storage quotas). */
+  readonly limits: RecordStore;
 }
 
 export interface ServedJobKind {
@@ -62,6 +66,20 @@ export async function serveJobKind<C extends KindRequest, E extends { model: str
     sealer,
     logger,
     orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
+    storage: new OwnerStorage(
+      runtime.limits,
+      kind.service,
+      {
+        bytes: env.OWNER_STORAGE_MB * 1024 * 1024,
+        liveJobs: env.OWNER_MAX_LIVE_JOBS,
+        // Results stay in the embedded store of record, or (with MongoDB) only the job's data in NATS.
+        keptForMs: env.MONGO_URL ? env.JOB_RETENTION_MS : Math.max(env.JOB_RETENTION_MS, env.JOB_STORE_RETENTION_MS),
+      },
+      async (jobId) => {
+        const entry = await jobs.mirror.fetch(jobId);
+        return !entry ? "none" : isActive(entry.state) ? "active" : "ended";
+      },
+    ),
     pricing,
     chooseModel: (requested, specDefault) => runtime.model(requested, specDefault),
   });

@@ -85,7 +85,10 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
 
     handlers.set(ops.get, async (request, reply) => {
       const { job_id } = request.params as { job_id: string };
-      return JobPolls.send(reply, await polls.read(service, job_id, ownerOf(request), request.id));
+      const poll = await polls.read(service, job_id, ownerOf(request), request.id);
+      // A finished job too large for one body is streamed: a heavy read, counted like an export (docs/limits.md).
+      if ("parts" in poll) await request.countHeavyRead(reply);
+      return JobPolls.send(reply, poll);
     });
 
     handlers.set(ops.active, async (request, reply) => {

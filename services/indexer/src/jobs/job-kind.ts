@@ -2,6 +2,7 @@ import {
   CreateIndexerJobMessage,
   CreateIndexerJobRequest,
   DEFAULT_MODEL,
+  indexerResultChars,
   LIMIT_CEILINGS,
   operations,
   type Provenance,
@@ -42,6 +43,7 @@ export function indexerJobKind(options: IndexerKindOptions) {
     defaultModel: DEFAULT_MODEL.indexerRun,
     estimateOf: (request, count) => ({ fields: request.fields, record_count: count, model: request.model }),
     estimate: (request, aliases) => estimateIndexer(request, options.config(), aliases),
+    resultChars: (request, count) => indexerResultChars(count, request.fields.length),
     ceilingScope: (_request, count) => `${count} records`,
     admit: (request, { count, resolved, priced }) => {
       const settings: Omit<IndexerJobInput, "records"> = { fields: request.fields, model: request.model, project_context: request.project_context ?? null };
