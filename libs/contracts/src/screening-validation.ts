@@ -21,8 +21,9 @@ export const ScreeningValidationRequest = z.object({
   // At most one label per paper of the largest job; duplicates and unknown ids are refused by the route.
   labels: z.array(ValidationLabel).min(1).max(MAX_SCREENING_PAPERS),
   target_recall: z.number().gt(0).lt(1).default(0.95),
-  /** Two-sided confidence of every interval (a lower bound is therefore one-sided at (1 + confidence) / 2). */
+  /** Confidence of the recall bound: one-sided by default ("95% recall with 95% confidence"). */
   confidence: z.number().min(0.5).lt(1).default(0.95),
+  sides: z.enum(["one", "two"]).default("one"),
 });
 export type ScreeningValidationRequest = z.infer<typeof ScreeningValidationRequest>;
 
@@ -54,10 +55,14 @@ export type ThresholdRow = z.infer<typeof ThresholdRow>;
 
 export const ValidationRecommendation = z.object({
   votes: z.number().int(),
+  /** The design-weighted point estimate (optimistic after choosing the threshold: cite `recall_ci.low`). */
   recall: z.number(),
+  /** The certified bounds (anytime-valid; `high` is 1 when one-sided). */
   recall_ci: ConfidenceInterval,
   workload: z.number(),
   work_saved: z.number(),
+  /** Work saved counting the labelled sample: papers below the threshold nobody read, over all papers. */
+  net_work_saved: z.number(),
 });
 
 export const ValidationAgreement = z.object({
@@ -80,10 +85,81 @@ export const MissedIncludes = z.object({
   papers_below: z.number().int(),
   labelled_below: z.number().int(),
   labelled_includes_below: z.number().int(),
-  /** Expected included papers below the threshold, labelled ones counted as they are and the rest extrapolated from the sample. */
+  /** Expected included papers below the threshold: the design-weighted (Horvitz–Thompson) estimate. */
   estimate: z.number(),
-  /** Upper bound at the requested confidence (Clopper–Pearson on the labelled papers below). */
+  /** Upper bound at the requested confidence: exact finite-population (hypergeometric), anytime-valid. */
   upper: z.number(),
+});
+
+export const SampleDesign = z.enum(["simple", "stratified", "below_threshold"]);
+export type SampleDesign = z.infer<typeof SampleDesign>;
+export const BoundSides = z.enum(["one", "two"]);
+export type BoundSides = z.infer<typeof BoundSides>;
+
+/** The certificate at one include-vote threshold: a paper is kept (read) when its include votes ≥ `votes`. */
+export const CertifiedThreshold = z.object({
+  votes: z.number().int(),
+  /** Share of the job's papers kept at this threshold. */
+  workload: z.number(),
+  /** Design-weighted point estimate of recall; null while no include is labelled. */
+  recall_estimate: z.number().nullable(),
+  /** Certified lower bound on recall at the requested confidence (anytime-valid); null when this design cannot bound it. */
+  recall_lower: z.number().nullable(),
+  /** Certified upper bound (two-sided only; 1 when one-sided). */
+  recall_upper: z.number().nullable(),
+  papers_below: z.number().int(),
+  labelled_below: z.number().int(),
+  /** Design-weighted estimate of the included papers nobody would read; null without labels below. */
+  missed_estimate: z.number().nullable(),
+  /** Certified upper bound on them (exact, finite-population, anytime-valid). */
+  missed_upper: z.number().int(),
+  /** Share of papers nobody reads, counting the labelled sample as read. */
+  net_work_saved: z.number(),
+});
+export type CertifiedThreshold = z.infer<typeof CertifiedThreshold>;
+
+/** What the labels can show when the target cannot be: each alternative in numbers and in words. */
+export const CanShow = z.object({
+  /** The highest recall certified at the requested confidence, and at which threshold (null: none above 0). */
+  recall: z.object({ votes: z.number().int(), recall_lower: z.number() }).nullable(),
+  /** The highest of the usual confidences (50%–99%) at which the target is certified, or null. */
+  confidence: z.number().nullable(),
+  /** Reading every paper below threshold 1 needs no sample at all: how many papers that is. */
+  read_below: z.object({ votes: z.number().int(), papers: z.number().int() }),
+  summary: z.string(),
+});
+export type CanShow = z.infer<typeof CanShow>;
+
+export const Certificate = z.object({
+  design: SampleDesign,
+  target_recall: z.number(),
+  confidence: z.number(),
+  sides: BoundSides,
+  /** The method in one paragraph, for a methods section. */
+  method: z.string(),
+  /** The claim in words, one-sided or two-sided as requested. */
+  statement: z.string(),
+  labelled: z.number().int(),
+  labelled_included: z.number().int(),
+  thresholds: z.array(CertifiedThreshold),
+  /** The strictest threshold certified, tested in order from 1 up (a fixed sequence: no error spent on the choice). */
+  recommended: CertifiedThreshold.nullable(),
+  /** Why there is no recommendation, in plain words; null with one. */
+  reason: z.string().nullable(),
+  can_show: CanShow.nullable(),
+  /** Labels this design needs in all to certify the target, planned from the labels so far and the job's votes; null when no sample smaller than the job can. */
+  labels_needed: z.number().int().nullable(),
+  labels_still_needed: z.number().int().nullable(),
+  /** Whether a sample can certify the target and still leave papers unread (net work saved above 0). */
+  feasible: z.boolean(),
+});
+export type Certificate = z.infer<typeof Certificate>;
+
+/** χ² test of the labelled papers' vote-level counts against a simple random sample's. */
+export const RandomnessCheck = z.object({
+  chi2: z.number(),
+  df: z.number().int(),
+  p_value: z.number(),
 });
 
 export const ScreeningValidationResponse = z.object({
@@ -94,6 +170,7 @@ export const ScreeningValidationResponse = z.object({
   repetitions: z.number().int(),
   target_recall: z.number(),
   confidence: z.number(),
+  sides: BoundSides,
   thresholds: z.array(ThresholdRow),
   /** The strictest threshold whose recall lower bound reaches `target_recall`, or null (see `recommendation_reason`). */
   recommended: ValidationRecommendation.nullable(),
@@ -101,6 +178,10 @@ export const ScreeningValidationResponse = z.object({
   agreement: ValidationAgreement,
   /** Included papers expected below the recommended threshold; null without a recommendation or labels below it. */
   missed_includes: MissedIncludes.nullable(),
+  /** The recall certificate the figures above come from (the labels taken as a sample stratified by vote level). */
+  certificate: Certificate,
+  /** Null when it cannot be told (fewer than two labels, every paper labelled, one vote level). */
+  randomness: RandomnessCheck.nullable(),
   warnings: z.array(z.string()),
 });
 export type ScreeningValidationResponse = z.infer<typeof ScreeningValidationResponse>;

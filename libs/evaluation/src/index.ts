@@ -1,3 +1,6 @@
 export * from "./binomial";
+export * from "./certificate";
 export * from "./metrics";
+export * from "./randomness";
+export * from "./sequence";
 export * from "./validation";
