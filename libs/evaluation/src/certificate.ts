@@ -144,6 +144,25 @@ export function certify(levels: readonly VoteLevel[], options: CertificateOption
   return { rows, recommended };
 }
 
+/**
+ * Only the recommended threshold (0 for none), testing in order and stopping at the first threshold
+ * not certified: what `certify` recommends, without the rows (for simulations).
+ */
+export function recommendedThreshold(levels: readonly VoteLevel[], options: CertificateOptions): number {
+  let recommended = 0;
+  for (const votes of thresholdsFor(options)) {
+    const { lower } = recallAt(levels, votes, options, options.confidence);
+    if (lower === null || lower < options.targetRecall) break;
+    recommended = votes;
+  }
+  return recommended;
+}
+
+/** Certified upper bound on the included papers below a threshold (what nobody would read). */
+export function missedUpperBound(levels: readonly VoteLevel[], votes: number, options: CertificateOptions): number {
+  return recallAt(levels, votes, options, options.confidence).missedUpper;
+}
+
 /** The certificate for labels on a job's vote levels. */
 export function recallCertificate(levels: readonly VoteLevel[], options: CertificateOptions): Certificate {
   const { rows, recommended } = certify(levels, options, options.confidence);
@@ -200,13 +219,16 @@ interface Plan {
 /**
  * Labels the design needs in all: the smallest sample whose expected counts certify the target at
  * the plan threshold. Each level's include share is planned from its labels so far where it has
- * some (the design-weighted estimate), otherwise from its votes (score / R, an include vote being a
- * vote for inclusion). It is a plan, not a promise: the certificate is what counts.
+ * some (the design-weighted estimate), otherwise from the votes alone: a two-class latent model
+ * (includes vote include with one rate, excludes with another, votes independent given the class)
+ * fitted to the job's vote histogram. Real votes are correlated, so the plan tends to be
+ * optimistic; it is a plan, not a promise: the certificate is what counts.
  */
 export function labelsNeeded(levels: readonly VoteLevel[], options: CertificateOptions): Plan {
   const total = levels.reduce((s, l) => s + l.papers, 0);
   const votes = Math.max(1, Math.ceil(options.planThreshold ?? options.designThreshold ?? 1));
-  const share = levels.map((l) => (l.labelled > 0 ? l.includes / l.labelled : l.score === null ? 0.5 : options.repetitions > 0 ? l.score / options.repetitions : 0));
+  const fitted = voteShares(levels, options.repetitions);
+  const share = levels.map((l, i) => (l.labelled > 0 ? l.includes / l.labelled : fitted[i]!));
   const at = (n: number): VoteLevel[] => {
     const sizes = allocate(levels, n, options.design, votes);
     return levels.map((l, i) => ({ score: l.score, papers: l.papers, labelled: sizes[i]!, includes: Math.round(sizes[i]! * share[i]!) }));
@@ -230,6 +252,43 @@ export function labelsNeeded(levels: readonly VoteLevel[], options: CertificateO
   }
   const sampledBelow = allocate(levels, hi, options.design, votes).reduce((s, n, i) => s + (keptAt(levels[i]!.score, votes) ? 0 : n), 0);
   return { needed: hi, feasible: sampledBelow < belowPapers, at };
+}
+
+/**
+ * P(included | votes) per level from the vote histogram alone, by EM on a two-class binomial
+ * mixture: π·Bin(h; R, s) + (1 − π)·Bin(h; R, f). Papers without a result get the overall π.
+ */
+export function voteShares(levels: readonly { score: number | null; papers: number }[], repetitions: number): number[] {
+  const R = repetitions;
+  const scored = levels.filter((l) => l.score !== null && l.papers > 0 && R > 0);
+  const n = scored.reduce((s, l) => s + l.papers, 0);
+  let prior = 0.1;
+  let s = 0.8;
+  let f = 0.2;
+  const posterior = (h: number) => {
+    const a = prior * s ** h * (1 - s) ** (R - h);
+    const b = (1 - prior) * f ** h * (1 - f) ** (R - h);
+    return a + b > 0 ? a / (a + b) : 0;
+  };
+  for (let iter = 0; iter < 500 && n > 0; iter++) {
+    let mass = 0;
+    let votesIn = 0;
+    let votesOut = 0;
+    for (const l of scored) {
+      const h = Math.min(R, Math.max(0, l.score!));
+      const w = posterior(h) * l.papers;
+      mass += w;
+      votesIn += w * h;
+      votesOut += (l.papers - w) * h;
+    }
+    const next = { prior: mass / n, s: mass > 0 ? votesIn / (mass * R) : s, f: n - mass > 0 ? votesOut / ((n - mass) * R) : f };
+    const moved = Math.abs(next.prior - prior) + Math.abs(next.s - s) + Math.abs(next.f - f);
+    prior = Math.min(1 - 1e-9, Math.max(1e-9, next.prior));
+    s = Math.min(1 - 1e-9, Math.max(1e-9, next.s));
+    f = Math.min(1 - 1e-9, Math.max(1e-9, next.f));
+    if (moved < 1e-10) break;
+  }
+  return levels.map((l) => (l.score === null ? prior : R > 0 ? posterior(Math.min(R, Math.max(0, l.score))) : prior));
 }
 
 /**

@@ -61,7 +61,8 @@ export interface CountBounds {
   high: number;
 }
 
-const cache = new Map<string, CountBounds>();
+/** Bounds already computed, per α, keyed by N·2³² + n·2¹⁶ + k (each below 2¹⁶: a job holds at most 50,000 papers). */
+const cache = new Map<number, Map<number, CountBounds>>();
 const CACHE_LIMIT = 200_000;
 
 /**
@@ -75,8 +76,10 @@ export function countBounds(group: GroupCount, alpha: number): CountBounds {
   if (!(n >= 0 && k >= 0 && k <= n && n <= N)) throw new RangeError(`need 0 ≤ includes ≤ labelled ≤ papers, got ${k} ≤ ${n} ≤ ${N}`);
   if (n === 0) return { low: 0, high: N };
   if (n === N) return { low: k, high: k };
-  const key = `${N}:${n}:${k}:${alpha}`;
-  const known = cache.get(key);
+  let byAlpha = cache.get(alpha);
+  if (!byAlpha) cache.set(alpha, (byAlpha = new Map()));
+  const key = N * 4294967296 + n * 65536 + k;
+  const known = byAlpha.get(key);
   if (known) return known;
   const floor = Math.log(alpha) + logPriorMarginal(k, n);
   const inside = (K: number) => logHypergeometric(k, N, K, n) > floor;
@@ -103,7 +106,7 @@ export function countBounds(group: GroupCount, alpha: number): CountBounds {
     else a = mid;
   }
   const bounds = { low: b, high };
-  if (cache.size >= CACHE_LIMIT) cache.clear();
-  cache.set(key, bounds);
+  if (byAlpha.size >= CACHE_LIMIT) byAlpha.clear();
+  byAlpha.set(key, bounds);
   return bounds;
 }
