@@ -42,10 +42,11 @@ export function validationRoutes(polls: JobPolls): FastifyPluginAsync {
             jobId: job.job_id,
             papers: job.results.map(jobPaper),
             repetitions: integerOr(job.config.repetitions, 0),
-            jobThreshold: integerOr(job.config.threshold, 1),
+            jobThreshold: thresholdOf(job.config),
             labels: body.labels,
             targetRecall: body.target_recall,
             confidence: body.confidence,
+            sides: body.sides,
           });
         } catch (error) {
           if (error instanceof LabelError) throw new ServiceError("validation", "Request validation failed", { issues: labelIssues(error) });
@@ -69,6 +70,12 @@ function labelIssues(error: LabelError): ValidationIssue[] {
   const named: ValidationIssue[] = error.labels.slice(0, NAMED_LABELS).map(({ index, id }) => ({ type, loc: ["body", "labels", index, "id"], msg: `${msg}: ${id}` }));
   if (error.labels.length > NAMED_LABELS) named.push({ type, loc: ["body", "labels"], msg: `and ${error.labels.length - NAMED_LABELS} more labels like these` });
   return named;
+}
+
+/** The job's include threshold as it recorded it (a float: 2.5 keeps papers with 3 or more votes); the spec's 1.0 otherwise. */
+export function thresholdOf(config: Record<string, unknown>): number {
+  const value = config.threshold;
+  return typeof value === "number" && Number.isFinite(value) ? value : 1;
 }
 
 function integerOr(value: unknown, fallback: number): number {
