@@ -185,3 +185,81 @@ export const ScreeningValidationResponse = z.object({
   warnings: z.array(z.string()),
 });
 export type ScreeningValidationResponse = z.infer<typeof ScreeningValidationResponse>;
+
+/** The most papers one drawn validation sample holds (the record of its labels stays one stored value). */
+export const MAX_VALIDATION_SAMPLE = 5_000;
+
+/** `POST /v1/screening/jobs/{job_id}/validation-samples`: the service draws the sample to label. */
+export const ValidationSampleRequest = z.object({
+  target_recall: z.number().gt(0).lt(1).default(0.95),
+  confidence: z.number().min(0.5).lt(1).default(0.95),
+  sides: BoundSides.default("one"),
+  design: SampleDesign.default("simple"),
+  /** Papers to draw; by default the labels the plan needs (or a fifth of the job when no sample can show the target). */
+  size: z.number().int().min(1).max(MAX_VALIDATION_SAMPLE).optional(),
+  seed: z.number().int().min(0).max(2_147_483_647).optional(),
+  /** below_threshold: the include-vote threshold whose unread papers are sampled (default: the job's own, at least 1). */
+  threshold: z.number().int().min(1).optional(),
+});
+export type ValidationSampleRequest = z.infer<typeof ValidationSampleRequest>;
+
+/** `POST …/validation-samples/{sample_id}/labels`: a batch of labels for papers of the sample. */
+export const ValidationSampleLabelsRequest = z.object({
+  labels: z.array(ValidationLabel).min(1).max(MAX_VALIDATION_SAMPLE),
+  /** below_threshold: included papers the team found reading the papers at or above the threshold. */
+  includes_read: z.number().int().min(0).optional(),
+});
+export type ValidationSampleLabelsRequest = z.infer<typeof ValidationSampleLabelsRequest>;
+
+export const ValidationSampleParams = z.object({ job_id: z.string(), sample_id: z.string() });
+
+/** A vote level's share of the sample: its inclusion probability is sampled / papers. */
+export const SampleStratum = z.object({
+  votes: z.number().nullable(),
+  papers: z.number().int(),
+  sampled: z.number().int(),
+  inclusion_probability: z.number(),
+});
+
+/** One analysis of the labels, as recorded. */
+export const ValidationLook = z.object({
+  at: z.string(),
+  labelled: z.number().int(),
+  labelled_included: z.number().int(),
+  recommended_votes: z.number().int().nullable(),
+  recall_lower: z.number().nullable(),
+});
+
+export const DiscordantPaper = z.object({
+  id: PaperId,
+  votes: z.number().nullable(),
+  job_decision: z.enum(["include", "exclude"]),
+  label: z.enum(["include", "exclude"]),
+});
+
+export const ValidationSample = z.object({
+  sample_id: z.string(),
+  job_id: z.string(),
+  created_at: z.string(),
+  design: SampleDesign,
+  seed: z.number().int(),
+  /** below_threshold: the threshold sampled below; null for the other designs. */
+  threshold: z.number().int().nullable(),
+  target_recall: z.number(),
+  confidence: z.number(),
+  sides: BoundSides,
+  /** The papers to screen, in the order to screen them (the bound assumes this order). */
+  paper_ids: z.array(PaperId),
+  strata: z.array(SampleStratum),
+  labels_needed: z.number().int().nullable(),
+  /** Whether the target can be shown on this job with a sample at all (see `certificate.reason`). */
+  feasible: z.boolean(),
+  labelled: z.number().int(),
+  labels: z.array(ValidationLabel),
+  looks: z.array(ValidationLook),
+  /** The latest certificate (with no label yet: the plan and, when the target cannot be shown, why). */
+  certificate: Certificate,
+  agreement: z.object({ kappa: z.number().nullable(), discordant: z.array(DiscordantPaper) }).nullable(),
+  warnings: z.array(z.string()),
+});
+export type ValidationSample = z.infer<typeof ValidationSample>;

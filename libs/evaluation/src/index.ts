@@ -5,3 +5,4 @@ export * from "./metrics";
 export * from "./randomness";
 export * from "./sequence";
 export * from "./validation";
+export * from "./sample";

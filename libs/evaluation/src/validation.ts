@@ -145,10 +145,16 @@ function agreement(labelled: readonly (ScoredPaper & { decision: boolean })[], j
       missed.push(paper.id);
     } else neither++;
   }
-  const n = labelled.length;
+  const { kappa, observed } = cohenKappa(both, onlyJob, onlyHumans, neither);
+  return { job_threshold: jobThreshold, kappa, observed_agreement: observed, missed_ids: missed, extra_ids: extra };
+}
+
+/** Cohen's kappa of a 2×2 table (job include/exclude × human include/exclude); null when undefined (one class on both sides). */
+export function cohenKappa(both: number, onlyJob: number, onlyHumans: number, neither: number): { kappa: number | null; observed: number } {
+  const n = both + onlyJob + onlyHumans + neither;
   const observed = (both + neither) / n;
   const expected = ((both + onlyJob) * (both + onlyHumans) + (onlyHumans + neither) * (onlyJob + neither)) / (n * n);
-  return { job_threshold: jobThreshold, kappa: expected === 1 ? null : (observed - expected) / (1 - expected), observed_agreement: observed, missed_ids: missed, extra_ids: extra };
+  return { kappa: expected === 1 ? null : (observed - expected) / (1 - expected), observed };
 }
 
 /** Included papers nobody would read at the recommended threshold: the certificate's figures. */

@@ -9,6 +9,8 @@ import type { PipelineSettings } from "./pipeline/run";
 import { runScreeningPipeline } from "./pipeline/run";
 import { PREAMBLE, PROMPT_LIST } from "./prompts";
 import { screeningProvenance } from "./provenance";
+import { validationSampleHandlers } from "./validation/handlers";
+import { SampleStore } from "./validation/sample-store";
 
 const env = loadEnv();
 const pipeline: PipelineSettings = {
@@ -67,6 +69,7 @@ await startService({
     });
     const served = await serveJobKind(runtime, env, kind);
     store = served.jobs.store;
-    return served.handlers;
+    const samples = await SampleStore.open(runtime.nc, env.JOB_RETENTION_MS);
+    return [...served.handlers, ...validationSampleHandlers(served.jobs.reader, samples)];
   },
 });
