@@ -150,7 +150,7 @@ export const Certificate = z.object({
   /** Labels this design needs in all to certify the target, planned from the labels so far and the job's votes; null when no sample smaller than the job can. */
   labels_needed: z.number().int().nullable(),
   labels_still_needed: z.number().int().nullable(),
-  /** Whether a sample can certify the target and still leave papers unread (net work saved above 0). */
+  /** Whether a sample can certify the target and still leave at least 5% of the papers unread (net of the sample). */
   feasible: z.boolean(),
 });
 export type Certificate = z.infer<typeof Certificate>;

@@ -46,6 +46,8 @@ export interface CertificateOptions {
 
 /** Share of the error for the lower bound on the kept includes; the rest bounds the missed ones. */
 const KEPT_SHARE = 0.25;
+/** A sample that leaves less than this share of the job unread (net of the sample) is no saving: the target counts as not showable. */
+export const MIN_NET_WORK_SAVED = 0.05;
 /** The confidences the "what can be shown" answer tries, highest first. */
 const CONFIDENCES = [0.99, 0.975, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.6, 0.5];
 
@@ -251,7 +253,7 @@ export function labelsNeeded(levels: readonly VoteLevel[], options: CertificateO
     else lo = mid;
   }
   const sampledBelow = allocate(levels, hi, options.design, votes).reduce((s, n, i) => s + (keptAt(levels[i]!.score, votes) ? 0 : n), 0);
-  return { needed: hi, feasible: sampledBelow < belowPapers, at };
+  return { needed: hi, feasible: belowPapers - sampledBelow >= MIN_NET_WORK_SAVED * total, at };
 }
 
 /**
@@ -356,7 +358,7 @@ function reasonText(rows: readonly CertifiedThreshold[], includes: number, label
         ? `None of the ${labelled} labelled papers is included, so recall cannot be bounded yet.`
         : `The certified recall at threshold ${rows[0]!.votes} is ${pct(rows[0]!.recall_lower ?? 0)}, below the target of ${target}.`;
   if (!plan.feasible) {
-    return `${head} ${target} cannot be shown on this job with a sample: at this job's inclusion rate no sample smaller than reading every paper below the threshold can certify it. ${canShow.summary}`;
+    return `${head} ${target} cannot be shown on this job with a sample: at this job's inclusion rate a sample that certifies it would leave less than ${pct(MIN_NET_WORK_SAVED)} of the papers unread. ${canShow.summary}`;
   }
   const more = plan.needed === null ? null : Math.max(0, plan.needed - labelled);
   return `${head} ${more ? `Label about ${more} more papers, continuing the random sample in its order, and ask again (asking again is safe: the bound holds at every look).` : "Keep labelling the sample in its order and ask again (asking again is safe: the bound holds at every look)."} ${canShow.summary}`;
