@@ -23,7 +23,7 @@ describe("the validation bench's power", () => {
   }, 60_000);
 
   it("counts a rule that never recommends as failing, not as covered", () => {
-    const never = { name: "never", answer: () => ({ votes: 0, missedUpper: Infinity }) };
+    const never = { name: "never", answer: () => ({ votes: 0, missedBelowTruth: false }) };
     expect(meetsNominal(errorRates(first, never, 50), 0.05)).toBe(false);
   });
 });

@@ -1,4 +1,4 @@
-import { clopperPearson } from "./binomial";
+import { incompleteBeta } from "./binomial";
 import { keptAt, missedUpperBound, recommendedThreshold, type VoteLevel } from "./certificate";
 
 /**
@@ -26,8 +26,8 @@ export interface Scenario {
 
 export interface Rule {
   name: string;
-  /** The recommended threshold (0 for none) and the missed-include upper bound at `checkAt`. */
-  answer(levels: readonly VoteLevel[], scenario: Scenario): { votes: number; missedUpper: number };
+  /** The recommended threshold (0 for none), and whether the missed-include upper bound at `checkAt` is below `truthMissed`. */
+  answer(levels: readonly VoteLevel[], scenario: Scenario, truthMissed: number): { votes: number; missedBelowTruth: boolean };
 }
 
 export interface ErrorRates {
@@ -136,13 +136,13 @@ export function errorRates(scenario: Scenario, rule: Rule, runs: number, seed = 
       level.labelled++;
       if ((j & 1) === 0) level.includes++;
       if (i % scenario.lookEvery !== 0 && i !== n) continue;
-      const { votes, missedUpper } = rule.answer(levels, scenario);
+      const { votes, missedBelowTruth } = rule.answer(levels, scenario, truthMissed);
       if (votes >= 1 && !certified) {
         certified = true;
         result.labelsAtCertification += i;
       }
       if (wrongAt[votes]) wrong = true;
-      if (missedUpper < truthMissed) missedWrong = true;
+      if (missedBelowTruth) missedWrong = true;
       if (wrong && missedWrong) break;
     }
     if (certified) result.certified++;
@@ -155,24 +155,11 @@ export function errorRates(scenario: Scenario, rule: Rule, runs: number, seed = 
 /** The service's rule: the anytime-valid certificate for the scenario's design, one-sided. */
 export const certificateRule: Rule = {
   name: "certificate",
-  answer(levels, scenario) {
+  answer(levels, scenario, truthMissed) {
     const options = { design: scenario.design, targetRecall: scenario.targetRecall, confidence: scenario.confidence, sides: "one" as const, repetitions: levels.length - 1 };
-    return { votes: recommendedThreshold(levels, options), missedUpper: missedUpperBound(levels, scenario.checkAt, options) };
+    return { votes: recommendedThreshold(levels, options), missedBelowTruth: missedUpperBound(levels, scenario.checkAt, options) < truthMissed };
   },
 };
-
-const cpCache = new Map<number, Map<number, { low: number; high: number }>>();
-function cachedClopperPearson(successes: number, trials: number, confidence: number) {
-  let byConfidence = cpCache.get(confidence);
-  if (!byConfidence) cpCache.set(confidence, (byConfidence = new Map()));
-  const key = trials * 65536 + successes;
-  let found = byConfidence.get(key);
-  if (!found) {
-    if (byConfidence.size > 500_000) byConfidence.clear();
-    byConfidence.set(key, (found = clopperPearson(successes, trials, confidence)));
-  }
-  return found;
-}
 
 /**
  * A naive rule, as the validation route answered before: a fresh Clopper–Pearson bound at every look
@@ -184,8 +171,10 @@ function cachedClopperPearson(successes: number, trials: number, confidence: num
 export function naiveRule(slack = 1): Rule {
   return {
     name: slack === 1 ? "naive" : `naive×${slack}`,
-    answer(levels, scenario) {
+    answer(levels, scenario, truthMissed) {
       const alpha = (1 - scenario.confidence) * slack;
+      // The one-sided Clopper–Pearson lower bound of k of n reaches τ exactly when P(X ≥ k | n, τ) = I_τ(k, n − k + 1) ≤ α:
+      // one tail probability per question instead of a bisection for the bound.
       let votes = 0;
       for (let t = 1; t < levels.length; t++) {
         let kept = 0;
@@ -194,14 +183,21 @@ export function naiveRule(slack = 1): Rule {
           if (keptAt(l.score, t)) kept += l.includes;
           else missed += l.includes;
         }
-        if (kept + missed > 0 && cachedClopperPearson(kept, kept + missed, 1 - 2 * alpha).low >= scenario.targetRecall) votes = t;
+        if (kept > 0 && incompleteBeta(scenario.targetRecall, kept, missed + 1) <= alpha) votes = t;
       }
+      // found + rest·p_U < truth exactly when p_U < p* = (truth − found) / rest, i.e. when P(X ≤ found | labelled, p*) < α.
       const below = levels.filter((l) => !keptAt(l.score, scenario.checkAt));
       const papers = below.reduce((s, l) => s + l.papers, 0);
       const labelled = below.reduce((s, l) => s + l.labelled, 0);
       const found = below.reduce((s, l) => s + l.includes, 0);
-      const missedUpper = labelled === 0 ? papers : found + (papers - labelled) * cachedClopperPearson(found, labelled, 1 - 2 * alpha).high;
-      return { votes, missedUpper };
+      const rest = papers - labelled;
+      let missedBelowTruth: boolean;
+      if (labelled === 0 || rest === 0) missedBelowTruth = found + rest < truthMissed;
+      else {
+        const p = (truthMissed - found) / rest;
+        missedBelowTruth = p > 1 || (p > 0 && found < labelled && 1 - incompleteBeta(p, found + 1, labelled - found) < alpha);
+      }
+      return { votes, missedBelowTruth };
     },
   };
 }
