@@ -95,6 +95,23 @@ describe("validation samples drawn and kept by the screening service (gateway + 
       expect(got.body).toEqual(answer);
     }
 
+    // The methods report cites the latest certificate: this sample's last look.
+    const report = await stack.http("GET", `/v1/screening/jobs/${jobId}/report?format=json`, undefined, as(ALICE));
+    expect(report.status).toBe(200);
+    expect(report.body.recall_certificate).toMatchObject({
+      sample_id: sample.sample_id,
+      design: "stratified",
+      sample_size: 200,
+      labelled: 200,
+      labelled_included: includes,
+      threshold: answer.certificate.recommended?.votes ?? null,
+      statement: answer.certificate.statement,
+      at: answer.looks.at(-1).at,
+    });
+    const markdown = await stack.http("GET", `/v1/screening/jobs/${jobId}/report`, undefined, as(ALICE));
+    expect(String(markdown.body)).toContain("## Recall certificate");
+    expect(String(markdown.body)).toContain(`Sample ${sample.sample_id} (stratified, 200 papers; 200 labelled, ${includes} included)`);
+
     // Another client: 404, for reading and for labelling; an unknown sample too.
     expect((await stack.http("GET", base, undefined, as(BOB))).status).toBe(404);
     expect((await post(`${base}/labels`, { labels: [{ id: sample.paper_ids[0], included: true }] }, BOB)).status).toBe(404);

@@ -263,3 +263,20 @@ export const ValidationSample = z.object({
   warnings: z.array(z.string()),
 });
 export type ValidationSample = z.infer<typeof ValidationSample>;
+
+/** The latest recall certificate of a job's validation samples, as its methods report cites it. */
+export const ReportCertificate = z.object({
+  sample_id: z.string(),
+  design: SampleDesign,
+  sample_size: z.number().int(),
+  labelled: z.number().int(),
+  labelled_included: z.number().int(),
+  /** The recommended threshold, or null when the target was not certified. */
+  threshold: z.number().int().nullable(),
+  recall_lower: z.number().nullable(),
+  statement: z.string(),
+  method: z.string(),
+  /** The look it comes from. */
+  at: z.string(),
+});
+export type ReportCertificate = z.infer<typeof ReportCertificate>;

@@ -29,6 +29,8 @@ export type StoredSample = z.infer<typeof StoredSample>;
 
 /** Bucket size: a few hundred full samples of long ids; old samples expire with the jobs' retention. */
 const BUCKET_BYTES = 256 * 1024 * 1024;
+/** Samples of one job the report reads at most (more are left out of the choice of the latest). */
+const MAX_SAMPLES_READ = 100;
 /** One record must fit one NATS message (1 MiB by default) with room to spare. */
 export const MAX_RECORD_BYTES = 900 * 1024;
 
@@ -48,6 +50,23 @@ export class SampleStore {
     const record = StoredSample.parse(entry.json());
     if (owner !== undefined && record.owner !== owner) throw sampleNotFound();
     return { record, revision: entry.revision };
+  }
+
+  /**
+   * The owner's samples of a job that have been labelled (at most `limit`, read in key order),
+   * for the methods report's certificate.
+   */
+  async labelledSamples(jobId: string, owner: string | undefined, limit = MAX_SAMPLES_READ): Promise<StoredSample[]> {
+    const found: StoredSample[] = [];
+    const keys = await this.kv.keys(`sample.${jobId}.*`);
+    for await (const key of keys) {
+      if (found.length >= limit) break;
+      const entry = await this.kv.get(key);
+      if (!entry || entry.operation !== "PUT") continue;
+      const record = StoredSample.safeParse(entry.json());
+      if (record.success && (owner === undefined || record.data.owner === owner) && record.data.sample.looks.length > 0) found.push(record.data);
+    }
+    return found;
   }
 
   async create(record: StoredSample): Promise<void> {
