@@ -171,7 +171,8 @@ export function recallCertificate(levels: readonly VoteLevel[], options: Certifi
   const labelled = levels.reduce((s, l) => s + l.labelled, 0);
   const includes = levels.reduce((s, l) => s + l.includes, 0);
   const plan = labelsNeeded(levels, options);
-  const canShow = recommended ? null : whatCanBeShown(levels, rows, options);
+  // No threshold to certify (a job that recorded no repetitions): say so rather than guess.
+  const canShow = recommended || rows.length === 0 ? null : whatCanBeShown(levels, rows, options);
   return {
     design: options.design,
     target_recall: options.targetRecall,
@@ -183,7 +184,7 @@ export function recallCertificate(levels: readonly VoteLevel[], options: Certifi
     labelled_included: includes,
     thresholds: rows,
     recommended,
-    reason: recommended ? null : reasonText(rows, includes, labelled, plan, options, canShow!),
+    reason: recommended ? null : canShow ? reasonText(rows, includes, labelled, plan, options, canShow) : "The job recorded no include-vote thresholds (no repetitions): there is no threshold to certify.",
     can_show: canShow,
     labels_needed: plan.needed,
     labels_still_needed: plan.needed === null ? null : Math.max(0, plan.needed - labelled),
