@@ -70,7 +70,7 @@ await startService({
     });
     const served = await serveJobKind(runtime, env, kind);
     store = served.jobs.store;
-    const samples = await SampleStore.open(runtime.nc, env.JOB_RETENTION_MS);
+    const samples = await SampleStore.open(runtime.nc, env.JOB_STORE_RETENTION_MS);
     return [...withRecallCertificate(served.handlers, samples), ...validationSampleHandlers(served.jobs.reader, samples)];
   },
 });

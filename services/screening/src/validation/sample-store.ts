@@ -27,7 +27,7 @@ export const StoredSample = z.object({
 });
 export type StoredSample = z.infer<typeof StoredSample>;
 
-/** Bucket size: a few hundred full samples of long ids; old samples expire with the jobs' retention. */
+/** Bucket size: a few hundred full samples of long ids; samples expire with the store of record's rows (`JOB_STORE_RETENTION_MS`). */
 const BUCKET_BYTES = 256 * 1024 * 1024;
 /** Samples of one job the report reads at most (more are left out of the choice of the latest). */
 const MAX_SAMPLES_READ = 100;
