@@ -21,7 +21,7 @@ export default defineConfig(
     files: ["deploy/**/*.js"],
     languageOptions: {
       sourceType: "script",
-      globals: { rs: "readonly", db: "readonly", print: "readonly", sleep: "readonly" },
+      globals: { rs: "readonly", db: "readonly", print: "readonly", sleep: "readonly", connect: "readonly", process: "readonly" },
     },
   },
   {

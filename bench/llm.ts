@@ -98,7 +98,7 @@ async function main(): Promise<number> {
   const reached429 = failures.filter((r) => (r.reason as { category?: unknown }).category === "rate_limit").length;
   const chat = provider.chatRequests();
   const sent429 = chat.filter((r) => r.status === 429).length;
-  const costUsd = results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value.usage.costUsd : 0), 0);
+  const costUsd = results.reduce((sum, r) => sum + (r.status === "fulfilled" ? r.value.usage.cost_usd : 0), 0);
   const ratio = wallMs / boundMs;
   const sorted = [...callTimes].sort((a, b) => a - b);
 

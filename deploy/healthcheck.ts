@@ -1,7 +1,7 @@
 /**
- * Container health check: `node healthcheck.ts` in the image's working directory (Docker
- * HEALTHCHECK). It runs on Node's built-in type stripping, so it needs no dependency and does
- * not pay tsx's start-up cost every few seconds.
+ * Container health check: `node dist/healthcheck.js` in the image's working directory (Docker
+ * HEALTHCHECK), compiled from this file by scripts/build.ts. It imports nothing but Node's own
+ * modules, so it starts in milliseconds every few seconds.
  *
  * - gateway: GET /health on PORT — the process accepts and answers HTTP.
  * - other services: GET /metrics on METRICS_PORT — the event loop is free enough to answer a

@@ -51,6 +51,25 @@ describe("the harness's API client", () => {
     expect(g.seen).toHaveLength(3);
   });
 
+  it("reads the job's provenance, and takes one it cannot read as none rather than failing the poll", async () => {
+    const provenance = {
+      model_requested: "llm-5-nano",
+      model_resolved: "gpt-5-nano-2025-08-07",
+      models_used: [{ model: "gpt-5-nano-2025-08-07", calls: 9 }],
+      service_version: { version: "0.1.0", commit: "80f5099" },
+      provider: { host: "api.openai.com", profile: "openai" },
+      parameters: { labelling: { temperature: null, max_output_tokens: 800, reasoning_effort: "minimal" } },
+      repetitions: 3,
+      threshold: 1,
+      decision_rule: "include when at least 1 of 3 votes says include",
+      prompts: [{ name: "labelling", template_id: "screening/labelling@1", sha256: "a".repeat(64) }],
+    };
+    const g = await gateway({ "GET /v1/screening/jobs/j1": [[200, { ...job("completed", []), provenance }]], "GET /v1/screening/jobs/j2": [[200, { ...job("completed", []), provenance: { model_resolved: 5 } }]] });
+    const api = new ScreeningApi({ baseUrl: g.url, apiKey: "k" });
+    expect((await api.getJob("j1")).provenance).toEqual(provenance);
+    expect((await api.getJob("j2")).provenance).toBeNull();
+  });
+
   it("fails at once on a client error, naming the status and the detail", async () => {
     const g = await gateway({ "POST /v1/screening/jobs": [[401, { detail: { message: "Missing or invalid API key" } }]] });
     const error = await new ScreeningApi({ baseUrl: g.url, apiKey: "bad" }).createJob({ papers: [{ id: 1 }] }).catch((e: unknown) => e);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { createLitrevClient, type LitrevClient, type paths } from "@litrev/client";
+import { Provenance } from "@litrev/contracts";
 
 /**
  * Every HTTP call the harness makes, in one place, through the typed client generated from the
@@ -36,6 +37,11 @@ export const ScreeningJobView = z.looseObject({
   /** Recorded by services that keep it (issue 19); absent on older ones. */
   actual_cost_usd: z.number().nullable().optional(),
   model_version: z.string().optional(),
+  /** What the job recorded about its model, code and prompts; null when absent or in a shape this version cannot read. */
+  provenance: z
+    .unknown()
+    .optional()
+    .transform((value) => Provenance.safeParse(value).data ?? null),
 });
 export type ScreeningJobView = z.infer<typeof ScreeningJobView>;
 

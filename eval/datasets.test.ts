@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { gzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import { builtInNames, loadBuiltIn, loadCriteriaFile, loadRecords, ROOT, sampleRecords } from "./datasets";
-import { stripHtml } from "./text-files";
+import { stripHtml } from "@litrev/references";
+import { builtInNames, loadBuiltIn, loadCriteriaFile, loadRecords, loadReferenceFiles, ROOT, sampleRecords } from "./datasets";
 
 const dir = mkdtempSync(join(tmpdir(), "eval-datasets-"));
 const write = (name: string, content: string | Buffer) => {
@@ -38,7 +38,7 @@ describe("labelled datasets", () => {
     expect(() => loadRecords(write("dup.jsonl", `${lines}\n${lines}`))).toThrow(/:3: duplicate id a/);
   });
 
-  it("reads CSV with ASReview's columns, quoted cells and all, gzipped or plain, and names a bad row", () => {
+  it("reads CSV with ASReview's columns, comma or semicolon, quoted cells and all, gzipped or plain, and names a bad row", () => {
     const csv = [
       "record_id,title,abstract,label_included,label_abstract_screening",
       '7,"Reminders, audits and ""nudges""","Line one\r\nline two",1,1',
@@ -46,15 +46,42 @@ describe("labelled datasets", () => {
       "",
     ].join("\r\n");
     const expected = [
-      { id: "7", title: 'Reminders, audits and "nudges"', abstract: "Line one\r\nline two", included: true },
+      { id: "7", title: 'Reminders, audits and "nudges"', abstract: "Line one line two", included: true },
       { id: "8", title: "A second title", abstract: "", included: false },
     ];
     expect(loadRecords(write("asreview.csv", `\uFEFF${csv}`))).toEqual(expected);
     expect(loadRecords(write("asreview.csv.gz", gzipSync(csv)))).toEqual(expected);
-    // Without an id column, the row number is the id.
-    expect(loadRecords(write("noid.csv", "title,abstract,label_included\nT,A,1\nU,B,0\n")).map((r) => r.id)).toEqual(["1", "2"]);
-    expect(() => loadRecords(write("nolabel.csv", "title,abstract\nT,A\n"))).toThrow(/title and label_included/);
+    // What Excel saves where the decimal mark is a comma.
+    const semicolon = '\uFEFFrecord_id;title;abstract;label_included\r\n7;"Reminders, audits and ""nudges""";"Line one\r\nline two";1\r\n8;A <i>second</i> title;;0\r\n';
+    expect(loadRecords(write("excel.csv", semicolon))).toEqual(expected);
+    // Without an id column, the file's name and the row number make the id.
+    expect(loadRecords(write("noid.csv", "title,abstract,label_included\nT,A,1\nU,B,0\n")).map((r) => r.id)).toEqual(["noid-1", "noid-2"]);
+    expect(() => loadRecords(write("nolabel.csv", "title,abstract\nT,A\n"))).toThrow(/1 of 1 records in .*nolabel\.csv have no label/);
     expect(() => loadRecords(write("badlabel.csv", "title,label_included\nT,1\nU,maybe\n"))).toThrow(/row 3: label_included is "maybe"/);
+  });
+
+  it("labels RIS and NBIB exports by a list of the included studies, matched by DOI, PMID or title", () => {
+    const fixtures = resolve(ROOT, "libs/references/fixtures");
+    const included = write(
+      "included.ris",
+      [
+        "TY  - JOUR\nTI  - Whatever\nDO  - 10.1002/hipo.22328\nER  - ", // a DOI of pubmed.ris
+        `TY  - JOUR\nAN  - 10000003\nDB  - PubMed\nTI  - x\nER  - `, // a PMID of pubmed.nbib
+        "TY  - JOUR\nTI  - A study nobody screened at all\nER  - ",
+      ].join("\n"),
+    );
+    const { records, summary } = loadReferenceFiles([resolve(fixtures, "pubmed.ris"), resolve(fixtures, "pubmed.nbib")], { included: [included] });
+    expect(records).toHaveLength(274 + 202);
+    // The DOI's record and its planted duplicate, and the PMID's record.
+    expect(records.filter((r) => r.included).map((r) => r.id)).toEqual(["21000111", "pubmed:21000111", "10000003"]);
+    expect(summary).toMatchObject({ duplicates: 5, duplicate_groups: 5, merged: false, included_from: { studies: 3, matched: 2, unmatched: ["included-3"] } });
+    expect(summary.files.map((f) => f.format)).toEqual(["ris", "medline"]);
+
+    const merged = loadReferenceFiles([resolve(fixtures, "pubmed.ris")], { included: [included], mergeDuplicates: true });
+    expect(merged.records).toHaveLength(271);
+    expect(merged.records.filter((r) => r.included).map((r) => r.id)).toEqual(["21000111"]);
+    expect(() => loadReferenceFiles([resolve(fixtures, "pubmed.ris")])).toThrow(/274 of 274 records .* have no label: .*--included FILE/);
+    expect(() => loadReferenceFiles([resolve(fixtures, "scopus.ris")], { included: [included] })).toThrow(/none of the 3 studies/);
   });
 
   it("loads the repository's example CSV (data/nagtegaal_2019.csv.gz) with its labels, and strips its HTML", () => {

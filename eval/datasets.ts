@@ -1,16 +1,17 @@
 import { readFileSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { gunzipSync } from "node:zlib";
 import { z } from "zod";
-import { parseCsv, stripHtml } from "./text-files";
+import { importReferences, keyIndex, stripHtml, type ImportedRecord, type ReferenceFormat } from "@litrev/references";
+import { readReferenceFile } from "@litrev/references/node";
 
 /**
- * Labelled reviews the harness screens: the built-in SYNERGY reviews in data/synergy/, or a file of
+ * Labelled reviews the harness screens: the built-in SYNERGY reviews in data/synergy/, or files of
  * your own plus its criteria (docs/evaluation.md): gzipped or plain JSON Lines of
- * `{id, title, abstract, included}`, or CSV with ASReview's columns (`title`, `abstract`,
- * `label_included`; ids from `record_id` or `id`, else the row number). HTML left in titles and
- * abstracts by the database they came from is stripped on loading.
+ * `{id, title, abstract, included}`, or reference exports read by @litrev/references (CSV with
+ * comma or semicolon and ASReview's `label_included`, RIS, PubMed NBIB), labelled by their own label
+ * column or by a second file listing the included studies. HTML left in titles and abstracts by the
+ * database they came from is stripped on loading.
  */
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -41,10 +42,23 @@ export type CriteriaSpec = z.infer<typeof CriteriaSpec>;
 
 export interface LabelledReview {
   name: string;
-  /** Where the records came from (a path), for the report. */
+  /** Where the records came from (a path, or several joined by ", "), for the report. */
   source: string;
   records: LabelledRecord[];
   criteria: CriteriaSpec;
+  /** How reference files were read (null for JSON Lines). */
+  import?: ImportSummary | null;
+}
+
+/** What importing reference files found, for the report. */
+export interface ImportSummary {
+  files: { name: string; format: ReferenceFormat; records: number }[];
+  /** Records beyond the first of their duplicate group (by DOI, PMID or title), and the groups. */
+  duplicates: number;
+  duplicate_groups: number;
+  merged: boolean;
+  /** The list of included studies the labels came from, when they did not come with the records. */
+  included_from: { files: string[]; studies: number; matched: number; unmatched: string[] } | null;
 }
 
 const ReviewMeta = z.looseObject({ name: z.string(), title: z.string(), eligibility_criteria: z.string(), citation: z.string().optional() });
@@ -85,11 +99,17 @@ export function loadCriteriaFile(path: string): CriteriaSpec {
   return parsed.data;
 }
 
-/** A labelled-records file by its name: CSV (`.csv`, `.csv.gz`) or JSON Lines (anything else), gzipped or plain. */
+const startsAsJson = (text: string) => /^\s*\{/.test(text.slice(0, 1_000).replace(/^\uFEFF/, ""));
+
+/** Whether a file (gzipped or plain) is JSON Lines: it starts with `{`. */
+export function isJsonLines(path: string): boolean {
+  return startsAsJson(readReferenceFile(path).text);
+}
+
+/** A labelled-records file: JSON Lines (gzipped or plain) when it starts with `{`, else a reference export with its own labels. */
 export function loadRecords(path: string): LabelledRecord[] {
-  const raw = readFileSync(path);
-  const text = (raw[0] === 0x1f && raw[1] === 0x8b ? gunzipSync(raw) : raw).toString("utf8");
-  const records = /\.csv(\.gz)?$/i.test(path) ? csvRecords(path, text) : jsonlRecords(path, text);
+  const { name, text } = readReferenceFile(path);
+  const records = startsAsJson(text) ? jsonlRecords(name, text) : loadReferenceFiles([path]).records;
   if (records.length === 0) throw new Error(`${path}: no records`);
   return records;
 }
@@ -121,35 +141,50 @@ function jsonlRecords(path: string, text: string): LabelledRecord[] {
   return records;
 }
 
-const INCLUDED = new Set(["1", "true", "yes", "included", "include"]);
-const EXCLUDED = new Set(["0", "false", "no", "excluded", "exclude"]);
+/**
+ * Reference exports (RIS, PubMed NBIB, CSV; several at once) as labelled records. The labels come
+ * from the files (a CSV's `label_included`) or, given `included`, from files listing the studies the
+ * review included: a record is included when it matches one of them by DOI, PMID or title, the
+ * keys duplicates are found by.
+ */
+export function loadReferenceFiles(paths: readonly string[], options: { included?: readonly string[]; mergeDuplicates?: boolean } = {}): { records: LabelledRecord[]; summary: ImportSummary } {
+  const result = importReferences(paths.map(readReferenceFile), { mergeDuplicates: options.mergeDuplicates === true });
+  let records = result.records;
+  let includedFrom: ImportSummary["included_from"] = null;
+  if (options.included?.length) {
+    const studies = importReferences(options.included.map(readReferenceFile)).records;
+    const labelled = labelByIncluded(records, studies);
+    if (labelled.matched === 0) throw new Error(`none of the ${studies.length} studies in ${options.included.join(", ")} matches a record by DOI, PMID or title`);
+    records = labelled.records;
+    includedFrom = { files: [...options.included], studies: studies.length, matched: labelled.matched, unmatched: labelled.unmatched };
+  }
+  const unlabelled = records.filter((record) => record.included === null).length;
+  if (unlabelled > 0) {
+    throw new Error(
+      `${unlabelled} of ${records.length} records in ${paths.join(", ")} have no label: give a CSV with a label_included column (1 or 0), or --included FILE listing the studies the review included`,
+    );
+  }
+  return {
+    records: records.map((record) => {
+      const parsed = LabelledRecord.safeParse({ id: record.id, title: record.title, abstract: record.abstract, included: record.included });
+      if (!parsed.success) throw new Error(`${record.origin.file}: record ${record.id}: ${z.prettifyError(parsed.error)}`);
+      return parsed.data;
+    }),
+    summary: { files: result.files, duplicates: result.counts.duplicates, duplicate_groups: result.duplicates.length, merged: result.merged, included_from: includedFrom },
+  };
+}
 
-/** CSV with ASReview's columns; a row with no usable label is an error naming its line (row). */
-function csvRecords(path: string, text: string): LabelledRecord[] {
-  const [header, ...rows] = parseCsv(text);
-  if (!header) return [];
-  const column = (...names: string[]) => header.findIndex((h) => names.includes(h.trim().toLowerCase()));
-  const [id, title, abstract, label] = [column("record_id", "id"), column("title"), column("abstract"), column("label_included", "included")];
-  if (title < 0 || label < 0) throw new Error(`${path}: a CSV needs the columns title and label_included (ASReview's names); found ${header.join(", ")}`);
-  const records: LabelledRecord[] = [];
-  const seen = new Set<string>();
-  rows.forEach((row, i) => {
-    if (row.every((cell) => cell.trim() === "")) return;
-    const labelText = (row[label] ?? "").trim().toLowerCase();
-    if (!INCLUDED.has(labelText) && !EXCLUDED.has(labelText)) throw new Error(`${path}: row ${i + 2}: label_included is "${row[label] ?? ""}", expected 1 or 0`);
-    const parsed = LabelledRecord.safeParse({
-      id: id >= 0 && row[id]?.trim() ? row[id]!.trim() : String(i + 1),
-      title: row[title] ?? "",
-      abstract: abstract >= 0 ? (row[abstract] ?? "") : "",
-      included: INCLUDED.has(labelText),
-    });
-    if (!parsed.success) throw new Error(`${path}: row ${i + 2}: ${z.prettifyError(parsed.error)}`);
-    const key = String(parsed.data.id);
-    if (seen.has(key)) throw new Error(`${path}: row ${i + 2}: duplicate id ${key}`);
-    seen.add(key);
-    records.push(cleaned(parsed.data));
-  });
-  return records;
+/** Labels every record: included when one of `studies` matches it. Also says which studies matched nothing. */
+export function labelByIncluded(records: readonly ImportedRecord[], studies: readonly ImportedRecord[]): { records: ImportedRecord[]; matched: number; unmatched: string[] } {
+  const match = keyIndex(records);
+  const hit = new Set<number>();
+  const unmatched: string[] = [];
+  for (const study of studies) {
+    const found = match(study);
+    if (found.length === 0) unmatched.push(study.id);
+    for (const { index } of found) hit.add(index);
+  }
+  return { records: records.map((record, i) => ({ ...record, included: hit.has(i) })), matched: studies.length - unmatched.length, unmatched };
 }
 
 export function loadBuiltIn(name: string): LabelledReview {

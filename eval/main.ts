@@ -1,5 +1,5 @@
 /**
- * `npm run eval -- screening --dataset NAME | --file PATH --criteria FILE [options]`: screens a labelled
+ * `npm run eval -- screening --dataset NAME | --file PATH... --criteria FILE [options]`: screens a labelled
  * review through the running service's HTTP API (BASE_URL, API_KEY; LLM_API_KEY is sent as the
  * per-request provider key) and writes report.json, report.md and recall-workload.svg.
  * See docs/evaluation.md.
@@ -7,17 +7,21 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
-import { builtInNames, loadBuiltIn, loadCriteriaFile, loadRecords, ROOT, type LabelledReview } from "./datasets";
+import { builtInNames, isJsonLines, loadBuiltIn, loadCriteriaFile, loadRecords, loadReferenceFiles, ROOT, type LabelledReview } from "./datasets";
 import { startFakeStack, type FakeStack } from "./fake-stack";
 import { writeReport, type ScreeningReport } from "./report";
 import { evaluateScreening } from "./screening";
 
-const USAGE = `usage: npm run eval -- screening (--dataset NAME | --file PATH --criteria FILE) [options]
+const USAGE = `usage: npm run eval -- screening (--dataset NAME | --file PATH... --criteria FILE) [options]
 
   --dataset NAME        built-in review: ${builtInNames().join(", ")}
-  --file PATH           your own review: JSON Lines of {id, title, abstract, included}, or CSV with
-                        ASReview's columns title, abstract, label_included (record_id or id optional);
-                        either may be gzipped (.gz). HTML in titles and abstracts is stripped
+  --file PATH           your own review (repeat for several files): JSON Lines of {id, title, abstract,
+                        included}; CSV, comma or semicolon, with ASReview's columns title, abstract,
+                        label_included (record_id optional); or RIS / PubMed NBIB exports labelled by
+                        --included. Any may be gzipped (.gz). HTML in titles and abstracts is stripped
+  --included PATH       the studies the review included (RIS, NBIB or CSV; repeatable): a record of
+                        --file is labelled included when it matches one by DOI, PMID or title
+  --merge-duplicates    screen one record per duplicate group (DOI, PMID, title) of the --file records
   --criteria FILE       eligibility criteria: .json ({criteria:[{name,type,value}], questions:[]}) or prose text
                         (required with --file; replaces a built-in review's criteria)
   --model M             model to screen with (default: the service's default)
@@ -37,7 +41,9 @@ environment: BASE_URL (default http://localhost:8000), API_KEY (service key),
 const Rate = z.coerce.number().min(0).max(1);
 const Options = z.object({
   dataset: z.string().optional(),
-  file: z.string().optional(),
+  file: z.array(z.string()).optional(),
+  included: z.array(z.string()).optional(),
+  "merge-duplicates": z.boolean().optional(),
   criteria: z.string().optional(),
   model: z.string().min(1).optional(),
   repetitions: z.coerce.number().int().min(1).max(20).optional(),
@@ -69,9 +75,14 @@ async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: rest,
     strict: true,
-    options: Object.fromEntries(
-      ["dataset", "file", "criteria", "model", "repetitions", "threshold", "limit", "target-recall", "out", "timeout-minutes", "fake-oracle", "seed"].map((name) => [name, { type: "string" as const }]),
-    ),
+    options: {
+      ...Object.fromEntries(
+        ["dataset", "criteria", "model", "repetitions", "threshold", "limit", "target-recall", "out", "timeout-minutes", "fake-oracle", "seed"].map((name) => [name, { type: "string" as const }]),
+      ),
+      file: { type: "string", multiple: true },
+      included: { type: "string", multiple: true },
+      "merge-duplicates": { type: "boolean" },
+    },
   });
   const parsed = Options.safeParse(values);
   if (!parsed.success) {
@@ -83,7 +94,20 @@ async function main(argv: string[]): Promise<number> {
     console.error(`give exactly one of --dataset and --file\n\n${USAGE}`);
     return 2;
   }
-  const review = loadReview(options.dataset, options.file, options.criteria);
+  if (options.dataset && (options.included || options["merge-duplicates"])) {
+    console.error(`--included and --merge-duplicates go with --file\n\n${USAGE}`);
+    return 2;
+  }
+  const review = loadReview(options);
+  if (review.import) {
+    const summary = review.import;
+    console.error(
+      `${review.records.length} records from ${summary.files.map((f) => `${f.name} (${f.format}, ${f.records})`).join(", ")}; ` +
+        `${summary.duplicates} duplicates in ${summary.duplicate_groups} groups${summary.merged ? ", merged" : " (kept: --merge-duplicates screens one of each)"}`,
+    );
+    const from = summary.included_from;
+    if (from) console.error(`labels: ${from.matched} of ${from.studies} included studies matched a record${from.unmatched.length ? `; not found: ${from.unmatched.slice(0, 20).join(", ")}` : ""}`);
+  }
 
   let fake: FakeStack | undefined;
   let api: { baseUrl: string; apiKey: string; providerKey?: string | undefined };
@@ -130,21 +154,32 @@ async function main(argv: string[]): Promise<number> {
   const p = (v: number | null) => (v === null ? "–" : `${(v * 100).toFixed(1)}%`);
   console.log(`${review.name}: ${report.dataset.records} papers, ${report.dataset.included} included, ${report.service.repetitions} votes, model ${report.service.model}`);
   console.log(`at ≥${report.service.threshold}: recall ${p(at.recall)}, specificity ${p(at.specificity)}, precision ${p(at.precision)}, F1 ${at.f1?.toFixed(3) ?? "–"}, WSS@95 ${p(report.wss_at_95)}`);
-  console.log(target ? `target recall ${p(report.target.recall)}: ≥${target.votes} votes, recall ${p(target.recall)}, work saved ${p(target.work_saved)}` : "no threshold reaches the target recall");
+  console.log(
+    target
+      ? `target recall ${p(report.target.recall)}: ≥${target.votes} votes, recall ${p(target.recall)}, work saved ${p(target.work_saved)}, ${report.target.missed_included.length} included studies missed`
+      : "no threshold reaches the target recall",
+  );
   console.log(`wall time ${report.wall_seconds.toFixed(1)} s`);
   console.log(`report: ${paths.markdown}\n        ${paths.json}\n        ${paths.svg}`);
   return 0;
 }
 
-function loadReview(dataset: string | undefined, file: string | undefined, criteria: string | undefined): LabelledReview {
-  if (dataset) {
-    const review = loadBuiltIn(dataset);
-    return criteria ? { ...review, criteria: loadCriteriaFile(criteria) } : review;
+function loadReview(options: z.infer<typeof Options>): LabelledReview {
+  if (options.dataset) {
+    const review = loadBuiltIn(options.dataset);
+    return options.criteria ? { ...review, criteria: loadCriteriaFile(options.criteria) } : review;
   }
-  if (!criteria) throw new Error("--file needs --criteria FILE: the review's eligibility criteria");
-  const path = resolve(file!);
-  const name = path.replace(/^.*\//, "").replace(/\.(jsonl|csv)(\.gz)?$|\.gz$/g, "");
-  return { name, source: path, records: loadRecords(path), criteria: loadCriteriaFile(criteria) };
+  if (!options.criteria) throw new Error("--file needs --criteria FILE: the review's eligibility criteria");
+  const paths = options.file!.map((file) => resolve(file));
+  const name = paths[0]!.replace(/^.*\//, "").replace(/(\.[A-Za-z0-9]{1,8})*$/, "");
+  const criteria = loadCriteriaFile(options.criteria);
+  const jsonLines = paths.filter(isJsonLines);
+  if (jsonLines.length > 0) {
+    if (paths.length > 1 || options.included || options["merge-duplicates"]) throw new Error(`${jsonLines[0]} is JSON Lines, which carries its own labels: give it alone, without --included or --merge-duplicates`);
+    return { name, source: paths[0]!, records: loadRecords(paths[0]!), criteria, import: null };
+  }
+  const { records, summary } = loadReferenceFiles(paths, { included: options.included?.map((file) => resolve(file)), mergeDuplicates: options["merge-duplicates"] });
+  return { name, source: paths.join(", "), records, criteria, import: summary };
 }
 
 main(process.argv.slice(2)).then(

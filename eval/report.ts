@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { CriteriaSpec } from "./datasets";
-import type { ConfidenceInterval as Interval, ThresholdRow } from "@litrev/contracts";
+import type { CriteriaSpec, ImportSummary } from "./datasets";
+import type { ConfidenceInterval as Interval, Provenance, ThresholdRow } from "@litrev/contracts";
 import type { CurvePoint } from "@litrev/evaluation";
 import { recallWorkloadSvg } from "./plot";
 
@@ -13,27 +13,45 @@ export interface UsageFigures {
   cost_usd_per_1000: number | null;
 }
 
+export interface MissedStudy {
+  id: string;
+  title: string;
+  votes: number | null;
+}
+
 export interface ScreeningReport {
   kind: "screening-evaluation";
   generated_at: string;
-  dataset: { name: string; source: string; records: number; included: number; sampled_from: number | null; criteria: CriteriaSpec };
-  service: { base_url: string; job_id: string; model: string; repetitions: number; threshold: number; duration_ms: number | null; stage_timings: Record<string, number | null> };
+  dataset: { name: string; source: string; records: number; included: number; sampled_from: number | null; criteria: CriteriaSpec; import: ImportSummary | null };
+  service: {
+    base_url: string;
+    job_id: string;
+    /** The model the job ran: its provenance's resolved model when it records one. */
+    model: string;
+    repetitions: number;
+    threshold: number;
+    duration_ms: number | null;
+    stage_timings: Record<string, number | null>;
+    /** The job's provenance as polled (resolved model, service commit, prompt hashes); null when the service records none. */
+    provenance: Provenance | null;
+  };
   /** Present when the run used the fake provider's oracle mode instead of a language model. */
   oracle: { sensitivity: number; specificity: number; seed: number } | null;
   /** Figures at the threshold the job was created with. */
   at_job_threshold: ThresholdRow;
   thresholds: ThresholdRow[];
   wss_at_95: number | null;
-  target: { recall: number; threshold: ThresholdRow | null };
+  /** The recommended threshold: the strictest reaching the target recall, and the included studies it drops. */
+  target: { recall: number; threshold: ThresholdRow | null; missed_included: MissedStudy[] };
   usage: UsageFigures;
   /** Create → results in hand, as the client saw it. */
   wall_seconds: number;
   /** Papers the job returned no result for (counted as included everywhere). */
   missing_results: number;
   /** Included studies the screener would have excluded at the job's threshold: what a reviewer must check. */
-  missed_included: { id: string; title: string; votes: number | null }[];
-  /** What the records gave the model to read. */
-  data_quality: { records: number; without_abstract: number; without_title: number };
+  missed_included: MissedStudy[];
+  /** What the records gave the model to read; `duplicates` when they were imported from reference files. */
+  data_quality: { records: number; without_abstract: number; without_title: number; duplicates: { found: number; merged: boolean } | null };
   curve: CurvePoint[];
 }
 
@@ -89,19 +107,25 @@ export function markdownReport(r: ScreeningReport): string {
   lines.push(`| WSS@95 (reading in order of votes) | ${pct(r.wss_at_95)} |`);
   lines.push("");
   lines.push(`### Included studies missed at this threshold (${r.missed_included.length})`, "");
-  if (r.missed_included.length === 0) lines.push("None: every study the review included was kept.", "");
-  else {
-    lines.push("| Id | Title | Include votes |", "| --- | --- | ---: |");
-    for (const m of r.missed_included) lines.push(`| ${cell(m.id)} | ${cell(m.title) || "(no title)"} | ${m.votes ?? "–"} |`);
-    lines.push("");
-  }
+  lines.push(...missedTable(r.missed_included));
   lines.push("## Data quality", "");
   const dq = r.data_quality;
   lines.push(
     `${dq.without_abstract} of ${dq.records} records (${pct(dq.records ? dq.without_abstract / dq.records : null)}) have no abstract and ${dq.without_title} no title: ` +
-      "the model screened those on what little text there was. HTML in titles and abstracts was stripped before screening.",
+      "the model screened those on what little text there was. HTML in titles and abstracts was stripped before screening." +
+      (dq.duplicates
+        ? ` The files held ${dq.duplicates.found} duplicate records (same DOI, PMID or title)${dq.duplicates.merged ? ", merged before screening" : ", screened as they were"}.`
+        : ""),
     "",
   );
+  const from = r.dataset.import?.included_from;
+  if (from) {
+    lines.push(
+      `Labels: a record counts as included when it matches one of the ${from.studies} studies in ${from.files.map((f) => `\`${f.replace(/^.*\//, "")}\``).join(", ")} ` +
+        `by DOI, PMID or title; ${from.matched} matched${from.unmatched.length ? `, ${from.unmatched.length} did not (${from.unmatched.slice(0, 20).map(cell).join(", ")}${from.unmatched.length > 20 ? ", …" : ""})` : ""}.`,
+      "",
+    );
+  }
   lines.push(`## Every vote threshold`, "");
   lines.push("| Include at ≥ | Recall | Specificity | Precision | F1 | Missed | Human reads | Work saved | WSS |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
   for (const row of r.thresholds) {
@@ -118,6 +142,11 @@ export function markdownReport(r: ScreeningReport): string {
       : `**Target recall ${pct(r.target.recall, 0)}**: no threshold reaches it (the labels have no inclusion).`,
     "",
   );
+  if (target) {
+    lines.push(`### Included studies missed at the recommended threshold, ≥ ${target.votes} (${r.target.missed_included.length})`, "");
+    lines.push(...missedTable(r.target.missed_included));
+  }
+  lines.push(...criteriaSection(r.dataset.criteria), ...provenanceSection(r.service.provenance));
   lines.push("## Cost and time", "");
   lines.push("| Figure | Value |", "| --- | ---: |");
   if (r.usage.source === "job") {
@@ -134,4 +163,47 @@ export function markdownReport(r: ScreeningReport): string {
   if (r.missing_results > 0) lines.push("", `⚠ The job returned no result for ${r.missing_results} papers; they count as included (to be read) at every threshold.`);
   lines.push("", "Figures are defined in docs/evaluation.md. The labels are the review's final (full-text) decisions.", "");
   return lines.join("\n");
+}
+
+function missedTable(missed: readonly MissedStudy[]): string[] {
+  if (missed.length === 0) return ["None: every study the review included was kept.", ""];
+  return ["| Id | Title | Include votes |", "| --- | --- | ---: |", ...missed.map((m) => `| ${cell(m.id)} | ${cell(m.title) || "(no title)"} | ${m.votes ?? "–"} |`), ""];
+}
+
+/** The criteria and research questions exactly as the job was sent them. */
+function criteriaSection(spec: CriteriaSpec): string[] {
+  const lines = ["## Criteria sent", ""];
+  if (spec.questions.length) lines.push("Research questions:", "", ...spec.questions.map((q) => `- ${cell(q)}`), "");
+  if (spec.criteria.length === 0) lines.push("No criteria: the job screened against the research questions alone.", "");
+  else {
+    lines.push("| # | Name | Type | Criterion |", "| ---: | --- | --- | --- |");
+    spec.criteria.forEach((c, i) => lines.push(`| ${i + 1} | ${cell(c.name) || "–"} | ${c.type} | ${cell(c.value)} |`));
+    lines.push("");
+  }
+  return lines;
+}
+
+/** What the job recorded about its model, code and prompts, so a reader can repeat it and check the prompt hashes. */
+function provenanceSection(p: Provenance | null): string[] {
+  const lines = ["## Provenance", ""];
+  if (!p) return [...lines, "The service recorded no provenance for this job.", ""];
+  const used = p.models_used.length ? p.models_used.map((m) => `\`${m.model}\` (${m.calls} calls)`).join(", ") : "none reported (a mock job)";
+  lines.push("| Field | Value |", "| --- | --- |");
+  lines.push(`| Model requested | \`${cell(p.model_requested)}\` |`);
+  lines.push(`| Model resolved (every call went to it) | \`${cell(p.model_resolved)}\` |`);
+  lines.push(`| Models the provider reported | ${cell(used)} |`);
+  lines.push(`| Service version | ${cell(p.service_version.version)}${p.service_version.commit ? `, commit \`${cell(p.service_version.commit)}\`` : " (commit not recorded)"} |`);
+  lines.push(`| Provider | ${cell(p.provider.host ?? "none")} (${cell(p.provider.profile)}) |`);
+  lines.push(`| Decision rule | ${cell(p.decision_rule)} |`);
+  for (const [stage, s] of Object.entries(p.parameters)) {
+    const setting = (v: string | number | null) => (v === null ? "provider default" : String(v));
+    lines.push(`| Stage ${cell(stage)} | temperature ${setting(s.temperature)}, max output tokens ${setting(s.max_output_tokens)}, reasoning effort ${setting(s.reasoning_effort)} |`);
+  }
+  lines.push("");
+  if (p.prompts.length) {
+    lines.push("| Prompt | Template | SHA-256 of the text sent (without paper data) |", "| --- | --- | --- |");
+    for (const prompt of p.prompts) lines.push(`| ${cell(prompt.name)} | ${cell(prompt.template_id)} | \`${prompt.sha256}\` |`);
+    lines.push("");
+  }
+  return lines;
 }

@@ -55,10 +55,13 @@ export async function evaluateScreening(options: ScreeningEvalOptions): Promise<
   });
 
   const thresholds = thresholdTable(papers, repetitions);
-  const missed = records.flatMap((r, i) => {
-    const score = papers[i]!.score;
-    return r.included && score !== null && score < threshold ? [{ id: String(r.id), title: r.title, votes: score }] : [];
-  });
+  /** The included studies a threshold drops: what a reviewer must check. */
+  const missedAt = (votes: number) =>
+    records.flatMap((r, i) => {
+      const score = papers[i]!.score;
+      return r.included && score !== null && score < votes ? [{ id: String(r.id), title: r.title, votes: score }] : [];
+    });
+  const target = thresholdForRecall(thresholds, options.targetRecall);
   return {
     kind: "screening-evaluation",
     generated_at: new Date().toISOString(),
@@ -69,29 +72,32 @@ export async function evaluateScreening(options: ScreeningEvalOptions): Promise<
       included: records.filter((r) => r.included).length,
       sampled_from: records.length < review.records.length ? review.records.length : null,
       criteria: review.criteria,
+      import: review.import ?? null,
     },
     service: {
       base_url: options.api.baseUrl,
       job_id: jobId,
-      model: typeof job.config.model === "string" ? job.config.model : (job.model_version ?? options.model ?? ""),
+      model: job.provenance?.model_resolved ?? (typeof job.config.model === "string" ? job.config.model : (job.model_version ?? options.model ?? "")),
       repetitions,
       threshold,
       duration_ms: job.duration_ms ?? null,
       stage_timings: job.stage_timings,
+      provenance: job.provenance ?? null,
     },
     oracle: options.oracle ?? null,
     at_job_threshold: thresholdRow(papers, threshold),
     thresholds,
     wss_at_95: wssAtRecall(papers, repetitions, 0.95),
-    target: { recall: options.targetRecall, threshold: thresholdForRecall(thresholds, options.targetRecall) },
+    target: { recall: options.targetRecall, threshold: target, missed_included: target ? missedAt(target.votes) : [] },
     usage: usageOf(job, records.length),
     wall_seconds: wallSeconds,
     missing_results: missing,
-    missed_included: missed,
+    missed_included: missedAt(threshold),
     data_quality: {
       records: records.length,
       without_abstract: records.filter((r) => !r.abstract.trim()).length,
       without_title: records.filter((r) => !r.title.trim()).length,
+      duplicates: review.import ? { found: review.import.duplicates, merged: review.import.merged } : null,
     },
     curve: recallCurve(papers, repetitions),
   };

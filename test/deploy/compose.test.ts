@@ -1,10 +1,17 @@
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEPLOY, ROOT, SERVICES, documentedNames, exists, isService, loadYaml, read, serviceOfImage, type Doc } from "./manifests";
+import { DEPLOY, ROOT, SERVICES, documentedNames, envFile, exists, isService, loadYaml, read, renderCompose, serviceOfImage, type Doc } from "./manifests";
 
-/** deploy/compose.yaml read as `docker compose` would (merge keys resolved), checked against the repository. */
+/**
+ * deploy/compose.yaml rendered as `docker compose config` would (merge keys resolved, variables
+ * interpolated from deploy/.env.example with every secret filled in, as an operator would), then
+ * checked against the repository.
+ */
 
-const compose = loadYaml(join(DEPLOY, "compose.yaml"));
+const COMPOSE = join(DEPLOY, "compose.yaml");
+const example = envFile(join(DEPLOY, ".env.example"));
+const filled = Object.fromEntries(Object.entries(example).map(([name, value]) => [name, value || `example-${name.toLowerCase()}`]));
+const compose = renderCompose(COMPOSE, filled);
 const services: Record<string, Doc> = compose.services;
 const env = (name: string): Record<string, string> => services[name].environment ?? {};
 const hostOf = (url: string) => new URL(url).hostname;
@@ -23,15 +30,34 @@ describe("deploy/compose.yaml", () => {
     }
   });
 
-  it("lets every service scale with --scale: no container_name, no host port except the gateway's", () => {
+  it("renders with every variable it needs in deploy/.env.example; a missing secret stops it, naming the variable", () => {
+    const raw = read(COMPOSE);
+    // Every required variable (`${NAME:?…}`) is in the example file an operator copies.
+    for (const [, name] of raw.matchAll(/\$\{(\w+):\?/g)) expect(example, `${name} in deploy/.env.example`).toHaveProperty(name!);
+    expect(JSON.stringify(compose)).not.toMatch(/\$\{/);
+    expect(() => renderCompose(COMPOSE, { ...filled, MONGO_SCREENING_PASSWORD: "" })).toThrow(/MONGO_SCREENING_PASSWORD is required/);
+  });
+
+  it("lets every service scale with --scale: no container_name, no host port; a reverse proxy publishes the API", () => {
     for (const service of SERVICES) {
       expect(services[service].container_name, service).toBeUndefined();
-      if (service !== "gateway") expect(services[service].ports, service).toBeUndefined();
+      expect(services[service].ports, service).toBeUndefined();
     }
-    const [published] = services.gateway.ports as string[];
-    // A host port range: each gateway replica takes the next free port of it.
-    expect(published).toMatch(/^\$\{GATEWAY_PORTS:-\d+-\d+\}:8000$/);
     expect(env("gateway").PORT).toBe("8000");
+    const proxy = services.proxy;
+    expect(proxy.image).toMatch(/^nginx:/);
+    expect(proxy.ports).toEqual([`${example.GATEWAY_PORT}:8000`]);
+    const config = read(resolve(DEPLOY, (proxy.volumes as string[])[0]!.split(":")[0]!));
+    // Every gateway replica, resolved again as replicas come and go; event streams neither buffered nor cut.
+    expect(config).toMatch(/resolver 127\.0\.0\.11/);
+    expect(config).toMatch(/set \$gateway http:\/\/gateway:8000;/);
+    expect(config).toMatch(/proxy_buffering off;/);
+    expect(config).toMatch(/proxy_read_timeout 1h;/);
+    expect(config).toMatch(/listen 8000;/);
+  });
+
+  it("sets a memory limit on every container", () => {
+    for (const [name, def] of Object.entries(services)) expect(def.deploy?.resources?.limits?.memory, name).toMatch(/^\d+[MG]$/);
   });
 
   it("mounts only files that exist, and every depends_on names a defined service", () => {
@@ -58,23 +84,36 @@ describe("deploy/compose.yaml", () => {
     expect((nats.volumes as string[]).some((v) => v.endsWith(":/data") && !v.startsWith("."))).toBe(true);
   });
 
-  it("runs MongoDB as a single-node replica set, initiated before the services start", () => {
-    expect(services.mongo.command).toEqual(expect.arrayContaining(["--replSet", "rs0"]));
+  it("runs MongoDB as a single-node replica set with authentication and TLS, initiated before the services start", () => {
+    const mongo = services.mongo;
+    expect(mongo.command).toContain("--replSet=rs0");
+    expect(mongo.command).toContain("--tlsMode=requireTLS");
+    expect((mongo.command as string[]).some((a) => a.startsWith("--keyFile="))).toBe(true);
+    expect(mongo.environment.MONGO_INITDB_ROOT_PASSWORD).toBe(filled.MONGO_ROOT_PASSWORD);
     const init = services["mongo-init"];
     const script = (init.volumes as string[])[0]!.split(":")[0]!;
     expect(read(resolve(DEPLOY, script))).toMatch(/rs\.initiate\(\{ _id: "rs0"/);
+    expect(init.command.join(" ")).toContain("--tls");
     for (const service of SERVICES) {
       // The gateway holds no database credentials (it learns the database status from the services)
-      // and does not wait for the database: it serves, degraded, meanwhile.
-      if (service === "gateway") {
+      // and does not wait for the database: it serves, degraded, meanwhile. Criteria stores nothing.
+      if (service === "gateway" || service === "criteria") {
         expect(env(service).MONGO_URL).toBeUndefined();
         expect(services[service].depends_on).not.toHaveProperty("mongo-init");
         continue;
       }
       expect(services[service].depends_on["mongo-init"].condition).toBe("service_completed_successfully");
-      const url = new URL(env(service).MONGO_URL!);
-      expect(url.searchParams.get("replicaSet")).toBe("rs0");
-      expect(services).toHaveProperty(url.hostname);
+      const url = env(service).MONGO_URL!;
+      // Its own user, whose password mongo-init sets from the same URL.
+      expect(url).toBe(init.environment[`MONGO_${service.toUpperCase()}_URL`]);
+      expect(url).toContain(`mongodb://${service}:${filled[`MONGO_${service.toUpperCase()}_PASSWORD`]}@`);
+      const parsed = new URL(url);
+      expect(parsed.searchParams.get("replicaSet")).toBe("rs0");
+      expect(parsed.searchParams.get("authSource")).toBe(parsed.pathname.slice(1));
+      expect(parsed.searchParams.get("tls")).toBe("true");
+      const ca = parsed.searchParams.get("tlsCAFile")!;
+      expect((services[service].volumes as string[]).some((v) => ca.startsWith(`${v.split(":")[1]}/`)), `${service}: ${ca} mounted`).toBe(true);
+      expect(services).toHaveProperty(parsed.hostname);
     }
   });
 
@@ -93,10 +132,10 @@ describe("deploy/compose.yaml", () => {
       expect("API_KEY" in vars, `${service} API_KEY`).toBe(service === "gateway");
     }
     // Required secrets fail fast instead of starting with an empty key.
-    expect(env("gateway").API_KEY).toMatch(/^\$\{API_KEY:\?/);
-    expect(env("gateway").JOB_KEY_SECRET).toMatch(/^\$\{JOB_KEY_SECRET:\?/);
-    const example = read(join(DEPLOY, ".env.example"));
-    for (const name of ["API_KEY", "JOB_KEY_SECRET", "OPENAI_API_KEY", "OPENAI_BASE_URL"]) expect(example).toMatch(new RegExp(`^${name}=`, "m"));
+    const raw = loadYaml(COMPOSE);
+    expect(raw.services.gateway.environment.API_KEY).toMatch(/^\$\{API_KEY:\?/);
+    expect(raw.services.gateway.environment.JOB_KEY_SECRET).toMatch(/^\$\{JOB_KEY_SECRET:\?/);
+    for (const name of ["API_KEY", "JOB_KEY_SECRET", "OPENAI_API_KEY", "OPENAI_BASE_URL"]) expect(example).toHaveProperty(name);
   });
 
   it("wires the OpenTelemetry collector: OTLP in, traces to Jaeger, metrics out", () => {

@@ -1,5 +1,6 @@
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { buildEntries, builtServiceArgs } from "../../scripts/lib/build";
 import { serviceArgs } from "../../scripts/lib/launch";
 import {
   DEPLOY,
@@ -13,13 +14,13 @@ import {
   read,
   servicePackage,
   toolchainPins,
-  type PackageJson,
 } from "./manifests";
 
 /**
  * No Docker engine runs here, so the image is checked the other way round: everything the
- * Dockerfile names must exist in the repository, agree with the toolchain, and start the service
- * the way scripts/lib/launch.ts does (image-rehearsal.test.ts then runs its build command).
+ * Dockerfile names must exist in the repository, agree with the toolchain, and start the compiled
+ * service the way scripts/lib/launch.ts starts its source (image-rehearsal.test.ts then runs its
+ * build stage and starts what it built).
  */
 
 const dockerfile = join(DEPLOY, "Dockerfile");
@@ -57,45 +58,47 @@ describe("deploy/Dockerfile", () => {
     const deploy = runs.find((r) => /\bpnpm\b.*\bdeploy\b/.test(r));
     expect(deploy).toMatch(/--filter "@litrev\/\$\{SERVICE\}"/);
     expect(deploy).toMatch(/--prod\b/);
-    expect(runs.some((r) => /pnpm fetch --prod/.test(r))).toBe(true);
     expect(runs.some((r) => r.includes('test -f "services/${SERVICE}/src/main.ts"'))).toBe(true);
-    for (const service of SERVICES) expect(servicePackage(service).name).toBe(`@litrev/${service}`);
+    // The runtime stage takes the build stage's output and nothing else from the repository.
+    expect(final.filter((i) => i.keyword === "COPY").map((i) => i.args)).toEqual([`--from=${stages.at(-2)} /out ./`]);
+    for (const service of SERVICES) {
+      expect(servicePackage(service).name).toBe(`@litrev/${service}`);
+      // tsx is a development tool now: in a service's dependencies it would land in the image.
+      expect(servicePackage(service).dependencies ?? {}, service).not.toHaveProperty("tsx");
+    }
   });
 
-  it("runs as a non-root user with a health check whose script it ships", () => {
+  it("runs as a non-root user with a health check it compiled", () => {
     const user = final.filter((i) => i.keyword === "USER").at(-1);
     expect(user?.args).toBeDefined();
     expect(user!.args).not.toMatch(/^(root|0)(:|$)/);
     const health = final.find((i) => i.keyword === "HEALTHCHECK");
     const command = execForm(health!.args);
-    expect(command[0]).toBe("node");
-    const script = command[1]!;
-    const shipped = final.find((i) => i.keyword === "COPY" && i.args.endsWith(` ./${script}`));
-    expect(shipped, `COPY … ./${script}`).toBeDefined();
-    expect(exists(join(ROOT, copySources(shipped!.args)![0]!))).toBe(true);
+    expect(command).toEqual(["node", "dist/healthcheck.js"]);
+    expect(exists(buildEntries("gateway").healthcheck!)).toBe(true);
   });
 
-  it("starts each service exactly as scripts/lib/launch.ts does: tsx, then telemetry, then main.ts", () => {
+  it("compiles in the build stage and starts the compiled loader and service as scripts/lib/launch.ts starts their sources", () => {
+    const compile = instructions.find((i) => i.keyword === "RUN" && i.args.includes("scripts/build.ts"));
+    expect(compile?.args).toMatch(/scripts\/build\.ts "\$\{SERVICE\}" \/out\/dist\b/);
+    for (const source of copySources(instructions.find((i) => i.keyword === "COPY" && i.args.includes("scripts/lib/build.ts"))!.args)!) {
+      expect(exists(join(ROOT, source)), source).toBe(true);
+    }
     const cmd = execForm(final.find((i) => i.keyword === "CMD")!.args);
-    expect(cmd[0]).toBe("node");
-    const imageArgs = cmd.slice(1);
-    const telemetry = JSON.parse(read(join(ROOT, "libs/telemetry/package.json"))) as PackageJson;
+    expect(cmd).toEqual(["node", ...builtServiceArgs("dist")]);
     for (const service of SERVICES) {
-      const local = serviceArgs(service);
-      expect(imageArgs.length).toBe(local.length);
-      // In the image the package is the working directory and workspace libraries are packages in
-      // node_modules; map each argument back to the file it names in the repository.
-      const resolved = imageArgs.map((arg) => {
-        if (arg.startsWith("@litrev/telemetry/")) return resolve(ROOT, "libs/telemetry", telemetry.exports![`./${arg.split("/").pop()}`]!);
-        if (arg.endsWith(".ts")) return resolve(ROOT, "services", service, arg);
-        return arg;
+      // Each compiled file stands for the TypeScript that tsx would run, in the same order.
+      const entries = buildEntries(service);
+      const compiled = builtServiceArgs("dist").map((arg) => {
+        const name = /(?:^|\/)(\w+)\.js$/.exec(arg)?.[1];
+        return name ? entries[name] : arg;
       });
-      expect(resolved).toEqual(local);
-      for (const file of resolved.filter((a) => a.endsWith(".ts"))) expect(exists(file), file).toBe(true);
-      // Both loaders must be production dependencies of the service, or `pnpm deploy --prod` drops them.
-      const deps = servicePackage(service).dependencies ?? {};
-      expect(deps, `${service} dependencies`).toHaveProperty("tsx");
-      expect(deps, `${service} dependencies`).toHaveProperty("@litrev/telemetry");
+      // tsx's own loader (`--import tsx`) is what the compiled form does without.
+      const source = serviceArgs(service);
+      const tsx = source.indexOf("tsx");
+      expect(compiled).toEqual([...source.slice(0, tsx - 1), ...source.slice(tsx + 1)]);
+      // The loader must be a production dependency of the service, or `pnpm deploy --prod` drops its packages.
+      expect(servicePackage(service).dependencies ?? {}, `${service} dependencies`).toHaveProperty("@litrev/telemetry");
     }
   });
 

@@ -1,10 +1,15 @@
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
+import { schemaProblems } from "./k8s-schemas";
+import { referenceProblems } from "./k8s-references";
+import { containersOf, renderKustomization } from "./kustomize-render";
 import { DEPLOY, ROOT, SERVICES, documentedNames, exists, loadYaml, loadYamlDocs, read, rel, serviceOfImage, walk, type Doc } from "./manifests";
 
 /**
- * deploy/k8s checked the way kustomize would resolve it: every referenced file exists, and the
- * objects it would emit fit together (selectors, ports, HPA/PDB targets, config and secret names).
+ * deploy/k8s checked the way kustomize would resolve it: every referenced file exists, every
+ * overlay renders (kustomize-render.ts) into objects that the Kubernetes and KEDA schemas accept
+ * with no unknown field (k8s-schemas.ts), and whose names for one another all resolve
+ * (k8s-references.ts); then what production needs is there.
  */
 
 const K8S = join(DEPLOY, "k8s");
@@ -27,6 +32,11 @@ function generated(dir: string, field: "configMapGenerator" | "secretGenerator")
 }
 
 const base = objects(join(K8S, "base"));
+const overlays = walk(join(K8S, "overlays")).filter((p) => p.endsWith("/kustomization.yaml")).map(dirname);
+const production = renderKustomization(join(K8S, "overlays/production"));
+const operations = read(join(ROOT, "docs/operations.md"));
+/** Secrets and ConfigMaps the operator makes: each created in the walkthrough of docs/operations.md. */
+const operatorMade = new Set([...operations.matchAll(/kubectl (?:-n \S+ )?create secret (?:generic|tls) ([a-z0-9-]+)/g)].map((m) => m[1]!));
 const of = (kind: string) => base.filter((o) => o.kind === kind);
 const matches = (selector: Record<string, string>, labels: Record<string, string>) =>
   Object.entries(selector).every(([k, v]) => labels[k] === v);
@@ -53,7 +63,126 @@ describe("deploy/k8s", () => {
     }
   });
 
-  it("has a Deployment, Service, autoscaling/v2 HPA and PDB for each of the four services", () => {
+  it("renders every overlay into objects the Kubernetes and KEDA schemas accept, with no unknown field", () => {
+    expect(overlays.map(rel)).toEqual(["deploy/k8s/overlays/production"]);
+    for (const overlay of overlays) {
+      const rendered = renderKustomization(overlay);
+      expect(rendered.length).toBeGreaterThan(20);
+      expect(rendered.flatMap(schemaProblems), rel(overlay)).toEqual([]);
+    }
+  });
+
+  it("the schema check itself refuses an unknown field, a wrong type and a missing required field", () => {
+    const broken = structuredClone(production);
+    const deployment = broken.find((o) => o.kind === "Deployment");
+    deployment.spec.template.spec.containers[0].memoryLimit = "1Gi";
+    const scaled = broken.find((o) => o.kind === "ScaledObject");
+    scaled.spec.maxReplicas = 12; // the HPA's word, not KEDA's (maxReplicaCount)
+    const policy = broken.find((o) => o.kind === "NetworkPolicy");
+    policy.spec.podSelector = "all";
+    const ingress = broken.find((o) => o.kind === "Ingress");
+    delete ingress.spec.rules[0].http.paths[0].pathType;
+    const problems = broken.flatMap(schemaProblems).join("\n");
+    expect(problems).toContain("containers[0].memoryLimit: unknown field");
+    expect(problems).toContain("ScaledObject/screening.spec.maxReplicas: unknown field");
+    expect(problems).toMatch(/podSelector.*must be object|must be object/);
+    expect(problems).toMatch(/pathType/);
+  });
+
+  it("resolves every reference of the production overlay; Secrets it does not render are created in the walkthrough", () => {
+    expect(referenceProblems(production, operatorMade)).toEqual([]);
+    // The check itself: a renamed target, a missing key, an unknown operator Secret are found.
+    const broken = structuredClone(production);
+    broken.find((o) => o.kind === "ScaledObject").spec.scaleTargetRef.name = "screening-worker";
+    const env = broken.find((o) => o.kind === "Deployment" && o.metadata.name === "gateway").spec.template.spec.containers[0].env;
+    env.find((e: Doc) => e.name === "API_KEY").valueFrom.secretKeyRef.key = "API_KEYZ";
+    broken.find((o) => o.kind === "Ingress").spec.tls[0].secretName = "nowhere-tls";
+    const problems = referenceProblems(broken, operatorMade).join("\n");
+    expect(problems).toContain("scales Deployment screening-worker, which does not exist");
+    expect(problems).toContain("Secret litrev-secrets has no key API_KEYZ");
+    expect(problems).toContain("Secret nowhere-tls is neither rendered nor made by the operator");
+  });
+
+  it("production: workers scale on their backlog (KEDA), gateway and criteria on CPU, three of each at least", () => {
+    const kinds = (kind: string) => production.filter((o) => o.kind === kind);
+    for (const service of ["screening", "indexer"]) {
+      const scaled = kinds("ScaledObject").find((o) => o.spec.scaleTargetRef.name === service);
+      expect(scaled?.spec.minReplicaCount, service).toBe(3);
+      const [trigger] = scaled.spec.triggers;
+      expect(trigger.type).toBe("nats-jetstream");
+      expect(trigger.metadata).toMatchObject({ stream: `LITREV_JOBS_${service.toUpperCase()}`, consumer: `${service}-workers` });
+      // The scaler's metadata is free-form in KEDA's CRD: its names checked here against the scaler's.
+      for (const key of Object.keys(trigger.metadata)) {
+        expect(["natsServerMonitoringEndpoint", "account", "stream", "consumer", "lagThreshold", "activationLagThreshold", "useHttps"]).toContain(key);
+      }
+      expect(scaled.spec.advanced.horizontalPodAutoscalerConfig.behavior.scaleDown.stabilizationWindowSeconds).toBeGreaterThanOrEqual(300);
+    }
+    for (const service of ["gateway", "criteria"]) {
+      const hpa = kinds("HorizontalPodAutoscaler").find((o) => o.spec.scaleTargetRef.name === service);
+      expect(hpa?.spec.minReplicas, service).toBe(3);
+    }
+  });
+
+  it("production: the provider-calling services' ceilings stay within the key's shared budget (LLM_CONCURRENCY)", () => {
+    const config = production.find((o) => o.kind === "ConfigMap" && o.metadata.name === "litrev-config").data;
+    const ceiling = (name: string) => {
+      const scaler = production.find((o) => ["ScaledObject", "HorizontalPodAutoscaler"].includes(o.kind) && o.spec.scaleTargetRef.name === name);
+      return (scaler.spec.maxReplicaCount ?? scaler.spec.maxReplicas) as number;
+    };
+    const total = ["criteria", "screening", "indexer"].map(ceiling).reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThanOrEqual(Number(config.LLM_CONCURRENCY));
+  });
+
+  it("production: default-deny NetworkPolicies and only the documented flows", () => {
+    const policies = production.filter((o) => o.kind === "NetworkPolicy");
+    const deny = policies.find((p) => Object.keys(p.spec.podSelector).length === 0 && !p.spec.ingress && !p.spec.egress);
+    expect(deny?.spec.policyTypes).toEqual(["Ingress", "Egress"]);
+    const allowedPorts = new Set([53, 8000, 9464, 4222, 4318, 27017, 443]);
+    for (const policy of policies) {
+      for (const rule of [...(policy.spec.ingress ?? []), ...(policy.spec.egress ?? [])] as Doc[]) {
+        expect(rule.ports?.length, `${policy.metadata.name}: every rule names its ports`).toBeGreaterThan(0);
+        for (const port of rule.ports as Doc[]) expect(allowedPorts, `${policy.metadata.name}: port ${port.port}`).toContain(port.port);
+      }
+    }
+    // The gateway reaches NATS and the collector only: no MongoDB, no provider.
+    const gatewayEgress = policies.filter((p) => p.spec.egress && (p.spec.podSelector.matchExpressions ?? []).some((e: Doc) => e.values.includes("gateway")));
+    const gatewayPorts = gatewayEgress.flatMap((p) => (p.spec.egress as Doc[]).flatMap((r) => (r.ports as Doc[]).map((x) => x.port)));
+    expect(gatewayPorts.sort()).toEqual([4222, 4318]);
+  });
+
+  it("production: MongoDB with authentication (keyfile, one SCRAM user per service) and TLS required", () => {
+    const mongo = production.find((o) => o.kind === "StatefulSet" && o.metadata.name === "mongo");
+    const args = (mongo.spec.template.spec.containers[0].args as string[]).join(" ");
+    expect(args).toMatch(/--keyFile=\S+/);
+    expect(args).toContain("--tlsMode=requireTLS");
+    const env = (mongo.spec.template.spec.containers[0].env as Doc[]).map((e) => e.name);
+    expect(env).toEqual(expect.arrayContaining(["MONGO_INITDB_ROOT_USERNAME", "MONGO_INITDB_ROOT_PASSWORD"]));
+    const secrets = production.find((o) => o.kind === "Secret" && o.metadata.name === "litrev-secrets").data;
+    for (const service of ["screening", "indexer"]) {
+      const url = Buffer.from(secrets[`MONGO_${service.toUpperCase()}_URL`], "base64").toString();
+      expect(url).toMatch(new RegExp(`^mongodb://${service}:[^@]+@`));
+      const params = new URLSearchParams(url.split("?")[1]);
+      expect(params.get("authSource")).toBe(url.split("/")[3]!.split("?")[0]);
+      expect(params.get("tls")).toBe("true");
+      expect(params.get("replicaSet")).toBe("rs0");
+      expect(params.get("tlsCAFile")).toMatch(/^\/etc\/litrev\/mongo-ca\//);
+    }
+    const job = production.find((o) => o.kind === "Job");
+    expect(containersOf(job)[0].env.map((e: Doc) => e.name)).toEqual(expect.arrayContaining(["MONGO_SCREENING_URL", "MONGO_INDEXER_URL"]));
+    expect(read(join(K8S, "mongodb/init-replica-set.js"))).toMatch(/createUser\(/);
+  });
+
+  it("production: an Ingress with TLS in front of the gateway that keeps event streams open", () => {
+    const ingress = production.find((o) => o.kind === "Ingress");
+    expect(ingress.spec.tls[0].secretName).toBeDefined();
+    const annotations = ingress.metadata.annotations;
+    expect(annotations["nginx.ingress.kubernetes.io/proxy-buffering"]).toBe("off");
+    const rpcTimeoutS = Number(production.find((o) => o.kind === "ConfigMap" && o.metadata.name === "litrev-config").data.RPC_TIMEOUT_MS) / 1000;
+    expect(Number(annotations["nginx.ingress.kubernetes.io/proxy-read-timeout"])).toBeGreaterThan(rpcTimeoutS);
+  });
+
+  it("has a Deployment, Service, autoscaler and PDB for each of the four services", () => {
     for (const service of SERVICES) {
       const deployment = of("Deployment").find((d) => d.metadata.name === service);
       expect(deployment, service).toBeDefined();
@@ -67,11 +196,16 @@ describe("deploy/k8s", () => {
       const portNames = (container.ports as Doc[]).map((p) => p.name);
       for (const port of svc.spec.ports as Doc[]) expect(portNames).toContain(port.targetPort);
 
-      const hpa = base.find((o) => o.kind === "HorizontalPodAutoscaler" && o.spec.scaleTargetRef.name === service);
-      expect(hpa.apiVersion).toBe("autoscaling/v2");
-      expect(hpa.spec.scaleTargetRef).toMatchObject({ apiVersion: "apps/v1", kind: "Deployment" });
-      expect(hpa.spec.metrics[0].resource.name).toBe("cpu");
-      expect(hpa.spec.minReplicas).toBeGreaterThanOrEqual(2);
+      const autoscaler = base.find((o) => ["HorizontalPodAutoscaler", "ScaledObject"].includes(o.kind) && o.spec.scaleTargetRef.name === service);
+      expect(autoscaler.spec.scaleTargetRef).toMatchObject({ apiVersion: "apps/v1", kind: "Deployment" });
+      if (service === "screening" || service === "indexer") {
+        expect(autoscaler.apiVersion).toBe("keda.sh/v1alpha1");
+        expect(autoscaler.spec.minReplicaCount).toBeGreaterThanOrEqual(2);
+      } else {
+        expect(autoscaler.apiVersion).toBe("autoscaling/v2");
+        expect(autoscaler.spec.metrics[0].resource.name).toBe("cpu");
+        expect(autoscaler.spec.minReplicas).toBeGreaterThanOrEqual(2);
+      }
 
       const pdb = base.find((o) => o.kind === "PodDisruptionBudget" && matches(o.spec.selector.matchLabels, labels));
       expect(pdb?.apiVersion, `${service} PDB`).toBe("policy/v1");
@@ -139,7 +273,7 @@ describe("deploy/k8s", () => {
       expect(names.includes("JOB_KEY_SECRET"), `${service} JOB_KEY_SECRET`).toBe(["gateway", "screening", "indexer", "criteria"].includes(service));
       expect(names.includes("API_KEY"), `${service} API_KEY`).toBe(service === "gateway");
       expect(names.includes("NODE_OPTIONS"), `${service} NODE_OPTIONS`).toBe(["screening", "indexer"].includes(service));
-      expect(names.includes("MONGO_URL"), `${service} MONGO_URL`).toBe(service !== "gateway");
+      expect(names.includes("MONGO_URL"), `${service} MONGO_URL`).toBe(service === "screening" || service === "indexer");
     }
     const literals = loadYaml(join(K8S, "base/kustomization.yaml")).configMapGenerator[0].literals as string[];
     for (const name of [...literals.map((l) => l.split("=")[0]!), ...secretKeys]) expect(documented.has(name), `${name} in docs/operations.md`).toBe(true);
@@ -163,16 +297,20 @@ describe("deploy/k8s", () => {
     expect(natsHost).toMatch(/^nats(\.|$)/); // the chart's client Service for release `nats`
   });
 
-  it("MongoDB: a three-member replica set matching the MONGO_URL template", () => {
+  it("MongoDB: a three-member replica set matching the MONGO_<SERVICE>_URL templates", () => {
     const mongo = objects(join(K8S, "mongodb"));
     const sts = mongo.find((o) => o.kind === "StatefulSet");
     expect(sts.spec.replicas).toBe(3);
-    expect(sts.spec.template.spec.containers[0].args).toEqual(expect.arrayContaining(["--replSet", "rs0"]));
+    expect(sts.spec.template.spec.containers[0].args).toContain("--replSet=rs0");
     const headless = mongo.find((o) => o.kind === "Service" && o.metadata.name === sts.spec.serviceName);
     expect(headless.spec.clusterIP).toBe("None");
-    const url = read(join(K8S, "overlays/production/secrets.env.example")).match(/^MONGO_URL=(.*)$/m)![1]!;
-    for (let i = 0; i < sts.spec.replicas; i++) expect(url).toContain(`${sts.metadata.name}-${i}.${headless.metadata.name}:27017`);
-    expect(url).toContain("replicaSet=rs0");
+    const members = containersOf(mongo.find((o) => o.kind === "Job"))[0].env.find((e: Doc) => e.name === "MONGO_RS_MEMBERS").value as string;
+    const urls = [...read(join(K8S, "overlays/production/secrets.env.example")).matchAll(/^MONGO_\w+_URL=(.*)$/gm)].map((m) => m[1]!);
+    expect(urls).toHaveLength(2);
+    for (let i = 0; i < sts.spec.replicas; i++) {
+      expect(members.split(",")).toContain(`${sts.metadata.name}-${i}.${headless.metadata.name}:27017`);
+      for (const url of urls) expect(url).toContain(`${sts.metadata.name}-${i}.${headless.metadata.name}:27017`);
+    }
     expect(read(join(K8S, "mongodb/init-replica-set.js"))).toMatch(/rs\.initiate\(\{ _id: "rs0"/);
   });
 

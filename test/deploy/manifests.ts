@@ -19,6 +19,39 @@ export function loadYaml(path: string): Doc {
   return parseYaml(read(path), { merge: true });
 }
 
+/**
+ * A compose file as `docker compose config` renders it: merge keys resolved, then every `${VAR}`,
+ * `${VAR:-default}` and `${VAR:?message}` interpolated from `env` (`$$` is a literal `$`). A
+ * required variable that `env` leaves empty throws, naming it, as compose refuses to start.
+ */
+export function renderCompose(path: string, env: Record<string, string>): Doc {
+  const interpolate = (value: unknown): unknown => {
+    if (typeof value === "string") {
+      return value.replace(/\$\$|\$\{(\w+)(?:(:-|:\?)([^}]*))?\}/g, (match, name: string | undefined, op: string | undefined, arg: string | undefined) => {
+        if (match === "$$") return "$";
+        const set = env[name!];
+        if (set) return set;
+        if (op === ":?") throw new Error(`${name} is required: ${arg}`);
+        return op === ":-" ? arg! : "";
+      });
+    }
+    if (Array.isArray(value)) return value.map(interpolate);
+    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v)]));
+    return value;
+  };
+  return interpolate(loadYaml(path));
+}
+
+/** `NAME=value` lines of an env file. */
+export function envFile(path: string): Record<string, string> {
+  return Object.fromEntries(
+    read(path)
+      .split("\n")
+      .filter((l) => /^[A-Z_][A-Z0-9_]*=/.test(l))
+      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+  );
+}
+
 export function loadYamlDocs(path: string): Doc[] {
   return parseAllDocuments(read(path), { merge: true }).map((d) => {
     if (d.errors.length) throw new Error(`${path}: ${d.errors[0]!.message}`);

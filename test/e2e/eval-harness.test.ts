@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOracle, startFakeProvider, type FakeProvider, type Oracle } from "@litrev/llm/testing";
-import { loadBuiltIn } from "../../eval/datasets";
+import { loadBuiltIn, loadRecords } from "../../eval/datasets";
 import type { ScreeningReport } from "../../eval/report";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
 
@@ -20,6 +20,8 @@ const DATASET = "Nelson_2002"; // 366 records, 80 included: the most inclusions 
 const SENSITIVITY = 0.9;
 const SPECIFICITY = 0.8;
 const R = 3;
+/** A semicolon CSV as Excel saves it (libs/references/fixtures), screened in a second run. */
+const SEMICOLON_CSV = join(ROOT, "libs/references/fixtures/asreview-semicolon.csv");
 
 let provider: FakeProvider;
 let stack: Stack;
@@ -27,7 +29,7 @@ let oracle: Oracle;
 const out = mkdtempSync(join(tmpdir(), "eval-harness-"));
 
 beforeAll(async () => {
-  oracle = createOracle({ records: loadBuiltIn(DATASET).records, sensitivity: SENSITIVITY, specificity: SPECIFICITY, seed: 1 });
+  oracle = createOracle({ records: [...loadBuiltIn(DATASET).records, ...loadRecords(SEMICOLON_CSV)], sensitivity: SENSITIVITY, specificity: SPECIFICITY, seed: 1 });
   provider = await startFakeProvider({ oracle });
   stack = await startStack({ services: { screening: 1 }, env: { OPENAI_API_KEY: "sk-eval-harness", OPENAI_BASE_URL: provider.url } });
 });
@@ -117,9 +119,37 @@ describe("pnpm eval screening against the fake provider's oracle mode", () => {
     expect(markdown).toMatch(/(Input tokens|Tokens) per 1,000 papers/);
     expect(markdown).toMatch(/[Cc]ost per 1,000 papers/);
     expect(markdown).toContain("recall-workload.svg");
+    // The studies missed at the recommended threshold too, the criteria as sent, and the job's provenance.
+    for (const missed of report.target.missed_included) expect(missed.votes).toBeLessThan(report.target.threshold!.votes);
+    expect(report.target.missed_included).toHaveLength(report.target.threshold!.fn);
+    expect(markdown).toContain(`### Included studies missed at the recommended threshold, ≥ 2 (${report.target.missed_included.length})`);
+    expect(markdown).toContain("## Criteria sent");
+    expect(markdown).toContain(report.dataset.criteria.criteria[0]!.value.replace(/\s+/g, " ").trim().slice(0, 200));
+    const provenance = report.service.provenance!;
+    expect(provenance.model_resolved).toBe(report.service.model);
+    expect(provenance.prompts.length).toBeGreaterThan(0);
+    expect(markdown).toContain(`| Model resolved (every call went to it) | \`${provenance.model_resolved}\` |`);
+    for (const prompt of provenance.prompts) expect(markdown).toContain(`\`${prompt.sha256}\``);
     const svg = readFileSync(join(out, "recall-workload.svg"), "utf8");
     expect(svg).toContain("<svg");
     expect(svg).toContain("Share of papers a human still has to read");
     expect(existsSync(join(out, "report.json"))).toBe(true);
+  });
+
+  it("screens a semicolon CSV as Excel saves it, with criteria from a file", async () => {
+    const criteria = join(out, "criteria.json");
+    writeFileSync(criteria, JSON.stringify({ criteria: [{ name: "Nudges", type: "include", value: "Interventions that nudge healthcare professionals" }], questions: ["Do nudges change clinicians' behaviour?"] }));
+    const csvOut = join(out, "csv");
+    const before = oracle.stats().votes;
+    const run = await runHarness(["screening", "--file", SEMICOLON_CSV, "--criteria", criteria, "--repetitions", "2", "--limit", "60", "--out", csvOut], { BASE_URL: stack.baseUrl, API_KEY: TEST_API_KEY });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/204 records from .*asreview-semicolon\.csv \(csv, 204\); 2 duplicates in 2 groups \(kept/);
+    expect(oracle.stats()).toEqual({ votes: before + 60 * 2, unknownPapers: 0 });
+    const report = JSON.parse(readFileSync(join(csvOut, "report.json"), "utf8")) as ScreeningReport;
+    expect(report.dataset).toMatchObject({ name: "asreview-semicolon", records: 60, sampled_from: 204, import: { files: [{ format: "csv", records: 204 }], duplicates: 2 } });
+    expect(report.data_quality.duplicates).toEqual({ found: 2, merged: false });
+    const markdown = readFileSync(join(csvOut, "report.md"), "utf8");
+    expect(markdown).toContain("| 1 | Nudges | include | Interventions that nudge healthcare professionals |");
+    expect(markdown).toContain("- Do nudges change clinicians' behaviour?");
   });
 });

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { parseCsv } from "../../eval/text-files";
+import { parseCsvRows } from "@litrev/references";
 import { ROOT } from "../../scripts/lib/launch";
 
 /**
@@ -16,8 +16,8 @@ export interface DatasetRow {
   abstract: string;
 }
 
-/** RFC 4180 CSV, read as the evaluation harness reads reviewers' files. */
-export { parseCsv };
+/** RFC 4180 CSV (comma-separated, as the data file and the service's exports are) into rows of cells. */
+export const parseCsv = (text: string): string[][] => parseCsvRows(text, { delimiter: "," });
 
 let cached: DatasetRow[] | undefined;
 

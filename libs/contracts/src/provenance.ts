@@ -46,6 +46,29 @@ export const Provenance = z.object({
 });
 export type Provenance = z.infer<typeof Provenance>;
 
+const count = z.number().int().nonnegative();
+
+/**
+ * What provider calls used, summed as the provider reported it (repairs and retries included: all
+ * are billed). The one usage shape from a provider call (libs/llm) through checkpoints, the cost
+ * meter and live extras to the report; the wire's `JobUsage` and `Usage` are made from it.
+ */
+export const LlmUsage = z.object({
+  /** Provider replies (repair requests included). */
+  calls: count,
+  input_tokens: count,
+  /** Part of `input_tokens` served from the prompt cache (billed at the cached-input price). */
+  cached_input_tokens: count,
+  /** Includes reasoning tokens, which are billed as output. */
+  output_tokens: count,
+  cost_usd: z.number().nonnegative(),
+  /** Attempts sent again (absent in checkpoints written before they were counted). */
+  retries: count.optional(),
+  /** Replies per model string the provider reported (the provenance's `models_used`, in first-seen order). */
+  models: z.record(z.string(), count).optional(),
+});
+export type LlmUsage = z.infer<typeof LlmUsage>;
+
 /** Tokens and calls a job has spent so far (kept in the stored record after it ends). */
 export const JobUsage = Usage.partial().extend({
   calls: z.number().int().nonnegative().optional(),

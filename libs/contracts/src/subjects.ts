@@ -26,6 +26,12 @@ export const subjects = {
 
 /** The KV bucket holding service defaults (announced by services) and patches (PUT by clients). */
 export const CONFIG_BUCKET = "litrev_config";
+
+/**
+ * The KV bucket of the provider keys' shared budgets: heartbeats `<budget id>.<member>` of every
+ * replica calling with a key (libs/messaging provider-budgets.ts); never a key, nor its plain hash.
+ */
+export const PROVIDER_BUDGET_BUCKET = "litrev_llm_budget";
 export const configKeys = {
   defaults: (serviceId: string) => `defaults.${serviceId}`,
   overrides: (serviceId: string) => `overrides.${serviceId}`,

@@ -85,23 +85,23 @@ describe("LlmClient.structured", () => {
     const result = await client().structured({ ...request, reasoningEffort: "low" });
     const nano = PRICES["gpt-5-nano"]!;
     const { usage } = result;
-    expect(usage.inputTokens).toBe(estimateTokens(`${request.system}\n${request.user}`));
-    expect(usage.totalTokens).toBe(usage.inputTokens + usage.outputTokens);
-    expect(usage.costUsd).toBeCloseTo((usage.inputTokens * nano.input + usage.outputTokens * nano.output) / 1e6, 15);
+    expect(usage.input_tokens).toBe(estimateTokens(`${request.system}\n${request.user}`));
+    expect(usage).toMatchObject({ calls: 1, retries: 0, models: { [result.modelVersion]: 1 } });
+    expect(usage.cost_usd).toBeCloseTo((usage.input_tokens * nano.input + usage.output_tokens * nano.output) / 1e6, 15);
 
     // A long fixed system prompt is cached from the second call on, and the cached part is cheaper.
     const long = { ...request, system: "Criterion: adults with condition X. ".repeat(150) };
     const llm = client();
     const first = await llm.structured(long);
     const second = await llm.structured(long);
-    expect(first.usage.cachedInputTokens).toBe(0);
-    expect(second.usage.cachedInputTokens).toBeGreaterThan(0);
-    const cached = second.usage.cachedInputTokens;
-    expect(second.usage.costUsd).toBeCloseTo(
-      ((second.usage.inputTokens - cached) * nano.input + cached * nano.cachedInput + second.usage.outputTokens * nano.output) / 1e6,
+    expect(first.usage.cached_input_tokens).toBe(0);
+    expect(second.usage.cached_input_tokens).toBeGreaterThan(0);
+    const cached = second.usage.cached_input_tokens;
+    expect(second.usage.cost_usd).toBeCloseTo(
+      ((second.usage.input_tokens - cached) * nano.input + cached * nano.cachedInput + second.usage.output_tokens * nano.output) / 1e6,
       15,
     );
-    expect(second.usage.costUsd).toBeLessThan(first.usage.costUsd);
+    expect(second.usage.cost_usd).toBeLessThan(first.usage.cost_usd);
   });
 
   it("returns every valid choice when n > 1", async () => {
@@ -156,8 +156,9 @@ describe("LlmClient.structured", () => {
     expect(repair).toHaveLength(4);
     expect(repair[2]?.role).toBe("assistant");
     expect(String(repair[3]?.content)).toMatch(/not valid JSON/);
-    // Both requests were billed.
-    expect(result.usage.inputTokens).toBeGreaterThan(estimateTokens(`${request.system}\n${request.user}`));
+    // Both requests were billed, and counted as replies of the model that answered.
+    expect(result.usage.input_tokens).toBeGreaterThan(estimateTokens(`${request.system}\n${request.user}`));
+    expect(result.usage).toMatchObject({ calls: 2, models: { [result.modelVersion]: 2 } });
   });
 
   it("repairs a reply that breaks the schema", async () => {
@@ -279,9 +280,9 @@ describe("LlmClient.structured", () => {
   it("counts the retries and replies of a call", async () => {
     provider.setBehaviour({ mode: "status500", modeTimes: 2 });
     const result = await client().structured(request);
-    expect(result).toMatchObject({ retries: 2, requests: 1 });
+    expect(result.usage).toMatchObject({ retries: 2, calls: 1 });
     provider.setBehaviour({ mode: "malformed", modeTimes: 1 });
-    expect(await client().structured(request)).toMatchObject({ retries: 0, requests: 2 });
+    expect((await client().structured(request)).usage).toMatchObject({ retries: 0, calls: 2 });
   });
 
   it("sends a pinned call to its resolved model whatever the live alias table says", async () => {

@@ -2,17 +2,18 @@ import { createHash } from "node:crypto";
 import OpenAI, { APIError } from "openai";
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { z } from "zod";
-import { ServiceError, allowedModels, modelNotAllowedError } from "@litrev/contracts";
+import { ServiceError, allowedModels, modelNotAllowedError, type LlmUsage } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
 import { LlmAbortError, classifyProviderError, invalidReplyError, isModelNotFound, modelUnavailableError, redactSecrets } from "./errors";
 import { RateLimiter, rateLimitedFor, type Slot } from "./limiter";
+import type { SharedBudgets } from "./shared-budget";
 import { LruCache } from "./lru";
 import { DEFAULT_MODEL_ALIASES, loadModelAliases, modelRequestParams, resolveModel, type ReasoningEffort } from "./models";
 import { costUsd, estimateTokens, priceFor } from "./pricing";
 import { DEFAULT_RETRY_POLICY, deadlineError, withRetry } from "./retry";
 import { structuredFormat, type StructuredFormat } from "./schema";
 import { providerIdentity, type ProviderIdentity } from "./provider-identity";
-import { accumulateUsage, type LlmUsage } from "./usage";
+import { accumulateUsage } from "./usage";
 
 /** The subset of a pino logger this library uses (it only reports retries and repairs). */
 export interface LlmLogger {
@@ -25,8 +26,10 @@ export interface LlmClientOptions {
   /** OpenAI-compatible base URL ending in /v1; falls back to OPENAI_BASE_URL, then OpenAI. */
   baseURL?: string | undefined;
   logger?: LlmLogger | undefined;
-  /** Requests in flight per provider key (default 16). */
+  /** Requests in flight per provider key (default 48), across the replicas that share `sharedBudgets`. */
   concurrency?: number | undefined;
+  /** The replicas' common membership per key (shared-budget.ts); without it, the budget is this process's alone. */
+  sharedBudgets?: SharedBudgets | undefined;
   /** Fixed pace for providers that send no rate-limit headers. */
   requestsPerMinute?: number | undefined;
   tokensPerMinute?: number | undefined;
@@ -105,14 +108,14 @@ export interface StructuredResult<T> {
   data: T;
   /** Every choice that parsed and validated (all of them when `n` is 1 and the call succeeded). */
   choices: T[];
-  /** Totals over every request the call made, repairs included: all of them are billed. */
+  /**
+   * Totals over every request the call made, repairs included (all of them are billed): `calls`
+   * counts the replies, `retries` the attempts sent again, `models` the replies under the model
+   * string the provider reported last.
+   */
   usage: LlmUsage;
   /** The model the provider says answered, e.g. `gpt-5-nano-2025-08-07`. */
   modelVersion: string;
-  /** Replies the provider sent for this call (repair requests included; each one is billed). */
-  requests: number;
-  /** Attempts that failed and were sent again (rate limits, timeouts, server errors). */
-  retries: number;
 }
 
 /** Everything kept per provider key. */
@@ -136,7 +139,8 @@ export function keyDigest(key: string): string {
 /**
  * Structured (JSON-schema) chat completions against any OpenAI-compatible provider, with one
  * retry policy, one limiter per provider key, reply validation and repair, and cost accounting.
- * Create one per process: limiters only coordinate the calls of the client that owns them.
+ * Create one per process: a key's limiter coordinates the calls of this process, and, given
+ * `sharedBudgets`, keeps them to this replica's share of the key's budget.
  */
 export class LlmClient {
   private readonly apiKey: string | undefined;
@@ -153,6 +157,7 @@ export class LlmClient {
   private readonly maxDelayMs: number;
   private readonly limiterOptions: { concurrency?: number | undefined; requestsPerMinute?: number | undefined; tokensPerMinute?: number | undefined };
   private readonly providers: LruCache<string, Provider>;
+  private readonly sharedBudgets: SharedBudgets | undefined;
   private readonly configuredModels: readonly string[] | undefined;
   private readonly declaredN: "honoured" | "ignored" | undefined;
   /** Set once any key's reply showed the server gives one choice for `n` > 1 (the same server for every key). */
@@ -177,8 +182,12 @@ export class LlmClient {
       tokensPerMinute: options.tokensPerMinute,
     };
     this.providers = new LruCache(options.maxCachedKeys ?? 32, (provider) => provider.limiter.busy);
+    this.sharedBudgets = options.sharedBudgets;
     this.configuredModels = options.allowedModels;
     this.declaredN = options.providerN;
+    // The server key's budget is joined at start, so that replicas know of each other before their
+    // first calls rather than after (keys sent with a request join with their first call).
+    if (this.apiKey && this.sharedBudgets) this.providerFor(undefined);
   }
 
   /**
@@ -306,7 +315,8 @@ export class LlmClient {
         const outcome = decodeChoices(format, completion);
         if (outcome.values.length > 0) {
           const [data] = outcome.values as [z.output<S>, ...z.output<S>[]];
-          return { data, choices: outcome.values, usage: accumulateUsage(usages), modelVersion, requests: usages.length, retries: tally.retries };
+          const usage = { ...accumulateUsage(usages), retries: tally.retries, models: { [modelVersion]: usages.length } };
+          return { data, choices: outcome.values, usage, modelVersion };
         }
         if (outcome.refusal !== undefined) {
           // Asking again will not change the model's mind about this input.
@@ -437,13 +447,7 @@ export class LlmClient {
     metrics.tokens(pricedModel, "cached_input", cachedInputTokens);
     metrics.tokens(pricedModel, "output", outputTokens);
     metrics.costUsd(pricedModel, cost);
-    return {
-      inputTokens,
-      cachedInputTokens,
-      outputTokens,
-      totalTokens: usage?.total_tokens ?? inputTokens + outputTokens,
-      costUsd: cost,
-    };
+    return { calls: 1, input_tokens: inputTokens, cached_input_tokens: cachedInputTokens, output_tokens: outputTokens, cost_usd: cost };
   }
 
   private providerFor(providerKey: string | undefined): Provider {
@@ -462,10 +466,17 @@ export class LlmClient {
         // A caller's own key belongs to its own organisation: never attach ours from the environment.
         ...(override !== undefined && override !== this.apiKey ? { organization: null, project: null } : {}),
       }),
-      limiter: new RateLimiter(this.limiterOptions),
+      limiter: this.limiterFor(digest),
       // A server declared to give one choice is never asked for more (llama.cpp would answer 400).
       singleChoice: this.declaredN === "ignored",
     }));
+  }
+
+  /** A key's limiter, kept to this replica's share of the key's budget when replicas share it. */
+  private limiterFor(digest: string): RateLimiter {
+    const limiter = new RateLimiter(this.limiterOptions);
+    this.sharedBudgets?.join(digest, (share) => limiter.setShare(share));
+    return limiter;
   }
 }
 

@@ -16,6 +16,7 @@ export { errorHeaders, parseResetDuration, readRateLimitHeaders, retryAfterMs } 
 export type { HeaderReader, RateLimitSnapshot } from "./headers";
 export { DEFAULT_CONCURRENCY, RateLimiter } from "./limiter";
 export type { LimiterOptions, LimiterStats, Slot } from "./limiter";
+export { shareOf, type BudgetShare, type SharedBudgets } from "./shared-budget";
 export {
   DEFAULT_MODEL_ALIASES,
   baseModelName,
@@ -36,5 +37,4 @@ export { StrictSchemaError, responseFormat, schemaName, structuredFormat, toStri
 export type { DecodeResult, JsonSchema, JsonSchemaResponseFormat, StructuredFormat } from "./schema";
 export { providerIdentity } from "./provider-identity";
 export type { ProviderIdentity } from "./provider-identity";
-export { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage } from "./usage";
-export type { LlmUsage } from "./usage";
+export { ZERO_USAGE, accumulateUsage, addUsage, firstModel, toContractUsage } from "./usage";

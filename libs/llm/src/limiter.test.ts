@@ -161,3 +161,36 @@ describe("RateLimiter pacing", () => {
     await expect(waiting).rejects.toBeInstanceOf(LlmAbortError);
   });
 });
+
+describe("RateLimiter share of a key's budget across replicas", () => {
+  it("admits only its share of the key's concurrency, and paces at its part of the key's rates", () => {
+    const limiter = new RateLimiter({ concurrency: 5, requestsPerMinute: 600 });
+    limiter.setShare({ index: 0, members: 2 });
+    expect(limiter.concurrency).toBe(3); // 5 over two: the first member takes the remainder
+    expect(limiter.requestsPerMinute).toBe(300);
+    limiter.setShare({ index: 1, members: 2 });
+    expect(limiter.concurrency).toBe(2);
+    limiter.setShare({ index: 7, members: 8 });
+    expect(limiter.concurrency, "never below one call, or the replica's jobs would stall").toBe(1);
+  });
+
+  it("on a smaller share holds waiters until calls in flight are below it; a larger share admits them at once", async () => {
+    const limiter = new RateLimiter({ concurrency: 4 });
+    const held = await Promise.all([1, 2, 3, 4].map(() => limiter.acquireSlot()));
+    limiter.setShare({ index: 0, members: 2 });
+    let granted = 0;
+    const waiting = [1, 2].map(() => limiter.acquireSlot().then((slot) => (granted++, slot)));
+    held[0]!.release();
+    held[1]!.release();
+    await new Promise((r) => setImmediate(r));
+    expect(granted, "4 → 2 in flight: still not below the share of 2").toBe(0);
+    held[2]!.release();
+    await new Promise((r) => setImmediate(r));
+    expect(granted).toBe(1);
+    limiter.setShare({ index: 0, members: 1 });
+    await new Promise((r) => setImmediate(r));
+    expect(granted).toBe(2);
+    expect(limiter.stats()).toMatchObject({ inFlight: 3, queued: 0, share: { index: 0, members: 1 } });
+    for (const slot of [held[3]!, ...(await Promise.all(waiting))]) slot.release();
+  });
+});

@@ -2,9 +2,10 @@ import { setTimeout as delay } from "node:timers/promises";
 import { ServiceError } from "@litrev/contracts";
 import { LlmAbortError } from "./errors";
 import { type HeaderReader, readRateLimitHeaders, retryAfterMs } from "./headers";
+import { shareOf, type BudgetShare } from "./shared-budget";
 
 export interface LimiterOptions {
-  /** Requests in flight at once for this key. */
+  /** Requests in flight at once for this key, by every replica that shares its budget together. */
   concurrency?: number | undefined;
   /** Fixed request rate for providers that send no rate-limit headers; overrides what headers say. */
   requestsPerMinute?: number | undefined;
@@ -15,7 +16,11 @@ export interface LimiterOptions {
   sleep?: ((ms: number, signal?: AbortSignal) => Promise<unknown>) | undefined;
 }
 
-export const DEFAULT_CONCURRENCY = 16;
+/**
+ * A key's calls in flight across every replica that shares its budget: `npm start`'s three
+ * provider-calling processes keep 16 each, as each had on its own before budgets were shared.
+ */
+export const DEFAULT_CONCURRENCY = 48;
 /** Pause after a 429 that carries no hint of how long to wait. */
 const DEFAULT_429_PAUSE_MS = 1000;
 
@@ -26,6 +31,8 @@ export interface LimiterStats {
   requestsPerMinute: number | undefined;
   tokensPerMinute: number | undefined;
   pausedForMs: number;
+  /** This replica's part of the key's budget (shared-budget.ts); `{ index: 0, members: 1 }` alone. */
+  share: BudgetShare;
 }
 
 /** Held while a call is in flight; release exactly once. */
@@ -49,9 +56,15 @@ interface Waiter {
  *
  * Pacing works by reservation (each send books the next free instant), so waiters are served in
  * order and never wake in a herd.
+ *
+ * The key's budget (concurrency and rates, configured or learned) is the whole key's: when several
+ * replicas use the key, each limits itself to its share of it (`setShare`, kept current by the
+ * replicas' shared membership in NATS), so that scaling out does not multiply the calls the
+ * provider sees.
  */
 export class RateLimiter {
-  readonly concurrency: number;
+  /** The key's whole concurrency budget, across replicas. */
+  readonly keyConcurrency: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<unknown>;
   private readonly fixedRpm: number | undefined;
@@ -63,21 +76,42 @@ export class RateLimiter {
   private nextRequestAt = 0;
   private nextTokenAt = 0;
   private pausedUntil = 0;
+  private share: BudgetShare = { index: 0, members: 1 };
 
   constructor(options: LimiterOptions = {}) {
-    this.concurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
+    this.keyConcurrency = Math.max(1, Math.floor(options.concurrency ?? DEFAULT_CONCURRENCY));
     this.fixedRpm = positive(options.requestsPerMinute);
     this.fixedTpm = positive(options.tokensPerMinute);
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms, signal) => delay(ms, undefined, { signal }));
   }
 
+  /** Calls this replica may have in flight: its share of the key's concurrency. */
+  get concurrency(): number {
+    return shareOf(this.keyConcurrency, this.share);
+  }
+
+  /** This replica's pace: its part of the key's request rate (the provider's headers give the whole key's). */
   get requestsPerMinute(): number | undefined {
-    return this.fixedRpm ?? this.learnedRpm;
+    const rpm = this.fixedRpm ?? this.learnedRpm;
+    return rpm && rpm / this.share.members;
   }
 
   get tokensPerMinute(): number | undefined {
-    return this.fixedTpm ?? this.learnedTpm;
+    const tpm = this.fixedTpm ?? this.learnedTpm;
+    return tpm && tpm / this.share.members;
+  }
+
+  /**
+   * This replica's place among the replicas sharing the key's budget. A larger share admits waiters
+   * at once; a smaller one admits no one until calls in flight have ended below it.
+   */
+  setShare(share: BudgetShare): void {
+    this.share = { index: share.index, members: Math.max(1, share.members) };
+    while (this.waiters.length > 0 && this.active < this.concurrency) {
+      this.active++;
+      this.waiters.shift()!.grant();
+    }
   }
 
   /** Waits for a concurrency slot. Rejects with LlmAbortError if `signal` fires first. */
@@ -110,8 +144,9 @@ export class RateLimiter {
       release: () => {
         if (released) return;
         released = true;
-        // Hand the slot straight to the next waiter, so `active` never dips and lets a newcomer jump the queue.
-        const next = this.waiters.shift();
+        // Hand the slot straight to the next waiter, so `active` never dips and lets a newcomer jump
+        // the queue; unless the share has shrunk below the calls in flight.
+        const next = this.active <= this.concurrency ? this.waiters.shift() : undefined;
         if (next) next.grant();
         else this.active--;
       },
@@ -187,6 +222,7 @@ export class RateLimiter {
       requestsPerMinute: this.requestsPerMinute,
       tokensPerMinute: this.tokensPerMinute,
       pausedForMs: Math.max(0, this.pausedUntil - this.now()),
+      share: this.share,
     };
   }
 }

@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadModelAliases } from "./models";
 import { ServiceError } from "@litrev/contracts";
 import { PRICES, costUsd, estimateTokens, loadModelPrices, priceFor, requirePrice } from "./pricing";
-import { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage, type LlmUsage } from "./usage";
+import type { LlmUsage } from "@litrev/contracts";
+import { ZERO_USAGE, accumulateUsage, addUsage, toContractUsage } from "./usage";
 
 /** The built-in aliases, whatever LLM_MODEL_ALIASES the test machine has. */
 const defaults = loadModelAliases({});
@@ -86,19 +87,25 @@ describe("costUsd", () => {
 });
 
 describe("usage accounting", () => {
-  const call = (input: number, cached: number, output: number, cost: number): LlmUsage => ({
-    inputTokens: input,
-    cachedInputTokens: cached,
-    outputTokens: output,
-    totalTokens: input + output,
-    costUsd: cost,
+  const call = (input: number, cached: number, output: number, cost: number, model = "m-1"): LlmUsage => ({
+    calls: 1,
+    input_tokens: input,
+    cached_input_tokens: cached,
+    output_tokens: output,
+    cost_usd: cost,
+    retries: 0,
+    models: { [model]: 1 },
   });
 
-  it("sums usages field by field", () => {
-    const total = accumulateUsage([call(100, 0, 10, 0.001), call(200, 128, 20, 0.002), call(1, 0, 1, 0)]);
-    expect(total).toEqual({ inputTokens: 301, cachedInputTokens: 128, outputTokens: 31, totalTokens: 332, costUsd: expect.closeTo(0.003, 12) });
+  it("sums usages field by field, replies per model in first-seen order", () => {
+    const total = accumulateUsage([call(100, 0, 10, 0.001, "m-2"), { ...call(200, 128, 20, 0.002), retries: 2 }, call(1, 0, 1, 0, "m-2")]);
+    expect(total).toEqual({ calls: 3, input_tokens: 301, cached_input_tokens: 128, output_tokens: 31, cost_usd: expect.closeTo(0.003, 12), retries: 2, models: { "m-2": 2, "m-1": 1 } });
+    expect(Object.keys(total.models ?? {})).toEqual(["m-2", "m-1"]);
     expect(accumulateUsage([])).toEqual(ZERO_USAGE);
     expect(addUsage(ZERO_USAGE, call(1, 0, 2, 0.5))).toEqual(call(1, 0, 2, 0.5));
+    // A checkpoint written before retries and models were counted adds as none.
+    const { retries: _r, models: _m, ...earlier } = call(1, 0, 2, 0.5);
+    expect(addUsage(ZERO_USAGE, earlier)).toEqual({ ...earlier, retries: 0, models: {} });
   });
 
   it("converts to the contracts' Usage shape", () => {

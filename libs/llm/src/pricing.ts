@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ServiceError } from "@litrev/contracts";
+import { ServiceError, type LlmUsage } from "@litrev/contracts";
 import { baseModelName, loadModelAliases, resolveModel } from "./models";
 
 /** USD per one million tokens. */
@@ -134,8 +134,9 @@ export function costCeiling(usd: number, price: ModelPrice): CostCeiling {
 }
 
 /** What one call (or a restored checkpoint) adds to a capped job's running cost: its reported cost, else its tokens at the admission price. */
-export function meteredCost(ceiling: CostCeiling, usage: { costUsd: number; inputTokens: number; cachedInputTokens: number; outputTokens: number }): number {
-  return usage.costUsd > 0 ? usage.costUsd : costAt(ceiling.price, usage);
+export function meteredCost(ceiling: CostCeiling, usage: LlmUsage): number {
+  if (usage.cost_usd > 0) return usage.cost_usd;
+  return costAt(ceiling.price, { inputTokens: usage.input_tokens, cachedInputTokens: usage.cached_input_tokens, outputTokens: usage.output_tokens });
 }
 
 /**

@@ -8,3 +8,4 @@ export * from "./replicas";
 export * from "./key-sealer";
 export * from "./permissions";
 export * from "./quotas";
+export * from "./provider-budgets";

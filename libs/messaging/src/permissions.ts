@@ -2,6 +2,7 @@ import {
   CONFIG_BUCKET,
   CONFIG_SERVICE_ID,
   MODEL_ALIAS_KEYS,
+  PROVIDER_BUDGET_BUCKET,
   configKeys,
   jobNames,
   operations,
@@ -164,6 +165,9 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
       ...configWrites([configKeys.defaults(configId), MODEL_ALIAS_KEYS.defaults]),
       ...usePayloads(user, true),
       ...(user === "criteria" ? [] : ownJobs(user)),
+      // Every replica that calls a provider: its heartbeats in the keys' shared budgets (created by whoever starts first).
+      ...ownStream(kvStream(PROVIDER_BUDGET_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
+      `$KV.${PROVIDER_BUDGET_BUCKET}.>`,
     ],
     subscribe: [...inbox, subjects.rpcWildcard(user), subjects.cancel(user), subjects.health()],
     allowResponses: true,

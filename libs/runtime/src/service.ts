@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
-import { ConfigStore, NatsLink, PayloadStore, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection } from "@litrev/messaging";
+import { ConfigStore, NatsLink, PayloadStore, ProviderBudgets, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection } from "@litrev/messaging";
 import { LlmClient, ModelAvailability, chooseModel } from "@litrev/llm";
 import { serviceVersion, type ServiceVersion } from "./service-version";
 import { createLogger, type Logger } from "@litrev/telemetry";
@@ -73,7 +73,10 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   await store.announce(configId, { config: definition.defaults, prompts: definition.prompts });
   let current = definition.defaults;
   const announced = definition.defaults.model;
-  const llm = new LlmClient({ ...llmOptions(env), logger });
+  // One budget per provider key across every replica that calls with it (docs/operations.md).
+  const sharedBudgets = await ProviderBudgets.open(nc, { member: instance });
+  shutdown.add("provider budgets", () => sharedBudgets.close());
+  const llm = new LlmClient({ ...llmOptions(env), logger, sharedBudgets });
   const availability = new ModelAvailability(llm, () => [current.model, ...(definition.models ?? [announced])]);
   const recheckModels = () => {
     if (env.OPENAI_API_KEY) void availability.check().catch(() => undefined);

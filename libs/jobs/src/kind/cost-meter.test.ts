@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { CostCeilingExceeded, CostMeter } from "./cost-meter";
 
 const price = { input: 1, cachedInput: 0.5, output: 4 };
-const usage = (costUsd: number, tokens = 0) => ({ costUsd, inputTokens: tokens, cachedInputTokens: 0, outputTokens: tokens });
+const usage = (costUsd: number, tokens = 0) => ({ calls: 1, input_tokens: tokens, cached_input_tokens: 0, output_tokens: tokens, cost_usd: costUsd });
 
 describe("CostMeter", () => {
   it("meters nothing for a job without a ceiling", () => {

@@ -1,13 +1,5 @@
-import { ServiceError } from "@litrev/contracts";
+import { ServiceError, type LlmUsage } from "@litrev/contracts";
 import { CostCeiling, meteredCost } from "@litrev/llm";
-
-/** One call's (or one restored checkpoint's) usage as the provider reported it. */
-export interface MeteredUsage {
-  costUsd: number;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-}
 
 /** Thrown by the meter from the call that took the job's spending over its ceiling. */
 export class CostCeilingExceeded extends Error {
@@ -51,8 +43,8 @@ export class CostMeter {
     return this.#spent;
   }
 
-  /** Counts usage without judging it (restored checkpoints, before the run decides to go on). */
-  count(usage: MeteredUsage): void {
+  /** Counts one call's (or one restored checkpoint's) usage without judging it (restored checkpoints, before the run decides to go on). */
+  count(usage: LlmUsage): void {
     if (this.ceiling) this.#spent += meteredCost(this.ceiling, usage);
   }
 
@@ -62,7 +54,7 @@ export class CostMeter {
   }
 
   /** Counts one call's usage, then checks. */
-  add(usage: MeteredUsage, where: () => string): void {
+  add(usage: LlmUsage, where: () => string): void {
     this.count(usage);
     this.check(where);
   }

@@ -1,19 +1,5 @@
-import type { JobUsage, Provenance } from "@litrev/contracts";
+import type { JobUsage, LlmUsage, Provenance } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
-
-/** A run's provider usage so far, summed over its calls (restored checkpoints included). */
-export interface RunTotals {
-  input_tokens: number;
-  cached_input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  /** Provider replies. */
-  calls: number;
-  /** Attempts sent again (absent: none counted). */
-  retries?: number | undefined;
-  /** Replies per model string the provider reported (the provenance's `models_used`, in first-seen order). */
-  models?: Readonly<Record<string, number>> | undefined;
-}
 
 const round6 = (usd: number) => Math.round(usd * 1_000_000) / 1_000_000;
 
@@ -23,7 +9,7 @@ const round6 = (usd: number) => Math.round(usd * 1_000_000) / 1_000_000;
  * priced: a mock run or a model without a price) and the provenance with the models the provider
  * reported.
  */
-export function jobReportExtras(totals: RunTotals, provenance: Provenance | undefined, priced: boolean): JsonRecord {
+export function jobReportExtras(totals: LlmUsage, provenance: Provenance | undefined, priced: boolean): JsonRecord {
   const usage: JobUsage = {
     input_tokens: totals.input_tokens,
     cached_input_tokens: totals.cached_input_tokens,

@@ -114,6 +114,36 @@ describe("CheckpointedStage", () => {
     expect([...store.keys()]).toEqual(["u2"]);
   });
 
+  it("fires run's signal at the first failure, so a call that heeds it stops and is not saved", async () => {
+    const { job, events, store } = fakeJob();
+    const stage = await CheckpointedStage.open<Saved>(job, "s");
+    const run = stage.run(
+      loop(events, [1, 2, 3], {
+        run: async (n, signal) => {
+          events.push(`run ${n}`);
+          if (n === 1) {
+            await delay(1);
+            throw new Error("bad key");
+          }
+          // Unit 2 would take long; it stops once unit 1 has failed.
+          await delay(1_000, undefined, { signal });
+          return { out: [n] };
+        },
+      }),
+    );
+    await expect(run).rejects.toThrow("bad key");
+    expect(events).toEqual(["run 1", "run 2"]);
+    expect(store.size).toBe(0);
+  });
+
+  it("hands out every saved value at once, leaving none for a loop to restore", async () => {
+    const { job, events } = fakeJob({ u1: { out: [0] }, u2: { out: [0, 2] } });
+    const stage = await CheckpointedStage.open<Saved>(job, "s");
+    expect([...stage.takeSaved().keys()]).toEqual(["u1", "u2"]);
+    await stage.run(loop(events, [2]));
+    expect(events).toEqual(["run 2", "save s/u2", "settle 2 2"]);
+  });
+
   it("ends the loop when settle throws (a cost ceiling), with the unit saved first", async () => {
     const { job, events, store } = fakeJob();
     const stage = await CheckpointedStage.open<Saved>(job, "s");

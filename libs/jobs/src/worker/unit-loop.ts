@@ -14,8 +14,11 @@ export interface UnitLoop<U, V> {
   key(unit: U): string;
   /** Whether a saved value still fits the unit (e.g. one answer per item); one that does not is run again. */
   fits?(saved: V, unit: U): boolean;
-  /** The unit's work (one provider call); its value is saved as the checkpoint. */
-  run(unit: U): Promise<V>;
+  /**
+   * The unit's work (one provider call); its value is saved as the checkpoint. `signal` fires with
+   * the job's and at the loop's first failure: a call that stops on it is not saved.
+   */
+  run(unit: U, signal: AbortSignal): Promise<V>;
   /** The unit is done: called after its checkpoint is saved, so a unit is paid once. A throw ends the loop. */
   settle(unit: U, value: V, how: { restored: boolean }): void | Promise<void>;
   /** Once restoring is over, before any unit runs: after the restore pass for an array, at once for a stream. */
@@ -27,6 +30,8 @@ export interface UnitLoop<U, V> {
  * the saved value if it fits, else run it and save the value, then settle it; at most `concurrency`
  * in flight, stopped by the first failure (after the calls in flight settle) or the job's signal.
  * A stage may run several loops over disjoint keys (e.g. map, then reduce levels) on one load.
+ * A stream of units is read only as slots free, so its chunks set no barrier: the next unit starts
+ * as soon as any call ends.
  */
 export class CheckpointedStage<V> {
   private constructor(
@@ -39,6 +44,17 @@ export class CheckpointedStage<V> {
     return new CheckpointedStage(job, stage, await job.checkpoints.load<V>(stage));
   }
 
+  /**
+   * Every saved value not yet restored, taken out of the stage at once, by key: for a stage whose
+   * values stand on their own (they need no unit to restore), so that all of them count before
+   * anything runs. The caller then leaves those units out of its loops.
+   */
+  takeSaved(): Map<string, V> {
+    const saved = new Map(this.saved);
+    this.saved.clear();
+    return saved;
+  }
+
   async run<U>(loop: UnitLoop<U, V>): Promise<void> {
     const fits = loop.fits ?? (() => true);
     // Taken out of the map once looked at: it is never needed again, and the map only shrinks.
@@ -48,12 +64,19 @@ export class CheckpointedStage<V> {
       this.saved.delete(key);
       return saved !== undefined && fits(saved, unit) ? saved : undefined;
     };
+    const failed = new AbortController();
+    const signal = AbortSignal.any([this.job.signal, failed.signal]);
     const work = async (unit: U): Promise<void> => {
-      const saved = take(unit);
-      if (saved !== undefined) return loop.settle(unit, saved, { restored: true });
-      const value = await loop.run(unit);
-      await this.job.checkpoints.save(this.stage, loop.key(unit), value);
-      await loop.settle(unit, value, { restored: false });
+      try {
+        const saved = take(unit);
+        if (saved !== undefined) return await loop.settle(unit, saved, { restored: true });
+        const value = await loop.run(unit, signal);
+        await this.job.checkpoints.save(this.stage, loop.key(unit), value);
+        await loop.settle(unit, value, { restored: false });
+      } catch (error) {
+        failed.abort(error);
+        throw error;
+      }
     };
 
     if (!isIterable(loop.units)) {

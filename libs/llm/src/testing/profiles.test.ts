@@ -41,8 +41,8 @@ describe.each(NAMES)("profile %s", (name) => {
     const result = await llm.structured({ ...request, n: 3 });
     expect(Vote.safeParse(result.data).success).toBe(true);
     expect(result.choices).toHaveLength(profile.n === "honoured" ? 3 : 1);
-    expect(result.usage.inputTokens).toBeGreaterThan(0);
-    expect(result.usage.outputTokens).toBeGreaterThan(0);
+    expect(result.usage.input_tokens).toBeGreaterThan(0);
+    expect(result.usage.output_tokens).toBeGreaterThan(0);
     expect(result.modelVersion).toBe(profile.replyModel(profile.aliases["llm-5-nano"]!));
     const chats = provider.chatRequests();
     for (const chat of chats) expect(chat.path).toBe(`${profile.basePath}/chat/completions`);

@@ -1,9 +1,14 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
-import { extname, join } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, extname, join } from "node:path";
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
 
-/** Where the console's files live: plain HTML, CSS and JavaScript, served as they are (no build step). */
-export const CONSOLE_DIR = join(import.meta.dirname, "../../console");
+/**
+ * Where the console's files live: plain HTML, CSS and JavaScript, served as they are (no build step),
+ * beside the gateway's package.json. Found through the package's own name, so that the same code
+ * finds them from src/ under tsx and from the compiled dist/ in the image (scripts/lib/build.ts).
+ */
+export const CONSOLE_DIR = join(dirname(createRequire(import.meta.url).resolve("@litrev/gateway/package.json")), "console");
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -1,10 +1,10 @@
-import { ServiceError, type IndexerRecord, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
+import { ServiceError, type IndexerRecord, type LlmUsage, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
 import { CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
-import { addUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
-import type { ExtractionPlan, RecordOutcome, StructuredCaller } from "../pipeline/extract-record";
+import { CheckpointedStage } from "@litrev/jobs/worker";
+import { addUsage, firstModel, ZERO_USAGE } from "@litrev/llm";
+import { addQuotes, extractRecord, NO_QUOTES, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "../pipeline/extract-record";
 import { extractionPlan } from "../pipeline/plan";
-import { runExtraction } from "../pipeline/run";
-import { EXTRACTION_STAGE, IndexerJobInput, IndexerJobParams, type IndexerLiveExtra, type RecordCheckpoint } from "./job-input";
+import { EXTRACTION_STAGE, IndexerJobInput, IndexerJobParams, RecordCheckpoint, type IndexerLiveExtra } from "./job-input";
 
 export interface JobRunnerDeps {
   llm: StructuredCaller;
@@ -15,43 +15,20 @@ export interface JobRunnerDeps {
   describe?: (input: { model: string; resolved: string; plan: ExtractionPlan }) => Provenance;
 }
 
-const toCheckpoint = (o: RecordOutcome): RecordCheckpoint => ({
-  record: o.record,
-  ...(o.error ? { error: o.error } : {}),
-  usage: o.usage,
-  ...(o.modelVersion ? { modelVersion: o.modelVersion } : {}),
-  ...(o.requests ? { requests: o.requests } : {}),
-  ...(o.retries ? { retries: o.retries } : {}),
-  quotes: o.quotes,
-});
-
 /** Running totals for the live state, kept as records finish (restored ones included). */
 class Progress {
   done = 0;
-  usage: LlmUsage = { ...ZERO_USAGE };
-  calls = 0;
-  retries = 0;
-  /** Replies per model string the provider reported (the provenance's `models_used`). */
-  readonly models = new Map<string, number>();
-  modelVersion: string | undefined;
-  quotes = { claimed: 0, verified: 0, dropped: 0 };
+  usage: LlmUsage = ZERO_USAGE;
+  quotes: QuoteStats = NO_QUOTES;
   constructor(
     readonly total: number,
-    private readonly report: { provenance: Provenance | undefined; priced: boolean } = { provenance: undefined, priced: false },
+    private readonly report: { provenance: Provenance | undefined; priced: boolean },
   ) {}
 
-  add(checkpoint: RecordCheckpoint): void {
+  add(outcome: RecordOutcome): void {
     this.done++;
-    this.usage = addUsage(this.usage, checkpoint.usage);
-    // A checkpoint from before calls were counted: one reply if the provider answered it.
-    const calls = checkpoint.requests ?? (checkpoint.modelVersion ? 1 : 0);
-    this.calls += calls;
-    this.retries += checkpoint.retries ?? 0;
-    if (checkpoint.modelVersion && calls > 0) this.models.set(checkpoint.modelVersion, (this.models.get(checkpoint.modelVersion) ?? 0) + calls);
-    this.modelVersion ??= checkpoint.modelVersion;
-    this.quotes.claimed += checkpoint.quotes.claimed;
-    this.quotes.verified += checkpoint.quotes.verified;
-    this.quotes.dropped += checkpoint.quotes.dropped;
+    this.usage = addUsage(this.usage, outcome.usage);
+    this.quotes = addQuotes(this.quotes, outcome.quotes);
   }
 
   get fraction(): number {
@@ -59,20 +36,39 @@ class Progress {
   }
 
   extra(): IndexerLiveExtra & Record<string, unknown> {
-    const { provenance, priced } = this.report;
-    const { inputTokens, cachedInputTokens, outputTokens, costUsd } = this.usage;
-    const totals = { input_tokens: inputTokens, cached_input_tokens: cachedInputTokens, output_tokens: outputTokens, cost_usd: costUsd };
+    const model = firstModel(this.usage);
     return {
-      ...jobReportExtras({ ...totals, calls: this.calls, retries: this.retries, models: Object.fromEntries(this.models) }, provenance, priced),
+      ...jobReportExtras(this.usage, this.report.provenance, this.report.priced),
       records_done: this.done,
       record_count: this.total,
-      quotes: { ...this.quotes },
-      ...(this.modelVersion ? { model_version: this.modelVersion } : {}),
+      quotes: this.quotes,
+      ...(model ? { model_version: model } : {}),
     };
   }
 }
 
-const toPartial = (c: RecordCheckpoint): PartialRecord => ({ record: c.record, ...(c.error ? { error: c.error } : {}) });
+const toPartial = (o: RecordOutcome): PartialRecord => ({ record: o.record, ...(o.error ? { error: o.error } : {}) });
+
+/** One record the run still has to extract, with its place in the input. */
+interface PendingRecord {
+  index: number;
+  record: IndexerRecord;
+}
+
+/**
+ * The records without a checkpoint, read from the stored input chunk by chunk only as call slots
+ * free: one stream across the chunks, so a chunk's end never waits for its calls to drain.
+ */
+async function* pendingRecords(ctx: JobContext, total: number, finished: readonly unknown[]): AsyncGenerator<PendingRecord> {
+  let index = 0;
+  for await (const chunk of ctx.inputItems<IndexerRecord>("records")) {
+    for (const record of chunk) {
+      if (index >= total) return;
+      if (!finished[index]) yield { index, record };
+      index++;
+    }
+  }
+}
 
 /**
  * The indexer's job handler, run by libs/jobs' JobWorker. Every record is checkpointed the moment
@@ -82,7 +78,6 @@ const toPartial = (c: RecordCheckpoint): PartialRecord => ({ record: c.record, .
  */
 export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
   return async (ctx: JobContext) => {
-    // The records are read from the stored input chunk by chunk as extraction reaches them.
     const { head, count: total } = await ctx.inputHead("records");
     const settings = IndexerJobInput.omit({ records: true }).parse(head);
     const params = IndexerJobParams.parse(ctx.params);
@@ -98,12 +93,16 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     // A capped job stops once the provider-reported cost of its records (restored ones included) exceeds the ceiling.
     const meter = CostMeter.of(ctx.params);
     const where = () => `after ${progress.done} of ${total} records`;
-    for (const [unit, checkpoint] of await ctx.checkpoints.load<RecordCheckpoint>(EXTRACTION_STAGE)) {
+    const stage = await CheckpointedStage.open<RecordOutcome>(ctx, EXTRACTION_STAGE);
+    // A checkpoint holds the record's whole outcome: all of them are restored before any call, so
+    // a failed run keeps every record it paid for and the ceiling judges them first.
+    for (const [unit, saved] of stage.takeSaved()) {
       const index = Number(unit);
-      if (!Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
-      finished[index] = toPartial(checkpoint);
-      progress.add(checkpoint);
-      meter.count(checkpoint.usage);
+      const checkpoint = RecordCheckpoint.safeParse(saved);
+      if (!checkpoint.success || !Number.isInteger(index) || index < 0 || index >= total || finished[index]) continue;
+      finished[index] = toPartial(checkpoint.data);
+      progress.add(checkpoint.data);
+      meter.count(checkpoint.data.usage);
     }
     if (progress.done > 0) ctx.logger.info({ restored: progress.done, total }, "resuming from checkpoints");
     await ctx.partials.append(finished.flatMap((c) => (c ? [c] : [])));
@@ -111,32 +110,22 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
 
     try {
       meter.check(where);
-      let offset = 0;
-      for await (const chunk of ctx.inputItems<IndexerRecord>("records")) {
-        const first = offset;
-        offset += chunk.length;
-        const pending: number[] = [];
-        for (let index = first; index < Math.min(offset, total); index++) if (!finished[index]) pending.push(index);
-        if (pending.length === 0) continue;
-        await runExtraction(deps.llm, plan, pending.map((index) => chunk[index - first]!), {
-          concurrency: deps.concurrency,
-          batchSize: pending.length,
-          signal: ctx.signal,
-          onRecord: async (outcome, k) => {
-            const index = pending[k] as number;
-            const checkpoint = toCheckpoint(outcome);
-            // Retried through a brief NATS outage by the worker; refused once this run lost the job.
-            await ctx.checkpoints.save(EXTRACTION_STAGE, String(index), checkpoint);
-            const record = toPartial(checkpoint);
-            finished[index] = record;
-            progress.add(checkpoint);
-            await ctx.partials.append([record]);
-            // Throttled by the worker; progress never goes backwards there either.
-            void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
-            meter.add(checkpoint.usage, where);
-          },
-        });
-      }
+      await stage.run<PendingRecord>({
+        units: pendingRecords(ctx, total, finished),
+        concurrency: deps.concurrency,
+        key: (unit) => String(unit.index),
+        // The loop's signal fires at a fatal provider error or the ceiling: the calls in flight stop unpaid.
+        run: (unit, signal) => extractRecord(deps.llm, plan, unit.record, signal),
+        settle: async (unit, outcome) => {
+          const record = toPartial(outcome);
+          finished[unit.index] = record;
+          progress.add(outcome);
+          await ctx.partials.append([record]);
+          // Throttled by the worker; progress never goes backwards there either.
+          void ctx.report({ progress: progress.fraction, extra: progress.extra() }).catch(() => undefined);
+          meter.add(outcome.usage, where);
+        },
+      });
     } catch (error) {
       if (ctx.signal.aborted) throw error;
       // A failed job keeps what it finished: polls show it as partial results.

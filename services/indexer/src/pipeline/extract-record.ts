@@ -1,6 +1,6 @@
-import type { Evidence, IndexerRecord } from "@litrev/contracts";
+import type { Evidence, IndexerRecord, LlmUsage } from "@litrev/contracts";
 import { ServiceError } from "@litrev/contracts";
-import { isAbortError, isModelUnavailable, ZERO_USAGE, type LlmClient, type LlmUsage, type ReasoningEffort } from "@litrev/llm";
+import { isAbortError, isModelUnavailable, ZERO_USAGE, type LlmClient, type ReasoningEffort } from "@litrev/llm";
 import { CONFIDENCE, coerceValue, type FieldValue, type ValueFlag } from "./coerce";
 import { EvidenceLocator } from "./evidence";
 import type { FieldSpec } from "./field-spec";
@@ -53,15 +53,18 @@ export interface QuoteStats {
   dropped: number;
 }
 
+export const NO_QUOTES: Readonly<QuoteStats> = Object.freeze({ claimed: 0, verified: 0, dropped: 0 });
+
+export function addQuotes(a: QuoteStats, b: QuoteStats): QuoteStats {
+  return { claimed: a.claimed + b.claimed, verified: a.verified + b.verified, dropped: a.dropped + b.dropped };
+}
+
+/** One record done: its output, and what its call used (the model that answered is in `usage.models`). */
 export interface RecordOutcome {
   record: OutputRecord;
   /** The per-record message for the response's `errors`, when there is one. */
   error?: string | undefined;
   usage: LlmUsage;
-  modelVersion?: string | undefined;
-  /** Provider replies and retried attempts of the record's call (absent: no call was made). */
-  requests?: number | undefined;
-  retries?: number | undefined;
   quotes: QuoteStats;
 }
 
@@ -93,8 +96,8 @@ export function notProcessed(record: IndexerRecord, specs: readonly FieldSpec[],
   return {
     record: recordWith(record.ID, "not_processed", specs),
     error: `Record ${record.ID}: not processed: the synchronous run used its ${Math.round(budgetMs / 1000)} s time budget; use POST /v1/indexer/jobs for large sets`,
-    usage: { ...ZERO_USAGE },
-    quotes: { claimed: 0, verified: 0, dropped: 0 },
+    usage: ZERO_USAGE,
+    quotes: NO_QUOTES,
   };
 }
 
@@ -105,13 +108,12 @@ export async function extractRecord(
   record: IndexerRecord,
   signal?: AbortSignal,
 ): Promise<RecordOutcome> {
-  const noQuotes: QuoteStats = { claimed: 0, verified: 0, dropped: 0 };
   if (!record.Abstract.trim()) {
     return {
       record: recordWith(record.ID, "no_abstract", plan.specs),
       error: `Record ${record.ID}: no abstract; every field is null`,
-      usage: { ...ZERO_USAGE },
-      quotes: noQuotes,
+      usage: ZERO_USAGE,
+      quotes: NO_QUOTES,
     };
   }
   let reply;
@@ -135,8 +137,8 @@ export async function extractRecord(
     return {
       record: recordWith(record.ID, "error", plan.specs),
       error: `Record ${record.ID}: ${message}`,
-      usage: { ...ZERO_USAGE },
-      quotes: noQuotes,
+      usage: ZERO_USAGE,
+      quotes: NO_QUOTES,
     };
   }
   const locator = new EvidenceLocator({ title: record.Title, abstract: record.Abstract });
@@ -146,9 +148,6 @@ export async function extractRecord(
   return {
     record: recordWith(record.ID, "ok", plan.specs, fields),
     usage: reply.usage,
-    modelVersion: reply.modelVersion,
-    requests: reply.requests,
-    retries: reply.retries,
     quotes,
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultServiceConfig, readDataBlocks, ServiceError, type IndexerField, type IndexerRecord } from "@litrev/contracts";
+import { defaultServiceConfig, readDataBlocks, ServiceError, type IndexerField, type IndexerRecord, type LlmUsage } from "@litrev/contracts";
 import { LlmAbortError, structuredFormat, type StructuredResult } from "@litrev/llm";
 import { loadNagtegaal } from "../../../../test/support/dataset";
 import { CONFIDENCE } from "./coerce";
@@ -14,7 +14,7 @@ const fields: IndexerField[] = [
   { name: "n", description: "Participants", data_type_primary: "number", data_type_secondary: "count" },
 ];
 const plan = extractionPlan({ fields, model: "llm-5-mini" }, defaultServiceConfig("extraction"));
-const usage = { inputTokens: 100, cachedInputTokens: 0, outputTokens: 20, totalTokens: 120, costUsd: 0.001 };
+const usage: LlmUsage = { calls: 1, input_tokens: 100, cached_input_tokens: 0, output_tokens: 20, cost_usd: 0.001, retries: 0, models: { "gpt-5-mini-2025-08-07": 1 } };
 const rows = loadNagtegaal().filter((r) => r.abstract.trim());
 const records: IndexerRecord[] = rows.slice(0, 23).map((r) => ({ ID: r.record_id, Title: r.title, Abstract: r.abstract }));
 
@@ -63,7 +63,7 @@ describe("runExtraction", () => {
     expect(fake.maxInFlight()).toBeLessThanOrEqual(4);
     expect(fake.maxInFlight()).toBeGreaterThan(1);
     expect(batches).toEqual([[0, 5], [5, 5], [10, 5], [15, 5], [20, 3]]);
-    expect(summary.usage.totalTokens).toBe(23 * 120);
+    expect(summary.usage).toMatchObject({ calls: 23, input_tokens: 23 * 100, output_tokens: 23 * 20 });
     expect(summary.modelVersion).toBe("gpt-5-mini-2025-08-07");
     expect(summary.quotes).toMatchObject({ claimed: 23, verified: 23, dropped: 0 });
   });

@@ -1,7 +1,7 @@
 import pLimit from "p-limit";
-import type { IndexerRecord } from "@litrev/contracts";
-import { addUsage, ZERO_USAGE, type LlmUsage } from "@litrev/llm";
-import { extractRecord, notProcessed, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "./extract-record";
+import type { IndexerRecord, LlmUsage } from "@litrev/contracts";
+import { accumulateUsage, firstModel } from "@litrev/llm";
+import { addQuotes, extractRecord, NO_QUOTES, notProcessed, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "./extract-record";
 
 export interface RunOptions {
   /** Provider calls in flight for this request (spec `max_workers`). */
@@ -11,11 +11,6 @@ export interface RunOptions {
   signal?: AbortSignal | undefined;
   /** Completed batches in input order. */
   onBatch?: ((outcomes: RecordOutcome[], firstIndex: number) => Promise<void> | void) | undefined;
-  /**
-   * Each record as soon as it is done, in completion order (a job checkpoints here, so a crash
-   * loses at most the calls in flight). A rejection stops the run like a fatal error.
-   */
-  onRecord?: ((outcome: RecordOutcome, index: number) => Promise<void> | void) | undefined;
   /**
    * Time budget of a synchronous run: when it is spent, calls in flight are cancelled and the
    * records not done are returned as `not_processed`, so the caller gets an answer in time.
@@ -78,9 +73,7 @@ export async function runExtraction(
   const extractOne = async (index: number) => {
     if (failure !== undefined || cancel.signal.aborted) return;
     try {
-      const outcome = await extractRecord(llm, plan, records[index] as IndexerRecord, cancel.signal);
-      await options.onRecord?.(outcome, index);
-      outcomes[index] = outcome;
+      outcomes[index] = await extractRecord(llm, plan, records[index] as IndexerRecord, cancel.signal);
     } catch (error) {
       if (outOfTime) return;
       failure ??= error;
@@ -113,15 +106,7 @@ export async function runExtraction(
 
 /** Usage, model version and quote counts summed over record outcomes. */
 export function summarize(outcomes: readonly RecordOutcome[]): RunSummary {
-  let usage: LlmUsage = { ...ZERO_USAGE };
-  let modelVersion: string | undefined;
-  const quotes: QuoteStats = { claimed: 0, verified: 0, dropped: 0 };
-  for (const outcome of outcomes) {
-    usage = addUsage(usage, outcome.usage);
-    modelVersion ??= outcome.modelVersion;
-    quotes.claimed += outcome.quotes.claimed;
-    quotes.verified += outcome.quotes.verified;
-    quotes.dropped += outcome.quotes.dropped;
-  }
-  return { outcomes: [...outcomes], usage, modelVersion, quotes };
+  const usage = accumulateUsage(outcomes.map((o) => o.usage));
+  const quotes = outcomes.reduce((sum, o) => addQuotes(sum, o.quotes), NO_QUOTES);
+  return { outcomes: [...outcomes], usage, modelVersion: firstModel(usage), quotes };
 }

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { dataBlock, matchById, neutraliseMarkers, type ScreeningPaper, type ServiceConfigResponse } from "@litrev/contracts";
 import type { PromptUse, StageParameters } from "@litrev/contracts";
-import { sentParameters, type LlmClient, type ReasoningEffort, type StructuredResult } from "@litrev/llm";
+import { addUsage, sentParameters, ZERO_USAGE, type LlmClient, type ReasoningEffort } from "@litrev/llm";
 import { promptUse } from "@litrev/prompts";
 import { PROMPTS, type StageName } from "../prompts";
-import { addStageUsage, VERDICTS, ZERO_STAGE_USAGE, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type StageUsage, type Theme } from "../pipeline/types";
+import { VERDICTS, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type Theme } from "../pipeline/types";
 
 export interface LiveModelOptions {
   llm: LlmClient;
@@ -91,7 +91,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       // Batch-local ids (p1…pN), never the client's ids: those are free text a client chose.
       const ids = papers.map((_, i) => `p${i + 1}`);
       const votes: LabelVote[][] = papers.map(() => []);
-      let usage = ZERO_STAGE_USAGE;
+      let usage = ZERO_USAGE;
       const seen = { invented: 0, missing: 0, examples: [] as string[], replies: 0 };
       const shortOf = (among: number[]) => among.filter((i) => votes[i]!.length < repetitions);
       // One request for the papers in `among` still short of votes; false when it brought no new vote.
@@ -102,7 +102,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
         const schema = z.object({ decisions: z.array(decision).length(short.length) });
         const user = labellingMessage(short.map((i) => ({ id: ids[i]!, paper: papers[i]! })));
         const result = await call("labelling", `screening_labels_${short.length}x${c}`, schema, user, "", n);
-        usage = addStageUsage(usage, stageUsage(result));
+        usage = addUsage(usage, result.usage);
         // A provider that ignores `n` answers with one choice: ask one vote per request from now on.
         if (n > 1 && result.choices.length === 1) samplesSupported = false;
         let gained = false;
@@ -158,7 +158,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
     async reason(items: ReasoningInput[]): Promise<ModelCall<string[]>> {
       const ids = items.map((_, i) => `p${i + 1}`);
       const reasons: (string | undefined)[] = items.map(() => undefined);
-      let usage = ZERO_STAGE_USAGE;
+      let usage = ZERO_USAGE;
       // Matched by id; a paper left out is asked about once more, then marked as unexplained.
       for (let round = 0; round < 2; round++) {
         const open = items.flatMap((_, i) => (reasons[i] === undefined ? [i] : []));
@@ -166,7 +166,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
         const schema = z.object({ reasons: z.array(z.object({ id: z.string(), reason: z.string() })).length(open.length) });
         const user = reasoningMessage(open.map((i) => ({ id: ids[i]!, item: items[i]! })), options.reasoningAbstractChars);
         const result = await call("reasoning", `screening_reasons_${open.length}`, schema, user);
-        usage = addStageUsage(usage, stageUsage(result));
+        usage = addUsage(usage, result.usage);
         const { byId } = matchById(open.map((i) => ids[i]!), result.data.reasons);
         for (const i of open) reasons[i] = byId.get(ids[i]!)?.reason.trim();
       }
@@ -177,7 +177,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       const schema = z.object({ themes: z.array(ThemeSchema).min(1).max(maxThemes) });
       const user = `${reasonsBlock(reasons)}\n\nPropose at most ${maxThemes} themes.`;
       const result = await call("clustering", `screening_themes_${maxThemes}`, schema, user);
-      return { value: result.data.themes, usage: stageUsage(result) };
+      return { value: result.data.themes, usage: result.usage };
     },
 
     async merge(themes: Theme[], maxClusters: number): Promise<ModelCall<Theme[]>> {
@@ -186,7 +186,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
         `Themes found in different parts of the screening reasons:\n${dataBlock("themes", themes.map((t) => ({ label: t.label, description: t.description })))}\n\n` +
         `Merge overlapping themes into at most ${maxClusters} clusters that together cover all of them.`;
       const result = await call("clustering", `screening_clusters_${maxClusters}`, schema, user);
-      return { value: result.data.clusters, usage: stageUsage(result) };
+      return { value: result.data.clusters, usage: result.usage };
     },
 
     async assign(reasons: string[], clusters: Theme[]): Promise<ModelCall<number[]>> {
@@ -198,7 +198,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       // Matched by id; a reason left out gets -1 (the assignment stage puts it in the largest cluster).
       // Numbered from 1 in the prompt (people and models count from 1), from 0 in the pipeline.
       const { byId } = matchById(reasonIds(reasons.length), result.data.assignments);
-      return { value: reasonIds(reasons.length).map((id) => (byId.get(id)?.cluster ?? 0) - 1), usage: stageUsage(result) };
+      return { value: reasonIds(reasons.length).map((id) => (byId.get(id)?.cluster ?? 0) - 1), usage: result.usage };
     },
   };
 }
@@ -250,17 +250,4 @@ function excerpt(text: string, max: number): string {
   const cut = text.slice(0, max - 1);
   const end = cut.lastIndexOf(" ");
   return `${cut.slice(0, end > max * 0.6 ? end : max - 1)}…`;
-}
-
-function stageUsage(result: StructuredResult<unknown>): StageUsage {
-  const { usage } = result;
-  return {
-    calls: result.requests,
-    input_tokens: usage.inputTokens,
-    cached_input_tokens: usage.cachedInputTokens,
-    output_tokens: usage.outputTokens,
-    cost_usd: usage.costUsd,
-    retries: result.retries,
-    models: { [result.modelVersion]: result.requests },
-  };
 }

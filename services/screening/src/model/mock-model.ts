@@ -1,8 +1,9 @@
 import type { ScreeningPaper } from "@litrev/contracts";
-import { VERDICTS, ZERO_STAGE_USAGE, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type Theme } from "../pipeline/types";
+import { ZERO_USAGE } from "@litrev/llm";
+import { VERDICTS, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type Theme } from "../pipeline/types";
 
 const NOTE = "mock mode: no language model was called";
-const free = <T>(value: T): ModelCall<T> => ({ value, usage: { ...ZERO_STAGE_USAGE } });
+const free = <T>(value: T): ModelCall<T> => ({ value, usage: ZERO_USAGE });
 
 /** FNV-1a, 32-bit: a stable hash so the same input always gives the same mock answer. */
 export function stableHash(text: string): number {

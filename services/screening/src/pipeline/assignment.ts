@@ -1,11 +1,12 @@
+import type { LlmUsage } from "@litrev/contracts";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import { batches } from "./batches";
 import type { StageContext } from "./stage";
-import type { StageUsage, Theme } from "./types";
+import type { Theme } from "./types";
 
 interface AssignCheckpoint {
   assignments: number[];
-  usage: StageUsage;
+  usage: LlmUsage;
 }
 
 export interface ClusterAssignment {

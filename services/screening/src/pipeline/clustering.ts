@@ -1,11 +1,12 @@
+import type { LlmUsage } from "@litrev/contracts";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import { batches } from "./batches";
 import type { StageContext } from "./stage";
-import type { StageUsage, Theme } from "./types";
+import type { Theme } from "./types";
 
 interface ThemesCheckpoint {
   themes: Theme[];
-  usage: StageUsage;
+  usage: LlmUsage;
 }
 
 /** Themes a map call may propose, and how many themes one reduce call merges at most. */

@@ -1,12 +1,12 @@
-import type { ScreeningPaper } from "@litrev/contracts";
+import type { LlmUsage, ScreeningPaper } from "@litrev/contracts";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import type { StageContext } from "./stage";
 import { batchesOf } from "./batches";
-import type { LabelVote, StageUsage } from "./types";
+import type { LabelVote } from "./types";
 
 interface LabelCheckpoint {
   votes: LabelVote[][];
-  usage: StageUsage;
+  usage: LlmUsage;
   /** What the replies got wrong when some papers of the batch were left short of votes. */
   trouble?: string | undefined;
 }

@@ -12,7 +12,7 @@ const logger = createLogger("screening-test", "silent");
 const papers = Array.from({ length: 12 }, (_, i) => ({ id: `paper-${i}`, title: `Paper ${i}`, abstract: `Abstract ${i}.` }));
 const criteria = [{ name: "Population", type: "include" as const, value: "Adults" }];
 const frame: JobFrame = { criteria, questions: [], model: "llm-5-nano" };
-const usage = { inputTokens: 10, cachedInputTokens: 0, outputTokens: 5, totalTokens: 15, costUsd: 0.001 };
+const usage = { calls: 1, input_tokens: 10, cached_input_tokens: 0, output_tokens: 5, cost_usd: 0.001, retries: 0, models: { "gpt-5-nano-2025-08-07": 1 } };
 
 /** A provider whose replies always give the papers titled in `lost` an id that was never asked about. */
 function inventingLlm(lost: ReadonlySet<string>) {
@@ -23,7 +23,7 @@ function inventingLlm(lost: ReadonlySet<string>) {
       calls.push(records.map((r) => String(r.title)));
       const decisions = records.map((r, k) => ({ id: lost.has(String(r.title)) ? `x${k + 90}` : String(r.id), criteria: ["met"], include: false }));
       const one = { decisions };
-      return { data: one, choices: Array.from({ length: req.n ?? 1 }, () => one), usage, modelVersion: "gpt-5-nano-2025-08-07", requests: 1, retries: 0 };
+      return { data: one, choices: Array.from({ length: req.n ?? 1 }, () => one), usage, modelVersion: "gpt-5-nano-2025-08-07" };
     },
   } as unknown as LlmClient;
   return { llm, calls };
@@ -52,7 +52,7 @@ describe("papers the model keeps losing", () => {
         calls.push(records.length);
         const decisions = records.map((r, k) => ({ id: records.length > 1 && r.title === "Paper 2" ? `x${k + 90}` : String(r.id), criteria: ["met"], include: true }));
         const one = { decisions };
-        return { data: one, choices: [one], usage, modelVersion: "m", requests: 1, retries: 0 };
+        return { data: one, choices: [one], usage: { ...usage, models: { m: 1 } }, modelVersion: "m" };
       },
     } as unknown as LlmClient;
     const result = await live(llm).label(papers.slice(0, 4), 4);

@@ -221,7 +221,7 @@ function fakeLlmForReasons() {
     structured: async (req: { user: string }) => {
       requests.push(req.user);
       const reasons = promptIds(req.user).map((id) => ({ id, reason: "A reason." }));
-      return { data: { reasons }, choices: [{ reasons }], usage: { inputTokens: 1, cachedInputTokens: 0, outputTokens: 1, totalTokens: 2, costUsd: 0 }, modelVersion: "m", requests: 1, retries: 0 };
+      return { data: { reasons }, choices: [{ reasons }], usage: { calls: 1, input_tokens: 1, cached_input_tokens: 0, output_tokens: 1, cost_usd: 0, retries: 0, models: { m: 1 } }, modelVersion: "m" };
     },
   } as unknown as LlmClient;
   return { llm, requests };
@@ -229,7 +229,7 @@ function fakeLlmForReasons() {
 
 describe("the live model", () => {
   const frame: JobFrame = { criteria: input.criteria, questions: input.questions, model: "llm-5-nano" };
-  const usage = { inputTokens: 100, cachedInputTokens: 0, outputTokens: 10, totalTokens: 110, costUsd: 0.001 };
+  const usage = { calls: 1, input_tokens: 100, cached_input_tokens: 0, output_tokens: 10, cost_usd: 0.001, retries: 0, models: { "gpt-5-nano-2025-08-07": 1 } };
 
   function fakeLlm(choicesFor: (n: number) => number) {
     const requests: { n: number | undefined; system: string; user: string; schemaName: string }[] = [];
@@ -238,7 +238,7 @@ describe("the live model", () => {
         requests.push({ n: req.n, system: req.system, user: req.user, schemaName: req.schemaName });
         const one = { decisions: promptIds(req.user).map((id) => ({ id, criteria: ["met", "unclear"], include: true })) };
         const choices = Array.from({ length: choicesFor(req.n ?? 1) }, () => one);
-        return { data: one, choices, usage, modelVersion: "gpt-5-nano-2025-08-07", requests: 1, retries: 0 };
+        return { data: one, choices, usage, modelVersion: "gpt-5-nano-2025-08-07" };
       },
     } as unknown as LlmClient;
     return { llm, requests };
@@ -279,7 +279,7 @@ describe("the live model", () => {
         // First reply: out of order, p3 and p4 left out, an invented id and a duplicate in their places.
         const decisions = call++ === 0 ? [verdict("p9"), verdict("p2"), verdict("p2"), verdict("p1")] : ids.map(verdict);
         const one = { decisions };
-        return { data: one, choices: Array.from({ length: req.n ?? 1 }, () => one), usage, modelVersion: "m", requests: 1, retries: 0 };
+        return { data: one, choices: Array.from({ length: req.n ?? 1 }, () => one), usage: { ...usage, models: { m: 1 } }, modelVersion: "m" };
       },
     } as unknown as LlmClient;
     const papers = input.papers.slice(0, 4);
@@ -302,7 +302,7 @@ describe("the live model", () => {
         const ids = promptIds(req.user);
         expect(ids).toEqual(["r1", "r2", "r3"]);
         const data = { assignments: [{ id: "r3", cluster: 2 }, { id: "r7", cluster: 1 }, { id: "r1", cluster: 1 }] };
-        return { data, choices: [data], usage, modelVersion: "m", requests: 1, retries: 0 };
+        return { data, choices: [data], usage: { ...usage, models: { m: 1 } }, modelVersion: "m" };
       },
     } as unknown as LlmClient;
     const themes = [{ label: "A", description: "a" }, { label: "B", description: "b" }];

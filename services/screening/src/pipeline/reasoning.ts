@@ -1,12 +1,12 @@
-import type { ScreeningPaper } from "@litrev/contracts";
+import type { LlmUsage, ScreeningPaper } from "@litrev/contracts";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import type { StageContext } from "./stage";
 import { batchesOf } from "./batches";
-import type { ReasoningInput, StageUsage } from "./types";
+import type { ReasoningInput } from "./types";
 
 interface ReasonCheckpoint {
   reasons: string[];
-  usage: StageUsage;
+  usage: LlmUsage;
 }
 
 /**

@@ -2,6 +2,7 @@ import { z } from "zod";
 import {
   ScreeningJobParams,
   ServiceError,
+  type LlmUsage,
   type Provenance,
   type ScreeningJobInput,
   type ScreeningPaper,
@@ -24,7 +25,7 @@ import { LabelTable } from "./label-table";
 import { labelPapers } from "./labelling";
 import { reasonPapers } from "./reasoning";
 import { UsageMeter, type StageContext } from "./stage";
-import type { JobFrame, ScreeningModel, StageUsage } from "./types";
+import type { JobFrame, ScreeningModel } from "./types";
 
 export const PipelineSettingsSchema = z.object({
   labelBatch: z.number().int().min(1),
@@ -72,12 +73,7 @@ export async function runScreeningPipeline(
   const frame: JobFrame = { criteria, questions, model: params.model, resolvedModel: params.model_resolved };
   // Ends the run from the call that crosses the ceiling: at most SCREENING_CALL_CONCURRENCY calls overshoot it.
   const meter = CostMeter.of(job.params);
-  const usage = new UsageMeter((stage, used) =>
-    meter.add(
-      { costUsd: used.cost_usd, inputTokens: used.input_tokens, cachedInputTokens: used.cached_input_tokens, outputTokens: used.output_tokens },
-      () => `during ${stage}`,
-    ),
-  );
+  const usage = new UsageMeter((stage, used) => meter.add(used, () => `during ${stage}`));
   const model = createModel(frame, params);
   const provenance = describe?.(frame, params);
   // Usage, actual cost and provenance travel in the live state (polls of a running job) and stay in the stored row.
@@ -185,7 +181,7 @@ export const DEFAULT_MAX_LOST_PAPER_SHARE = 0.25;
 export const LOST_REASONING = "Not screened by the model: it gave no usable decision for this paper. A reviewer should screen it.";
 
 /** The models the provider reported for the job's calls so far, else the one it was pinned to. */
-function reportedModels(total: StageUsage, pinned: string): string {
+function reportedModels(total: LlmUsage, pinned: string): string {
   const models = Object.keys(total.models ?? {});
   return models.length > 0 ? models.map((m) => `'${m}'`).join(", ") : `'${pinned}'`;
 }

@@ -1,6 +1,7 @@
 import type { JobContext } from "@litrev/jobs";
-import type { ScreeningStage } from "@litrev/contracts";
-import { addStageUsage, ZERO_STAGE_USAGE, type ScreeningModel, type StageUsage } from "./types";
+import type { LlmUsage, ScreeningStage } from "@litrev/contracts";
+import { addUsage, ZERO_USAGE } from "@litrev/llm";
+import type { ScreeningModel } from "./types";
 
 /** What every stage gets: the job, the model port, a usage meter and a progress reporter. */
 export interface StageContext {
@@ -15,17 +16,17 @@ export interface StageContext {
 
 /** Sums usage per stage, including units restored from checkpoints (they were paid for once). */
 export class UsageMeter {
-  readonly byStage: Partial<Record<ScreeningStage, StageUsage>> = {};
+  readonly byStage: Partial<Record<ScreeningStage, LlmUsage>> = {};
 
   /** `onAdd` sees every usage once counted (the job's cost meter throws from it to end the run). */
-  constructor(private readonly onAdd?: (stage: ScreeningStage, usage: StageUsage) => void) {}
+  constructor(private readonly onAdd?: (stage: ScreeningStage, usage: LlmUsage) => void) {}
 
-  add(stage: ScreeningStage, usage: StageUsage): void {
-    this.byStage[stage] = addStageUsage(this.byStage[stage] ?? ZERO_STAGE_USAGE, usage);
+  add(stage: ScreeningStage, usage: LlmUsage): void {
+    this.byStage[stage] = addUsage(this.byStage[stage] ?? ZERO_USAGE, usage);
     this.onAdd?.(stage, usage);
   }
 
-  total(): StageUsage {
-    return Object.values(this.byStage).reduce(addStageUsage, ZERO_STAGE_USAGE);
+  total(): LlmUsage {
+    return Object.values(this.byStage).reduce(addUsage, ZERO_USAGE);
   }
 }

@@ -1,4 +1,4 @@
-import type { ScreeningCriterion, ScreeningPaper } from "@litrev/contracts";
+import type { LlmUsage, ScreeningCriterion, ScreeningPaper } from "@litrev/contracts";
 
 export const VERDICTS = ["met", "not_met", "unclear"] as const;
 export type Verdict = (typeof VERDICTS)[number];
@@ -8,36 +8,6 @@ export interface LabelVote {
   include: boolean;
   /** One verdict per criterion, in the job's criteria order. */
   verdicts: Verdict[];
-}
-
-/** Tokens and cost of provider calls, summed. */
-export interface StageUsage {
-  /** Provider replies (repair requests included). */
-  calls: number;
-  input_tokens: number;
-  cached_input_tokens: number;
-  output_tokens: number;
-  cost_usd: number;
-  /** Attempts sent again (absent in checkpoints written before it was counted). */
-  retries?: number | undefined;
-  /** Replies per model string the provider reported (the job's `provenance.models_used`). */
-  models?: Record<string, number> | undefined;
-}
-
-export const ZERO_STAGE_USAGE: StageUsage = { calls: 0, input_tokens: 0, cached_input_tokens: 0, output_tokens: 0, cost_usd: 0, retries: 0, models: {} };
-
-export function addStageUsage(a: StageUsage, b: StageUsage): StageUsage {
-  const models = { ...a.models };
-  for (const [model, calls] of Object.entries(b.models ?? {})) models[model] = (models[model] ?? 0) + calls;
-  return {
-    calls: a.calls + b.calls,
-    input_tokens: a.input_tokens + b.input_tokens,
-    cached_input_tokens: a.cached_input_tokens + b.cached_input_tokens,
-    output_tokens: a.output_tokens + b.output_tokens,
-    cost_usd: a.cost_usd + b.cost_usd,
-    retries: (a.retries ?? 0) + (b.retries ?? 0),
-    models,
-  };
 }
 
 /** What the reasoning stage tells the model about a labelled paper. */
@@ -57,7 +27,7 @@ export interface Theme {
 
 export interface ModelCall<T> {
   value: T;
-  usage: StageUsage;
+  usage: LlmUsage;
   /** What went wrong with the replies, in words, when some papers got fewer answers than asked. */
   trouble?: string | undefined;
 }

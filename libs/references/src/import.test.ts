@@ -1,0 +1,202 @@
+import { describe, expect, it } from "vitest";
+import { decodeReferenceBytes, detectFormat, importReferences, medlineToRis, parseCsvRows, ReferenceImportError, toIndexerRecord, toScreeningPaper } from "./index";
+
+const ovid = [
+  "\uFEFFTY  - JOUR",
+  "DB  - Embase",
+  "AN  - 621234567",
+  "T1  - Effect of nudges on prescribing:",
+  "a randomised trial",
+  "A1  - Smith J.",
+  "Y1  - 2018//",
+  "N2  - Background: we tested",
+  "things over two lines.",
+  "JF  - BMJ Open",
+  "DO  - http://dx.doi.org/10.1136/bmjopen-2017-012345",
+  "ER  - ",
+  "",
+].join("\r\n");
+
+describe("RIS", () => {
+  it("reads Ovid's old tags, a byte-order mark, CRLF and wrapped values", () => {
+    const [record] = importReferences([{ name: "embase.ris", text: ovid }]).records;
+    expect(record).toMatchObject({
+      id: "621234567",
+      title: "Effect of nudges on prescribing: a randomised trial",
+      abstract: "Background: we tested things over two lines.",
+      doi: "10.1136/bmjopen-2017-012345",
+      pmid: null,
+      origin: { file: "embase.ris", format: "ris", index: 0 },
+    });
+  });
+
+  it("takes the PMID from a PubMed or MEDLINE accession, the Scopus EID and its PubMed id, the WoS accession", () => {
+    const text = [
+      "TY  - JOUR\nDB  - Ovid MEDLINE(R)\nAN  - 30123456\nTI  - One\nER  - ",
+      "TY  - JOUR\nTI  - Two\nDO  - 10.1016/j.x.2019.01.002\nC2  - 30999999\nUR  - https://www.scopus.com/inward/record.uri?eid=2-s2.0-85012345678&partnerID=40\nDB  - Scopus\nER  - ",
+      "TY  - JOUR\nAN  - WOS:000123456700001\nTI  - Three\nAB  - Text\nER  - ",
+      "TY  - JOUR\nID  - 17\nTI  - Four\nUR  - https://doi.org/10.1000/ABC.def.\nER  - ",
+    ].join("\n\n");
+    const records = importReferences([{ name: "mixed.ris", text }]).records;
+    expect(records.map((r) => [r.id, r.pmid, r.doi])).toEqual([
+      ["30123456", "30123456", null],
+      ["2-s2.0-85012345678", "30999999", "10.1016/j.x.2019.01.002"],
+      ["WOS:000123456700001", null, null],
+      ["17", null, "10.1000/abc.def"],
+    ]);
+  });
+
+  it("keeps a value that holds two spaces before a dash (the reader splits lines at '  - ')", () => {
+    const text = "TY  - JOUR\nTI  - Outcomes  - a cohort study\nAB  - Before  - after\nER  - \n";
+    expect(importReferences([{ name: "a.ris", text }]).records[0]).toMatchObject({ title: "Outcomes - a cohort study", abstract: "Before - after" });
+  });
+
+  it("strips HTML the database left in titles and abstracts", () => {
+    const text = "TY  - JOUR\nTI  - Effect of <i>nudges</i> &amp; CO<sub>2</sub>\nAB  - p < 0.05\nER  - \n";
+    expect(importReferences([{ name: "a.ris", text }]).records[0]).toMatchObject({ title: "Effect of nudges & CO 2", abstract: "p < 0.05" });
+  });
+});
+
+describe("PubMed NBIB/MEDLINE", () => {
+  const nbib = [
+    "PMID- 31234567",
+    "OWN - NLM",
+    "TI  - Nudging clinicians towards guideline-concordant prescribing: a cluster",
+    "      randomised trial.",
+    "LID - S0140-6736(19)30001-1 [pii]",
+    "LID - 10.1016/S0140-6736(19)30001-1 [doi]",
+    "AB  - BACKGROUND: Wrapped text",
+    "      goes on. FAU - is not a tag here.",
+    "FAU - Doe, Jane",
+    "      Continued",
+    "",
+    "PMID- 31234568",
+    "TI  - A second record without abstract.",
+    "",
+  ].join("\n");
+
+  it("reads records, wrapped values and the DOI among the LIDs", () => {
+    const result = importReferences([{ name: "pubmed.nbib", text: nbib }]);
+    expect(result.records.map((r) => ({ id: r.id, pmid: r.pmid, title: r.title, abstract: r.abstract, doi: r.doi }))).toEqual([
+      {
+        id: "31234567",
+        pmid: "31234567",
+        title: "Nudging clinicians towards guideline-concordant prescribing: a cluster randomised trial.",
+        abstract: "BACKGROUND: Wrapped text goes on. FAU - is not a tag here.",
+        doi: "10.1016/s0140-6736(19)30001-1",
+      },
+      { id: "31234568", pmid: "31234568", title: "A second record without abstract.", abstract: "", doi: null },
+    ]);
+    expect(result.counts.withoutAbstract).toBe(1);
+  });
+
+  it("is renamed into RIS tags, other tags kept as notes so their wrapped lines stay with them", () => {
+    expect(medlineToRis("PMID- 1\nFAU - Doe, Jane\n      Continued\nTI  - T\n")).toBe("TY  - JOUR\nDB  - PubMed\nAN  - 1\nN1  - FAU: Doe, Jane\n      Continued\nTI  - T\nER  - ");
+  });
+});
+
+describe("CSV", () => {
+  it("detects a semicolon and reads ASReview's columns and labels", () => {
+    const text = '\uFEFFrecord_id;title;abstract;label_included\r\n1;"Nudges; a trial";"Line one\nline two, with ""quotes""";1\r\n2;Other;;0\r\n3;Third;x;\r\n';
+    const records = importReferences([{ name: "export.csv", text }]).records;
+    expect(records.map((r) => [r.id, r.title, r.abstract, r.included])).toEqual([
+      ["1", "Nudges; a trial", 'Line one line two, with "quotes"', true],
+      ["2", "Other", "", false],
+      ["3", "Third", "x", null],
+    ]);
+  });
+
+  it("parses rows with the delimiter detected or given, and names an unclosed quote's row", () => {
+    // Decimal commas inside a semicolon file: only the semicolon splits every row alike.
+    expect(parseCsvRows("id;score;note\n1;2,5;x\n2;3;y, z\n")).toEqual([["id", "score", "note"], ["1", "2,5", "x"], ["2", "3", "y, z"]]);
+    expect(parseCsvRows("a;b,c\n1;2,3\n", { delimiter: "," })).toEqual([["a;b", "c"], ["1;2", "3"]]);
+    expect(() => parseCsvRows('title\n"open\n', { file: "x.csv" })).toThrow(/x\.csv: row \d+: /);
+  });
+
+  it("reads Rayyan's and Covidence's column names", () => {
+    const rayyan = 'key,title,authors,abstract,doi,pmid\nrayyan-1,A title,X,An abstract,https://doi.org/10.1000/XYZ,123\n';
+    const covidence = '"Covidence #","Title","Authors","Abstract","Published Year","DOI","Accession Number"\n"#12","B title","Y","B abstract","2020","",""\n';
+    const records = importReferences([
+      { name: "rayyan.csv", text: rayyan },
+      { name: "covidence.csv", text: covidence },
+    ]).records;
+    expect(records.map((r) => [r.id, r.title, r.abstract, r.doi, r.pmid])).toEqual([
+      ["rayyan-1", "A title", "An abstract", "10.1000/xyz", "123"],
+      ["12", "B title", "B abstract", null, null],
+    ]);
+  });
+
+  it("names the file and the row of a bad label, and a file without a title column", () => {
+    expect(() => importReferences([{ name: "a.csv", text: "title,label_included\nX,maybe\n" }])).toThrow(/a\.csv: row 2: label_included is "maybe"/);
+    expect(() => importReferences([{ name: "b.csv", text: "name,text\nX,Y\n" }])).toThrow(ReferenceImportError);
+  });
+});
+
+describe("several files", () => {
+  it("detects each file's format by its content", () => {
+    expect(detectFormat({ name: "export.txt", text: "PMID- 1\nTI  - x" })).toBe("medline");
+    expect(detectFormat({ name: "export.txt", text: "\uFEFFTY  - JOUR\r\nER  - " })).toBe("ris");
+    expect(detectFormat({ name: "export.txt", text: "title,abstract\n" })).toBe("csv");
+    expect(() => detectFormat({ name: "empty.ris", text: "" })).toThrow(/no RIS/);
+  });
+
+  it("keeps ids unique: a taken id gets its file's name, a record without one its position", () => {
+    const csv = "record_id,title\n1,First paper about nudging clinicians\n";
+    const result = importReferences([
+      { name: "a.csv", text: csv },
+      { name: "dir/b.csv", text: csv },
+      { name: "c.ris", text: "TY  - JOUR\nTI  - No id here\nER  - \nTY  - JOUR\nID  - 1\nTI  - Another\nER  - \n" },
+      { name: "b.csv", text: csv },
+    ]);
+    expect(result.records.map((r) => r.id)).toEqual(["1", "b:1", "c-1", "c:1", "b:1#2"]);
+  });
+
+  it("reports duplicates by DOI, PMID and title with the keys they share, and merges them on request", () => {
+    const ris = [
+      "TY  - JOUR\nAN  - E1\nDB  - Embase\nTI  - Nudging physicians to prescribe generics\nDO  - 10.1000/abc\nER  - ",
+      "TY  - JOUR\nAN  - 555\nDB  - PubMed\nTI  - Nudging physicians to prescribe generics.\nAB  - The longer abstract.\nER  - ",
+      "TY  - JOUR\nAN  - 556\nDB  - PubMed\nTI  - Something else entirely, at length\nDO  - 10.1000/ABC\nER  - ",
+      "TY  - JOUR\nAN  - E2\nTI  - Editorial\nER  - ",
+      "TY  - JOUR\nAN  - E3\nTI  - Editorial\nER  - ",
+      "TY  - JOUR\nAN  - E4\nTI  - Same title but another DOI here\nDO  - 10.1000/one\nER  - ",
+      "TY  - JOUR\nAN  - E5\nTI  - Same title, but another DOI here\nDO  - 10.1000/two\nER  - ",
+    ].join("\n");
+    const nbib = "PMID- 555\nTI  - Nudging physicians to prescribe generics\n";
+    const files = [
+      { name: "a.ris", text: ris },
+      { name: "b.nbib", text: nbib },
+    ];
+    const found = importReferences(files);
+    expect(found.duplicates).toEqual([
+      {
+        ids: ["E1", "555", "556", "b:555"],
+        keys: [
+          { key: "title", value: "nudging physicians to prescribe generics" },
+          { key: "doi", value: "10.1000/abc" },
+          { key: "pmid", value: "555" },
+        ],
+      },
+    ]);
+    expect(found.counts).toEqual({ read: 8, duplicates: 3, records: 8, withoutAbstract: 7, withoutTitle: 0 });
+
+    const merged = importReferences(files, { mergeDuplicates: true });
+    expect(merged.records.map((r) => r.id)).toEqual(["E1", "E2", "E3", "E4", "E5"]);
+    expect(merged.records[0]).toMatchObject({ title: "Nudging physicians to prescribe generics", abstract: "The longer abstract.", doi: "10.1000/abc", pmid: "555" });
+    expect(merged.counts).toMatchObject({ read: 8, duplicates: 3, records: 5, withoutAbstract: 4 });
+  });
+
+  it("maps to the service's screening paper and indexer record", () => {
+    const [record] = importReferences([{ name: "a.ris", text: ovid }]).records;
+    expect(toScreeningPaper(record!)).toEqual({ id: "621234567", title: "Effect of nudges on prescribing: a randomised trial", abstract: "Background: we tested things over two lines." });
+    expect(toIndexerRecord(record!)).toEqual({ ID: "621234567", Title: "Effect of nudges on prescribing: a randomised trial", Abstract: "Background: we tested things over two lines." });
+  });
+
+  it("reads UTF-8, and Windows-1252 from older EndNote and Excel exports", () => {
+    expect(decodeReferenceBytes(new TextEncoder().encode("\uFEFFZoë ≥ α"))).toBe("\uFEFFZoë ≥ α");
+    expect(decodeReferenceBytes(Uint8Array.from([0x5a, 0x6f, 0xeb, 0x20, 0x96, 0x20, 0x93, 0x71, 0x94]))).toBe("Zoë – “q”");
+  });
+
+  it("refuses more records than the limit", () => {
+    expect(() => importReferences([{ name: "a.ris", text: ovid }], { maxRecords: 0 })).toThrow(/more than 0 records/);
+  });
+});
