@@ -30,7 +30,7 @@ export default defineConfig(
     languageOptions: {
       sourceType: "module",
       globals: Object.fromEntries(
-        ["window", "document", "location", "sessionStorage", "fetch", "setTimeout", "clearTimeout", "Node", "TextDecoderStream", "AbortController", "URL", "CustomEvent", "Element"].map(
+        ["window", "document", "location", "sessionStorage", "fetch", "setTimeout", "clearTimeout", "Node", "TextDecoderStream", "AbortController", "URL", "CustomEvent", "Element", "Blob"].map(
           (name) => [name, "readonly"],
         ),
       ),

@@ -95,4 +95,37 @@ describe("the console's validation panel in headless Chromium", () => {
     expect(pageErrors).toEqual([]);
     expect(outside).toEqual([]);
   });
+
+  it("draws a sample, takes two batches of labels and shows the certificate and its looks", async (ctx) => {
+    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(300), criteria: CRITERIA, repetitions: R, mock: true });
+    const jobId = created.body.job_id as string;
+    let job: { status: string; results: { id: string; final_score: number }[] } | undefined;
+    for (let i = 0; i < 600 && job?.status !== "completed"; i++) {
+      job = (await stack.http("GET", `/v1/screening/jobs/${jobId}`)).body;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const score = new Map(job!.results.map((r) => [String(r.id), r.final_score]));
+    await page.goto(`${stack.baseUrl}/console#/job/screening/${jobId}`);
+    await page.locator("#validation-sample").waitFor({ timeout: 30_000 });
+    await page.locator("#sample-target").fill("0.8");
+    await page.locator("#sample-size").fill("120");
+    await page.getByRole("button", { name: "Draw a sample" }).click();
+    await page.locator("#sample-summary").waitFor();
+    expect(await page.locator("#sample-summary").textContent()).toMatch(/120 papers \(simple, seed \d+\), 0 labelled\. One-sided: recall of at least 80% with 95% confidence/);
+    const sampleId = await page.locator("#sample-id").inputValue();
+    const ids: string[] = (await stack.http("GET", `/v1/screening/jobs/${jobId}/validation-samples/${sampleId}`)).body.paper_ids.map(String);
+    const batch = (from: number, to: number) => ["id,included", ...ids.slice(from, to).map((id) => `${id},${score.get(id)! >= 2 ? 1 : 0}`)].join("\n");
+    for (const [from, to] of [[0, 60], [60, 120]] as const) {
+      await page.locator("#sample-labels").fill(batch(from, to));
+      await page.getByRole("button", { name: "Add labels" }).click();
+      await expect.poll(() => page.locator("#sample-summary").textContent()).toContain(`${to} labelled`);
+    }
+    expect(await page.locator("#sample-table tbody tr").count()).toBe(R);
+    expect(await page.locator("#sample-plot circle.look").count()).toBe(2);
+    expect(await page.locator("#sample-certificate").textContent()).toMatch(/^Certified: threshold \d|cannot|below the target|None of the/);
+    await page.locator("#validation-sample").screenshot({ path: join(ARTIFACTS, "7-validation-sample.png") });
+    expect(pageErrors).toEqual([]);
+    expect(outside).toEqual([]);
+  });
 });

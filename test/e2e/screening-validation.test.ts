@@ -58,7 +58,7 @@ function exactBounds(x: number, n: number, confidence: number): { low: number; h
 }
 
 /** Every figure of the answer, from the results and the labels alone. */
-function expected(results: Result[], labels: Label[], target: number, confidence: number, jobThreshold: number) {
+function expected(results: Result[], labels: Label[], confidence: number, jobThreshold: number) {
   const score = new Map(results.map((r) => [r.id, r.final_score]));
   const decision = new Map(results.map((r) => [r.id, r.decision === "include"]));
   const rows = Array.from({ length: R + 1 }, (_, t) => {
@@ -72,8 +72,6 @@ function expected(results: Result[], labels: Label[], target: number, confidence
     const recall = c.tp + c.fn ? c.tp / (c.tp + c.fn) : null;
     return { votes: t, ...c, recall, recall_ci: c.tp + c.fn ? exactBounds(c.tp, c.tp + c.fn, confidence) : null, specificity: c.tn + c.fp ? c.tn / (c.tn + c.fp) : null, specificity_ci: c.tn + c.fp ? exactBounds(c.tn, c.tn + c.fp, confidence) : null, precision: c.tp + c.fp ? c.tp / (c.tp + c.fp) : null, workload };
   });
-  const reaching = rows.filter((r) => r.recall_ci && r.recall_ci.low >= target);
-  const best = reaching.length ? reaching[reaching.length - 1]! : null;
   let a = 0;
   let b = 0;
   let c = 0;
@@ -95,17 +93,7 @@ function expected(results: Result[], labels: Label[], target: number, confidence
   const n = labels.length;
   const po = (a + d) / n;
   const pe = ((a + b) * (a + c) + (c + d) * (b + d)) / (n * n);
-  let below = null;
-  if (best) {
-    const papersBelow = results.filter((r) => r.final_score < best.votes).length;
-    const labelledBelow = labels.filter((l) => score.get(l.id)! < best.votes);
-    const found = labelledBelow.filter((l) => l.included).length;
-    const rest = papersBelow - labelledBelow.length;
-    below = labelledBelow.length
-      ? { votes: best.votes, papers_below: papersBelow, labelled_below: labelledBelow.length, labelled_includes_below: found, estimate: found + (rest * found) / labelledBelow.length, upper: found + rest * exactBounds(found, labelledBelow.length, confidence).high }
-      : null;
-  }
-  return { rows, best, kappa: pe === 1 ? null : (po - pe) / (1 - pe), po, missed, extra, below, includes: labels.filter((l) => l.included).length };
+  return { rows, kappa: pe === 1 ? null : (po - pe) / (1 - pe), po, missed, extra, includes: labels.filter((l) => l.included).length };
 }
 
 function compareBounds(actual: { low: number; high: number } | null, exact: { low: number; high: number } | null) {
@@ -159,7 +147,7 @@ describe("validating a screening job on a labelled sample (gateway + screening, 
     for (const [target, confidence] of [[0.6, 0.95], [0.8, 0.9], [0.99, 0.95]] as const) {
       const res = await validate({ labels, target_recall: target, confidence });
       expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
-      const want = expected(results, labels, target, confidence, jobThreshold);
+      const want = expected(results, labels, confidence, jobThreshold);
       const body = res.body;
       expect(body).toMatchObject({ job_id: jobId, papers: PAPERS, labelled: labels.length, labelled_included: want.includes, repetitions: R, target_recall: target, confidence });
       expect(body.thresholds).toHaveLength(R + 1);
@@ -172,34 +160,49 @@ describe("validating a screening job on a labelled sample (gateway + screening, 
         expect(got.workload).toBeCloseTo(row.workload, 12);
         expect(got.work_saved).toBeCloseTo(1 - row.workload, 12);
         expect(got.wss).toBeCloseTo(1 - row.workload - (1 - row.recall!), 12);
-        compareBounds(got.recall_ci, row.recall_ci);
+        // Recall bounds are the certificate's (anytime-valid, one-sided by default): threshold 0 reads everything.
+        if (t === 0) expect(got.recall_ci).toEqual({ low: 1, high: 1 });
+        else {
+          const cert = body.certificate.thresholds[t - 1];
+          expect(cert.votes).toBe(t);
+          expect(got.recall_ci).toEqual({ low: cert.recall_lower, high: 1 });
+          expect(got.recall_ci.low).toBeLessThanOrEqual(row.recall! + 1e-12);
+        }
         compareBounds(got.specificity_ci, row.specificity_ci);
       });
-      if (want.best) {
-        expect(body.recommended).toMatchObject({ votes: want.best.votes });
-        expect(body.recommended.workload).toBeCloseTo(want.best.workload, 12);
+      expect(body.sides).toBe("one");
+      expect(body.certificate.statement).toMatch(/^One-sided/);
+      // Fixed sequence: the last threshold from 1 up whose certified bound reaches the target before the first that does not.
+      let best: number | null = null;
+      for (const row of body.certificate.thresholds) {
+        if (row.recall_lower === null || row.recall_lower < target) break;
+        best = row.votes;
+      }
+      if (best !== null) {
+        expect(body.recommended).toMatchObject({ votes: best });
+        expect(body.recommended.workload).toBeCloseTo(want.rows[best]!.workload, 12);
+        expect(body.recommended.recall_ci.low).toBeGreaterThanOrEqual(target);
         expect(body.recommendation_reason).toBeNull();
       } else {
         expect(body.recommended).toBeNull();
-        expect(body.recommendation_reason).toMatch(/No threshold's recall lower bound reaches/);
+        expect(body.recommendation_reason).toMatch(/below the target|cannot be shown/);
       }
       expect(body.agreement.kappa).toBeCloseTo(want.kappa!, 12);
       expect(body.agreement.observed_agreement).toBeCloseTo(want.po, 12);
       expect(body.agreement.job_threshold).toBe(jobThreshold);
       expect(body.agreement.missed_ids).toEqual(want.missed);
       expect(body.agreement.extra_ids).toEqual(want.extra);
-      if (want.below === null) expect(body.missed_includes).toBeNull();
+      if (best === null) expect(body.missed_includes).toBeNull();
       else {
-        expect(body.missed_includes).toMatchObject({ votes: want.below.votes, papers_below: want.below.papers_below, labelled_below: want.below.labelled_below, labelled_includes_below: want.below.labelled_includes_below });
-        expect(body.missed_includes.estimate).toBeCloseTo(want.below.estimate, 9);
-        expect(body.missed_includes.upper).toBeCloseTo(want.below.upper, 9);
+        const papersBelow = results.filter((r) => r.final_score < best).length;
+        const labelledBelow = labels.filter((l) => results.find((r) => r.id === l.id)!.final_score < best);
+        const found = labelledBelow.filter((l) => l.included).length;
+        expect(body.missed_includes).toMatchObject({ votes: best, papers_below: papersBelow, labelled_below: labelledBelow.length, labelled_includes_below: found });
+        // An upper bound on the includes below: never fewer than the labelled ones found there, never more than the unlabelled room.
+        expect(body.missed_includes.upper).toBeGreaterThanOrEqual(found);
+        expect(body.missed_includes.upper).toBeLessThanOrEqual(papersBelow - labelledBelow.length + found);
       }
-      // ln(α/2)/ln(target) labelled includes, all found, are the fewest a bound can reach the target with.
-      const needed = Math.ceil(Math.log((1 - confidence) / 2) / Math.log(target) - 1e-9);
-      const few = body.warnings.find((w: string) => w.startsWith("Too few labelled includes"));
-      if (want.includes < needed) expect(few).toContain(`at least ${needed}`);
-      else expect(few).toBeUndefined();
-      expect(body.warnings.some((w: string) => /does not look random/.test(w))).toBe(false);
+      expect(body.warnings.some((w: string) => /not a simple random sample/.test(w))).toBe(false);
     }
     // Some target gave a recommendation with an estimate below it, and 0.99 gave none.
     const recommended = await validate({ labels, target_recall: 0.6 });
@@ -216,7 +219,10 @@ describe("validating a screening job on a labelled sample (gateway + screening, 
       R,
       0.95,
     );
-    expect(res.body.thresholds).toStrictEqual(JSON.parse(JSON.stringify(harness)));
+    // Every paper labelled: the certificate's bounds are exact (nothing left unread to bound).
+    const plain = (row: Record<string, unknown>) => ({ ...row, recall_ci: null });
+    expect(res.body.thresholds.map(plain)).toStrictEqual(JSON.parse(JSON.stringify(harness)).map(plain));
+    res.body.thresholds.forEach((row: { votes: number; recall: number; recall_ci: { low: number } }) => expect(row.recall_ci.low).toBeCloseTo(row.votes === 0 ? 1 : row.recall, 12));
   });
 
   it("warns when the labels come from the top of the ranking only", async () => {
@@ -224,7 +230,7 @@ describe("validating a screening job on a labelled sample (gateway + screening, 
     expect(top.length).toBeGreaterThan(20);
     const res = await validate({ labels: top });
     expect(res.status).toBe(200);
-    expect(res.body.warnings.join(" ")).toMatch(/does not look random.*top of the ranking/);
+    expect(res.body.warnings.join(" ")).toMatch(/not a simple random sample of the job/);
     expect(res.body.warnings.join(" ")).toMatch(/No labelled paper is excluded/);
   });
 

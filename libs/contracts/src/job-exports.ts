@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { JobIdParams, JobStatus, Timestamp } from "./common";
 import { JobUsage, Provenance } from "./provenance";
+import { ReportCertificate } from "./screening-validation";
 
 /**
  * Exports and methods reports of finished jobs (`/jobs/{id}/export`, `/jobs/{id}/report`): what a
@@ -73,5 +74,7 @@ export const JobReport = z.object({
   duration_ms: z.number().int().nullable(),
   error: z.string().nullable(),
   limitations: z.array(z.string()),
+  /** Screening: the latest recall certificate of the job's validation samples (the service adds it). */
+  recall_certificate: ReportCertificate.nullable().optional(),
 });
 export type JobReport = z.infer<typeof JobReport>;

@@ -4,6 +4,7 @@ import * as criteria from "./criteria";
 import * as indexer from "./indexer";
 import { JobExportRequest, JobReport } from "./job-exports";
 import * as screening from "./screening";
+import * as validation from "./screening-validation";
 import type { BackendService } from "./subjects";
 
 /**
@@ -46,6 +47,10 @@ export const operations = {
   exportScreeningJob: op("screening", "export-job", JobExportRequest, z.string()),
   reportScreeningJob: op("screening", "report-job", byJobId, JobReport),
   estimateScreening: op("screening", "estimate", screening.ScreeningEstimateRequest, screening.ScreeningEstimateResponse),
+  // Validation samples: drawn, labelled and kept by the screening service (the gateway forwards path and body as one request).
+  drawValidationSample: op("screening", "validation-draw", validation.ValidationSampleRequest.extend({ job_id: z.string() }), validation.ValidationSample),
+  labelValidationSample: op("screening", "validation-label", validation.ValidationSampleLabelsRequest.extend({ job_id: z.string(), sample_id: z.string() }), validation.ValidationSample),
+  getValidationSample: op("screening", "validation-get", validation.ValidationSampleParams, validation.ValidationSample),
 
   indexerRun: op("indexer", "run", indexer.IndexerRunRequest, indexer.IndexerRunResponse),
   createIndexerJob: op("indexer", "create-job", indexer.CreateIndexerJobRequest, indexer.CreateIndexerJobResponse),
@@ -271,9 +276,33 @@ export const apiOperations: readonly ApiOperation[] = [
     method: "POST",
     path: "/v1/screening/jobs/{job_id}/validation",
     operationId: "validateScreeningJob",
-    summary: "Validate a completed screening job on the team's labelled sample: recall with exact bounds per vote threshold, the threshold to use, agreement",
+    summary: "Validate a completed screening job on the team's labelled sample: a certified recall lower bound per vote threshold (one-sided by default), the threshold to use, agreement",
     tag: "screening",
     errors: { ...forwarded, ...withBody, 404: S, 409: S },
+  },
+  {
+    method: "POST",
+    path: "/v1/screening/jobs/{job_id}/validation-samples",
+    operationId: "drawValidationSample",
+    summary: "Draw a validation sample of a completed screening job (simple, stratified by vote level, or below a threshold), with the labels the target needs",
+    tag: "screening",
+    errors: { ...forwarded, ...withBody, 404: S, 409: S },
+  },
+  {
+    method: "POST",
+    path: "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}/labels",
+    operationId: "labelValidationSample",
+    summary: "Add a batch of labels to a validation sample: the recall certificate, valid however often it is asked for",
+    tag: "screening",
+    errors: { ...forwarded, ...withBody, 404: S, 409: S },
+  },
+  {
+    method: "GET",
+    path: "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}",
+    operationId: "getValidationSample",
+    summary: "A validation sample with its labels, every recorded look and its latest certificate",
+    tag: "screening",
+    errors: { ...forwarded, ...withParams, 404: S },
   },
   { method: "GET", path: "/v1/screening/jobs", operationId: "listScreeningJobs", summary: "List screening jobs, newest first", tag: "screening", errors: { ...forwarded, ...withParams } },
   {

@@ -21,8 +21,9 @@ export const ScreeningValidationRequest = z.object({
   // At most one label per paper of the largest job; duplicates and unknown ids are refused by the route.
   labels: z.array(ValidationLabel).min(1).max(MAX_SCREENING_PAPERS),
   target_recall: z.number().gt(0).lt(1).default(0.95),
-  /** Two-sided confidence of every interval (a lower bound is therefore one-sided at (1 + confidence) / 2). */
+  /** Confidence of the recall bound: one-sided by default ("95% recall with 95% confidence"). */
   confidence: z.number().min(0.5).lt(1).default(0.95),
+  sides: z.enum(["one", "two"]).default("one"),
 });
 export type ScreeningValidationRequest = z.infer<typeof ScreeningValidationRequest>;
 
@@ -54,10 +55,14 @@ export type ThresholdRow = z.infer<typeof ThresholdRow>;
 
 export const ValidationRecommendation = z.object({
   votes: z.number().int(),
+  /** The design-weighted point estimate (optimistic after choosing the threshold: cite `recall_ci.low`). */
   recall: z.number(),
+  /** The certified bounds (anytime-valid; `high` is 1 when one-sided). */
   recall_ci: ConfidenceInterval,
   workload: z.number(),
   work_saved: z.number(),
+  /** Work saved counting the labelled sample: papers below the threshold nobody read, over all papers. */
+  net_work_saved: z.number(),
 });
 
 export const ValidationAgreement = z.object({
@@ -80,10 +85,81 @@ export const MissedIncludes = z.object({
   papers_below: z.number().int(),
   labelled_below: z.number().int(),
   labelled_includes_below: z.number().int(),
-  /** Expected included papers below the threshold, labelled ones counted as they are and the rest extrapolated from the sample. */
+  /** Expected included papers below the threshold: the design-weighted (Horvitz–Thompson) estimate. */
   estimate: z.number(),
-  /** Upper bound at the requested confidence (Clopper–Pearson on the labelled papers below). */
+  /** Upper bound at the requested confidence: exact finite-population (hypergeometric), anytime-valid. */
   upper: z.number(),
+});
+
+export const SampleDesign = z.enum(["simple", "stratified", "below_threshold"]);
+export type SampleDesign = z.infer<typeof SampleDesign>;
+export const BoundSides = z.enum(["one", "two"]);
+export type BoundSides = z.infer<typeof BoundSides>;
+
+/** The certificate at one include-vote threshold: a paper is kept (read) when its include votes ≥ `votes`. */
+export const CertifiedThreshold = z.object({
+  votes: z.number().int(),
+  /** Share of the job's papers kept at this threshold. */
+  workload: z.number(),
+  /** Design-weighted point estimate of recall; null while no include is labelled. */
+  recall_estimate: z.number().nullable(),
+  /** Certified lower bound on recall at the requested confidence (anytime-valid); null when this design cannot bound it. */
+  recall_lower: z.number().nullable(),
+  /** Certified upper bound (two-sided only; 1 when one-sided). */
+  recall_upper: z.number().nullable(),
+  papers_below: z.number().int(),
+  labelled_below: z.number().int(),
+  /** Design-weighted estimate of the included papers nobody would read; null without labels below. */
+  missed_estimate: z.number().nullable(),
+  /** Certified upper bound on them (exact, finite-population, anytime-valid). */
+  missed_upper: z.number().int(),
+  /** Share of papers nobody reads, counting the labelled sample as read. */
+  net_work_saved: z.number(),
+});
+export type CertifiedThreshold = z.infer<typeof CertifiedThreshold>;
+
+/** What the labels can show when the target cannot be: each alternative in numbers and in words. */
+export const CanShow = z.object({
+  /** The highest recall certified at the requested confidence, and at which threshold (null: none above 0). */
+  recall: z.object({ votes: z.number().int(), recall_lower: z.number() }).nullable(),
+  /** The highest of the usual confidences (50%–99%) at which the target is certified, or null. */
+  confidence: z.number().nullable(),
+  /** Reading every paper below threshold 1 needs no sample at all: how many papers that is. */
+  read_below: z.object({ votes: z.number().int(), papers: z.number().int() }),
+  summary: z.string(),
+});
+export type CanShow = z.infer<typeof CanShow>;
+
+export const Certificate = z.object({
+  design: SampleDesign,
+  target_recall: z.number(),
+  confidence: z.number(),
+  sides: BoundSides,
+  /** The method in one paragraph, for a methods section. */
+  method: z.string(),
+  /** The claim in words, one-sided or two-sided as requested. */
+  statement: z.string(),
+  labelled: z.number().int(),
+  labelled_included: z.number().int(),
+  thresholds: z.array(CertifiedThreshold),
+  /** The strictest threshold certified, tested in order from 1 up (a fixed sequence: no error spent on the choice). */
+  recommended: CertifiedThreshold.nullable(),
+  /** Why there is no recommendation, in plain words; null with one. */
+  reason: z.string().nullable(),
+  can_show: CanShow.nullable(),
+  /** Labels this design needs in all to certify the target, planned from the labels so far and the job's votes; null when no sample smaller than the job can. */
+  labels_needed: z.number().int().nullable(),
+  labels_still_needed: z.number().int().nullable(),
+  /** Whether a sample can certify the target and still leave at least 5% of the papers unread (net of the sample). */
+  feasible: z.boolean(),
+});
+export type Certificate = z.infer<typeof Certificate>;
+
+/** χ² test of the labelled papers' vote-level counts against a simple random sample's. */
+export const RandomnessCheck = z.object({
+  chi2: z.number(),
+  df: z.number().int(),
+  p_value: z.number(),
 });
 
 export const ScreeningValidationResponse = z.object({
@@ -94,6 +170,7 @@ export const ScreeningValidationResponse = z.object({
   repetitions: z.number().int(),
   target_recall: z.number(),
   confidence: z.number(),
+  sides: BoundSides,
   thresholds: z.array(ThresholdRow),
   /** The strictest threshold whose recall lower bound reaches `target_recall`, or null (see `recommendation_reason`). */
   recommended: ValidationRecommendation.nullable(),
@@ -101,6 +178,105 @@ export const ScreeningValidationResponse = z.object({
   agreement: ValidationAgreement,
   /** Included papers expected below the recommended threshold; null without a recommendation or labels below it. */
   missed_includes: MissedIncludes.nullable(),
+  /** The recall certificate the figures above come from (the labels taken as a sample stratified by vote level). */
+  certificate: Certificate,
+  /** Null when it cannot be told (fewer than two labels, every paper labelled, one vote level). */
+  randomness: RandomnessCheck.nullable(),
   warnings: z.array(z.string()),
 });
 export type ScreeningValidationResponse = z.infer<typeof ScreeningValidationResponse>;
+
+/** The most papers one drawn validation sample holds (the record of its labels stays one stored value). */
+export const MAX_VALIDATION_SAMPLE = 5_000;
+
+/** `POST /v1/screening/jobs/{job_id}/validation-samples`: the service draws the sample to label. */
+export const ValidationSampleRequest = z.object({
+  target_recall: z.number().gt(0).lt(1).default(0.95),
+  confidence: z.number().min(0.5).lt(1).default(0.95),
+  sides: BoundSides.default("one"),
+  design: SampleDesign.default("simple"),
+  /** Papers to draw; by default the labels the plan needs (or a fifth of the job when no sample can show the target). */
+  size: z.number().int().min(1).max(MAX_VALIDATION_SAMPLE).optional(),
+  seed: z.number().int().min(0).max(2_147_483_647).optional(),
+  /** below_threshold: the include-vote threshold whose unread papers are sampled (default: the job's own, at least 1). */
+  threshold: z.number().int().min(1).optional(),
+});
+export type ValidationSampleRequest = z.infer<typeof ValidationSampleRequest>;
+
+/** `POST …/validation-samples/{sample_id}/labels`: a batch of labels for papers of the sample. */
+export const ValidationSampleLabelsRequest = z.object({
+  labels: z.array(ValidationLabel).min(1).max(MAX_VALIDATION_SAMPLE),
+  /** below_threshold: included papers the team found reading the papers at or above the threshold. */
+  includes_read: z.number().int().min(0).optional(),
+});
+export type ValidationSampleLabelsRequest = z.infer<typeof ValidationSampleLabelsRequest>;
+
+export const ValidationSampleParams = z.object({ job_id: z.string(), sample_id: z.string() });
+
+/** A vote level's share of the sample: its inclusion probability is sampled / papers. */
+export const SampleStratum = z.object({
+  votes: z.number().nullable(),
+  papers: z.number().int(),
+  sampled: z.number().int(),
+  inclusion_probability: z.number(),
+});
+
+/** One analysis of the labels, as recorded. */
+export const ValidationLook = z.object({
+  at: z.string(),
+  labelled: z.number().int(),
+  labelled_included: z.number().int(),
+  recommended_votes: z.number().int().nullable(),
+  recall_lower: z.number().nullable(),
+});
+
+export const DiscordantPaper = z.object({
+  id: PaperId,
+  votes: z.number().nullable(),
+  job_decision: z.enum(["include", "exclude"]),
+  label: z.enum(["include", "exclude"]),
+});
+
+export const ValidationSample = z.object({
+  sample_id: z.string(),
+  job_id: z.string(),
+  created_at: z.string(),
+  design: SampleDesign,
+  seed: z.number().int(),
+  /** below_threshold: the threshold sampled below; null for the other designs. */
+  threshold: z.number().int().nullable(),
+  target_recall: z.number(),
+  confidence: z.number(),
+  sides: BoundSides,
+  /** The papers to screen, in the order to screen them (the bound assumes this order). */
+  paper_ids: z.array(PaperId),
+  strata: z.array(SampleStratum),
+  labels_needed: z.number().int().nullable(),
+  /** Whether the target can be shown on this job with a sample at all (see `certificate.reason`). */
+  feasible: z.boolean(),
+  labelled: z.number().int(),
+  labels: z.array(ValidationLabel),
+  looks: z.array(ValidationLook),
+  /** The latest certificate (with no label yet: the plan and, when the target cannot be shown, why). */
+  certificate: Certificate,
+  agreement: z.object({ kappa: z.number().nullable(), discordant: z.array(DiscordantPaper) }).nullable(),
+  warnings: z.array(z.string()),
+});
+export type ValidationSample = z.infer<typeof ValidationSample>;
+
+/** The latest recall certificate of a job's validation samples, as its methods report cites it. */
+export const ReportCertificate = z.object({
+  sample_id: z.string(),
+  design: SampleDesign,
+  sample_size: z.number().int(),
+  labelled: z.number().int(),
+  labelled_included: z.number().int(),
+  /** The recommended threshold, or null when the target was not certified. */
+  threshold: z.number().int().nullable(),
+  recall_lower: z.number().nullable(),
+  statement: z.string(),
+  method: z.string(),
+  /** The look it comes from. */
+  at: z.string(),
+});
+export type ReportCertificate = z.infer<typeof ReportCertificate>;

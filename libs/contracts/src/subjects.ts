@@ -148,6 +148,9 @@ export const jobNames = (service: JobService) => {
     storeItemsObject: (jobId: string, fence: number) => `${jobId}/${fence}`,
     /** Chunk `n` of the items a job's run wrote under `fence`. */
     storeItemsChunk: (jobId: string, fence: number, n: number) => `${jobId}/${fence}/${n}`,
+    /** Validation samples of finished jobs (screening only): one record per sample, its labels and looks. */
+    validationBucket: `litrev_validation_${service}`,
+    validationKey: (jobId: string, sampleId: string) => `sample.${jobId}.${sampleId}`,
   };
 };
 export type JobNames = ReturnType<typeof jobNames>;

@@ -60,11 +60,13 @@ describe("Clopper–Pearson intervals", () => {
   });
 
   it("knows how many labelled includes a bound needs", () => {
-    // (α/2)^(1/n) ≥ 0.95 needs n ≥ ln 0.025 / ln 0.95 = 71.9.
-    expect(includesNeededFor(0.95, 0.95)).toBe(72);
+    // One-sided by default, as the literature states 95%/95%: α^(1/n) ≥ 0.95 needs n ≥ ln 0.05 / ln 0.95 = 58.4.
+    expect(includesNeededFor(0.95, 0.95)).toBe(59);
+    // Two-sided: (α/2)^(1/n) ≥ 0.95 needs n ≥ ln 0.025 / ln 0.95 = 71.9.
+    expect(includesNeededFor(0.95, 0.95, "two")).toBe(72);
     expect(clopperPearson(72, 72).low).toBeGreaterThanOrEqual(0.95);
     expect(clopperPearson(71, 71).low).toBeLessThan(0.95);
-    expect(includesNeededFor(0.8, 0.9)).toBe(Math.ceil(Math.log(0.05) / Math.log(0.8)));
+    expect(includesNeededFor(0.8, 0.9, "two")).toBe(Math.ceil(Math.log(0.05) / Math.log(0.8)));
     // Targets next to 1 answer at once (a huge number, no search).
     expect(includesNeededFor(1 - 1e-12, 0.95)).toBeGreaterThan(1e12);
   });

@@ -93,11 +93,13 @@ export function clopperPearson(successes: number, trials: number, confidence = 0
 }
 
 /**
- * The fewest labelled includes for which a recall lower bound can reach `target` at all (that is,
- * when the screener keeps every one of them): the lower bound of n of n is (α/2)^(1/n).
+ * The fewest labelled includes for which a binomial recall lower bound can reach `target` at all
+ * (when the screener keeps every one of them): the lower bound of n of n is tail^(1/n), the tail
+ * being 1 − confidence one-sided (the literature's "95% recall with 95% confidence": 59 includes)
+ * or half of it two-sided (72). A floor for one planned look; the anytime certificate needs more.
  */
-export function includesNeededFor(target: number, confidence = 0.95): number {
-  const tail = (1 - confidence) / 2;
+export function includesNeededFor(target: number, confidence = 0.95, sides: "one" | "two" = "one"): number {
+  const tail = sides === "one" ? 1 - confidence : (1 - confidence) / 2;
   const reaches = (n: number) => tail ** (1 / n) >= target;
   let n = Math.max(1, Math.ceil(Math.log(tail) / Math.log(target)));
   // Settle the logarithms' rounding with the closed form itself (a step or two at most).

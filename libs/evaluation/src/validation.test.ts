@@ -70,10 +70,11 @@ describe("validation of a job on labelled papers", () => {
   it("gives no recommendation, with the reason, when the labels cannot support the target", () => {
     const result = validateJob(input([{ id: "p0", included: true }, { id: "p13", included: false }], { targetRecall: 0.95 }));
     expect(result.recommended).toBeNull();
-    expect(result.recommendation_reason).toMatch(/With 1 labelled includes no threshold can reach it; at least 72 are needed/);
-    expect(result.warnings[0]).toMatch(/Too few labelled includes .* at least 72/);
+    expect(result.recommendation_reason).toMatch(/95% recall with 95% confidence cannot be shown on this job with a sample/);
+    expect(result.recommendation_reason).toMatch(/can show: recall of at least 16\.7% at threshold 1 with 95% confidence.* reading the 6 papers below threshold 1/);
+    expect(result.certificate.feasible).toBe(false);
     const none = validateJob(input([{ id: "p13", included: false }]));
-    expect(none.recommendation_reason).toMatch(/No labelled paper is included/);
+    expect(none.recommendation_reason).toMatch(/None of the 1 labelled papers is included, so recall cannot be bounded yet/);
     expect(none.agreement.kappa).toBeNull();
   });
 });

@@ -1,6 +1,7 @@
-import type { ScreeningValidationResponse, ThresholdRow, ValidationLabel } from "@litrev/contracts";
-import { clopperPearson, includesNeededFor } from "./binomial";
+import type { BoundSides, CertifiedThreshold, ScreeningValidationResponse, ThresholdRow, ValidationLabel } from "@litrev/contracts";
+import { recallCertificate, type VoteLevel } from "./certificate";
 import { kept, thresholdRow, type ScoredPaper } from "./metrics";
+import { voteLevelChiSquare } from "./randomness";
 
 /**
  * Validation of a finished screening job on a labelled sample of its papers: the figures of the
@@ -25,6 +26,8 @@ export interface ValidationInput {
   labels: readonly ValidationLabel[];
   targetRecall: number;
   confidence: number;
+  /** One-sided ("recall ≥ target with this confidence") unless asked otherwise. */
+  sides?: BoundSides;
 }
 
 /** Labels that cannot be used: ids the job does not have, or ids labelled more than once. */
@@ -41,11 +44,12 @@ export class LabelError extends Error {
 
 /** Ids listed in a warning (the rest are counted). */
 const LISTED_IDS = 20;
-/** |z| beyond this (two-sided p ≈ 0.001) flags a sample whose scores differ from the job's. */
-const SKEW_Z = 3.29;
+/** A χ² p-value below this flags labels whose vote-level counts are not a simple random sample's. */
+const NOT_RANDOM_P = 0.001;
 
 export function validateJob(input: ValidationInput): ScreeningValidationResponse {
   const { papers, repetitions, targetRecall, confidence } = input;
+  const sides = input.sides ?? "one";
   const byId = new Map<string, JobPaper>();
   for (const paper of papers) byId.set(String(paper.id), paper);
 
@@ -68,17 +72,24 @@ export function validateJob(input: ValidationInput): ScreeningValidationResponse
   const total = papers.length;
   const keptAll = (votes: number) => papers.reduce((n, p) => n + (kept(p.score, votes) ? 1 : 0), 0);
 
-  const thresholds: ThresholdRow[] = Array.from({ length: repetitions + 1 }, (_, votes) =>
-    thresholdRow(labelled, votes, { confidence, workload: total > 0 ? keptAll(votes) / total : 0 }),
-  );
+  // A sample the team drew itself is taken as stratified by vote level: valid for a simple random
+  // sample (given its level counts it is one per level) and for any sample random within each level.
+  const levels = voteLevels(papers, labelled);
+  const certificate = recallCertificate(levels, { design: "stratified", targetRecall, confidence, sides, repetitions, planThreshold: input.jobThreshold });
+  const certified = new Map(certificate.thresholds.map((row) => [row.votes, row]));
+  const thresholds: ThresholdRow[] = Array.from({ length: repetitions + 1 }, (_, votes) => {
+    const row = thresholdRow(labelled, votes, { confidence, workload: total > 0 ? keptAll(votes) / total : 0 });
+    const cert = certified.get(votes);
+    if (row.recall === null) return row;
+    // Threshold 0 reads everything; the others carry the certified (design-weighted, anytime) bounds.
+    const recall_ci = votes === 0 ? { low: 1, high: 1 } : cert?.recall_lower != null ? { low: cert.recall_lower, high: cert.recall_upper ?? 1 } : null;
+    return { ...row, recall_ci };
+  });
   const includes = labelled.filter((p) => p.included).length;
-  const needed = includesNeededFor(targetRecall, confidence);
-
-  // Recall falls as the threshold rises, so the strictest row that reaches the target is the answer.
-  const reaching = thresholds.filter((row) => row.recall_ci !== null && row.recall_ci.low >= targetRecall);
-  const best = reaching.length ? reaching.reduce((a, b) => (b.votes > a.votes ? b : a)) : null;
-  const recommended = best ? { votes: best.votes, recall: best.recall!, recall_ci: best.recall_ci!, workload: best.workload, work_saved: best.work_saved } : null;
-  const recommendation_reason = best ? null : noRecommendation(thresholds, includes, needed, targetRecall, confidence);
+  const best = certificate.recommended;
+  const recommended = best
+    ? { votes: best.votes, recall: best.recall_estimate ?? 1, recall_ci: { low: best.recall_lower!, high: best.recall_upper ?? 1 }, workload: best.workload, work_saved: 1 - best.workload, net_work_saved: best.net_work_saved }
+    : null;
 
   return {
     job_id: input.jobId,
@@ -88,24 +99,33 @@ export function validateJob(input: ValidationInput): ScreeningValidationResponse
     repetitions,
     target_recall: targetRecall,
     confidence,
+    sides,
     thresholds,
     recommended,
-    recommendation_reason,
+    recommendation_reason: certificate.reason,
     agreement: agreement(labelled, input.jobThreshold),
-    missed_includes: best ? missedBelow(best, papers, labelled, confidence) : null,
-    warnings: warningsFor(input, labelled, includes, needed),
+    missed_includes: best && best.labelled_below > 0 ? missedBelow(best, labelled) : null,
+    certificate,
+    randomness: voteLevelChiSquare(levels),
+    warnings: warningsFor(labelled, levels, includes),
   };
 }
 
-function noRecommendation(rows: readonly ThresholdRow[], includes: number, needed: number, target: number, confidence: number): string {
-  if (includes === 0) return "No labelled paper is included, so recall cannot be measured: label more papers (a random sample) until some included ones are among them.";
-  const bestLow = Math.max(...rows.map((row) => row.recall_ci?.low ?? 0));
-  return (
-    `No threshold's recall lower bound reaches ${pct(target)} at ${pct(confidence)} confidence: the best is ${pct(bestLow)}. ` +
-    (includes < needed
-      ? `With ${includes} labelled includes no threshold can reach it; at least ${needed} are needed, all of them kept by the screener.`
-      : "The screener misses too many of the labelled includes at every threshold above 0.")
-  );
+/** The job's papers grouped by include votes, with the labels each level holds. */
+export function voteLevels(papers: readonly { score: number | null }[], labelled: readonly ScoredPaper[]): VoteLevel[] {
+  const levels = new Map<number | null, VoteLevel>();
+  const level = (score: number | null) => {
+    let found = levels.get(score);
+    if (!found) levels.set(score, (found = { score, papers: 0, labelled: 0, includes: 0 }));
+    return found;
+  };
+  for (const paper of papers) level(paper.score).papers++;
+  for (const paper of labelled) {
+    const l = level(paper.score);
+    l.labelled++;
+    if (paper.included) l.includes++;
+  }
+  return [...levels.values()].sort((a, b) => (a.score ?? Infinity) - (b.score ?? Infinity));
 }
 
 function agreement(labelled: readonly (ScoredPaper & { decision: boolean })[], jobThreshold: number): ScreeningValidationResponse["agreement"] {
@@ -125,53 +145,42 @@ function agreement(labelled: readonly (ScoredPaper & { decision: boolean })[], j
       missed.push(paper.id);
     } else neither++;
   }
-  const n = labelled.length;
-  const observed = (both + neither) / n;
-  const expected = ((both + onlyJob) * (both + onlyHumans) + (onlyHumans + neither) * (onlyJob + neither)) / (n * n);
-  return { job_threshold: jobThreshold, kappa: expected === 1 ? null : (observed - expected) / (1 - expected), observed_agreement: observed, missed_ids: missed, extra_ids: extra };
+  const { kappa, observed } = cohenKappa(both, onlyJob, onlyHumans, neither);
+  return { job_threshold: jobThreshold, kappa, observed_agreement: observed, missed_ids: missed, extra_ids: extra };
 }
 
-/**
- * Included papers among those below the threshold: the labelled ones as counted, the unlabelled
- * ones at the rate the labelled ones below show (a random sample's estimate), with the rate's
- * upper Clopper–Pearson bound for the upper figure.
- */
-function missedBelow(row: ThresholdRow, papers: readonly JobPaper[], labelled: readonly ScoredPaper[], confidence: number): ScreeningValidationResponse["missed_includes"] {
-  const papersBelow = papers.reduce((n, p) => n + (kept(p.score, row.votes) ? 0 : 1), 0);
-  const labelledBelow = labelled.reduce((n, p) => n + (kept(p.score, row.votes) ? 0 : 1), 0);
-  if (labelledBelow === 0) return null;
-  const found = row.fn;
-  const rest = papersBelow - labelledBelow;
+/** Cohen's kappa of a 2×2 table (job include/exclude × human include/exclude); null when undefined (one class on both sides). */
+export function cohenKappa(both: number, onlyJob: number, onlyHumans: number, neither: number): { kappa: number | null; observed: number } {
+  const n = both + onlyJob + onlyHumans + neither;
+  const observed = (both + neither) / n;
+  const expected = ((both + onlyJob) * (both + onlyHumans) + (onlyHumans + neither) * (onlyJob + neither)) / (n * n);
+  return { kappa: expected === 1 ? null : (observed - expected) / (1 - expected), observed };
+}
+
+/** Included papers nobody would read at the recommended threshold: the certificate's figures. */
+function missedBelow(row: CertifiedThreshold, labelled: readonly ScoredPaper[]): ScreeningValidationResponse["missed_includes"] {
   return {
     votes: row.votes,
-    papers_below: papersBelow,
-    labelled_below: labelledBelow,
-    labelled_includes_below: found,
-    estimate: found + (rest * found) / labelledBelow,
-    upper: found + rest * clopperPearson(found, labelledBelow, confidence).high,
+    papers_below: row.papers_below,
+    labelled_below: row.labelled_below,
+    labelled_includes_below: labelled.filter((p) => p.included && !kept(p.score, row.votes)).length,
+    estimate: row.missed_estimate ?? 0,
+    upper: row.missed_upper,
   };
 }
 
-function warningsFor(input: ValidationInput, labelled: readonly ScoredPaper[], includes: number, needed: number): string[] {
+function warningsFor(labelled: readonly ScoredPaper[], levels: readonly VoteLevel[], includes: number): string[] {
   const warnings: string[] = [];
   const n = labelled.length;
-  const target = `${pct(input.targetRecall)} recall at ${pct(input.confidence)} confidence`;
-  if (includes === 0) {
-    warnings.push(`None of the ${n} labelled papers is included: recall cannot be estimated. A lower bound of ${target} needs at least ${needed} labelled includes.`);
-  } else if (includes < needed) {
-    const papersNeeded = Math.ceil((needed * n) / includes);
-    warnings.push(
-      `Too few labelled includes for a meaningful bound: ${includes} of ${n} labelled papers are included, and a lower bound of ${target} needs at least ${needed} ` +
-        `(all kept by the screener). At this sample's inclusion rate that is about ${papersNeeded} labelled papers.`,
-    );
-  }
+  if (includes === 0) warnings.push(`None of the ${n} labelled papers is included: recall cannot be estimated yet.`);
   if (includes === n) warnings.push("No labelled paper is excluded: specificity cannot be estimated.");
 
-  const skew = rankingSkew(input.papers, labelled, input.repetitions);
-  if (skew !== null && skew > SKEW_Z) {
-    warnings.push("The sample does not look random: the labelled papers have many more include votes than the job's papers overall (labels taken from the top of the ranking). Recall and the missed-include estimate assume a random sample; label a random one.");
-  } else if (skew !== null && skew < -SKEW_Z) {
-    warnings.push("The sample does not look random: the labelled papers have many fewer include votes than the job's papers overall. Recall and the missed-include estimate assume a random sample; label a random one.");
+  const randomness = voteLevelChiSquare(levels);
+  if (randomness !== null && randomness.p_value < NOT_RANDOM_P) {
+    warnings.push(
+      `The labelled papers are not a simple random sample of the job: their counts per vote level differ from one (χ² = ${randomness.chi2.toFixed(1)} on ${randomness.df} degrees of freedom, p = ${randomness.p_value.toExponential(1)}). ` +
+        "The certificate weights each vote level by its own sampling rate, which is valid only if the papers within each level were picked at random; figures that ignore the design would be biased.",
+    );
   }
 
   const errored = labelled.filter((p) => p.score === null).map((p) => p.id);
@@ -182,25 +191,4 @@ function warningsFor(input: ValidationInput, labelled: readonly ScoredPaper[], i
     );
   }
   return warnings;
-}
-
-/**
- * z statistic of the labelled papers' mean include votes against the job's, for a simple random
- * sample without replacement (finite population correction). Null when it cannot be told: fewer
- * than two labels, every paper labelled, or all scores equal.
- */
-function rankingSkew(papers: readonly JobPaper[], labelled: readonly ScoredPaper[], repetitions: number): number | null {
-  const N = papers.length;
-  const n = labelled.length;
-  if (n < 2 || n >= N) return null;
-  const value = (score: number | null) => score ?? repetitions;
-  const mean = papers.reduce((s, p) => s + value(p.score), 0) / N;
-  const variance = papers.reduce((s, p) => s + (value(p.score) - mean) ** 2, 0) / (N - 1);
-  if (variance === 0) return null;
-  const sampleMean = labelled.reduce((s, p) => s + value(p.score), 0) / n;
-  return (sampleMean - mean) / Math.sqrt((variance / n) * (1 - n / N));
-}
-
-function pct(value: number): string {
-  return `${+(value * 100).toFixed(1)}%`;
 }

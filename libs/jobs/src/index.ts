@@ -30,3 +30,4 @@ export type { OrphanSweepOptions } from "./orphan-sweep";
 export { reapIfOrphaned } from "./orphans";
 export type { OrphanedJob, OrphanRule } from "./orphans";
 export * from "./kind/index";
+export { isWrongRevision } from "./nats-errors";

@@ -100,6 +100,8 @@ function ownJobs(service: JobService): string[] {
     `$O.${names.stagingBucket}.>`,
     ...ownStream(objStream(names.storeItemsBucket)),
     `$O.${names.storeItemsBucket}.>`,
+    ...ownStream(kvStream(names.validationBucket)),
+    `$KV.${names.validationBucket}.>`,
   ];
 }
 

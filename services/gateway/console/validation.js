@@ -1,8 +1,10 @@
-// Validation of a completed screening job on the team's labelled sample (docs/evaluation.md):
-// the job page announces its results with a `screening-results` event, and this module adds a
-// panel that takes an `id,included` CSV (pasted or uploaded), posts it to the validation route and
-// shows the table, the recommendation and recall against workload with its bounds. Kept apart
-// from console.js so the job page and this panel change independently.
+// Validation of a completed screening job (docs/evaluation.md): the job page announces its results
+// with a `screening-results` event, and this module adds two panels. The first draws a sample
+// through the service, downloads it for blind screening, takes the labels in batches and shows the
+// certificate and its looks; the second takes a sample the team drew itself as an `id,included`
+// CSV (pasted or uploaded), posts it to the validation route and shows the table, the
+// recommendation and recall against workload with its bounds. Kept apart from console.js so the
+// job page and these panels change independently.
 
 const KEY_ITEM = "litrev.console.apiKey";
 const MAX_CSV_BYTES = 5 * 1024 * 1024;
@@ -60,10 +62,14 @@ function unquote(cell) {
 }
 
 async function postValidation(jobId, body) {
-  const res = await fetch(`/v1/screening/jobs/${encodeURIComponent(jobId)}/validation`, {
-    method: "POST",
-    headers: { "X-API-Key": sessionStorage.getItem(KEY_ITEM) ?? "", "content-type": "application/json" },
-    body: JSON.stringify(body),
+  return call("POST", `/v1/screening/jobs/${encodeURIComponent(jobId)}/validation`, body);
+}
+
+async function call(method, path, body) {
+  const res = await fetch(path, {
+    method,
+    headers: { "X-API-Key": sessionStorage.getItem(KEY_ITEM) ?? "", ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
   });
   const text = await res.text();
   let parsed;
@@ -77,6 +83,138 @@ async function postValidation(jobId, body) {
     throw new Error(Array.isArray(detail) ? detail.map((d) => d.msg).join("; ") : typeof detail === "string" ? detail : `HTTP ${res.status}`);
   }
   return parsed;
+}
+
+/** A cell a spreadsheet would not run as a formula (=, +, -, @, tab or CR first get a leading '). */
+export function csvCell(value) {
+  let text = String(value ?? "");
+  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** The sample for blind screening: its order and ids, no scores, an empty decision column. */
+export function sampleCsv(sample) {
+  return ["order,id,included", ...sample.paper_ids.map((id, i) => `${i + 1},${csvCell(id)},`)].join("\n");
+}
+
+function samplePanel(job) {
+  const base = `/v1/screening/jobs/${encodeURIComponent(job.job_id)}/validation-samples`;
+  const target = h("input", { id: "sample-target", type: "number", min: "0.5", max: "0.999", step: "0.01", value: "0.95" });
+  const confidence = h("input", { id: "sample-confidence", type: "number", min: "0.5", max: "0.999", step: "0.01", value: "0.95" });
+  const design = h("select", { id: "sample-design" }, ["simple", "stratified", "below_threshold"].map((d) => h("option", { value: d, text: d.replace("_", " ") })));
+  const size = h("input", { id: "sample-size", type: "number", min: "1", max: "5000", step: "1", placeholder: "planned" });
+  const resume = h("input", { id: "sample-id", type: "text", placeholder: "sample id", size: "38" });
+  const batch = h("textarea", { id: "sample-labels", rows: "5", spellcheck: "false", placeholder: "id,included\np1,1\np2,0" });
+  const problem = h("div");
+  const output = h("div", { id: "sample-output", "aria-live": "polite" });
+  const showError = (message) => problem.replaceChildren(h("p", { class: "alert", role: "alert", text: message }));
+  let current = null;
+  const show = (sample) => {
+    current = sample;
+    resume.value = sample.sample_id;
+    output.replaceChildren(...renderSample(sample));
+  };
+  const run = async (action) => {
+    problem.replaceChildren();
+    try {
+      show(await action());
+    } catch (error) {
+      showError(error.message);
+    }
+  };
+  const draw = h("form", {
+    id: "sample-form",
+    onsubmit: (event) => {
+      event.preventDefault();
+      const body = { target_recall: Number(target.value), confidence: Number(confidence.value), design: design.value };
+      if (size.value) body.size = Number(size.value);
+      return run(() => call("POST", base, body));
+    },
+  }, h("div", { class: "toolbar" }, h("label", {}, "Target recall", target), h("label", {}, "Confidence (one-sided)", confidence), h("label", {}, "Design", design), h("label", {}, "Papers", size), h("button", { type: "submit", text: "Draw a sample" })));
+  const load = h("form", {
+    onsubmit: (event) => {
+      event.preventDefault();
+      return run(() => call("GET", `${base}/${encodeURIComponent(resume.value.trim())}`));
+    },
+  }, h("div", { class: "toolbar" }, h("label", {}, "Or open a drawn sample", resume), h("button", { type: "submit", text: "Open" })));
+  const label = h("form", {
+    id: "sample-label-form",
+    onsubmit: (event) => {
+      event.preventDefault();
+      if (!current) return showError("Draw or open a sample first");
+      let labels;
+      try {
+        labels = parseLabelsCsv(batch.value);
+      } catch (error) {
+        return showError(error.message);
+      }
+      return run(() => call("POST", `${base}/${encodeURIComponent(current.sample_id)}/labels`, { labels }));
+    },
+  }, h("label", { for: "sample-labels", text: "A batch of labels for papers of the sample, in its order, as CSV lines id,included" }), batch, h("div", { class: "toolbar" }, h("button", { type: "submit", text: "Add labels" }), h("button", {
+    type: "button",
+    text: "Download the sample (CSV)",
+    onclick: () => {
+      if (!current) return showError("Draw or open a sample first");
+      const url = URL.createObjectURL(new Blob([sampleCsv(current)], { type: "text/csv" }));
+      const link = h("a", { href: url, download: `validation-sample-${current.sample_id}.csv` });
+      link.click();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+    },
+  })));
+  return h(
+    "section",
+    { "aria-labelledby": "sample-title", class: "panel", id: "validation-sample" },
+    h("h2", { id: "sample-title", text: "Certify recall on a sample the service draws" }),
+    h("p", { class: "hint", text: "Draw, download, screen blind in the given order, add the labels in batches: every answer holds however often you ask." }),
+    draw,
+    load,
+    label,
+    problem,
+    output,
+  );
+}
+
+function renderSample(sample) {
+  const c = sample.certificate;
+  const parts = [
+    h("p", { id: "sample-summary", text: `Sample ${sample.sample_id}: ${sample.paper_ids.length} papers (${sample.design}, seed ${sample.seed}), ${sample.labelled} labelled. ${c.statement}` }),
+    h("p", { id: "sample-plan", class: sample.feasible ? "" : "alert", text: sample.feasible ? `Labels needed (plan): about ${sample.labels_needed}; still needed: ${c.labels_still_needed ?? "—"}.` : "The target cannot be shown on this job with a sample (see below)." }),
+    h("p", { id: "sample-certificate", class: c.recommended ? "" : "alert", text: c.recommended ? `Certified: threshold ${c.recommended.votes}, recall at least ${pct(c.recommended.recall_lower)}; net work saved ${pct(c.recommended.net_work_saved)}.` : c.reason }),
+  ];
+  const cols = ["Votes ≥", "Recall ≥ (certified)", "Estimate", "Papers below", "Missed ≤", "Net work saved"];
+  parts.push(h("div", { class: "table-wrap" }, h("table", { id: "sample-table" },
+    h("thead", {}, h("tr", {}, cols.map((col) => h("th", { scope: "col", text: col })))),
+    h("tbody", {}, c.thresholds.map((r) => h("tr", { class: c.recommended?.votes === r.votes ? "chosen" : "" },
+      h("th", { scope: "row", text: String(r.votes) }),
+      [pct(r.recall_lower), pct(r.recall_estimate), r.papers_below, r.missed_upper, pct(r.net_work_saved)].map((v) => h("td", { class: "num", text: String(v) })),
+    ))),
+  )));
+  if (sample.looks.length) parts.push(looksPlot(sample));
+  if (sample.agreement) {
+    const d = sample.agreement.discordant;
+    parts.push(h("p", { id: "sample-agreement", text: `Cohen's kappa ${sample.agreement.kappa === null ? "—" : sample.agreement.kappa.toFixed(3)}; discordant (${d.length}): ${d.slice(0, LISTED_IDS).map((p) => `${p.id} (job ${p.job_decision}, label ${p.label})`).join(", ") || "none"}` }));
+  }
+  if (sample.warnings.length) parts.push(h("ul", { class: "alert" }, sample.warnings.map((w) => h("li", { text: w }))));
+  return parts;
+}
+
+/** The certified bound at each recorded look against the labels so far, with the target line. */
+function looksPlot(sample) {
+  const W = 520;
+  const H = 220;
+  const pad = { l: 52, r: 16, t: 16, b: 40 };
+  const maxN = Math.max(1, sample.paper_ids.length);
+  const x = (n) => pad.l + (n / maxN) * (W - pad.l - pad.r);
+  const y = (v) => H - pad.b - v * (H - pad.t - pad.b);
+  const looks = sample.looks.filter((l) => l.recall_lower !== null);
+  return s(
+    "svg",
+    { id: "sample-plot", viewBox: `0 0 ${W} ${H}`, width: "100%", role: "img", "aria-label": "Certified recall lower bound at each look against the labels so far" },
+    [0, 0.5, 1].map((t) => [s("line", { x1: x(0), x2: x(maxN), y1: y(t), y2: y(t), stroke: "#d9dcdf" }), s("text", { x: pad.l - 6, y: y(t) + 4, "text-anchor": "end", "font-size": "11", text: pct(t, 0) })]),
+    s("text", { x: (x(0) + x(maxN)) / 2, y: H - 8, "text-anchor": "middle", "font-size": "12", text: "Papers labelled" }),
+    s("line", { x1: x(0), x2: x(maxN), y1: y(sample.target_recall), y2: y(sample.target_recall), stroke: "#b3261e", "stroke-dasharray": "5 4" }),
+    looks.map((l) => s("circle", { class: "look", cx: x(l.labelled), cy: y(l.recall_lower), r: 4, fill: l.recommended_votes ? "#f2a900" : "#1f5fa8" }, s("title", { text: `${l.labelled} labelled: recall ≥ ${pct(l.recall_lower)}${l.recommended_votes ? ` at threshold ${l.recommended_votes}` : ""}` }))),
+  );
 }
 
 function validationPanel(job) {
@@ -131,7 +269,7 @@ function validationPanel(job) {
     "section",
     { "aria-labelledby": "validation-title", class: "panel", id: "validation" },
     h("h2", { id: "validation-title", text: "Validate on your labelled sample" }),
-    h("p", { class: "hint", text: "Recall per vote threshold with exact bounds, the threshold to use, and where the job and your reviewers disagree." }),
+    h("p", { class: "hint", text: "Recall per vote threshold with certified (one-sided, anytime-valid) bounds, the threshold to use, and where the job and your reviewers disagree." }),
     form,
     problem,
     output,
@@ -158,7 +296,7 @@ function renderAnswer(a) {
   parts.push(
     thresholdTable(a),
     recallPlot(a),
-    h("p", { class: "hint", text: "One point per vote threshold (≥ votes). Solid line: recall on the labelled sample; bars: its exact interval; dashed: the lower bound, which must clear the target line." }),
+    h("p", { class: "hint", text: "One point per vote threshold (≥ votes). Solid line: recall on the labelled sample; bars and dashed line: the certified lower bound, which must clear the target line." }),
     agreementBlock(a),
   );
   return parts;
@@ -244,5 +382,5 @@ function agreementBlock(a) {
 document.addEventListener("screening-results", (event) => {
   const job = event.detail;
   if (job?.status !== "completed" || !(event.target instanceof Element)) return;
-  event.target.append(validationPanel(job));
+  event.target.append(samplePanel(job), validationPanel(job));
 });

@@ -65,6 +65,9 @@ const ADDED_ROUTES = [
   "GET /v1/indexer/jobs/{job_id}/export",
   "GET /v1/indexer/jobs/{job_id}/report",
   "POST /v1/screening/jobs/{job_id}/validation",
+  "POST /v1/screening/jobs/{job_id}/validation-samples",
+  "POST /v1/screening/jobs/{job_id}/validation-samples/{sample_id}/labels",
+  "GET /v1/screening/jobs/{job_id}/validation-samples/{sample_id}",
 ];
 
 let app: FastifyInstance | undefined;

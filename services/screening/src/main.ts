@@ -9,6 +9,9 @@ import type { PipelineSettings } from "./pipeline/run";
 import { runScreeningPipeline } from "./pipeline/run";
 import { PREAMBLE, PROMPT_LIST } from "./prompts";
 import { screeningProvenance } from "./provenance";
+import { validationSampleHandlers } from "./validation/handlers";
+import { withRecallCertificate } from "./validation/report-certificate";
+import { SampleStore } from "./validation/sample-store";
 
 const env = loadEnv();
 const pipeline: PipelineSettings = {
@@ -67,6 +70,7 @@ await startService({
     });
     const served = await serveJobKind(runtime, env, kind);
     store = served.jobs.store;
-    return served.handlers;
+    const samples = await SampleStore.open(runtime.nc, env.JOB_STORE_RETENTION_MS);
+    return [...withRecallCertificate(served.handlers, samples), ...validationSampleHandlers(served.jobs.reader, samples)];
   },
 });

@@ -138,6 +138,11 @@ export function reportMarkdown(report: JobReport): string {
     lines.push(`### ${prompt.name}`, "", `Template \`${prompt.template_id}\`; SHA-256 of the exact text sent (without paper data): \`${prompt.sha256}\`.`, "");
     if (prompt.instructions) lines.push("Built-in instructions of this service version (a configured override replaces them; the hash tells which text was sent):", "", "```text", prompt.instructions, "```", "");
   }
+  const c = report.recall_certificate;
+  if (c) {
+    const result = c.threshold === null ? "the target was not certified" : `threshold ${c.threshold} certified, recall at least ${(c.recall_lower! * 100).toFixed(1)}%`;
+    lines.push("", "## Recall certificate", "", `- ${c.statement} Sample ${c.sample_id} (${c.design}, ${c.sample_size} papers; ${c.labelled} labelled, ${c.labelled_included} included) on ${c.at}: ${result}.`, `- Method: ${c.method}`);
+  }
   lines.push("", "## Known limitations", "");
   for (const limitation of report.limitations) lines.push(`- ${limitation}`);
   return `${lines.join("\n")}\n`;

@@ -1,15 +1,23 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import {
+  headers,
   isJobId,
   JobIdParams,
+  operations,
+  type Operation,
+  ValidationSample,
+  ValidationSampleLabelsRequest,
+  ValidationSampleParams,
+  ValidationSampleRequest,
   ScreeningJob,
   ScreeningValidationRequest,
   ScreeningValidationResponse,
   ServiceError,
-  type ScreeningResultItem,
   type ValidationIssue,
 } from "@litrev/contracts";
-import { LabelError, validateJob, type JobPaper } from "@litrev/evaluation";
+import { jobPaperOf, LabelError, thresholdOf, validateJob } from "@litrev/evaluation";
+import { callOperation } from "@litrev/messaging";
+import type { GatewayDeps } from "../deps";
 import { JobPolls } from "./job-polls";
 import { ownerOf } from "./job-routes";
 
@@ -22,8 +30,36 @@ const NAMED_LABELS = 50;
  * by the gateway's poll reader for the caller's owner, so the same key sees the same job:
  * another client's job or an unknown one is a 404 exactly as its poll is.
  */
-export function validationRoutes(polls: JobPolls): FastifyPluginAsync {
+export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPluginAsync {
   return async (app) => {
+    // Validation samples: drawn, labelled and stored by the screening service; the gateway forwards
+    // the path's ids with the body as one request, for the caller's owner (another's: 404).
+    const forward = async (request: FastifyRequest, operation: Operation, method: "GET" | "POST") => {
+      const params = request.params as { job_id: string; sample_id?: string };
+      if (!isJobId(params.job_id)) throw new ServiceError("not_found", "Job not found", { simple: true });
+      const input = { ...((request.body as object | undefined) ?? {}), ...params };
+      return callOperation(deps.link, operation, input, {
+        requestId: request.id,
+        timeoutMs: method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
+        headers: { [headers.owner]: ownerOf(request) },
+      });
+    };
+    app.post(
+      "/v1/screening/jobs/:job_id/validation-samples",
+      { schema: { params: JobIdParams, body: ValidationSampleRequest, response: { 200: ValidationSample } } },
+      (request) => forward(request, operations.drawValidationSample, "POST"),
+    );
+    app.post(
+      "/v1/screening/jobs/:job_id/validation-samples/:sample_id/labels",
+      { schema: { params: ValidationSampleParams, body: ValidationSampleLabelsRequest, response: { 200: ValidationSample } } },
+      (request) => forward(request, operations.labelValidationSample, "POST"),
+    );
+    app.get(
+      "/v1/screening/jobs/:job_id/validation-samples/:sample_id",
+      { schema: { params: ValidationSampleParams, response: { 200: ValidationSample } } },
+      (request) => forward(request, operations.getValidationSample, "GET"),
+    );
+
     app.post(
       "/v1/screening/jobs/:job_id/validation",
       { schema: { params: JobIdParams, body: ScreeningValidationRequest, response: { 200: ScreeningValidationResponse } } },
@@ -40,12 +76,13 @@ export function validationRoutes(polls: JobPolls): FastifyPluginAsync {
         try {
           return validateJob({
             jobId: job.job_id,
-            papers: job.results.map(jobPaper),
+            papers: job.results.map(jobPaperOf),
             repetitions: integerOr(job.config.repetitions, 0),
-            jobThreshold: integerOr(job.config.threshold, 1),
+            jobThreshold: thresholdOf(job.config),
             labels: body.labels,
             targetRecall: body.target_recall,
             confidence: body.confidence,
+            sides: body.sides,
           });
         } catch (error) {
           if (error instanceof LabelError) throw new ServiceError("validation", "Request validation failed", { issues: labelIssues(error) });
@@ -54,13 +91,6 @@ export function validationRoutes(polls: JobPolls): FastifyPluginAsync {
       },
     );
   };
-}
-
-/** A result item as the validation reads it: its include votes and the job's decision. */
-function jobPaper(item: ScreeningResultItem): JobPaper {
-  const score = typeof item.final_score === "number" && Number.isFinite(item.final_score) ? item.final_score : null;
-  const decision = item.decision;
-  return { id: item.id, score, included: decision === "include" ? true : decision === "exclude" ? false : null };
 }
 
 function labelIssues(error: LabelError): ValidationIssue[] {

@@ -79,7 +79,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
       });
     }
     // Reads the job through the same poll reader as the poll route (registered last, as before).
-    await app.register(validationRoutes(jobs.polls));
+    await app.register(validationRoutes(deps, jobs.polls));
   };
 }
 

@@ -1,0 +1,96 @@
+import { Kvm, type KV } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { jobNames, ServiceError, ValidationSample } from "@litrev/contracts";
+import { isWrongRevision } from "@litrev/jobs";
+import { streamReplicas } from "@litrev/messaging";
+import { z } from "zod";
+
+/**
+ * Validation samples, kept by the screening service in its own KV bucket: one value per sample
+ * (`sample.<job>.<sample>`), holding its owner, its papers' votes and job decisions (so a look
+ * needs no second read of the job), its labels and every look. A batch of labels is one
+ * compare-and-set on the value's revision, so two batches at once never lose each other's labels.
+ */
+
+/** The stored record: the answer as last given, plus what the next look needs. */
+export const StoredSample = z.object({
+  owner: z.string().nullable(),
+  /** Per sampled paper, in the sample's order: include votes and the job's decision. */
+  scores: z.array(z.number().nullable()),
+  decisions: z.array(z.boolean().nullable()),
+  /** The job's vote levels (papers per level), as drawn. */
+  levels: z.array(z.object({ score: z.number().nullable(), papers: z.number().int() })),
+  repetitions: z.number().int(),
+  job_threshold: z.number(),
+  includes_read: z.number().int().nullable(),
+  sample: ValidationSample,
+});
+export type StoredSample = z.infer<typeof StoredSample>;
+
+/** Bucket size: a few hundred full samples of long ids; samples expire with the store of record's rows (`JOB_STORE_RETENTION_MS`). */
+const BUCKET_BYTES = 256 * 1024 * 1024;
+/** Samples of one job the report reads at most (more are left out of the choice of the latest). */
+const MAX_SAMPLES_READ = 100;
+/** One record must fit one NATS message (1 MiB by default) with room to spare. */
+export const MAX_RECORD_BYTES = 900 * 1024;
+
+export class SampleStore {
+  private constructor(private readonly kv: KV) {}
+
+  static async open(nc: NatsConnection, retentionMs: number): Promise<SampleStore> {
+    const names = jobNames("screening");
+    const kv = await new Kvm(nc).create(names.validationBucket, { history: 1, ttl: retentionMs, replicas: streamReplicas(), max_bytes: BUCKET_BYTES, allow_direct: false });
+    return new SampleStore(kv);
+  }
+
+  /** The record and its revision, or a 404 when it is missing or another client's (as a poll answers). */
+  async read(jobId: string, sampleId: string, owner: string | undefined): Promise<{ record: StoredSample; revision: number }> {
+    const entry = await this.kv.get(jobNames("screening").validationKey(jobId, sampleId));
+    if (!entry || entry.operation !== "PUT") throw sampleNotFound();
+    const record = StoredSample.parse(entry.json());
+    if (owner !== undefined && record.owner !== owner) throw sampleNotFound();
+    return { record, revision: entry.revision };
+  }
+
+  /**
+   * The owner's samples of a job that have been labelled (at most `limit`, read in key order),
+   * for the methods report's certificate.
+   */
+  async labelledSamples(jobId: string, owner: string | undefined, limit = MAX_SAMPLES_READ): Promise<StoredSample[]> {
+    const found: StoredSample[] = [];
+    const keys = await this.kv.keys(`sample.${jobId}.*`);
+    for await (const key of keys) {
+      if (found.length >= limit) break;
+      const entry = await this.kv.get(key);
+      if (!entry || entry.operation !== "PUT") continue;
+      const record = StoredSample.safeParse(entry.json());
+      if (record.success && (owner === undefined || record.data.owner === owner) && record.data.sample.looks.length > 0) found.push(record.data);
+    }
+    return found;
+  }
+
+  async create(record: StoredSample): Promise<void> {
+    await this.kv.create(jobNames("screening").validationKey(record.sample.job_id, record.sample.sample_id), encode(record));
+  }
+
+  /** Writes over `revision` only: false when another batch got there first (the caller reads again). */
+  async update(record: StoredSample, revision: number): Promise<boolean> {
+    try {
+      await this.kv.update(jobNames("screening").validationKey(record.sample.job_id, record.sample.sample_id), encode(record), revision);
+      return true;
+    } catch (error) {
+      if (isWrongRevision(error)) return false;
+      throw error;
+    }
+  }
+}
+
+function encode(record: StoredSample): Uint8Array {
+  const bytes = new TextEncoder().encode(JSON.stringify(record));
+  if (bytes.length > MAX_RECORD_BYTES) {
+    throw new ServiceError("validation", `The sample's record would be ${Math.ceil(bytes.length / 1024)} KiB, over the ${MAX_RECORD_BYTES / 1024} KiB one record may hold: draw a smaller sample`, { simple: true });
+  }
+  return bytes;
+}
+
+export const sampleNotFound = () => new ServiceError("not_found", "Validation sample not found", { simple: true });
