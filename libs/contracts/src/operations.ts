@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ActiveJobQuery, JobIdParams, ListJobsQuery } from "./common";
 import * as criteria from "./criteria";
 import * as indexer from "./indexer";
-import { JobExportRequest, JobReport } from "./job-exports";
+import { ArtifactWritten } from "./job-exports";
 import * as screening from "./screening";
 import type { BackendService } from "./subjects";
 
@@ -42,9 +42,7 @@ export const operations = {
   getScreeningJob: op("screening", "get-job", byJobId, screening.ScreeningJob),
   listScreeningJobs: op("screening", "list-jobs", listQuery, z.array(screening.ScreeningJobListItem)),
   activeScreeningJob: op("screening", "active-job", activeQuery, screening.ScreeningJob.nullable()),
-  // The export's text comes as a streamed body (parts), never as one value.
-  exportScreeningJob: op("screening", "export-job", JobExportRequest, z.string()),
-  reportScreeningJob: op("screening", "report-job", byJobId, JobReport),
+  artifactScreeningJob: op("screening", "write-artifact", byJobId, ArtifactWritten),
   estimateScreening: op("screening", "estimate", screening.ScreeningEstimateRequest, screening.ScreeningEstimateResponse),
 
   indexerRun: op("indexer", "run", indexer.IndexerRunRequest, indexer.IndexerRunResponse),
@@ -52,8 +50,7 @@ export const operations = {
   getIndexerJob: op("indexer", "get-job", byJobId, indexer.IndexerJob),
   listIndexerJobs: op("indexer", "list-jobs", listQuery, z.array(indexer.IndexerJobListItem)),
   activeIndexerJob: op("indexer", "active-job", activeQuery, indexer.IndexerJob.nullable()),
-  exportIndexerJob: op("indexer", "export-job", JobExportRequest, z.string()),
-  reportIndexerJob: op("indexer", "report-job", byJobId, JobReport),
+  artifactIndexerJob: op("indexer", "write-artifact", byJobId, ArtifactWritten),
   estimateIndexer: op("indexer", "estimate", indexer.IndexerEstimateRequest, indexer.IndexerEstimateResponse),
   suggestFields: op("indexer", "suggest-fields", indexer.SuggestFieldsRequest, indexer.SuggestFieldsResponse),
   refineFields: op("indexer", "refine-fields", indexer.RefineFieldsRequest, indexer.RefineFieldsResponse),

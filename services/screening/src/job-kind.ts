@@ -32,6 +32,7 @@ export function screeningJobKind(options: ScreeningKindOptions) {
       list: operations.listScreeningJobs,
       active: operations.activeScreeningJob,
       estimate: operations.estimateScreening,
+      artifact: operations.artifactScreeningJob,
     },
     createMessage: CreateScreeningJobMessage,
     createRequest: CreateScreeningJobRequest,

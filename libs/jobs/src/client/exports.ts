@@ -1,8 +1,14 @@
 import type { ExportFormat, JobService } from "@litrev/contracts";
-import { StreamedBody } from "@litrev/messaging";
 import type { JsonRecord } from "../store/job-store";
 import { csvRow } from "./csv";
-import type { FinishedJob } from "./reader";
+import type { JobRecord } from "./views";
+
+/** A finished job as exports read it: its record, its small extras, and its items chunk by chunk (each call reads them again). */
+export interface FinishedJob {
+  record: JobRecord;
+  result: JsonRecord;
+  chunks: () => AsyncIterable<JsonRecord[]>;
+}
 
 /** A kind's CSV layout, fixed by one sample item (criteria and fields are the same for every item). */
 interface Table {
@@ -100,31 +106,30 @@ const indexer: KindExport = {
 export const JOB_EXPORTS: Record<JobService, KindExport> = { screening, indexer };
 
 /**
- * A finished job's export, produced chunk by chunk as the store gives the results (one chunk in
- * memory at a time) and parked in parts as it is produced, so a 50,000-paper export never exists
- * whole in any process. CSV reads ahead only as far as the first item that shows the columns.
+ * A finished job's export as text pieces, produced chunk by chunk as the items are read (one chunk
+ * in memory at a time), so a 50,000-paper export never exists whole in any process and its first
+ * piece leaves before its last chunk is read. CSV reads ahead only as far as the first item that
+ * shows the columns.
  */
-export function exportBody(service: JobService, job: FinishedJob, format: ExportFormat): StreamedBody {
+export async function* exportBody(service: JobService, job: FinishedJob, format: ExportFormat): AsyncGenerator<string> {
   const kind = JOB_EXPORTS[service];
-  return new StreamedBody(async function* () {
-    if (format === "jsonl") {
-      const line = kind.line(job);
-      for await (const chunk of job.chunks()) if (chunk.length > 0) yield chunk.map((item) => `${JSON.stringify(line(item))}\n`).join("");
-      return;
-    }
-    let sample: JsonRecord | undefined;
-    if (kind.needsSample(job)) {
-      search: for await (const chunk of job.chunks()) {
-        for (const item of chunk) {
-          if (kind.isSample(item)) {
-            sample = item;
-            break search;
-          }
+  if (format === "jsonl") {
+    const line = kind.line(job);
+    for await (const chunk of job.chunks()) if (chunk.length > 0) yield chunk.map((item) => `${JSON.stringify(line(item))}\n`).join("");
+    return;
+  }
+  let sample: JsonRecord | undefined;
+  if (kind.needsSample(job)) {
+    search: for await (const chunk of job.chunks()) {
+      for (const item of chunk) {
+        if (kind.isSample(item)) {
+          sample = item;
+          break search;
         }
       }
     }
-    const table = kind.table(job, sample);
-    yield csvRow(table.header);
-    for await (const chunk of job.chunks()) if (chunk.length > 0) yield chunk.map((item) => csvRow(table.row(item))).join("");
-  });
+  }
+  const table = kind.table(job, sample);
+  yield csvRow(table.header);
+  for await (const chunk of job.chunks()) if (chunk.length > 0) yield chunk.map((item) => csvRow(table.row(item))).join("");
 }

@@ -1,7 +1,6 @@
 import { Provenance, JobUsage, type JobReport, type JobService } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
-import type { FinishedJob } from "./reader";
-import { JOB_VIEWS } from "./views";
+import { JOB_VIEWS, resultOf, type JobRecord } from "./views";
 
 /** What a service knows about its prompts beyond a job's record: the built-in text of each, by name. */
 export type PromptInstructions = (name: string) => string | undefined;
@@ -31,30 +30,38 @@ function recorded<T>(view: JsonRecord, field: string, schema: { safeParse(v: unk
   return view[field] !== undefined && view[field] !== null && parsed.success ? parsed.data : null;
 }
 
-/** Per-item outcomes, counted over the stored results chunk by chunk. */
-async function countOutcomes(service: JobService, job: FinishedJob): Promise<JobReport["outcomes"]> {
-  const byOutcome: Record<string, number> = {};
-  let items = 0;
-  let errors = 0;
-  const key = service === "screening" ? "decision" : "indexing_status";
-  for await (const chunk of job.chunks()) {
-    for (const item of chunk) {
-      items++;
-      const outcome = typeof item[key] === "string" ? (item[key] as string) : "unknown";
-      byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
-      if ((typeof item.error === "string" && item.error) || (service === "indexer" && outcome === "error")) errors++;
+/** Per-item outcomes, counted as the items go by, chunk by chunk. */
+export class OutcomeCounter {
+  readonly #byOutcome: Record<string, number> = {};
+  #items = 0;
+  #errors = 0;
+  readonly #key: string;
+
+  constructor(private readonly service: JobService) {
+    this.#key = service === "screening" ? "decision" : "indexing_status";
+  }
+
+  add(items: readonly JsonRecord[]): void {
+    for (const item of items) {
+      this.#items++;
+      const outcome = typeof item[this.#key] === "string" ? (item[this.#key] as string) : "unknown";
+      this.#byOutcome[outcome] = (this.#byOutcome[outcome] ?? 0) + 1;
+      if ((typeof item.error === "string" && item.error) || (this.service === "indexer" && outcome === "error")) this.#errors++;
     }
   }
-  return { items, by_outcome: byOutcome, errors };
+
+  get outcomes(): JobReport["outcomes"] {
+    return { items: this.#items, by_outcome: { ...this.#byOutcome }, errors: this.#errors };
+  }
 }
 
 /**
  * A finished job's methods report: what its record says (provenance, usage, cost, dates), what its
- * results count, and the known limits of the method. Reads the results once, chunk by chunk.
+ * results count, and the known limits of the method. Built once, by the worker that ends the job,
+ * into the job's artifact.
  */
-export async function buildReport(service: JobService, job: FinishedJob, prompts: PromptInstructions = () => undefined): Promise<JobReport> {
-  const { record } = job;
-  const view = JOB_VIEWS[service].job(record, { items: [], result: job.result }, []) as JsonRecord;
+export function buildReport(service: JobService, record: JobRecord, outcomes: JobReport["outcomes"], prompts: PromptInstructions = () => undefined): JobReport {
+  const view = JOB_VIEWS[service].job(record, { items: [], result: resultOf(record) }, []) as JsonRecord;
   const provenance = recorded(view, "provenance", Provenance);
   const usage = recorded(view, "usage", JobUsage);
   const actual = typeof view.actual_cost_usd === "number" ? view.actual_cost_usd : null;
@@ -78,7 +85,7 @@ export async function buildReport(service: JobService, job: FinishedJob, prompts
     threshold: provenance?.threshold ?? number(config.threshold),
     decision_rule: provenance?.decision_rule ?? null,
     prompts: provenance ? provenance.prompts.map((p) => ({ ...p, instructions: prompts(p.name) ?? null })) : null,
-    outcomes: await countOutcomes(service, job),
+    outcomes,
     usage,
     estimated_cost_usd: record.estimated_cost_usd,
     actual_cost_usd: actual,

@@ -25,6 +25,9 @@ export type PartialRecord = JsonRecord & {
 
 export type JobRecord = LiveJobState | StoredJob;
 
+/** A record's small result extras (a stored row's; a live state has none). */
+export const resultOf = (record: JobRecord): JsonRecord => ("fence" in record && record.result ? record.result : {});
+
 export interface JobView {
   /** The poll body: terminal `results` when the job ended, `partial` items while it runs. */
   job(record: JobRecord, results: JobResults | null, partial: readonly JsonRecord[]): unknown;

@@ -43,7 +43,7 @@ export interface KindJob {
  */
 export interface JobKind<Create extends KindRequest = KindRequest, Estimate extends { model: string } = { model: string }> {
   service: JobService;
-  operations: { create: Operation; get: Operation; list: Operation; active: Operation; estimate: Operation };
+  operations: { create: Operation; get: Operation; list: Operation; active: Operation; estimate: Operation; artifact: Operation };
   /** The create request as it travels over NATS (its list may be empty: the gateway staged it). */
   createMessage: z.ZodType<Create>;
   /** The HTTP contract of the create request: its own refusal answers a request without items. */

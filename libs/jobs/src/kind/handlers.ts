@@ -3,7 +3,6 @@ import { loadModelAliases } from "@litrev/llm";
 import { handler, type HandlerContext, type HandlerEntry } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import { admitJob } from "../client/admission";
-import { jobExportHandlers } from "../client/export-handlers";
 import { admissionJobId, creatorOf, jobProviderKey, projectConflictMessage, requestOwner } from "../client/ownership";
 import type { JobReader } from "../client/reader";
 import type { KeySealer } from "../key-sealer";
@@ -30,7 +29,7 @@ export interface KindHandlerDeps {
 type AnyKind = JobKind<KindRequest & Record<string, unknown>, { model: string }>;
 
 /**
- * A job kind's operations: create (admission), estimate, get, list, active, export and report.
+ * A job kind's operations: create (admission), estimate, get, list, active, and write-artifact.
  * Polls of running jobs are normally answered by the gateway's mirror; the service answers the
  * rest through the reader every kind shares. Reads see only the requesting client's jobs.
  */
@@ -44,10 +43,14 @@ export function jobKindHandlers<C extends KindRequest, E extends { model: string
   return [
     // The list may be empty over NATS: the gateway stages a large list and sends its reference.
     handler({ ...ops.create, request: kind.createMessage }, (request, ctx) => admitKindJob(kind, deps, pricing, withModel(request as KindRequest & Record<string, unknown>), ctx)),
-    handler(ops.get, async (request, ctx) => reader.get((request as { job_id: string }).job_id, requestOwner(ctx.header))),
+    handler(ops.get, async (request, ctx) => reader.get((request as { job_id: string }).job_id, requestOwner(ctx.header), kind.prompts)),
     handler(ops.list, async (request, ctx) => reader.list((request as { limit: number }).limit, requestOwner(ctx.header))),
     handler(ops.active, async (request, ctx) => reader.activeForProject((request as { project_id: number }).project_id, requestOwner(ctx.header))),
-    ...jobExportHandlers(kind.service, reader, kind.prompts),
+    // A finished job without an artifact gets one from the store of record; the gateway then reads it.
+    handler(ops.artifact, async (request, ctx) => {
+      await reader.ensureArtifact((request as { job_id: string }).job_id, requestOwner(ctx.header), kind.prompts);
+      return { written: true };
+    }),
     // Priced with the model a job of the same request would use, through the same alias table.
     handler(ops.estimate, async (request) => {
       const priced = withModel(request as { model: string });

@@ -34,7 +34,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
     const models = modelGuardFor(deps);
     app.addHook("onClose", () => jobs.close());
     await app.register(jobEventRoutes(deps, jobs.live, jobs.polls));
-    await app.register(jobExportRoutes(deps));
+    await app.register(jobExportRoutes(jobs.polls));
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
       const jobHandler = jobs.handlers.get(operation);

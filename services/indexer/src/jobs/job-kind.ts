@@ -34,6 +34,7 @@ export function indexerJobKind(options: IndexerKindOptions) {
       list: operations.listIndexerJobs,
       active: operations.activeIndexerJob,
       estimate: operations.estimateIndexer,
+      artifact: operations.artifactIndexerJob,
     },
     createMessage: CreateIndexerJobMessage,
     createRequest: CreateIndexerJobRequest,
