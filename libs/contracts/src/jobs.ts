@@ -147,11 +147,6 @@ export const PartialItemsRef = z.object({
 });
 export type PartialItemsRef = z.infer<typeof PartialItemsRef>;
 
-export const JOB_KINDS = {
-  screening: { exclusiveProject: true },
-  indexer: { exclusiveProject: false },
-} as const satisfies Record<"screening" | "indexer", { exclusiveProject: boolean }>;
-
 export const TERMINAL_STATUSES = ["completed", "failed"] as const;
 export const isTerminalStatus = (status: JobStatus) => status === "completed" || status === "failed";
 

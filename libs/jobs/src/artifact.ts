@@ -1,8 +1,8 @@
-import { DEFAULT_JOB_OWNER, JobArtifactHead, jobDataObjects, operations, type JobService, type ObjectRef } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, JOB_KINDS, JobArtifactHead, jobDataObjects, type JobService, type ObjectRef } from "@litrev/contracts";
 import { JsonLines, type JobData, type LinesWriter } from "./data";
 import type { FinishedJob } from "./client/exports";
 import { buildReport, OutcomeCounter, type PromptInstructions } from "./client/report";
-import { JOB_VIEWS, resultOf } from "./client/views";
+import { resultOf } from "./client/views";
 import type { JsonRecord, StoredJob } from "./store/job-store";
 
 /**
@@ -15,18 +15,16 @@ import type { JsonRecord, StoredJob } from "./store/job-store";
  * read and the report from it, without asking the owning service.
  */
 
-/** The poll response per kind: the fixed fields are written as a caller of the poll operation reads them (its key order). */
-const POLL_RESPONSE = { screening: operations.getScreeningJob.response, indexer: operations.getIndexerJob.response } satisfies Record<JobService, unknown>;
-/** The poll body's field that holds the item list, per kind. */
-const ITEMS_FIELD: Record<JobService, string> = { screening: "results", indexer: "partial_results" };
 /** Stands in for the item list while the poll body's fixed fields are serialised. */
 const ITEMS_MARK = "\u0000litrev:artifact-items\u0000";
 const ITEMS_MARK_JSON = JSON.stringify(ITEMS_MARK);
 
 /** The poll body's text around its item list: `before` + items joined by commas + `after`; `after` null when the view shows no items. */
 export function pollFrame(service: JobService, record: StoredJob): JobArtifactHead["poll"] {
-  const view = POLL_RESPONSE[service].parse(JOB_VIEWS[service].job(record, { items: [], result: resultOf(record) }, [])) as JsonRecord;
-  const field = ITEMS_FIELD[service];
+  // The fixed fields as a caller of the poll operation reads them (its response schema's key order).
+  const kind = JOB_KINDS[service];
+  const view = kind.operations.get.response.parse(kind.view(record, { items: [], result: resultOf(record) }, [])) as JsonRecord;
+  const field = kind.itemsField;
   if (!Array.isArray(view[field])) return { before: JSON.stringify(view), after: null };
   const text = JSON.stringify({ ...view, [field]: [ITEMS_MARK] });
   const at = text.indexOf(ITEMS_MARK_JSON);

@@ -1,4 +1,4 @@
-import { isJobId, JOB_KINDS, ServiceError, type JobArtifactHead, type JobService } from "@litrev/contracts";
+import { isJobId, JOB_KINDS, ServiceError, type JobArtifactHead, type JobKindTable, type JobService } from "@litrev/contracts";
 import { pollPieces, readArtifactHead, writeArtifact } from "../artifact";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
@@ -7,7 +7,7 @@ import { storageRead } from "../store/storage-read";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
 import type { PromptInstructions } from "./report";
-import { JOB_VIEWS } from "./views";
+
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 const notFinished = (jobId: string, status: string) =>
@@ -23,7 +23,7 @@ const notFinished = (jobId: string, status: string) =>
  * record (`ensureArtifact`), a copy.
  */
 export class JobReader {
-  readonly #view;
+  readonly #view: JobKindTable;
   /** Artifacts being written from the store of record, by job: concurrent reads share one write. */
   readonly #writing = new Map<string, Promise<JobArtifactHead | null>>();
 
@@ -34,13 +34,13 @@ export class JobReader {
     private readonly partials: PartialReader,
     private readonly store: JobStore,
   ) {
-    this.#view = JOB_VIEWS[service];
+    this.#view = JOB_KINDS[service];
   }
 
   /** The poll body of a live entry that is still active (the gateway's hot path uses the same). */
   async active(entry: MirrorEntry): Promise<unknown> {
     const partial = await this.partials.read(entry.state.job_id, entry.state.extra);
-    return this.#view.job(entry.state, null, partial);
+    return this.#view.view(entry.state, null, partial);
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import type { FastifyPluginAsync } from "fastify";
 import { z } from "zod";
-import { ExportQuery, isJobId, JobIdParams, JobReport, ReportQuery, ServiceError, type ExportFormat, type JobService } from "@litrev/contracts";
+import { ExportQuery, isJobId, JOB_SERVICES, JobIdParams, JobReport, ReportQuery, ServiceError, type ExportFormat } from "@litrev/contracts";
 import { artifactJob, exportBody, reportMarkdown } from "@litrev/jobs/client";
 import { ownerOf } from "./job-routes";
 import type { JobPolls } from "./job-polls";
@@ -20,7 +20,7 @@ const notFound = () => new ServiceError("not_found", "Job not found", { simple: 
  */
 export function jobExportRoutes(polls: JobPolls): FastifyPluginAsync {
   return async (app) => {
-    for (const service of ["screening", "indexer"] as const satisfies readonly JobService[]) {
+    for (const service of JOB_SERVICES) {
       app.get(
         `/v1/${service}/jobs/:job_id/export`,
         {

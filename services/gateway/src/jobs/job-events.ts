@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { PassThrough, type Writable } from "node:stream";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { JOB_EVENT, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
+import { JOB_EVENT, JOB_SERVICES, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
 import { isActive, type MirrorEntry } from "@litrev/jobs/client";
 import type { Logger } from "@litrev/telemetry";
 import type { GatewayDeps } from "../deps";
@@ -310,7 +310,7 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls:
       }
     };
 
-    for (const service of ["screening", "indexer"] as const) {
+    for (const service of JOB_SERVICES) {
       app.get(
         `/v1/${service}/jobs/:job_id/events`,
         {

@@ -1,6 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { Readable } from "node:stream";
-import { headers, isJobId, isTerminalStatus, operations, ServiceError, type JobService, type JobStatus, type Operation } from "@litrev/contracts";
+import { headers, isJobId, isTerminalStatus, JOB_KINDS, ServiceError, type JobService, type JobStatus } from "@litrev/contracts";
 import { FinishedArtifacts, isActive, ownedBy, pollPieces, type FinishedArtifact, type JobData, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
@@ -19,8 +19,6 @@ export interface FinishedRead {
  */
 export type PollBody = { finished: false; status: JobStatus; body: string } | ({ finished: true } & FinishedRead);
 
-const GET_OPERATION: Record<JobService, Operation> = { screening: operations.getScreeningJob, indexer: operations.getIndexerJob };
-const ARTIFACT_OPERATION: Record<JobService, Operation> = { screening: operations.artifactScreeningJob, indexer: operations.artifactIndexerJob };
 
 const jobNotFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
@@ -132,7 +130,7 @@ export class JobPolls {
       const options = { requestId, timeoutMs: this.deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } };
       read = (async (): Promise<PollBody> => {
         if (jobs) {
-          const written = await callOperation(this.deps.link, ARTIFACT_OPERATION[service], { job_id: jobId }, options).then(
+          const written = await callOperation(this.deps.link, JOB_KINDS[service].operations.artifact, { job_id: jobId }, options).then(
             () => true,
             (error: unknown) => {
               // Active after all (its state was replaced meanwhile): the service answers the poll.
@@ -143,7 +141,7 @@ export class JobPolls {
           const artifact = written ? await this.#artifacts.fetch(service, jobId, jobs.data) : null;
           if (artifact) return this.#finished(artifact, owner, jobs.data);
         }
-        const data = (await callOperation(this.deps.link, GET_OPERATION[service], { job_id: jobId }, options)) as { status: JobStatus };
+        const data = (await callOperation(this.deps.link, JOB_KINDS[service].operations.get, { job_id: jobId }, options)) as { status: JobStatus };
         if (isTerminalStatus(data.status)) throw new ServiceError("service_unavailable", "The finished job's results could not be read yet; retry shortly");
         return { finished: false, status: data.status, body: JSON.stringify(data) };
       })();
