@@ -69,7 +69,7 @@ describe(`${POLLS} concurrent polls of a finished ${PAPERS.toLocaleString("en")}
     };
     const pollUrl = (i: number) => `${stack.gatewayUrls[i % 2]!}/v1/screening/jobs/${id}`;
     const first = await round(pollUrl);
-    // Every round streams the artifact's chunks from the bucket (a body of many chunks is not cached whole).
+    // Concurrent polls of one job share each chunk read (the gateway's bounded chunk cache); later rounds find them cached.
     const later = await round(pollUrl);
     const cached = await round(pollUrl);
     const bytes = kept!;
@@ -79,8 +79,8 @@ describe(`${POLLS} concurrent polls of a finished ${PAPERS.toLocaleString("en")}
     await new Promise((resolve) => bare.close(resolve));
     const rounds = [
       ["first round (artifact, first read by each gateway)", first],
-      ["second round (artifact, head cached)", later],
-      ["third round (artifact, head cached)", cached],
+      ["second round (artifact, chunks cached)", later],
+      ["third round (artifact, chunks cached)", cached],
       ["bare node server, same bytes", baseline],
     ] as const;
     for (const [name, r] of rounds) {

@@ -1,4 +1,4 @@
-import { DEFAULT_JOB_OWNER, JOB_KINDS, JobArtifactHead, jobDataObjects, type JobService, type ObjectRef } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, JOB_KINDS, JobArtifactHead, jobDataObjects, type JobService } from "@litrev/contracts";
 import { JsonLines, type JobData, type LinesWriter } from "./data";
 import type { FinishedJob } from "./client/exports";
 import { buildReport, OutcomeCounter, type PromptInstructions } from "./client/report";
@@ -92,28 +92,32 @@ export async function readArtifactHead(data: JobData, jobId: string): Promise<Jo
   return head.success ? head.data : null;
 }
 
-/** The artifact's item chunks in order, as stored (JSON Lines), one read ahead of the consumer. */
-async function* chunkBytes(data: JobData, items: ObjectRef): AsyncGenerator<Uint8Array> {
-  const count = items.chunks ?? 0;
+/** Chunks `0 … count-1` in order, as `read` gives them, one read ahead of the consumer. */
+async function* inOrder(count: number, read: (n: number) => Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
   let ahead: Promise<Uint8Array> | undefined;
   for (let n = 0; n < count; n++) {
-    const current = ahead ?? data.readChunkBytes(items, n);
-    ahead = n + 1 < count ? data.readChunkBytes(items, n + 1) : undefined;
+    const current = ahead ?? read(n);
+    ahead = n + 1 < count ? read(n + 1) : undefined;
     ahead?.catch(() => undefined); // awaited in its turn
     yield await current;
   }
 }
 
+/** Chunk `n` of the artifact's items as the inside of the poll body's item list (`a,b,c`). */
+export async function pollChunk(data: JobData, head: JobArtifactHead, n: number): Promise<Uint8Array> {
+  return JsonLines.asArrayItems(await data.readChunkBytes(head.items, n));
+}
+
 /**
  * The poll body's bytes, piece by piece: the text before the items, each chunk's items joined by
  * commas, the text after. Exactly `JSON.stringify` of the whole poll body; never held whole.
+ * `read` gives chunk n in that form (a reader shared by concurrent polls may cache it).
  */
-export async function* pollPieces(data: JobData, head: JobArtifactHead): AsyncGenerator<Uint8Array> {
+export async function* pollPieces(data: JobData, head: JobArtifactHead, read = (n: number) => pollChunk(data, head, n)): AsyncGenerator<Uint8Array> {
   yield Buffer.from(head.poll.before);
   if (head.poll.after === null) return;
   let separator = false;
-  for await (const bytes of chunkBytes(data, head.items)) {
-    const items = JsonLines.asArrayItems(bytes);
+  for await (const items of inOrder(head.items.chunks ?? 0, read)) {
     if (items.length === 0) continue;
     if (separator) yield COMMA;
     yield items;
@@ -131,7 +135,7 @@ export function artifactJob(data: JobData, head: JobArtifactHead): FinishedJob {
     record,
     result: resultOf(record),
     chunks: async function* () {
-      for await (const bytes of chunkBytes(data, head.items)) yield JsonLines.parse(bytes) as JsonRecord[];
+      for await (const bytes of inOrder(head.items.chunks ?? 0, (n) => data.readChunkBytes(head.items, n))) yield JsonLines.parse(bytes) as JsonRecord[];
     },
   };
 }

@@ -1,6 +1,6 @@
 import { LRUCache } from "lru-cache";
 import type { JobArtifactHead, JobService } from "@litrev/contracts";
-import { pollPieces, readArtifactHead } from "../artifact";
+import { pollChunk, pollPieces, readArtifactHead } from "../artifact";
 import type { JobData } from "../data";
 
 /** Memory the cached artifacts may take in one process. */
@@ -9,6 +9,8 @@ const CACHE_BYTES = 64 * 1024 * 1024;
 const WHOLE_BODY_BYTES = 1024 * 1024;
 /** What an entry costs beyond its poll body: its head (record, report). */
 const HEAD_BYTES = 8 * 1024;
+/** Memory the poll chunks of large artifacts may take in one process. */
+const CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** A finished job as a process holds it: its artifact head, and its whole poll body when that is small. */
 export interface FinishedArtifact {
@@ -25,12 +27,31 @@ export interface FinishedArtifact {
  */
 export class FinishedArtifacts {
   readonly #cache: LRUCache<string, FinishedArtifact, JobData>;
+  /**
+   * The poll form of large artifacts' chunks, by service, job and chunk: concurrent polls of one
+   * large job read each chunk once and send the same bytes (the bound keeps a few jobs' worth).
+   */
+  readonly #chunks: LRUCache<string, Uint8Array, { data: JobData; artifact: FinishedArtifact; n: number }>;
 
-  constructor(maxBytes = CACHE_BYTES) {
+  constructor(maxBytes = CACHE_BYTES, chunkBytes = CHUNK_CACHE_BYTES) {
     this.#cache = new LRUCache<string, FinishedArtifact, JobData>({
       maxSize: maxBytes,
       sizeCalculation: (entry) => (entry.body?.length ?? 0) + HEAD_BYTES,
       fetchMethod: async (key, _stale, { context }) => (await readArtifact(context, key.slice(key.indexOf("/") + 1))) ?? undefined,
+    });
+    this.#chunks = new LRUCache<string, Uint8Array, { data: JobData; artifact: FinishedArtifact; n: number }>({
+      maxSize: chunkBytes,
+      sizeCalculation: (bytes) => Math.max(1, bytes.length),
+      fetchMethod: (_key, _stale, { context }) => pollChunk(context.data, context.artifact.head, context.n),
+    });
+  }
+
+  /** The finished job's poll body, piece by piece; a large one's chunks through the shared chunk cache. */
+  pollPieces(service: JobService, artifact: FinishedArtifact, data: JobData): AsyncGenerator<Uint8Array> {
+    return pollPieces(data, artifact.head, async (n) => {
+      const bytes = await this.#chunks.fetch(`${service}/${artifact.jobId}/${n}`, { context: { data, artifact, n } });
+      if (!bytes) throw new Error(`chunk ${n} of job ${artifact.jobId} could not be read`);
+      return bytes;
     });
   }
 

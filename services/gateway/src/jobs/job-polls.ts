@@ -1,7 +1,7 @@
 import type { FastifyReply } from "fastify";
 import { Readable } from "node:stream";
 import { headers, isJobId, isTerminalStatus, JOB_KINDS, ServiceError, type JobService, type JobStatus } from "@litrev/contracts";
-import { FinishedArtifacts, isActive, ownedBy, pollPieces, type FinishedArtifact, type JobData, type MirrorEntry } from "@litrev/jobs/client";
+import { FinishedArtifacts, isActive, ownedBy, type FinishedArtifact, type JobData, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import type { LiveJobs, LiveJobsRegistry } from "./live-jobs";
@@ -10,6 +10,8 @@ import type { LiveJobs, LiveJobsRegistry } from "./live-jobs";
 export interface FinishedRead {
   artifact: FinishedArtifact;
   data: JobData;
+  /** The poll body's bytes, piece by piece (a large body's chunks shared with concurrent polls of the job). */
+  pieces: () => AsyncIterable<Uint8Array>;
 }
 
 /**
@@ -62,7 +64,7 @@ export class JobPolls {
     if (!isJobId(jobId)) throw jobNotFound();
     const cached = this.#artifacts.peek(service, jobId);
     const ready = cached && this.live.ready(service);
-    if (cached && ready) return this.#finished(cached, owner, ready.data);
+    if (cached && ready) return this.#finished(service, cached, owner, ready.data);
     const jobs = await this.opened(service);
     if (!jobs) return this.#ask(service, jobId, owner, requestId, null);
     let entry = jobs.mirror.get(jobId) ?? null;
@@ -71,7 +73,7 @@ export class JobPolls {
     // A finished job (its artifact was written before its state turned terminal), or one this
     // mirror has not seen: its artifact first, so a finished job costs no read of its state.
     const artifact = await this.#artifacts.fetch(service, jobId, jobs.data);
-    if (artifact) return this.#finished(artifact, owner, jobs.data);
+    if (artifact) return this.#finished(service, artifact, owner, jobs.data);
     // Else the state, read directly (a job created a moment ago through another gateway, or a copy not trusted after a stall).
     entry ??= await jobs.mirror.fetch(jobId);
     if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
@@ -103,19 +105,19 @@ export class JobPolls {
     if (!poll.finished) return reply.send(poll.body);
     if (poll.artifact.body) return reply.send(poll.artifact.body);
     // Byte mode with a tiny high-water mark: one chunk (about 1 MB) read ahead of the socket.
-    return reply.send(Readable.from(pollPieces(poll.data, poll.artifact.head), { objectMode: false, highWaterMark: 1 }));
+    return reply.send(Readable.from(poll.pieces(), { objectMode: false, highWaterMark: 1 }));
   }
 
   /** The body's bytes, piece by piece (a small or active body is one piece). */
   static async *pieces(poll: PollBody): AsyncGenerator<Uint8Array> {
     if (!poll.finished) return yield Buffer.from(poll.body);
     if (poll.artifact.body) return yield poll.artifact.body;
-    yield* pollPieces(poll.data, poll.artifact.head);
+    yield* poll.pieces();
   }
 
-  #finished(artifact: FinishedArtifact, owner: string, data: JobData): PollBody {
+  #finished(service: JobService, artifact: FinishedArtifact, owner: string, data: JobData): PollBody {
     if (!ownedBy(artifact.head, owner)) throw jobNotFound();
-    return { finished: true, artifact, data };
+    return { finished: true, artifact, data, pieces: () => this.#artifacts.pollPieces(service, artifact, data) };
   }
 
   /**
@@ -139,7 +141,7 @@ export class JobPolls {
             },
           );
           const artifact = written ? await this.#artifacts.fetch(service, jobId, jobs.data) : null;
-          if (artifact) return this.#finished(artifact, owner, jobs.data);
+          if (artifact) return this.#finished(service, artifact, owner, jobs.data);
         }
         const data = (await callOperation(this.deps.link, JOB_KINDS[service].operations.get, { job_id: jobId }, options)) as { status: JobStatus };
         if (isTerminalStatus(data.status)) throw new ServiceError("service_unavailable", "The finished job's results could not be read yet; retry shortly");
