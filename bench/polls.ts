@@ -13,10 +13,11 @@
  * samples poll traces at OTEL_POLL_TRACE_RATIO (default 1%); a second gateway that traces every
  * poll is measured beside it, to show what a server span per poll costs.
  *
- * A finished 20-paper job is measured too, read back after its first terminal poll (which released
- * its live entry, so the service once read it from the store of record and wrote its finished body):
- * its polls are served from the gateway's bounded cache of finished bodies, no NATS hop (goal ≥ 0.4×
- * hello, p99 < 5 ms).
+ * Finished 20-paper jobs are measured too, one fresh job per round, **its first poll included**: the
+ * measured gateway has never read the job before the round starts (completion is awaited through
+ * the second gateway), so the round's first poll reads the job's artifact from the job data bucket
+ * and the rest are served from the gateway's bounded cache of artifacts, no NATS hop (goal ≥ 0.5×
+ * hello; running polls ≥ 0.45×).
  */
 import { startHelloServer } from "./support/hello";
 import { knob } from "./support/knobs";
@@ -63,19 +64,25 @@ try {
   const indexerSample = await stack.http("GET", `/v1/indexer/jobs/${indexerJob.body.job_id}`);
   console.log(`polled indexer job ${indexerJob.body.job_id}: status ${indexerSample.body.status}, body ${JSON.stringify(indexerSample.body).length} bytes`);
 
-  // A finished job: mock, so it completes at once whatever the slow provider does.
-  const finishedJob = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(20), criteria: [{ name: "p", type: "include", value: "Clinicians" }], mock: true });
-  if (finishedJob.status !== 200) throw new Error(`finished job creation failed: ${finishedJob.status} ${JSON.stringify(finishedJob.body)}`);
-  const finishedUrl = `${stack.baseUrl}/v1/screening/jobs/${finishedJob.body.job_id}`;
-  await waitFor(async () => (await stack.http("GET", `/v1/screening/jobs/${finishedJob.body.job_id}`)).body.status === "completed", 30_000);
-  const finishedSample = await stack.http("GET", `/v1/screening/jobs/${finishedJob.body.job_id}`);
-  console.log(`polled finished job ${finishedJob.body.job_id}: status ${finishedSample.body.status}, body ${JSON.stringify(finishedSample.body).length} bytes`);
+  // Finished jobs, one per round (and one for the warm-up): mock, so they complete at once whatever
+  // the slow provider does. Awaited through the second gateway: the measured one has never read them.
+  const quietBase = `http://127.0.0.1:${quietPort}`;
+  const finishedUrls: string[] = [];
+  for (let n = 0; n <= ROUNDS; n++) {
+    const finishedJob = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(20), criteria: [{ name: "p", type: "include", value: "Clinicians" }], mock: true });
+    if (finishedJob.status !== 200) throw new Error(`finished job creation failed: ${finishedJob.status} ${JSON.stringify(finishedJob.body)}`);
+    const path = `/v1/screening/jobs/${finishedJob.body.job_id}`;
+    await waitFor(async () => (await stack.http("GET", path, undefined, { baseUrl: quietBase })).body.status === "completed", 30_000);
+    finishedUrls.push(`${stack.baseUrl}${path}`);
+  }
+  const finishedSample = await stack.http("GET", new URL(finishedUrls[0]!).pathname, undefined, { baseUrl: quietBase });
+  console.log(`finished jobs: status ${finishedSample.body.status}, body ${JSON.stringify(finishedSample.body).length} bytes; each round's first poll is the measured gateway's first read of its job`);
 
   const auth = { "x-api-key": TEST_API_KEY };
   await measure(helloUrl, {}, 2, CONNECTIONS); // warm-up
   await measure(pollUrl, auth, 2, CONNECTIONS);
   await measure(indexerUrl, auth, 2, CONNECTIONS);
-  await measure(finishedUrl, auth, 2, CONNECTIONS);
+  await measure(finishedUrls[ROUNDS]!, auth, 2, CONNECTIONS);
   const quietUrl = pollUrl.replace(stack.baseUrl, `http://127.0.0.1:${quietPort}`);
   await measure(quietUrl, auth, 2, CONNECTIONS);
   const hellos: Figures[] = [];
@@ -88,7 +95,7 @@ try {
     polls.push(await measure(pollUrl, auth, SECONDS, CONNECTIONS));
     indexerPolls.push(await measure(indexerUrl, auth, SECONDS, CONNECTIONS));
     quietPolls.push(await measure(quietUrl, auth, SECONDS, CONNECTIONS));
-    finishedPolls.push(await measure(finishedUrl, auth, SECONDS, CONNECTIONS));
+    finishedPolls.push(await measure(finishedUrls[round]!, auth, SECONDS, CONNECTIONS));
   }
   const show = (name: string, rows: Figures[]) =>
     console.log(
@@ -99,14 +106,14 @@ try {
   show("GET /v1/screening/jobs/{id}", polls);
   show("GET /v1/indexer/jobs/{id}", indexerPolls);
   show("  screening, every poll traced", quietPolls);
-  show("GET finished screening job", finishedPolls);
+  show("GET finished job (first poll incl.)", finishedPolls);
   const ratio = mean(polls, "rps") / mean(hellos, "rps");
   const indexerRatio = mean(indexerPolls, "rps") / mean(hellos, "rps");
   const quietRatio = mean(quietPolls, "rps") / mean(hellos, "rps");
   console.log(`\nscreening polls / hello = ${ratio.toFixed(2)} (goal ≥ 0.6)   poll p99 ${mean(polls, "p99").toFixed(2)} ms (goal < 5 ms)`);
   console.log(`indexer polls / hello = ${indexerRatio.toFixed(2)} (goal ≥ 0.6)   poll p99 ${mean(indexerPolls, "p99").toFixed(2)} ms (goal < 5 ms)`);
   const finishedRatio = mean(finishedPolls, "rps") / mean(hellos, "rps");
-  console.log(`finished-job polls / hello = ${finishedRatio.toFixed(2)} (goal ≥ 0.4)   poll p99 ${mean(finishedPolls, "p99").toFixed(2)} ms (goal < 5 ms)`);
+  console.log(`finished-job polls (first poll included) / hello = ${finishedRatio.toFixed(2)} (goal ≥ 0.5)   poll p99 ${mean(finishedPolls, "p99").toFixed(2)} ms (goal < 5 ms)`);
   console.log(`polls / hello with an OpenTelemetry server span on every poll = ${quietRatio.toFixed(2)}`);
 } finally {
   await stopProcess(quiet);

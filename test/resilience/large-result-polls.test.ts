@@ -13,9 +13,8 @@ const POLLS = 40;
 
 /**
  * Many clients polling one finished, very large job at once through two gateways: every poll
- * answers with the whole result (the first ones release the live entry, and the service reads the
- * store of record, the embedded one here, once, writing the finished body as it goes; a second
- * round is served by the gateways from that finished body), none fails or hangs. The second round
+ * answers with the whole result, streamed by the gateways from the job's artifact (written by the
+ * worker that finished it), none fails or hangs. The second round
  * is printed beside a bare node server sending the same bytes to as many clients. Concurrent reads of one job's results
  * are shared per service process (libs/jobs JobReader), as reads of one object are (JobData): an
  * earlier design read the 16 MB result once per poll and deleted it under the other readers, and
@@ -42,13 +41,13 @@ describe(`${POLLS} concurrent polls of a finished ${PAPERS.toLocaleString("en")}
     const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(PAPERS), criteria: CRITERIA, repetitions: REPETITIONS, mock: true });
     expect(created.status, JSON.stringify(created.body).slice(0, 300)).toBe(200);
     const id = created.body.job_id as string;
-    // Wait without polling through a gateway (the first poll of a finished job consumes it).
+    // Wait without polling through a gateway: the first round is the gateways' first read of the job.
     const final = await waitFor(async () => {
       const state = (await infra.registry.get(id))?.state;
       return state && state.status !== "pending" && state.status !== "running" ? state : null;
     }, 150_000, 250);
     expect(final.status, final.error ?? "").toBe("completed");
-    expect(final.releasable).toBe(true); // the results are in the store of record
+    expect(final.releasable).toBe(true); // the results are in the job's artifact
     console.log(`[large-polls] job done after ${final.duration_ms} ms`);
 
     let kept: Buffer | undefined;
@@ -72,7 +71,7 @@ describe(`${POLLS} concurrent polls of a finished ${PAPERS.toLocaleString("en")}
     };
     const pollUrl = (i: number) => `${stack.gatewayUrls[i % 2]!}/v1/screening/jobs/${id}`;
     const first = await round(pollUrl);
-    // Each gateway reads the finished body from the bucket once (its first poll), then from its cache.
+    // Concurrent polls of one job share each chunk read (the gateway's bounded chunk cache); later rounds find them cached.
     const later = await round(pollUrl);
     const cached = await round(pollUrl);
     const bytes = kept!;
@@ -81,9 +80,9 @@ describe(`${POLLS} concurrent polls of a finished ${PAPERS.toLocaleString("en")}
     const baseline = await round(() => `http://127.0.0.1:${(bare.address() as AddressInfo).port}/`);
     await new Promise((resolve) => bare.close(resolve));
     const rounds = [
-      ["first round (store of record)", first],
-      ["second round (finished body from the bucket)", later],
-      ["third round (finished body cached)", cached],
+      ["first round (artifact, first read by each gateway)", first],
+      ["second round (artifact, chunks cached)", later],
+      ["third round (artifact, chunks cached)", cached],
       ["bare node server, same bytes", baseline],
     ] as const;
     for (const [name, r] of rounds) {

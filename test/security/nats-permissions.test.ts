@@ -127,7 +127,7 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     for (const service of ["screening", "indexer"] as const) {
       const names = jobNames(service);
       const data = await new Objm(js).open(names.dataBucket);
-      for (const name of [`input/${jobId}`, `input/${jobId}/head`, `input/${jobId}/0`, `partial/${jobId}/1/0`, `result/${jobId}/head`]) {
+      for (const name of [`input/${jobId}`, `input/${jobId}/head`, `input/${jobId}/0`, `partial/${jobId}/1/0`, `finished/${jobId}/head`]) {
         expect(await attempt(() => data.putBlob({ name }, new TextEncoder().encode("forged"))), `${service} ${name}`).toMatch(PERMISSION);
       }
       // An object the service wrote can be neither replaced nor deleted by the gateway.

@@ -20,5 +20,6 @@ export * from "./limits";
 export * from "./prompt-data";
 export * from "./provenance";
 export * from "./job-exports";
+export * from "./job-kinds";
 export * from "./screening-validation";
 export * from "./api-schemas";

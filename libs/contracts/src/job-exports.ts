@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JobIdParams, JobStatus, Timestamp } from "./common";
+import { JobStatus, Timestamp } from "./common";
 import { JobUsage, Provenance } from "./provenance";
 import { ReportCertificate } from "./screening-validation";
 
@@ -20,9 +20,13 @@ export const ReportQuery = z.object({
   format: ReportFormat.default("markdown").describe("markdown (default): text to paste into a methods section; json: the same facts as fields"),
 });
 
-/** The export operation's request over NATS: the job and the format. */
-export const JobExportRequest = JobIdParams.extend({ format: ExportFormat.default("csv") });
-export type JobExportRequest = z.infer<typeof JobExportRequest>;
+/**
+ * The answer of a kind's `write-artifact` operation: the finished job's artifact is in the job data
+ * store (written just now from the store of record, for a job that ended without one: finished
+ * before artifacts existed, failed as an orphan, or whose artifact outlived its max age).
+ */
+export const ArtifactWritten = z.object({ written: z.boolean() });
+export type ArtifactWritten = z.infer<typeof ArtifactWritten>;
 
 /** Counts of the job's per-item outcomes, read from its stored results. */
 export const ReportOutcomes = z.object({

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { JobStatus, JsonObject, Timestamp } from "./common";
+import { JobReport } from "./job-exports";
 
 /**
  * Durable-job messages (docs/jobs.md). Each carries a literal `version` and a `type`
@@ -146,24 +147,24 @@ export const PartialItemsRef = z.object({
 });
 export type PartialItemsRef = z.infer<typeof PartialItemsRef>;
 
-export const JOB_KINDS = {
-  screening: { exclusiveProject: true },
-  indexer: { exclusiveProject: false },
-} as const satisfies Record<"screening" | "indexer", { exclusiveProject: boolean }>;
-
 export const TERMINAL_STATUSES = ["completed", "failed"] as const;
 export const isTerminalStatus = (status: JobStatus) => status === "completed" || status === "failed";
 
 /**
- * The head of a finished job's poll body as the owning service wrote it once, at the job's first
- * terminal poll (`jobDataObjects.finished(job_id)`): whose job it is, and how many parts of the
- * body's exact JSON bytes follow. Written after the parts, so a head found means every part is there.
+ * The head of a finished job's artifact (`jobDataObjects.artifactHead(job_id)`), written once by the
+ * worker that ended the job, after its item chunks and before its live state turns terminal, so a
+ * head found means the artifact is complete. It holds whose job it is, the poll body's text around
+ * the item list (`poll.before` + the items joined by commas + `poll.after`; `after` null when the
+ * view shows no items), the stored record (with its small result extras) that exports read, the
+ * methods report, and where the items are (a chunked list, one item per line).
  */
-export const FinishedBodyHead = z.object({
+export const JobArtifactHead = z.object({
   version: z.literal(1),
   owner: z.string(),
   status: JobStatus,
-  parts: z.number().int().positive(),
-  bytes: z.number().int().nonnegative(),
+  poll: z.object({ before: z.string(), after: z.string().nullable() }),
+  record: z.record(z.string(), z.unknown()),
+  report: JobReport,
+  items: ObjectRef,
 });
-export type FinishedBodyHead = z.infer<typeof FinishedBodyHead>;
+export type JobArtifactHead = z.infer<typeof JobArtifactHead>;

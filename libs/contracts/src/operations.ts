@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ActiveJobQuery, JobIdParams, ListJobsQuery } from "./common";
 import * as criteria from "./criteria";
 import * as indexer from "./indexer";
-import { JobExportRequest, JobReport } from "./job-exports";
+import { ArtifactWritten } from "./job-exports";
 import * as screening from "./screening";
 import * as validation from "./screening-validation";
 import type { BackendService } from "./subjects";
@@ -43,9 +43,7 @@ export const operations = {
   getScreeningJob: op("screening", "get-job", byJobId, screening.ScreeningJob),
   listScreeningJobs: op("screening", "list-jobs", listQuery, z.array(screening.ScreeningJobListItem)),
   activeScreeningJob: op("screening", "active-job", activeQuery, screening.ScreeningJob.nullable()),
-  // The export's text comes as a streamed body (parts), never as one value.
-  exportScreeningJob: op("screening", "export-job", JobExportRequest, z.string()),
-  reportScreeningJob: op("screening", "report-job", byJobId, JobReport),
+  artifactScreeningJob: op("screening", "write-artifact", byJobId, ArtifactWritten),
   estimateScreening: op("screening", "estimate", screening.ScreeningEstimateRequest, screening.ScreeningEstimateResponse),
   // Validation samples: drawn, labelled and kept by the screening service (the gateway forwards path and body as one request).
   drawValidationSample: op("screening", "validation-draw", validation.ValidationSampleRequest.extend({ job_id: z.string() }), validation.ValidationSample),
@@ -57,8 +55,7 @@ export const operations = {
   getIndexerJob: op("indexer", "get-job", byJobId, indexer.IndexerJob),
   listIndexerJobs: op("indexer", "list-jobs", listQuery, z.array(indexer.IndexerJobListItem)),
   activeIndexerJob: op("indexer", "active-job", activeQuery, indexer.IndexerJob.nullable()),
-  exportIndexerJob: op("indexer", "export-job", JobExportRequest, z.string()),
-  reportIndexerJob: op("indexer", "report-job", byJobId, JobReport),
+  artifactIndexerJob: op("indexer", "write-artifact", byJobId, ArtifactWritten),
   estimateIndexer: op("indexer", "estimate", indexer.IndexerEstimateRequest, indexer.IndexerEstimateResponse),
   suggestFields: op("indexer", "suggest-fields", indexer.SuggestFieldsRequest, indexer.SuggestFieldsResponse),
   refineFields: op("indexer", "refine-fields", indexer.RefineFieldsRequest, indexer.RefineFieldsResponse),

@@ -280,3 +280,11 @@ export const ReportCertificate = z.object({
   at: z.string(),
 });
 export type ReportCertificate = z.infer<typeof ReportCertificate>;
+
+/**
+ * A job's latest recall certificate with its owner, kept by the screening service beside the
+ * samples (`certificate.<job>`, written at every look) and read by any gateway for the methods
+ * report, without asking the service.
+ */
+export const StoredCertificate = z.object({ owner: z.string().nullable(), certificate: ReportCertificate });
+export type StoredCertificate = z.infer<typeof StoredCertificate>;

@@ -89,8 +89,6 @@ export const headers = {
   cancelId: "x-litrev-cancel-id",
   /** A request that only asks "is anyone serving this subject?" (answered at once, no handler runs). */
   probe: "x-litrev-probe",
-  /** A reply body parked in parts as it was produced (a finished job's poll): `{name, parts, bytes}` as JSON. */
-  payloadParts: "x-litrev-payload-parts",
   /**
    * A job creation whose item list (papers, records) the gateway already wrote to the job data
    * bucket as JSON Lines: the staged object's `ObjectRef` as JSON; the body's list is then empty.
@@ -151,6 +149,8 @@ export const jobNames = (service: JobService) => {
     /** Validation samples of finished jobs (screening only): one record per sample, its labels and looks. */
     validationBucket: `litrev_validation_${service}`,
     validationKey: (jobId: string, sampleId: string) => `sample.${jobId}.${sampleId}`,
+    /** The job's latest recall certificate (its newest look on any sample), for the methods report. */
+    certificateKey: (jobId: string) => `certificate.${jobId}`,
   };
 };
 export type JobNames = ReturnType<typeof jobNames>;
@@ -174,13 +174,14 @@ export const jobStateKeys = {
 /** Object names in a job data bucket. */
 export const jobDataObjects = {
   input: (jobId: string) => `input/${jobId}`,
-  result: (jobId: string) => `result/${jobId}`,
   /** A job's item list as the gateway received it (JSON Lines), before the service admits the job. */
   staged: (id: string) => `staged/${id}`,
-  /** Chunk `n` of the items a job's run (fenced by its delivery number) finished so far. */
-  partial: (jobId: string, fence: number, n: number) => `partial/${jobId}/${fence}/${n}`,
-  /** A finished job's poll body, written once: `<prefix>/head` (owner, status, parts) and parts `<prefix>/<n>`. */
-  finished: (jobId: string) => `finished/${jobId}`,
+  /** The chunked list of the items a job's run (fenced by its delivery number) finished so far (chunks only, no head). */
+  partial: (jobId: string, fence: number) => `partial/${jobId}/${fence}`,
+  /** A finished job's artifact head (`JobArtifactHead`), written last: found means complete. */
+  artifactHead: (jobId: string) => `finished/${jobId}/head`,
+  /** The artifact's items, a chunked list of the run that ended the job (chunks only: the artifact head says where). */
+  artifactItems: (jobId: string, fence: number) => `finished/${jobId}/${fence}`,
 };
 
 /**

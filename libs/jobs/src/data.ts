@@ -82,48 +82,23 @@ export class JobData {
     return read as Promise<T | null>;
   }
 
-  /** The object's bytes, or null when it does not exist. */
-  getBytes(name: string): Promise<Uint8Array | null> {
-    return this.#read(name);
-  }
-
-  async putBytes(name: string, bytes: Uint8Array): Promise<void> {
-    await this.store.putBlob({ name }, bytes);
-  }
-
   /**
-   * Writes a list as chunked JSON Lines: `<prefix>/head` holds `head`, `<prefix>/<n>` about 1 MB of
-   * items each, one per line. Each chunk is built as the store takes it and read back alone
-   * (`readLines`), so a large list is never one string, one buffer or one parse, when written or
-   * read. (One large object would not do: the object store client buffers a whole object for a
-   * slow reader.)
+   * Writes a list in the one chunk format of the tree (inputs, staged lists, partial items,
+   * finished artifacts): chunk objects `<prefix>/0 … <prefix>/<k-1>` of about 1 MB of JSON Lines
+   * (one item per line), each built as the store takes it, then `<prefix>/head` holding `head`, so
+   * a head found means every chunk is there. Each chunk is read back alone (`readChunk`), so a large
+   * list is never one string, one buffer or one parse, when written or read. (One large object
+   * would not do: the object store client buffers a whole object for a slow reader.)
    */
   async putLines(prefix: string, head: unknown, items: Iterable<unknown> | AsyncIterable<unknown>): Promise<ObjectRef> {
-    let lines = 0;
-    let chunks = 0;
-    let parts: string[] = [];
-    let size = 0;
-    const headBytes = encoder.encode(JSON.stringify(head));
-    const bucket = this.#bucket(prefix);
-    await bucket.putBlob({ name: linesObject(prefix, "head") }, headBytes);
-    let bytes = headBytes.length;
-    const flush = async () => {
-      const chunk = encoder.encode(parts.join(""));
-      parts = [];
-      size = 0;
-      await bucket.putBlob({ name: linesObject(prefix, chunks) }, chunk);
-      chunks++;
-      bytes += chunk.length;
-    };
-    for await (const item of items) {
-      const line = JSON.stringify(item) + "\n";
-      parts.push(line);
-      size += line.length;
-      lines++;
-      if (size >= LINES_CHUNK_CHARS) await flush();
-    }
-    if (size > 0) await flush();
-    return { object: prefix, bytes, lines, chunks };
+    const writer = this.lines(prefix);
+    for await (const item of items) await writer.add([item]);
+    return writer.close(head);
+  }
+
+  /** A writer of one chunked list under `prefix`, for lists that arrive piece by piece. */
+  lines(prefix: string): LinesWriter {
+    return new LinesWriter(this.#bucket(prefix), prefix);
   }
 
   /** Replaces the head of a list written by `putLines` (the items stay). */
@@ -166,21 +141,17 @@ export class JobData {
     for (let n = 0; n < (ref.chunks ?? 0); n++) yield await this.readChunk(ref, n);
   }
 
-  /** Chunk `n` of a list written by `putLines`; throws when it is missing. */
+  /** Chunk `n` of a list written by `putLines`, its items parsed; throws when it is missing. */
   async readChunk(ref: ObjectRef, n: number): Promise<unknown[]> {
-    const bytes = await confirmedRead(
+    return JsonLines.parse(await this.readChunkBytes(ref, n));
+  }
+
+  /** Chunk `n` of a list as stored (JSON Lines, each line ending in a newline); throws when it is missing. */
+  readChunkBytes(ref: ObjectRef, n: number): Promise<Uint8Array> {
+    return confirmedRead(
       () => this.#read(linesObject(ref.object, n), ref.digests?.[n + 1]),
       () => new ServiceError("unknown", `The stored list ${ref.object} is no longer complete (chunk ${n} is missing)`),
     );
-    const items: unknown[] = [];
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    let start = 0;
-    for (let end = buffer.indexOf(NEWLINE); end >= 0; end = buffer.indexOf(NEWLINE, start)) {
-      if (end > start) items.push(JSON.parse(buffer.toString("utf8", start, end)));
-      start = end + 1;
-    }
-    if (start < buffer.length) items.push(JSON.parse(buffer.toString("utf8", start)));
-    return items;
   }
 
   /** Removes a list written by `putLines` (or a single object, for refs without chunks). */
@@ -289,8 +260,100 @@ export async function confirmedRead<T>(read: () => Promise<T | null>, missing: (
   throw missing();
 }
 
+/** A chunk's bytes in the one chunk format: one JSON value per line. */
+export const JsonLines = {
+  parse(bytes: Uint8Array): unknown[] {
+    const items: unknown[] = [];
+    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
+    let start = 0;
+    for (let end = buffer.indexOf(NEWLINE); end >= 0; end = buffer.indexOf(NEWLINE, start)) {
+      if (end > start) items.push(JSON.parse(buffer.toString("utf8", start, end)));
+      start = end + 1;
+    }
+    if (start < buffer.length) items.push(JSON.parse(buffer.toString("utf8", start)));
+    return items;
+  },
+  /**
+   * The chunk's items as the inside of a JSON array (`a,b,c`): each line's newline becomes a comma
+   * and the last is dropped. No parse: a JSON text holds no raw newline.
+   */
+  asArrayItems(bytes: Uint8Array): Buffer {
+    const out = Buffer.from(bytes);
+    for (let at = out.indexOf(NEWLINE); at >= 0; at = out.indexOf(NEWLINE, at + 1)) out[at] = COMMA;
+    return out.length > 0 && out[out.length - 1] === COMMA ? out.subarray(0, out.length - 1) : out;
+  },
+};
+
+/**
+ * Builds one chunked list (see `JobData.putLines`): items are buffered as JSON Lines and written as a
+ * chunk once about 1 MB is buffered, or when the caller flushes; `close` writes the rest, then the
+ * head. A failed write keeps its buffer, so the call may be retried and writes the same chunk again.
+ */
+export class LinesWriter {
+  #parts: string[] = [];
+  #size = 0;
+  #lines = 0;
+  #buffered = 0;
+  #chunks = 0;
+  #bytes = 0;
+
+  constructor(
+    private readonly bucket: ObjectStore,
+    readonly prefix: string,
+  ) {}
+
+  /** The list so far: the chunks written (items still buffered are not in it). */
+  get ref(): ObjectRef {
+    return { object: this.prefix, bytes: this.#bytes, lines: this.#lines, chunks: this.#chunks };
+  }
+
+  /** Buffers the items; writes a chunk whenever about 1 MB is buffered. */
+  async add(items: Iterable<unknown>): Promise<void> {
+    for (const item of items) if (this.push([item])) await this.flush();
+  }
+
+  /**
+   * Buffers the items without writing; true when about 1 MB or more is buffered (time to `flush`).
+   * For callers that retry a failed write: `flush` may be repeated, `add` may not.
+   */
+  push(items: Iterable<unknown>): boolean {
+    for (const item of items) {
+      const line = JSON.stringify(item) + "\n";
+      this.#parts.push(line);
+      this.#size += line.length;
+      this.#buffered++;
+    }
+    return this.#size >= LINES_CHUNK_CHARS;
+  }
+
+  /** Writes whatever is buffered as one more chunk (nothing when the buffer is empty). */
+  async flush(): Promise<void> {
+    if (this.#buffered === 0) return;
+    const chunk = encoder.encode(this.#parts.join(""));
+    await this.bucket.putBlob({ name: linesObject(this.prefix, this.#chunks) }, chunk);
+    this.#chunks++;
+    this.#bytes += chunk.length;
+    this.#lines += this.#buffered;
+    this.#parts = [];
+    this.#size = 0;
+    this.#buffered = 0;
+  }
+
+  /** The last chunk, then the head (none when `head` is undefined: the caller writes its own head elsewhere). */
+  async close(head?: unknown): Promise<ObjectRef> {
+    await this.flush();
+    if (head !== undefined) {
+      const bytes = encoder.encode(JSON.stringify(head));
+      await this.bucket.putBlob({ name: linesObject(this.prefix, "head") }, bytes);
+      this.#bytes += bytes.length;
+    }
+    return this.ref;
+  }
+}
+
 const STALLED = Symbol("stalled");
 const NEWLINE = 0x0a;
+const COMMA = 0x2c;
 /** Text per chunk of a list written by `putLines` (one NATS object of ~8 store chunks). */
 const LINES_CHUNK_CHARS = 1024 * 1024;
 const linesObject = (prefix: string, part: number | "head") => `${prefix}/${part}`;

@@ -108,7 +108,7 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     await waitFor(() => worker.running.length === 0);
     await worker.stop();
 
-    expect(await infra.data.getJson(jobDataObjects.result(state.job_id))).toBeNull();
+    expect(await infra.data.getJson(jobDataObjects.artifactHead(state.job_id))).toBeNull();
     expect(await store.getItems(state.job_id)).toEqual([]);
     expect((await infra.registry.get(state.job_id))?.state).toMatchObject({ status: "running", worker: "new-owner" });
     expect((await infra.checkpoints.load(state.job_id, "units")).size).toBe(1);

@@ -15,6 +15,8 @@ import { applyProgress, newJobState } from "./state";
 import { MemoryJobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./store/job-store";
 import { RetryingJobStore } from "./store/retrying-job-store";
 import { JobWorker } from "./worker/job-worker";
+import { artifactJob, readArtifactHead } from "./artifact";
+import { OrphanSweep } from "./orphan-sweep";
 import type { JobHandler } from "./worker/types";
 import { waitFor } from "../../../test/support/stack";
 
@@ -166,6 +168,41 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     expect(await infra.data.getJson(jobDataObjects.input(state.job_id))).toBeNull();
     expect(await store.getItems(state.job_id)).toHaveLength(3);
     expect(await store.getJob(state.job_id)).toMatchObject({ status: "completed", result: { total: 3 } });
+    // The finished artifact: the items in the one chunk format, the head (written last) with owner, status and report.
+    const head = await readArtifactHead(infra.data, state.job_id);
+    expect(head).toMatchObject({ owner: state.owner, status: "completed", items: { lines: 3, chunks: 1 }, report: { outcomes: { items: 3 } } });
+    const items: JsonRecord[] = [];
+    for await (const chunk of artifactJob(infra.data, head!).chunks()) items.push(...chunk);
+    expect(items).toEqual([{ v: 1, sq: 1 }, { v: 2, sq: 4 }, { v: 3, sq: 9 }]);
+    // The live entry stays until the sweep finds the artifact in place and the job ended a lease ago.
+    const sweep = new OrphanSweep(infra, store, { leaseMs: 200, intervalMs: 60_000, logger });
+    await waitFor(async () => (await sweep.sweep(), (await infra.registry.get(state.job_id)) === null));
+  });
+
+  it("answers a job whose store of record stays down from its artifact: the results never wait in the live state", async () => {
+    class DownStore extends MemoryJobStore {
+      override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
+        if (job.status === "completed") throw new Error("connection refused");
+        return super.upsertJob(job);
+      }
+      override async putItems(): Promise<UpsertOutcome> {
+        throw new Error("connection refused");
+      }
+    }
+    const store = new DownStore();
+    const worker = new JobWorker({ infra, store, sealer, logger, instance: "w-down", handler: async () => ({ items: [{ v: 1 }, { v: 2 }], result: { total: 2 } }) });
+    worker.start();
+    const state = pending(9);
+    expect((await admitJob(infra, store, { state, input: {}, logger })).ok).toBe(true);
+    const done = await waitFor(async () => {
+      const e = await infra.registry.get(state.job_id);
+      return e && e.state.status === "completed" ? e : null;
+    });
+    await worker.stop();
+    expect(done.state).toMatchObject({ result: null, releasable: true });
+    const head = await readArtifactHead(infra.data, state.job_id);
+    expect(head?.record).toMatchObject({ status: "completed", result: { total: 2 } });
+    expect(head?.items.lines).toBe(2);
   });
 
   it("delivers a job again when a NATS request fails inside its run, instead of failing it", async () => {

@@ -3,7 +3,9 @@ import pLimit from "p-limit";
 import { JOB_KINDS, jobStateKeys } from "@litrev/contracts";
 import type { Logger } from "@litrev/telemetry";
 import type { JobInfra } from "./infra";
+import { readArtifactHead } from "./artifact";
 import { reapIfOrphaned, type OrphanRule } from "./orphans";
+import { isActive } from "./state";
 import type { JobStore } from "./store/job-store";
 
 export interface OrphanSweepOptions {
@@ -33,6 +35,11 @@ const CHECKS_IN_FLIGHT = 8;
  * the live state), so any number of replicas may sweep at once and a job a worker took or ended
  * meanwhile is left alone. A live admission beats the pending state's heartbeat until its command
  * is queued, so it is never taken for an orphan.
+ *
+ * The same pass releases finished jobs' live entries: once a job's artifact is in place every read
+ * of it is answered from there, so its live entry only costs memory in every mirror. It is removed
+ * `leaseMs` after the job ended (watchers and pollers see the terminal state first), by
+ * compare-and-set, so a state changed meanwhile stays.
  */
 export class OrphanSweep {
   readonly #controller = new AbortController();
@@ -81,7 +88,7 @@ export class OrphanSweep {
           if (signal.aborted) return;
           try {
             const job = await reapIfOrphaned(infra, store, id, this.#rule, options.logger);
-            if (!job) return;
+            if (!job) return void (await releaseIfRead(infra, id, options.leaseMs));
             if (this.#exclusive && job.project_id) await infra.registry.releaseLock(job.project_id, id, job.owner).catch(() => undefined);
             reaped.push(id);
           } catch (error) {
@@ -117,4 +124,14 @@ export class OrphanSweep {
     }
     return ids;
   }
+}
+
+/** Removes a finished job's live entry once its artifact is in place and it ended more than `lingerMs` ago. */
+async function releaseIfRead(infra: JobInfra, id: string, lingerMs: number): Promise<void> {
+  const entry = await infra.registry.get(id);
+  if (!entry || isActive(entry.state) || !entry.state.releasable) return;
+  const ended = Date.parse(entry.state.completed_at ?? "");
+  if (!Number.isFinite(ended) || Date.now() - ended < lingerMs) return;
+  if (!(await readArtifactHead(infra.data, id))) return;
+  await infra.registry.removeIfUnchanged(id, entry.revision);
 }

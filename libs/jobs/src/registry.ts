@@ -67,6 +67,17 @@ export class JobRegistry {
     await throughElections(() => this.kv.delete(jobStateKeys.job(jobId)));
   }
 
+  /** Removes the job's live entry if it is still at `revision`; false when it changed or is gone. */
+  async removeIfUnchanged(jobId: string, revision: number): Promise<boolean> {
+    try {
+      await this.kv.delete(jobStateKeys.job(jobId), { previousSeq: revision });
+      return true;
+    } catch (error) {
+      if (isWrongRevision(error)) return false;
+      throw error;
+    }
+  }
+
   /** Takes the owner's project slot atomically (KV create-if-absent), or says who holds it. */
   async acquireLock(projectId: number, jobId: string, owner: string | undefined): Promise<{ ok: true; revision: number } | ({ ok: false } & LockEntry)> {
     const lock: ProjectLock = { version: 1, type: "job.lock", job_id: jobId, created_at: new Date().toISOString(), ...(owner ? { owner } : {}) };

@@ -120,6 +120,7 @@ function readJobs(service: JobService): string[] {
     ...readStream(objStream(names.dataBucket)),
     ...readStream(objStream(names.stagingBucket)),
     `$O.${names.stagingBucket}.>`,
+    ...readStream(kvStream(names.validationBucket)),
   ];
 }
 

@@ -9,7 +9,7 @@ import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/lau
 import { headers as natsHeaders } from "@nats-io/transport-node";
 import { NatsLink } from "./connection";
 import { keyBindings, KeySealer } from "./key-sealer";
-import { callOperation, callOperationStreamed, handler, serveOperations, StreamedBody, type HandlerContext, type HandlerEntry, type ServedOperations } from "./rpc";
+import { callOperation, handler, serveOperations, type HandlerContext, type HandlerEntry, type ServedOperations } from "./rpc";
 import { failure } from "../../../test/support/errors";
 import { PayloadStore, SPILL_THRESHOLD_BYTES } from "./payload-store";
 
@@ -113,38 +113,6 @@ describe("callOperation / serveOperations", () => {
     expect(seen).toEqual(["sk-wire-secret", "sk-wire-secret"]);
     tap.unsubscribe();
     await expect(callOperation(client, operations.analyzeQuestion, { research_question: "q" }, { providerKey: "sk-x" })).rejects.toThrow(/only sealed/);
-  });
-
-  it("passes a streamed reply on in parts, byte for byte, parking it once for concurrent requests", async () => {
-    await PayloadStore.create(await server.ready(), "criteria"); // as the service does at start-up
-    // A reply of several 1 MB parts, produced piece by piece like a finished job's poll body.
-    const missing = Array.from({ length: 9_000 }, (_, i) => `element ${i} ${"é".repeat(200)}`);
-    const whole = JSON.stringify({ status: "ready", missing_elements: missing, suggestion: "fine" });
-    const body = new StreamedBody(async function* () {
-      yield `{"status":"ready","missing_elements":[`;
-      for (let i = 0; i < missing.length; i += 1_000) yield (i ? "," : "") + missing.slice(i, i + 1_000).map((m) => JSON.stringify(m)).join(",");
-      yield `],"suggestion":"fine"}`;
-    });
-    expect(await body.text()).toBe(whole);
-    let produced = 0;
-    const shared = new StreamedBody(async function* () {
-      produced++;
-      yield whole;
-    });
-    await serve([handler(operations.analyzeQuestion, async (input) => (input.research_question === "shared" ? shared : body) as unknown as AnalyzeQuestionResponse)]);
-
-    const streamed = await callOperationStreamed(client, operations.analyzeQuestion, { research_question: "q" });
-    if (!("parts" in streamed)) throw new Error("expected a streamed reply");
-    expect(streamed.parts.parts).toBeGreaterThan(1);
-    const parts: Buffer[] = [];
-    for await (const part of streamed.read()) parts.push(Buffer.from(part));
-    expect(Math.max(...parts.map((p) => p.length))).toBeLessThan(Buffer.byteLength(whole));
-    expect(Buffer.concat(parts).toString("utf8")).toBe(whole);
-
-    // A caller that wants a value gets it parsed and checked as usual.
-    const replies = await Promise.all(Array.from({ length: 3 }, () => callOperation(client, operations.analyzeQuestion, { research_question: "shared" })));
-    for (const reply of replies) expect(reply.missing_elements).toEqual(missing);
-    expect(produced).toBe(1);
   });
 
   it("fails fast with service_unavailable when no instance serves the operation", async () => {

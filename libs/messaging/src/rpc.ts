@@ -14,7 +14,7 @@ import {
 } from "@litrev/contracts";
 import { keyBindings, REQUEST_TOKEN_SKEW_MS, type KeySealer } from "./key-sealer";
 import type { NatsLink } from "./connection";
-import { PayloadStore, SPILL_THRESHOLD_BYTES, type PartsRef } from "./payload-store";
+import { PayloadStore, SPILL_THRESHOLD_BYTES } from "./payload-store";
 import { extractTraceContext, injectTraceContext, SpanKind, withMessagingSpan } from "./trace-context";
 
 const encoder = new TextEncoder();
@@ -45,54 +45,6 @@ export interface CallOptions extends Partial<CallContext> {
 export const DEFAULT_RPC_TIMEOUT_MS = 30_000;
 
 /**
- * A reply body too large to build as one value (a finished job's poll with many results): its text
- * in pieces, produced as they are read. The serving side parks the pieces in parts in the payload
- * store as they come and replies with their reference; `callOperationStreamed` hands the parts to
- * its caller one at a time. Concurrent requests may share one instance: it is parked once.
- */
-export class StreamedBody {
-  #parked: Promise<PartsRef> | undefined;
-  #onStart: () => void = () => undefined;
-  readonly #started = new Promise<void>((resolve) => (this.#onStart = resolve));
-  constructor(readonly pieces: () => AsyncIterable<string>) {}
-
-  /** Parks the body (once) in `service`'s payload store and resolves with where its parts are. */
-  park(nc: NatsConnection, service: BackendService): Promise<PartsRef> {
-    if (!this.#parked) {
-      this.#parked = PayloadStore.for(nc, service).then((store) => store.parkParts(this.pieces()));
-      this.#onStart();
-    }
-    return this.#parked;
-  }
-
-  /** Resolves once the body is parked (or failed to be), or after `ms` when nobody parked it. */
-  settled(ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const later = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
-      timer.unref?.();
-    });
-    const parked = this.#started.then(() => this.#parked?.then(
-      () => undefined,
-      () => undefined,
-    ));
-    return Promise.race([later, parked]).finally(() => clearTimeout(timer));
-  }
-
-  /** The whole text, for in-process callers (tests). */
-  async text(): Promise<string> {
-    const parts: string[] = [];
-    for await (const piece of this.pieces()) parts.push(piece);
-    return parts.join("");
-  }
-}
-
-/** A reply as `callOperationStreamed` returns it: the parsed value, or the body's parts to pass on as they are. */
-export type StreamedReply<T> =
-  | { data: T }
-  | { parts: PartsRef; read: () => AsyncIterable<Uint8Array>; readPart: (n: number) => Promise<Uint8Array> };
-
-/**
  * Calls a backend operation over NATS request-reply. Always resolves to the operation's parsed
  * response or rejects with a ServiceError: no answer, no responder and a malformed reply each
  * become a clear, classified error.
@@ -103,25 +55,6 @@ export async function callOperation<Req extends z.ZodType, Res extends z.ZodType
   input: z.input<Req>,
   options: CallOptions = {},
 ): Promise<z.output<Res>> {
-  const reply = await callOperationStreamed(link, operation, input, options);
-  if ("data" in reply) return reply.data;
-  // A caller that wants a value: the parts are joined and parsed like any reply.
-  const chunks: Uint8Array[] = [];
-  for await (const part of reply.read()) chunks.push(part);
-  return checkResponse(operation, safeJson(Buffer.concat(chunks)));
-}
-
-/**
- * `callOperation` for operations whose reply may be a `StreamedBody`: then the reply's parts, read
- * one at a time from the payload store and passed on unparsed (the serving side built them from
- * values that passed its own checks), so that neither side holds the whole body.
- */
-export async function callOperationStreamed<Req extends z.ZodType, Res extends z.ZodType>(
-  link: NatsLink,
-  operation: Operation<Req, Res>,
-  input: z.input<Req>,
-  options: CallOptions = {},
-): Promise<StreamedReply<z.output<Res>>> {
   const nc = link.connection();
   const subject = subjects.rpc(operation.service, operation.name);
   const requestId = options.requestId ?? randomUUID();
@@ -172,16 +105,9 @@ export async function callOperationStreamed<Req extends z.ZodType, Res extends z
       if (parked && failure.category === "service_unavailable") void parked.store.discard(parked.name).catch(() => undefined);
       throw failure;
     }
-    const partsHeader = reply.headers?.get(headerNames.payloadParts);
-    if (partsHeader) {
-      const parts = parsePartsRef(partsHeader);
-      if (!parts) throw new ServiceError("unknown", `The ${operation.service} service sent a malformed reply`);
-      const store = await PayloadStore.for(nc, operation.service);
-      return { parts, read: () => store.readParts(parts), readPart: (n: number) => store.readPart(parts, n) };
-    }
     const replyRef = reply.headers?.get(headerNames.payloadRef);
     const replyData = replyRef ? await (await PayloadStore.for(nc, operation.service)).take(replyRef) : reply.data;
-    return { data: parseReplyData(operation, replyData) };
+    return parseReplyData(operation, replyData);
   });
 }
 
@@ -202,16 +128,6 @@ function checkResponse<Res extends z.ZodType>(operation: Operation<z.ZodType, Re
     });
   }
   return parsed.data;
-}
-
-function parsePartsRef(header: string): PartsRef | null {
-  try {
-    const value = JSON.parse(header) as Partial<PartsRef>;
-    const ok = typeof value.name === "string" && /^[0-9a-f-]{36}$/.test(value.name) && Number.isSafeInteger(value.parts) && Number.isSafeInteger(value.bytes);
-    return ok ? (value as PartsRef) : null;
-  } catch {
-    return null;
-  }
 }
 
 /** `work`, or a rejection as soon as `signal` fires (the work itself is left to settle unobserved). */
@@ -427,14 +343,6 @@ async function respond(
         throw new ServiceError("validation", "Request validation failed", { issues: input.issues });
       }
       const data = await entry.handle(input.data, contextFrom(msg.headers, msg.subject, body, entry.operation, options.sealer, signal));
-      if (data instanceof StreamedBody) {
-        // Parked in parts as it is produced; the reply carries only where they are.
-        const parts = await data.park(nc, service);
-        const hdrs = natsHeaders();
-        hdrs.set(headerNames.payloadParts, JSON.stringify(parts));
-        msg.respond(encoder.encode(JSON.stringify({ ok: true, data: null })), { headers: hdrs });
-        return;
-      }
       envelope = { ok: true, data };
     } catch (error) {
       const serviceError = ServiceError.from(error);

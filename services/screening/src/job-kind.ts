@@ -3,7 +3,6 @@ import {
   CreateScreeningJobRequest,
   DEFAULT_MODEL,
   LIMIT_CEILINGS,
-  operations,
   screeningResultChars,
   type Provenance,
   type ScreeningCriterion,
@@ -27,16 +26,8 @@ export interface ScreeningKindOptions {
 export function screeningJobKind(options: ScreeningKindOptions) {
   return defineJobKind({
     service: "screening",
-    operations: {
-      create: operations.createScreeningJob,
-      get: operations.getScreeningJob,
-      list: operations.listScreeningJobs,
-      active: operations.activeScreeningJob,
-      estimate: operations.estimateScreening,
-    },
     createMessage: CreateScreeningJobMessage,
     createRequest: CreateScreeningJobRequest,
-    list: "papers",
     maxItems: LIMIT_CEILINGS.papers,
     defaultModel: DEFAULT_MODEL.screening,
     estimateOf: (request, count) => ({ papers_count: count, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length }),

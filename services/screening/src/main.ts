@@ -10,7 +10,6 @@ import { runScreeningPipeline } from "./pipeline/run";
 import { PREAMBLE, PROMPT_LIST } from "./prompts";
 import { screeningProvenance } from "./provenance";
 import { validationSampleHandlers } from "./validation/handlers";
-import { withRecallCertificate } from "./validation/report-certificate";
 import { SampleStore } from "./validation/sample-store";
 
 const env = loadEnv();
@@ -71,6 +70,6 @@ await startService({
     const served = await serveJobKind(runtime, env, kind);
     store = served.jobs.store;
     const samples = await SampleStore.open(runtime.nc, env.JOB_STORE_RETENTION_MS);
-    return [...withRecallCertificate(served.handlers, samples), ...validationSampleHandlers(served.jobs.reader, samples)];
+    return [...served.handlers, ...validationSampleHandlers(served.jobs.reader, samples)];
   },
 });

@@ -1,6 +1,6 @@
 import { LRUCache } from "lru-cache";
-import { jobDataObjects, PartialItemsRef } from "@litrev/contracts";
-import type { JobData } from "../data";
+import { jobDataObjects, PartialItemsRef, type ObjectRef } from "@litrev/contracts";
+import { JsonLines, type JobData } from "../data";
 import type { JsonRecord } from "../store/job-store";
 
 /** Memory the cached chunks of running jobs may take in one process. */
@@ -26,15 +26,18 @@ export class PartialReader {
     const parsed = PartialItemsRef.safeParse(extra.partial);
     if (!parsed.success) return [];
     const { fence, chunks } = parsed.data;
-    const parts = await Promise.all(Array.from({ length: chunks }, (_, n) => this.#chunk(jobDataObjects.partial(jobId, fence, n))));
+    const ref = { object: jobDataObjects.partial(jobId, fence), bytes: 0, chunks };
+    const parts = await Promise.all(Array.from({ length: chunks }, (_, n) => this.#chunk(ref, n)));
     return parts.flat();
   }
 
-  async #chunk(name: string): Promise<JsonRecord[]> {
+  async #chunk(ref: ObjectRef, n: number): Promise<JsonRecord[]> {
+    const name = `${ref.object}/${n}`;
     const cached = this.#chunks.get(name);
     if (cached) return cached.items;
-    const items = (await this.data.getJson<JsonRecord[]>(name)) ?? [];
-    this.#chunks.set(name, { items, bytes: Math.max(1, JSON.stringify(items).length) });
+    const bytes = await this.data.readChunkBytes(ref, n);
+    const items = JsonLines.parse(bytes) as JsonRecord[];
+    this.#chunks.set(name, { items, bytes: Math.max(1, bytes.length) });
     return items;
   }
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { JobReport, type Provenance } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
-import type { FinishedJob } from "./reader";
-import { buildReport, reportMarkdown } from "./report";
+import type { FinishedJob } from "./exports";
+import { buildReport as reportOf, OutcomeCounter, reportMarkdown, type PromptInstructions } from "./report";
 
 const record = (over: Record<string, unknown> = {}) =>
   ({
@@ -34,6 +34,13 @@ const finished = (chunks: JsonRecord[][], over?: Record<string, unknown>): Finis
 });
 
 const paper = (id: string, decision: string, error?: string) => ({ id, decision, final_score: decision === "include" ? 2 : 0, cluster_id: 0, reasoning: "r", ...(error ? { error } : {}) });
+
+/** The report of a finished job, its outcomes counted over its chunks as the worker counts them. */
+async function buildReport(service: "screening" | "indexer", job: FinishedJob, prompts?: PromptInstructions) {
+  const counter = new OutcomeCounter(service);
+  for await (const chunk of job.chunks()) counter.add(chunk);
+  return reportOf(service, job.record, counter.outcomes, prompts);
+}
 
 describe("methods report", () => {
   it("counts decisions and errors over every chunk, and fills what the record has", async () => {

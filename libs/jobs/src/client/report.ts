@@ -1,29 +1,9 @@
-import { Provenance, JobUsage, type JobReport, type JobService } from "@litrev/contracts";
+import { JOB_KINDS, JobUsage, Provenance, type JobReport, type JobService } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
-import type { FinishedJob } from "./reader";
-import { JOB_VIEWS } from "./views";
+import { resultOf, type JobRecord } from "./views";
 
 /** What a service knows about its prompts beyond a job's record: the built-in text of each, by name. */
 export type PromptInstructions = (name: string) => string | undefined;
-
-const TASK: Record<JobService, string> = {
-  screening: "Title and abstract screening against eligibility criteria: repeated include/exclude votes per paper, a short reason per paper, and themes of the reasons",
-  indexer: "Extraction of typed fields from titles and abstracts, each value with a confidence and quotes the service verified against the record",
-};
-
-const LIMITATIONS: Record<JobService, string[]> = {
-  screening: [
-    "Decisions rest on titles and abstracts only; the full texts were not read.",
-    "The votes are repeated samples of one model, not independent reviewers: their agreement measures the model's consistency, not correctness.",
-    "The threshold is a number of include votes: a paper is included when at least that many of its votes say include. A low threshold favours recall over precision.",
-    "Papers carrying an error got no model decision and are sent to a human.",
-  ],
-  indexer: [
-    "Values rest on titles and abstracts only; the full texts were not read.",
-    "Confidence is the model's own figure, lowered by the service when a quote could not be verified; it is not a calibrated probability.",
-    "Quotes are checked against the record's text; the values drawn from them are not.",
-  ],
-};
 
 /** A field the poll view carries once the job recorded it (null otherwise), checked against its contract. */
 function recorded<T>(view: JsonRecord, field: string, schema: { safeParse(v: unknown): { success: true; data: T } | { success: false } }): T | null {
@@ -31,30 +11,40 @@ function recorded<T>(view: JsonRecord, field: string, schema: { safeParse(v: unk
   return view[field] !== undefined && view[field] !== null && parsed.success ? parsed.data : null;
 }
 
-/** Per-item outcomes, counted over the stored results chunk by chunk. */
-async function countOutcomes(service: JobService, job: FinishedJob): Promise<JobReport["outcomes"]> {
-  const byOutcome: Record<string, number> = {};
-  let items = 0;
-  let errors = 0;
-  const key = service === "screening" ? "decision" : "indexing_status";
-  for await (const chunk of job.chunks()) {
-    for (const item of chunk) {
-      items++;
-      const outcome = typeof item[key] === "string" ? (item[key] as string) : "unknown";
-      byOutcome[outcome] = (byOutcome[outcome] ?? 0) + 1;
-      if ((typeof item.error === "string" && item.error) || (service === "indexer" && outcome === "error")) errors++;
+/** Per-item outcomes, counted as the items go by, chunk by chunk. */
+export class OutcomeCounter {
+  readonly #byOutcome: Record<string, number> = {};
+  #items = 0;
+  #errors = 0;
+  readonly #kind;
+
+  constructor(service: JobService) {
+    this.#kind = JOB_KINDS[service].report;
+  }
+
+  add(items: readonly JsonRecord[]): void {
+    const { outcomeField, failedOutcome } = this.#kind;
+    for (const item of items) {
+      this.#items++;
+      const outcome = typeof item[outcomeField] === "string" ? (item[outcomeField] as string) : "unknown";
+      this.#byOutcome[outcome] = (this.#byOutcome[outcome] ?? 0) + 1;
+      if ((typeof item.error === "string" && item.error) || outcome === failedOutcome) this.#errors++;
     }
   }
-  return { items, by_outcome: byOutcome, errors };
+
+  get outcomes(): JobReport["outcomes"] {
+    return { items: this.#items, by_outcome: { ...this.#byOutcome }, errors: this.#errors };
+  }
 }
 
 /**
  * A finished job's methods report: what its record says (provenance, usage, cost, dates), what its
- * results count, and the known limits of the method. Reads the results once, chunk by chunk.
+ * results count, and the known limits of the method. Built once, by the worker that ends the job,
+ * into the job's artifact.
  */
-export async function buildReport(service: JobService, job: FinishedJob, prompts: PromptInstructions = () => undefined): Promise<JobReport> {
-  const { record } = job;
-  const view = JOB_VIEWS[service].job(record, { items: [], result: job.result }, []) as JsonRecord;
+export function buildReport(service: JobService, record: JobRecord, outcomes: JobReport["outcomes"], prompts: PromptInstructions = () => undefined): JobReport {
+  const kind = JOB_KINDS[service];
+  const view = kind.view(record, { items: [], result: resultOf(record) }, []) as JsonRecord;
   const provenance = recorded(view, "provenance", Provenance);
   const usage = recorded(view, "usage", JobUsage);
   const actual = typeof view.actual_cost_usd === "number" ? view.actual_cost_usd : null;
@@ -63,7 +53,7 @@ export async function buildReport(service: JobService, job: FinishedJob, prompts
   return {
     job_id: record.job_id,
     kind: service,
-    task: TASK[service],
+    task: kind.report.task,
     status: record.status,
     tool: { name: "litrev literature-review AI service", version: provenance?.service_version.version ?? null, commit: provenance?.service_version.commit ?? null },
     model: {
@@ -78,7 +68,7 @@ export async function buildReport(service: JobService, job: FinishedJob, prompts
     threshold: provenance?.threshold ?? number(config.threshold),
     decision_rule: provenance?.decision_rule ?? null,
     prompts: provenance ? provenance.prompts.map((p) => ({ ...p, instructions: prompts(p.name) ?? null })) : null,
-    outcomes: await countOutcomes(service, job),
+    outcomes,
     usage,
     estimated_cost_usd: record.estimated_cost_usd,
     actual_cost_usd: actual,
@@ -86,7 +76,7 @@ export async function buildReport(service: JobService, job: FinishedJob, prompts
     completed_at: record.completed_at,
     duration_ms: record.duration_ms,
     error: record.error,
-    limitations: LIMITATIONS[service],
+    limitations: kind.report.limitations,
   };
 }
 
@@ -96,7 +86,7 @@ const usd = (value: number | null) => (value === null ? NOT_RECORDED : `$${value
 
 /** The report as Markdown, in plain words, for a methods section and its appendix. */
 export function reportMarkdown(report: JobReport): string {
-  const noun = report.kind === "screening" ? "papers" : "records";
+  const { noun, votes } = JOB_KINDS[report.kind].report;
   const count = (n: number) => `${n} ${n === 1 ? noun.slice(0, -1) : noun}`;
   const lines: string[] = [];
   lines.push(`# Methods report: ${report.kind} job ${report.job_id}`, "");
@@ -110,7 +100,7 @@ export function reportMarkdown(report: JobReport): string {
   lines.push(`- Reported by the provider: ${report.model.reported === null ? NOT_RECORDED : report.model.reported.length === 0 ? "none (no provider calls)" : report.model.reported.map((m) => `${m.model} (${m.calls} calls)`).join(", ")}`);
   lines.push(`- Provider: ${report.model.provider ? `${orNot(report.model.provider.host)} (profile ${report.model.provider.profile})` : NOT_RECORDED}`);
   lines.push("", "## Parameters", "");
-  if (report.kind === "screening") {
+  if (votes) {
     lines.push(`- Repetitions (votes per paper): ${orNot(report.repetitions)}`);
     lines.push(`- Threshold: ${orNot(report.threshold)}`);
     lines.push(`- Decision rule: ${orNot(report.decision_rule)}`);

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { JobService, Operation, Provenance } from "@litrev/contracts";
+import type { JobService, Provenance } from "@litrev/contracts";
 import type { PromptInstructions } from "../client/report";
 import type { JobHandler } from "../worker/types";
 
@@ -38,18 +38,16 @@ export interface KindJob {
 /**
  * One job kind, declared once by the service that runs it. From it `jobKindHandlers` and
  * `serveJobKind` make the admission (one pricing path through the live aliases), the estimate,
- * reads, exports, the worker and its shutdown. Whether the kind holds one active job per project
- * is the contract's (`JOB_KINDS`), which the admission follows.
+ * reads, the worker and its shutdown. The read side — operations, list name, one active job per
+ * project, views, exports, report wording — is the contract's (`JOB_KINDS[service]`).
  */
 export interface JobKind<Create extends KindRequest = KindRequest, Estimate extends { model: string } = { model: string }> {
   service: JobService;
-  operations: { create: Operation; get: Operation; list: Operation; active: Operation; estimate: Operation };
   /** The create request as it travels over NATS (its list may be empty: the gateway staged it). */
   createMessage: z.ZodType<Create>;
   /** The HTTP contract of the create request: its own refusal answers a request without items. */
   createRequest: z.ZodType;
-  /** The input's bulk list and the most items a job may have. */
-  list: "papers" | "records";
+  /** The most items a job may have (the list itself is the contract's: `JOB_KINDS[service].list`). */
   maxItems: number;
   /** The spec's default model of the kind (the service config's model comes before it). */
   defaultModel: string;

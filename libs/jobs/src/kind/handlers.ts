@@ -1,9 +1,8 @@
-import { headers, parseOrIssues, ServiceError } from "@litrev/contracts";
+import { headers, JOB_KINDS, parseOrIssues, ServiceError } from "@litrev/contracts";
 import { loadModelAliases } from "@litrev/llm";
 import { handler, type HandlerContext, type HandlerEntry } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import { admitJob } from "../client/admission";
-import { jobExportHandlers } from "../client/export-handlers";
 import { admissionJobId, creatorOf, jobProviderKey, projectConflictMessage, requestOwner } from "../client/ownership";
 import type { JobReader } from "../client/reader";
 import type { OwnerStorage } from "../client/owner-storage";
@@ -33,7 +32,7 @@ export interface KindHandlerDeps {
 type AnyKind = JobKind<KindRequest & Record<string, unknown>, { model: string }>;
 
 /**
- * A job kind's operations: create (admission), estimate, get, list, active, export and report.
+ * A job kind's operations: create (admission), estimate, get, list, active, and write-artifact.
  * Polls of running jobs are normally answered by the gateway's mirror; the service answers the
  * rest through the reader every kind shares. Reads see only the requesting client's jobs.
  */
@@ -42,15 +41,19 @@ export function jobKindHandlers<C extends KindRequest, E extends { model: string
   const pricing = deps.pricing ?? new JobPricing(() => loadModelAliases());
   const withModel = <R extends { model: string }>(request: R): R =>
     deps.chooseModel ? { ...request, model: deps.chooseModel(request.model, kind.defaultModel) } : request;
-  const ops = kind.operations;
+  const ops = JOB_KINDS[kind.service].operations;
   const { reader } = deps;
   return [
     // The list may be empty over NATS: the gateway stages a large list and sends its reference.
     handler({ ...ops.create, request: kind.createMessage }, (request, ctx) => admitKindJob(kind, deps, pricing, withModel(request as KindRequest & Record<string, unknown>), ctx)),
-    handler(ops.get, async (request, ctx) => reader.get((request as { job_id: string }).job_id, requestOwner(ctx.header))),
+    handler(ops.get, async (request, ctx) => reader.get((request as { job_id: string }).job_id, requestOwner(ctx.header), kind.prompts)),
     handler(ops.list, async (request, ctx) => reader.list((request as { limit: number }).limit, requestOwner(ctx.header))),
     handler(ops.active, async (request, ctx) => reader.activeForProject((request as { project_id: number }).project_id, requestOwner(ctx.header))),
-    ...jobExportHandlers(kind.service, reader, kind.prompts),
+    // A finished job without an artifact gets one from the store of record; the gateway then reads it.
+    handler(ops.artifact, async (request, ctx) => {
+      await reader.ensureArtifact((request as { job_id: string }).job_id, requestOwner(ctx.header), kind.prompts);
+      return { written: true };
+    }),
     // Priced with the model a job of the same request would use, through the same alias table.
     handler(ops.estimate, async (request) => {
       const priced = withModel(request as { model: string });
@@ -75,7 +78,7 @@ export async function admitKindJob(
   const { service } = kind;
   // A list the gateway stored itself arrives as a reference: never parsed here.
   const staged = stagedList(ctx.header(headers.stagedInput), kind.maxItems);
-  const items = (request[kind.list] ?? []) as unknown[];
+  const items = (request[JOB_KINDS[kind.service].list] ?? []) as unknown[];
   if (!staged && items.length === 0) throw emptyList(kind, request);
   const count = staged?.lines ?? items.length;
   const estimate = kind.estimate(kind.estimateOf(request, count), pricing.table()).estimated_cost_usd;
@@ -117,8 +120,8 @@ export async function admitKindJob(
   const admitted = await admitJob(deps.infra, deps.store, {
     state,
     // Stored as a chunked list that the worker reads chunk by chunk (see docs/jobs.md).
-    input: staged ? job.input : { [kind.list]: items, ...job.input },
-    list: kind.list,
+    input: staged ? job.input : { [JOB_KINDS[kind.service].list]: items, ...job.input },
+    list: JOB_KINDS[kind.service].list,
     staged,
     // The ceiling and the price at admission go with the job: its cost meter ends a run that crosses it.
     params: { ...job.params, ...(capped ? { cost_ceiling: pricing.ceiling(ceiling, price) } : {}) },
@@ -137,6 +140,6 @@ export async function admitKindJob(
 
 /** Without a staged list the request must carry its items: the HTTP contract's own refusal. */
 function emptyList(kind: AnyKind, request: Record<string, unknown>): ServiceError {
-  const checked = parseOrIssues(kind.createRequest, { ...request, [kind.list]: [] }, "body");
+  const checked = parseOrIssues(kind.createRequest, { ...request, [JOB_KINDS[kind.service].list]: [] }, "body");
   return new ServiceError("validation", "Request validation failed", checked.success ? {} : { issues: checked.issues });
 }

@@ -55,7 +55,7 @@ export async function serveJobKind<C extends KindRequest, E extends { model: str
   });
   runtime.shutdown.add("job store", () => jobs.close());
   const { infra, store, reader } = jobs;
-  const worker = new JobWorker({ infra, store, sealer, logger, instance: runtime.instance, concurrency: env.JOB_CONCURRENCY, handler: kind.run });
+  const worker = new JobWorker({ infra, store, sealer, logger, instance: runtime.instance, concurrency: env.JOB_CONCURRENCY, handler: kind.run, prompts: kind.prompts });
   worker.start();
   runtime.shutdown.add("job worker", () => worker.stop());
   const pricing = new JobPricing(() => runtime.llm.modelAliases);

@@ -1,5 +1,5 @@
 import type { JsMsg } from "@nats-io/jetstream";
-import { jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState, type ObjectRef } from "@litrev/contracts";
+import { jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
 import { keyBindings } from "../key-sealer";
@@ -7,6 +7,7 @@ import type { LiveEntry, UpdatedEntry } from "../registry";
 import { retrying } from "../retry";
 import { applyProgress, isActive, type ProgressReport } from "../state";
 import { toStoredJob, type JsonRecord } from "../store/job-store";
+import { ArtifactWriter } from "../artifact";
 import { PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
 import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
@@ -21,15 +22,15 @@ const REDELIVERY_DELAY_MS = 2_000;
 /** What a run needs: the worker's options, with the progress-write interval resolved. */
 export type JobRunDeps = Omit<JobWorkerOptions, "concurrency" | "reportIntervalMs"> & { reportIntervalMs: number };
 
-/** How long a terminal write to the store of record is retried before the live state keeps the only copy. */
+/** How long a terminal write to the store of record is retried before the store keeps it for later. */
 const STORE_BUDGET_MS = 30_000;
 
 /**
  * One delivery of one job command, from taking the job to its terminal state. Every write it makes
- * for the job — live state, checkpoints, partial items, result object, store rows, clean-up, ack —
+ * for the job — live state, checkpoints, partial items, artifact head, store rows, clean-up, ack —
  * is fenced by its lease (the live state naming this delivery and this process): a run that lost
- * the lease touches nothing and says so in one log line. A terminal state reaches the store of
- * record before the live state shows it.
+ * the lease touches nothing and says so in one log line. A terminal state reaches the job's
+ * artifact and the store of record before the live state shows it.
  */
 export class JobRun {
   readonly controller = new AbortController();
@@ -264,15 +265,16 @@ export class JobRun {
   }
 
   /**
-   * The terminal sequence: (1) the lease is checked, (2) the results and the terminal row go to the
-   * store of record, fenced by this run's delivery number, (3) only then the live state turns
-   * terminal (compare-and-set, fenced), saying whether its first poll may release it, (4) the
-   * project, checkpoints, input and partial chunks are cleaned up and the command acked — all only
-   * if this run wrote the terminal state. When the store cannot take the results within its budget,
-   * they go into a result object and the live state keeps the only copy (never released by a read).
+   * The terminal sequence: (1) the lease is checked, (2) one pass over the results writes them into
+   * the job's artifact and into the store of record, then the terminal row (store writes fenced by
+   * this run's delivery number), (3) the artifact's head, (4) only then the live state turns
+   * terminal (compare-and-set, fenced), (5) the project, checkpoints, input and partial chunks are
+   * cleaned up and the command acked — all only if this run wrote the terminal state. Every read of
+   * the finished job streams its artifact, so a store of record that cannot take the results within
+   * its budget delays only the row (kept and written again by the store), never a read.
    */
   async #finish(outcome: JobOutcome, failure: ServiceError | null): Promise<void> {
-    const { infra, store } = this.deps;
+    const { infra } = this.deps;
     await this.#writes;
     await this.#partials?.flush().catch(() => undefined);
     const current = await this.#assertLease();
@@ -281,18 +283,13 @@ export class JobRun {
     const items: ItemChunks = Array.isArray(outcome.items) ? arrayChunks(outcome.items) : (outcome.items ?? arrayChunks([]));
     const extras = outcome.result ?? {};
     const report: ProgressReport = { ...this.#pending, extra: { ...this.#pending?.extra, ...outcome.extra } };
-    const terminal = (s: LiveJobState, result: ObjectRef | null, releasable: boolean) =>
-      failure ? failedState(applyProgress(s, report, finished), failure, finished, releasable) : completedState(s, { report, result, releasable }, finished);
+    const terminal = (s: LiveJobState) =>
+      failure ? failedState(applyProgress(s, report, finished), failure, finished, true) : completedState(s, { report, result: null, releasable: true }, finished);
 
-    const preview = terminal(current.state, null, true);
+    const preview = terminal(current.state);
     if (!preview) return void this.msg.ack(); // ended by someone else meanwhile
     const stored = await this.#storeTerminal(preview, items, extras);
-    let ref: ObjectRef | null = null;
-    if (!stored && (items.count > 0 || Object.keys(extras).length > 0)) {
-      await this.#assertLease();
-      ref = await retrying(() => infra.data.putLines(jobDataObjects.result(this.jobId), { result: extras }, allItems(items)));
-    }
-    const final = await retrying(() => this.#owned((s) => terminal(s, ref, stored || !store.persistent)), { isFinal: (e) => this.#lostLease(e) });
+    const final = await retrying(() => this.#owned((s) => terminal(s)), { isFinal: (e) => this.#lostLease(e) });
     if (!final?.written) return void this.msg.ack();
     recordFinished(infra.service, final.state);
     await this.#cleanUp(final.state);
@@ -301,39 +298,51 @@ export class JobRun {
   }
 
   /**
-   * True once the store of record holds the terminal row and its results; false when it could not
-   * take them. Items go chunk by chunk, each built just before it is written, then the row.
+   * Writes the results in one pass, each chunk built just before it is written: into the job's
+   * artifact (retried through NATS outages like the run's other writes) and into the store of
+   * record (within one budget), then the terminal row, then — the lease checked — the artifact's
+   * head. True when the store of record took the items and the row; false when it did not (the
+   * store keeps the row and writes it again later; the artifact holds the results meanwhile).
    */
   async #storeTerminal(state: LiveJobState, items: ItemChunks, extras: JsonRecord): Promise<boolean> {
-    const { store } = this.deps;
-    if (!store.persistent) return false;
+    const { infra, store } = this.deps;
     const fence = this.identity.deliveries;
+    const record = toStoredJob(state, extras, fence);
+    const artifact = new ArtifactWriter(infra.data, infra.service, this.jobId, fence);
     // The store retries a failed write for the time left (then keeps it for later): one budget for them all.
     const deadline = Date.now() + STORE_BUDGET_MS;
     const wait = () => ({ budgetMs: Math.max(1, deadline - Date.now()) });
-    try {
-      for (let n = 0; n < items.count; n++) {
-        const chunk = await items.chunk(n);
-        if ((await store.putItems(this.jobId, fence, n, chunk, wait())) === "stale") this.#lose();
+    let stored = store.persistent;
+    const toStore = async (write: () => Promise<"written" | "stale">) => {
+      if (!stored) return;
+      try {
+        if ((await write()) === "stale") this.#lose();
+      } catch (error) {
+        if (this.#lostLease(error)) throw error;
+        this.log.warn({ err: error }, "the store of record did not take the terminal state; the job's artifact holds its results");
+        stored = false;
       }
-      if ((await store.upsertJob(toStoredJob(state, extras, fence), wait())) === "stale") this.#lose();
-      return true;
-    } catch (error) {
-      if (this.#lostLease(error)) throw error;
-      this.log.warn({ err: error }, "the store of record did not take the terminal state; the live state keeps it");
-      return false;
+    };
+    for (let n = 0; n < items.count; n++) {
+      const chunk = await items.chunk(n);
+      if (artifact.push(chunk)) await retrying(() => artifact.flush(), { isFinal: (e) => this.#lostLease(e) });
+      await toStore(() => store.putItems(this.jobId, fence, n, chunk, wait()));
     }
+    await toStore(() => store.upsertJob(record, wait()));
+    await this.#assertLease();
+    await retrying(() => artifact.finish(record, this.deps.prompts), { isFinal: (e) => this.#lostLease(e) });
+    return stored;
   }
 
-  /** The job exhausted its deliveries: failed, stored first, then live. */
+  /** The job exhausted its deliveries: failed, its (empty) artifact and row written first, then live. */
   async #exhausted(): Promise<void> {
-    const { infra, store } = this.deps;
+    const { infra } = this.deps;
     const finished = new Date();
     const failure = exhaustion(infra.options.maxAttempts);
     const current = await infra.registry.get(this.jobId);
     const preview = current ? failedState(current.state, failure, finished, true) : null;
-    const stored = preview ? await this.#storeTerminal(preview, arrayChunks([]), {}).catch(() => false) : false;
-    const final = await infra.registry.update(this.jobId, (s) => failedState(s, failure, finished, stored || !store.persistent));
+    if (preview) await this.#storeTerminal(preview, arrayChunks([]), {}).catch((error: unknown) => this.log.warn({ err: error }, "could not write the exhausted job's artifact"));
+    const final = await infra.registry.update(this.jobId, (s) => failedState(s, failure, finished, true));
     this.log.error({ deliveries: this.identity.deliveries }, "job exhausted its delivery attempts; marked failed");
     if (final?.written) {
       moveStatus(infra.service, current?.state.status ?? "running", "failed");
@@ -354,11 +363,6 @@ export class JobRun {
 
 function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unknown> {
   return command.input ? readWholeInput(infra.data, command.input) : Promise.resolve(null);
-}
-
-/** Every item of `items`, chunk by chunk. */
-async function* allItems(items: ItemChunks): AsyncGenerator<JsonRecord> {
-  for (let n = 0; n < items.count; n++) yield* await items.chunk(n);
 }
 
 /** The input's list chunk by chunk; a read that fails on a brief NATS outage is retried like the run's other reads. */

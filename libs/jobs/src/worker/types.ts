@@ -4,6 +4,7 @@ import type { ProgressReport } from "../state";
 import type { JobStore, JsonRecord } from "../store/job-store";
 import type { JobInfra } from "../infra";
 import type { KeySealer } from "../key-sealer";
+import type { PromptInstructions } from "../client/report";
 
 /**
  * Per-item results built chunk by chunk: `chunk(n)` builds chunk n (0 … count-1) when the worker
@@ -92,4 +93,6 @@ export interface JobWorkerOptions {
   concurrency?: number;
   /** Minimum interval between progress writes (default 250 ms). */
   reportIntervalMs?: number;
+  /** The built-in instructions of the kind's prompts, for the methods report in each finished job's artifact. */
+  prompts?: PromptInstructions;
 }

@@ -1,8 +1,8 @@
 import { EventEmitter } from "node:events";
 import type { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import type { LiveJobState } from "@litrev/contracts";
-import { newJobState, type MirrorEntry, type MirrorListener } from "@litrev/jobs/client";
+import type { JobArtifactHead, LiveJobState } from "@litrev/contracts";
+import { newJobState, type JobData, type MirrorEntry, type MirrorListener } from "@litrev/jobs/client";
 import { createLogger } from "@litrev/telemetry";
 import { JobEventStreams, type PollJob } from "./job-events";
 import type { LiveJobs } from "./live-jobs";
@@ -71,7 +71,8 @@ function setUp(options: { maxStreams?: number } = {}) {
   const polls: string[] = [];
   const poll: PollJob = async (_service, jobId, owner) => {
     polls.push(owner);
-    return { finished: true, body: JSON.stringify({ job_id: jobId, status: "completed", results: [] }) };
+    const body = Buffer.from(JSON.stringify({ job_id: jobId, status: "completed", results: [] }));
+    return { finished: true, artifact: { jobId, head: { owner } as unknown as JobArtifactHead, body }, data: undefined as unknown as JobData, pieces: async function* () { yield body; } };
   };
   streams = new JobEventStreams({ maxStreams: options.maxStreams ?? 10, heartbeatMs: 60_000, logger, poll });
   const jobs = { mirror, reader: undefined } as unknown as LiveJobs;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { PassThrough, type Writable } from "node:stream";
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { JOB_EVENT, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
+import { JOB_EVENT, JOB_SERVICES, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
 import { isActive, type MirrorEntry } from "@litrev/jobs/client";
 import type { Logger } from "@litrev/telemetry";
 import type { GatewayDeps } from "../deps";
@@ -155,20 +155,23 @@ export class JobEventStreams {
     feed.ending = true;
     feed.stopListening();
     const first = feed.streams.values().next().value;
-    let frame: Buffer | null;
-    if (!first) frame = null;
-    else {
+    let poll: PollBody | null = null;
+    let failure: Buffer | null = null;
+    if (first) {
       try {
-        frame = await finalFrame(await this.options.poll(feed.service, feed.jobId, first.owner));
+        poll = await this.options.poll(feed.service, feed.jobId, first.owner);
       } catch (error) {
-        frame = Buffer.from(sseFrame({ event: JOB_EVENT.error, data: JSON.stringify(toHttp(ServiceError.from(error)).body) }));
+        failure = Buffer.from(sseFrame({ event: JOB_EVENT.error, data: JSON.stringify(toHttp(ServiceError.from(error)).body) }));
       }
     }
     if (this.#feeds.get(feed.key) === feed) this.#feeds.delete(feed.key);
     for (const stream of feed.streams) {
-      // No frame: the poll found the job active again (its live state was replaced); the client reconnects and resumes.
-      if (frame && !stream.res.writableEnded) stream.res.write(frame);
-      stream.res.end();
+      // Not finished: the poll found the job active again (its live state was replaced); the client reconnects and resumes.
+      if (poll?.finished && !stream.res.writableEnded) void endEvent(stream.res, poll, this.options.logger);
+      else {
+        if (failure && !stream.res.writableEnded) stream.res.write(failure);
+        stream.res.end();
+      }
     }
   }
 
@@ -203,10 +206,40 @@ function backlog(res: Writable): number {
   return res.writableLength + ((res as Partial<PassThrough>).readableLength ?? 0);
 }
 
-/** The stream's last event from a poll of the finished job: `end` with the poll body, or null when the job is active again. */
-async function finalFrame(poll: PollBody): Promise<Buffer | null> {
-  if (!poll.finished) return null;
-  return Buffer.from(sseFrame({ event: JOB_EVENT.end, id: TERMINAL_EVENT_ID, data: await JobPolls.text(poll) }));
+/** The end event's lines before its data (the poll body is one line of JSON: it holds no raw line break). */
+const END_EVENT_HEAD = Buffer.from(`event: ${JOB_EVENT.end}\nid: ${TERMINAL_EVENT_ID}\ndata: `);
+const END_EVENT_TAIL = Buffer.from("\n\n");
+
+/**
+ * Writes the end event — the finished job's poll body, streamed from its artifact piece by piece
+ * at the pace the client reads — and ends the stream. A client that leaves stops the read.
+ */
+async function endEvent(res: Writable, poll: PollBody, logger: Logger): Promise<void> {
+  try {
+    res.write(END_EVENT_HEAD);
+    for await (const piece of JobPolls.pieces(poll)) {
+      if (res.destroyed) return;
+      if (!res.write(piece)) await drained(res);
+    }
+    res.end(END_EVENT_TAIL);
+  } catch (error) {
+    // The artifact could not be read to its end: the client sees a cut stream and reconnects.
+    logger.warn({ err: error }, "job event stream could not send the finished job");
+    res.destroy();
+  }
+}
+
+/** Resolves once `res` has room again, or once it closed. */
+function drained(res: Writable): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.once("drain", done);
+    res.once("close", done);
+  });
 }
 
 const EVENT_STREAM_DESCRIPTION =
@@ -264,7 +297,7 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls:
         // Errors (404 for an unknown or another client's job) are answered as the poll's.
         const first = await polls.read(service, job_id, owner, request.id);
         if (first.finished) {
-          openStream(request, reply).end(sseFrame({ event: JOB_EVENT.end, id: TERMINAL_EVENT_ID, data: await JobPolls.text(first) }));
+          await endEvent(openStream(request, reply), first, deps.logger);
           return reply;
         }
         const jobs = live.ready(service) ?? (await live.get(service));
@@ -277,7 +310,7 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls:
       }
     };
 
-    for (const service of ["screening", "indexer"] as const) {
+    for (const service of JOB_SERVICES) {
       app.get(
         `/v1/${service}/jobs/:job_id/events`,
         {

@@ -1,41 +1,44 @@
 import type { FastifyReply } from "fastify";
 import { Readable } from "node:stream";
-import { headers, isJobId, isTerminalStatus, operations, ServiceError, type JobService, type JobStatus, type Operation } from "@litrev/contracts";
-import { FinishedBodies, finishedPart, isActive, ownedBy, type FinishedBody, type MirrorEntry } from "@litrev/jobs/client";
-import { callOperationStreamed } from "@litrev/messaging";
+import { headers, isJobId, isTerminalStatus, JOB_KINDS, ServiceError, type JobService, type JobStatus } from "@litrev/contracts";
+import { FinishedArtifacts, isActive, ownedBy, type FinishedArtifact, type JobData, type MirrorEntry } from "@litrev/jobs/client";
+import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import type { LiveJobs, LiveJobsRegistry } from "./live-jobs";
-import { PartCache } from "./part-cache";
+
+/** A finished job as this gateway reads it: its artifact, and the bucket its chunks are read from. */
+export interface FinishedRead {
+  artifact: FinishedArtifact;
+  data: JobData;
+  /** The poll body's bytes, piece by piece (a large body's chunks shared with concurrent polls of the job). */
+  pieces: () => AsyncIterable<Uint8Array>;
+}
 
 /**
- * A job's poll body as this gateway answers it. `finished` says whether the job has ended, from
- * the state or stored head it was read from (never from the JSON). A large finished body comes as
- * parts to stream, so no process holds it whole.
+ * A job's poll as this gateway answers it: an active job's body (with its status), or a finished
+ * job's artifact (whether it has ended comes from the state or the artifact's head, never from
+ * the JSON). A finished body is streamed from the artifact's chunks, so no process holds it whole.
  */
-export type PollBody = { finished: boolean; body: string | Uint8Array } | { finished: true; parts: () => AsyncIterable<Uint8Array> };
+export type PollBody = { finished: false; status: JobStatus; body: string } | ({ finished: true } & FinishedRead);
 
-const GET_OPERATION: Record<JobService, Operation> = { screening: operations.getScreeningJob, indexer: operations.getIndexerJob };
 
 const jobNotFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
 /**
- * The one reader of job polls in the gateway, shared by the poll routes, the event streams (their
- * first answer and their end event) and the validation route. In order:
- * - a finished body this gateway holds (memory, no I/O: a finished job never changes);
+ * The one reader of jobs in the gateway, shared by the poll routes, the event streams (their first
+ * answer and their end event), the exports, the reports and the validation route. In order:
+ * - an artifact this gateway holds (memory, no I/O: an artifact never changes);
  * - a live entry of the mirror: an active job's body, serialised once per state revision;
- * - not in the mirror: the finished body from the job data bucket, read once and cached, else the
- *   state read directly;
- * - a terminal live entry: its first poll goes to the owning service, which releases the entry
- *   when the store holds the job (a write the gateway may not make) and writes the finished body;
- *   a job without a finished body (finished before there were finished bodies, or whose body
- *   expired) asks the service too.
+ * - the finished job's artifact from the job data bucket (written by the worker that ended the
+ *   job, before its state turned terminal), read once and cached — no request to the service;
+ * - no artifact: the owning service writes it from its store of record (`write-artifact`: a job
+ *   that ended before artifacts existed, failed as an orphan, or outlived the artifact's max age),
+ *   then it is read as above.
  */
 export class JobPolls {
   readonly #bodies = new WeakMap<MirrorEntry, string>();
-  readonly #finished = new FinishedBodies();
-  /** Parts of large finished bodies, shared by the polls that stream one body at about the same time. */
-  readonly #parts = new PartCache();
-  /** Service reads in progress by service, job and owner: concurrent polls share one request. */
+  readonly #artifacts = new FinishedArtifacts();
+  /** Service requests in progress by service, job and owner: concurrent reads share one request. */
   readonly #asking = new Map<string, Promise<PollBody>>();
 
   constructor(
@@ -59,25 +62,30 @@ export class JobPolls {
   /** A poll of `jobId` for `owner`: another owner's job is not found, as an unknown one. */
   async read(service: JobService, jobId: string, owner: string, requestId: string): Promise<PollBody> {
     if (!isJobId(jobId)) throw jobNotFound();
-    const cached = this.#finished.peek(service, jobId);
-    if (cached) {
-      if (!ownedBy(cached, owner)) throw jobNotFound();
-      return this.#finishedBody(cached, owner, service, cached.body ? undefined : (this.live.ready(service) ?? (await this.live.get(service))));
-    }
+    const cached = this.#artifacts.peek(service, jobId);
+    const ready = cached && this.live.ready(service);
+    if (cached && ready) return this.#finished(service, cached, owner, ready.data);
     const jobs = await this.opened(service);
-    let entry = jobs?.mirror.get(jobId) ?? null;
-    if (jobs && !entry) {
-      // Not in the mirror: mostly a released (finished) job. Its finished body first, so that a
-      // finished job costs no read of its state; else the state, read directly (a job created a
-      // moment ago through another gateway, or a copy not trusted after a stall).
-      const finished = await this.#finished.fetch(service, jobId, jobs.data);
-      if (finished) return this.#finishedBody(finished, owner, service, jobs);
-      entry = await jobs.mirror.fetch(jobId);
-    }
-    // Another client's job is not found (and its terminal state is not released by this poll).
+    if (!jobs) return this.#ask(service, jobId, owner, requestId, null);
+    let entry = jobs.mirror.get(jobId) ?? null;
     if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
-    if (jobs && entry && isActive(entry.state)) return { finished: false, body: await this.active(jobs, entry) };
-    return this.#ask(service, jobId, owner, requestId);
+    if (entry && isActive(entry.state)) return { finished: false, status: entry.state.status, body: await this.active(jobs, entry) };
+    // A finished job (its artifact was written before its state turned terminal), or one this
+    // mirror has not seen: its artifact first, so a finished job costs no read of its state.
+    const artifact = await this.#artifacts.fetch(service, jobId, jobs.data);
+    if (artifact) return this.#finished(service, artifact, owner, jobs.data);
+    // Else the state, read directly (a job created a moment ago through another gateway, or a copy not trusted after a stall).
+    entry ??= await jobs.mirror.fetch(jobId);
+    if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
+    if (entry && isActive(entry.state)) return { finished: false, status: entry.state.status, body: await this.active(jobs, entry) };
+    return this.#ask(service, jobId, owner, requestId, jobs);
+  }
+
+  /** A finished job for exports, reports and validation: a job still active is a 409, as its export would be. */
+  async finished(service: JobService, jobId: string, owner: string, requestId: string): Promise<FinishedRead> {
+    const poll = await this.read(service, jobId, owner, requestId);
+    if (poll.finished) return poll;
+    throw new ServiceError("conflict", `Job ${jobId} is still ${poll.status}: its export and report are available once it has finished`, { simple: true });
   }
 
   /** An active job's body, built once per state revision (the same the services build). */
@@ -91,44 +99,54 @@ export class JobPolls {
     });
   }
 
-  /** Sends a poll body as the response (JSON, streamed part by part when large). */
+  /** Sends a poll body as the response (JSON; a large finished body streamed chunk by chunk). */
   static send(reply: FastifyReply, poll: PollBody): FastifyReply {
     reply.type("application/json; charset=utf-8");
-    if ("parts" in poll) return reply.send(Readable.from(poll.parts()));
-    return reply.send(typeof poll.body === "string" ? poll.body : Buffer.from(poll.body.buffer, poll.body.byteOffset, poll.body.length));
+    if (!poll.finished) return reply.send(poll.body);
+    if (poll.artifact.body) return reply.send(poll.artifact.body);
+    // Byte mode with a tiny high-water mark: one chunk (about 1 MB) read ahead of the socket.
+    return reply.send(Readable.from(poll.pieces(), { objectMode: false, highWaterMark: 1 }));
   }
 
-  /** The whole body as text (event streams and the validation route need it as one value). */
-  static async text(poll: PollBody): Promise<string> {
-    if (!("parts" in poll)) return typeof poll.body === "string" ? poll.body : Buffer.from(poll.body).toString("utf8");
-    const parts: Buffer[] = [];
-    for await (const part of poll.parts()) parts.push(Buffer.from(part));
-    return Buffer.concat(parts).toString("utf8");
+  /** The body's bytes, piece by piece (a small or active body is one piece). */
+  static async *pieces(poll: PollBody): AsyncGenerator<Uint8Array> {
+    if (!poll.finished) return yield Buffer.from(poll.body);
+    if (poll.artifact.body) return yield poll.artifact.body;
+    yield* poll.pieces();
   }
 
-  /** A finished body for `owner`; its parts are read through `jobs` (resolved first: NATS down is a 503 before the answer starts). */
-  #finishedBody(finished: FinishedBody, owner: string, service: JobService, jobs: LiveJobs | undefined): PollBody {
-    if (!ownedBy(finished, owner)) throw jobNotFound();
-    if (finished.body) return { finished: true, body: finished.body };
-    const data = jobs!.data;
-    const ref = { name: `${service}:finished/${finished.jobId}`, parts: finished.parts, bytes: finished.bytes };
-    return { finished: true, parts: () => this.#parts.stream(ref, (n) => finishedPart(data, finished.jobId, n)) };
+  #finished(service: JobService, artifact: FinishedArtifact, owner: string, data: JobData): PollBody {
+    if (!ownedBy(artifact.head, owner)) throw jobNotFound();
+    return { finished: true, artifact, data, pieces: () => this.#artifacts.pollPieces(service, artifact, data) };
   }
 
-  /** The owning service answers (a terminal job's first poll, or a job without a finished body). */
-  #ask(service: JobService, jobId: string, owner: string, requestId: string): Promise<PollBody> {
+  /**
+   * The owning service writes the artifact of a finished job that has none, then it is read from
+   * the bucket; without a bucket to read (no service has created it yet) the service answers the poll.
+   */
+  #ask(service: JobService, jobId: string, owner: string, requestId: string, jobs: LiveJobs | null): Promise<PollBody> {
     // Per owner too: the service answers another client's job with 404.
     const key = `${service}/${jobId}/${owner}`;
     let read = this.#asking.get(key);
     if (!read) {
-      read = callOperationStreamed(this.deps.link, GET_OPERATION[service], { job_id: jobId }, { requestId, timeoutMs: this.deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } }).then(
-        (reply): PollBody => {
-          // Parts: only a terminal stored body is streamed.
-          if (!("data" in reply)) return { finished: true, parts: () => this.#parts.stream(reply.parts, reply.readPart) };
-          const status = (reply.data as { status: JobStatus }).status;
-          return { finished: isTerminalStatus(status), body: JSON.stringify(reply.data) };
-        },
-      );
+      const options = { requestId, timeoutMs: this.deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } };
+      read = (async (): Promise<PollBody> => {
+        if (jobs) {
+          const written = await callOperation(this.deps.link, JOB_KINDS[service].operations.artifact, { job_id: jobId }, options).then(
+            () => true,
+            (error: unknown) => {
+              // Active after all (its state was replaced meanwhile): the service answers the poll.
+              if (error instanceof ServiceError && error.category === "conflict") return false;
+              throw error;
+            },
+          );
+          const artifact = written ? await this.#artifacts.fetch(service, jobId, jobs.data) : null;
+          if (artifact) return this.#finished(service, artifact, owner, jobs.data);
+        }
+        const data = (await callOperation(this.deps.link, JOB_KINDS[service].operations.get, { job_id: jobId }, options)) as { status: JobStatus };
+        if (isTerminalStatus(data.status)) throw new ServiceError("service_unavailable", "The finished job's results could not be read yet; retry shortly");
+        return { finished: false, status: data.status, body: JSON.stringify(data) };
+      })();
       this.#asking.set(key, read);
       const forget = () => this.#asking.delete(key);
       read.then(forget, forget);

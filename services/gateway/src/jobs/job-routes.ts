@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { randomUUID } from "node:crypto";
-import { DEFAULT_JOB_OWNER, headers, jobDataObjects, operations, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, headers, JOB_KINDS, JOB_SERVICES, jobDataObjects, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
 import { keyBindings, KeySealer, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation, probeOperation, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
@@ -10,19 +10,12 @@ import { providerKeyOf } from "../auth";
 
 export type JobRouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
-/** The list field of each kind's creation, staged by the gateway when large. */
-const LIST_FIELD: Record<JobService, string> = { screening: "papers", indexer: "records" };
 /** Lists of at least this many items are staged whatever the body's declared size. */
 const STAGE_MIN_ITEMS = 1_000;
 
-/** The job operations of each kind: the gateway serves both kinds by the same code. */
-const JOB_OPERATIONS: Record<JobService, { create: Operation; get: Operation; active: Operation }> = {
-  screening: { create: operations.createScreeningJob, get: operations.getScreeningJob, active: operations.activeScreeningJob },
-  indexer: { create: operations.createIndexerJob, get: operations.getIndexerJob, active: operations.activeIndexerJob },
-};
 
 /**
- * The job-aware handlers of both job kinds, by operation (the routes and their schemas come
+ * The job-aware handlers of every job kind (`JOB_KINDS`), by operation (the routes and their schemas come
  * from the one route table, see routes/forwarded.ts). Creation seals the client's provider key
  * here, once, so only a worker can open it. Polls go through the gateway's one poll reader
  * (`JobPolls`: active jobs from the mirror, finished jobs from their finished body); active-job
@@ -52,7 +45,7 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
    */
   const stageList = async (service: JobService, create: Operation, request: FastifyRequest): Promise<{ ref: ObjectRef; body: unknown } | null> => {
     const body = request.body as Record<string, unknown>;
-    const field = LIST_FIELD[service];
+    const field = JOB_KINDS[service].list;
     const list = body[field];
     const size = Number(request.headers["content-length"] ?? 0);
     if (!Array.isArray(list) || (size <= SPILL_THRESHOLD_BYTES && list.length < STAGE_MIN_ITEMS)) return null;
@@ -65,8 +58,8 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
     return { ref, body: { ...body, [field]: [] } };
   };
 
-  for (const service of ["screening", "indexer"] as const) {
-    const ops = JOB_OPERATIONS[service];
+  for (const service of JOB_SERVICES) {
+    const ops = JOB_KINDS[service].operations;
 
     handlers.set(ops.create, async (request) => {
       const key = providerKeyOf(request);
@@ -87,7 +80,7 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
       const { job_id } = request.params as { job_id: string };
       const poll = await polls.read(service, job_id, ownerOf(request), request.id);
       // A finished job too large for one body is streamed: a heavy read, counted like an export (docs/limits.md).
-      if ("parts" in poll) await request.countHeavyRead(reply);
+      if (poll.finished && poll.artifact.body === undefined) await request.countHeavyRead(reply);
       return JobPolls.send(reply, poll);
     });
 

@@ -9,16 +9,16 @@ import {
   ValidationSampleLabelsRequest,
   ValidationSampleParams,
   ValidationSampleRequest,
-  ScreeningJob,
   ScreeningValidationRequest,
   ScreeningValidationResponse,
   ServiceError,
   type ValidationIssue,
 } from "@litrev/contracts";
-import { jobPaperOf, LabelError, thresholdOf, validateJob } from "@litrev/evaluation";
+import { jobPaperOf, LabelError, thresholdOf, validateJob, type JobPaper } from "@litrev/evaluation";
+import { artifactJob } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
-import { JobPolls } from "./job-polls";
+import type { JobPolls } from "./job-polls";
 import { ownerOf } from "./job-routes";
 
 /** Labels named one by one in a 400 (the rest are counted in a last issue). */
@@ -28,7 +28,8 @@ const NAMED_LABELS = 50;
  * `POST /v1/screening/jobs/{job_id}/validation` (and without `/v1`): the job's figures on the
  * team's labelled sample (libs/evaluation computes them, as `pnpm eval` does). The job is read
  * by the gateway's poll reader for the caller's owner, so the same key sees the same job:
- * another client's job or an unknown one is a 404 exactly as its poll is.
+ * another client's job or an unknown one is a 404 exactly as its poll is; its papers are streamed
+ * from the job's artifact, keeping only each one's id, include votes and decision.
  */
 export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPluginAsync {
   return async (app) => {
@@ -68,17 +69,21 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
         if (!isJobId(job_id)) throw new ServiceError("not_found", "Job not found", { simple: true });
         const body = request.body as ScreeningValidationRequest;
         const poll = await polls.read("screening", job_id, ownerOf(request), request.id);
-        const job = ScreeningJob.parse(JSON.parse(await JobPolls.text(poll)));
-        if (job.status !== "completed" || !job.results) {
-          const message = job.status === "failed" ? "The job failed: only a completed job can be validated" : `The job is ${job.status}: it can be validated once it has completed`;
+        const status = poll.finished ? poll.artifact.head.status : poll.status;
+        if (!poll.finished || status !== "completed") {
+          const message = status === "failed" ? "The job failed: only a completed job can be validated" : `The job is ${status}: it can be validated once it has completed`;
           throw new ServiceError("conflict", message, { simple: true });
         }
+        // Only what the validation reads of each paper, chunk by chunk: the job is never held whole.
+        const job = artifactJob(poll.data, poll.artifact.head);
+        const papers: JobPaper[] = [];
+        for await (const chunk of job.chunks()) for (const item of chunk) papers.push(jobPaperOf(item as { id: string | number }));
         try {
           return validateJob({
-            jobId: job.job_id,
-            papers: job.results.map(jobPaperOf),
-            repetitions: integerOr(job.config.repetitions, 0),
-            jobThreshold: thresholdOf(job.config),
+            jobId: job_id,
+            papers,
+            repetitions: integerOr(job.record.config.repetitions, 0),
+            jobThreshold: thresholdOf(job.record.config),
             labels: body.labels,
             targetRecall: body.target_recall,
             confidence: body.confidence,

@@ -12,6 +12,7 @@ import {
   requestLimitIssues,
   ServiceError,
 } from "@litrev/contracts";
+import { RecallCertificates } from "@litrev/jobs/client";
 import { callOperation, KeySealer } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import { jobEventRoutes } from "../jobs/job-events";
@@ -34,7 +35,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
     const models = modelGuardFor(deps);
     app.addHook("onClose", () => jobs.close());
     await app.register(jobEventRoutes(deps, jobs.live, jobs.polls));
-    await app.register(jobExportRoutes(deps));
+    await app.register(jobExportRoutes(jobs.polls, new RecallCertificates(() => deps.link.connection())));
     for (const route of routes) {
       const operation: Operation = operations[route.operation];
       const jobHandler = jobs.handlers.get(operation);

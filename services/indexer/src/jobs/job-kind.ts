@@ -4,7 +4,6 @@ import {
   DEFAULT_MODEL,
   indexerResultChars,
   LIMIT_CEILINGS,
-  operations,
   type Provenance,
   type ServiceConfigResponse,
 } from "@litrev/contracts";
@@ -29,16 +28,8 @@ export interface IndexerKindOptions {
 export function indexerJobKind(options: IndexerKindOptions) {
   return defineJobKind({
     service: "indexer",
-    operations: {
-      create: operations.createIndexerJob,
-      get: operations.getIndexerJob,
-      list: operations.listIndexerJobs,
-      active: operations.activeIndexerJob,
-      estimate: operations.estimateIndexer,
-    },
     createMessage: CreateIndexerJobMessage,
     createRequest: CreateIndexerJobRequest,
-    list: "records",
     maxItems: LIMIT_CEILINGS.records,
     defaultModel: DEFAULT_MODEL.indexerRun,
     estimateOf: (request, count) => ({ fields: request.fields, record_count: count, model: request.model }),

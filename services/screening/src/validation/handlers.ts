@@ -85,7 +85,10 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore):
       for (let attempt = 0; attempt < WRITE_TRIES; attempt++) {
         const { record, revision } = await store.read(input.job_id, input.sample_id, owner);
         const next = withLabels(record, input.labels, input.includes_read);
-        if (await store.update(next, revision)) return next.sample;
+        if (await store.update(next, revision)) {
+          await store.putCertificate(next);
+          return next.sample;
+        }
       }
       throw new ServiceError("conflict", "Other label batches for this sample kept landing first: send this batch again", { simple: true });
     }),

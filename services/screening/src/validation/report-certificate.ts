@@ -1,29 +1,8 @@
-import { operations, type JobReport, type ReportCertificate } from "@litrev/contracts";
-import { requestOwner } from "@litrev/jobs";
-import type { HandlerEntry, OperationHandler } from "@litrev/messaging";
-import type { SampleStore, StoredSample } from "./sample-store";
+import type { ReportCertificate } from "@litrev/contracts";
+import type { StoredSample } from "./sample-store";
 
-/**
- * The screening report handler with the job's latest recall certificate added: the look most
- * recently taken on any of the owner's samples of the job (null when none was labelled).
- */
-export function withRecallCertificate(entries: HandlerEntry[], store: SampleStore): HandlerEntry[] {
-  return entries.map((entry) => {
-    if (entry.operation !== operations.reportScreeningJob) return entry;
-    const handle: OperationHandler = async (input, ctx) => {
-      const report = (await entry.handle(input, ctx)) as JobReport;
-      const samples = await store.labelledSamples(report.job_id, requestOwner(ctx.header));
-      return { ...report, recall_certificate: latest(samples) };
-    };
-    return { ...entry, handle };
-  });
-}
-
-function latest(samples: readonly StoredSample[]): ReportCertificate | null {
-  let best: StoredSample | null = null;
-  for (const s of samples) if (!best || s.sample.looks.at(-1)!.at > best.sample.looks.at(-1)!.at) best = s;
-  if (!best) return null;
-  const { sample } = best;
+/** A labelled sample's certificate as the methods report cites it (the sample's newest look). */
+export function reportCertificateOf({ sample }: StoredSample): ReportCertificate {
   const cert = sample.certificate;
   return {
     sample_id: sample.sample_id,

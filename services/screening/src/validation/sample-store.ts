@@ -1,9 +1,10 @@
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { jobNames, ServiceError, ValidationSample } from "@litrev/contracts";
+import { jobNames, ServiceError, ValidationSample, type StoredCertificate } from "@litrev/contracts";
 import { isWrongRevision } from "@litrev/jobs";
 import { streamReplicas } from "@litrev/messaging";
 import { z } from "zod";
+import { reportCertificateOf } from "./report-certificate";
 
 /**
  * Validation samples, kept by the screening service in its own KV bucket: one value per sample
@@ -29,8 +30,6 @@ export type StoredSample = z.infer<typeof StoredSample>;
 
 /** Bucket size: a few hundred full samples of long ids; samples expire with the store of record's rows (`JOB_STORE_RETENTION_MS`). */
 const BUCKET_BYTES = 256 * 1024 * 1024;
-/** Samples of one job the report reads at most (more are left out of the choice of the latest). */
-const MAX_SAMPLES_READ = 100;
 /** One record must fit one NATS message (1 MiB by default) with room to spare. */
 export const MAX_RECORD_BYTES = 900 * 1024;
 
@@ -52,21 +51,10 @@ export class SampleStore {
     return { record, revision: entry.revision };
   }
 
-  /**
-   * The owner's samples of a job that have been labelled (at most `limit`, read in key order),
-   * for the methods report's certificate.
-   */
-  async labelledSamples(jobId: string, owner: string | undefined, limit = MAX_SAMPLES_READ): Promise<StoredSample[]> {
-    const found: StoredSample[] = [];
-    const keys = await this.kv.keys(`sample.${jobId}.*`);
-    for await (const key of keys) {
-      if (found.length >= limit) break;
-      const entry = await this.kv.get(key);
-      if (!entry || entry.operation !== "PUT") continue;
-      const record = StoredSample.safeParse(entry.json());
-      if (record.success && (owner === undefined || record.data.owner === owner) && record.data.sample.looks.length > 0) found.push(record.data);
-    }
-    return found;
+  /** Keeps `record`'s certificate as its job's latest, for the methods report any gateway reads. */
+  async putCertificate(record: StoredSample): Promise<void> {
+    const stored: StoredCertificate = { owner: record.owner, certificate: reportCertificateOf(record) };
+    await this.kv.put(jobNames("screening").certificateKey(record.sample.job_id), JSON.stringify(stored));
   }
 
   async create(record: StoredSample): Promise<void> {

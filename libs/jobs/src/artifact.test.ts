@@ -1,0 +1,98 @@
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Objm } from "@nats-io/obj";
+import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { operations, toIndexerJob, toScreeningJob } from "@litrev/contracts";
+import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
+import { artifactJob, pollPieces, readArtifactHead, writeArtifact } from "./artifact";
+import type { JobMirror } from "./client/mirror";
+import type { PartialReader } from "./client/partial-reader";
+import { JobReader } from "./client/reader";
+import { JobData } from "./data";
+import { newJobState } from "./state";
+import { MemoryJobStore, toStoredJob, type JsonRecord, type StoredJob } from "./store/job-store";
+
+/** A finished job's artifact against a real nats-server: the poll body's bytes, its items, and the reader's fallback. */
+describe("finished job artifacts", { timeout: 30_000 }, () => {
+  let server: NatsServerHandle;
+  let storeDir: string;
+  let nc: NatsConnection;
+  let data: JobData;
+
+  beforeAll(async () => {
+    storeDir = mkdtempSync(join(tmpdir(), "litrev-artifact-test-"));
+    server = await startNatsServer({ storeDir });
+    nc = await connect({ servers: server.url });
+    data = new JobData(await new Objm(nc).create("litrev_jobdata_artifact_test"));
+  });
+  afterAll(async () => {
+    await nc?.close();
+    await server?.stop();
+    rmSync(storeDir, { recursive: true, force: true });
+  });
+
+  const item = (i: number) => ({ id: i % 3 ? `p${i}` : i, final_score: i % 6, cluster_id: 0, reasoning: `Reason ${i}, with "quotes", \u2028 and \n a line break ${"x".repeat(900)}`, decision: i % 2 ? "include" : "exclude", votes: ["include"], criteria_verdicts: [] });
+  const clusters = [{ cluster_id: 0, label: 'A "quoted" label', count: 3 }];
+
+  function screeningRow(status: "completed" | "failed", papers: number): StoredJob {
+    const state = newJobState({ jobId: randomUUID(), service: "screening", modelVersion: "m", config: { papers_count: papers }, estimatedCostUsd: 0.1 });
+    return { ...toStoredJob(state, { clusters }, 1), status, progress: 1, completed_at: new Date().toISOString() };
+  }
+
+  async function text(pieces: AsyncIterable<Uint8Array>): Promise<string> {
+    const parts: Buffer[] = [];
+    for await (const piece of pieces) parts.push(Buffer.from(piece));
+    return Buffer.concat(parts).toString("utf8");
+  }
+
+  async function* chunksOf(items: JsonRecord[], size: number): AsyncGenerator<JsonRecord[]> {
+    for (let at = 0; at < items.length; at += size) yield items.slice(at, at + size);
+  }
+
+  it("streams the poll body of several chunks, byte for byte the JSON of the whole poll response", async () => {
+    const items = Array.from({ length: 2_500 }, (_, i) => item(i));
+    const row = screeningRow("completed", items.length);
+    await writeArtifact(data, "screening", row, chunksOf(items, 500));
+    const head = (await readArtifactHead(data, row.job_id))!;
+    expect(head.items.chunks).toBeGreaterThan(1);
+    const whole = JSON.stringify(operations.getScreeningJob.response.parse(toScreeningJob(row, { results: items, clusters })));
+    expect(await text(pollPieces(data, head))).toBe(whole);
+    expect(head.report.outcomes).toEqual({ items: 2_500, by_outcome: { exclude: 1_250, include: 1_250 }, errors: 0 });
+    let read = 0;
+    for await (const chunk of artifactJob(data, head).chunks()) read += chunk.length;
+    expect(read).toBe(items.length);
+  });
+
+  it("holds a failed job's finished items; its poll shows what the kind's view shows of them", async () => {
+    const items = Array.from({ length: 3 }, (_, i) => item(i));
+    const failed = screeningRow("failed", 10);
+    await writeArtifact(data, "screening", failed, chunksOf(items, 500));
+    const head = (await readArtifactHead(data, failed.job_id))!;
+    expect(head.poll.after).toBeNull();
+    expect(JSON.parse(await text(pollPieces(data, head)))).toMatchObject({ status: "failed", results: null });
+    expect(head.report.outcomes.items).toBe(3);
+
+    const state = newJobState({ jobId: randomUUID(), service: "indexer", modelVersion: "m", config: {}, estimatedCostUsd: 0 });
+    const indexerRow: StoredJob = { ...toStoredJob(state, { errors: ["r2: lost"] }, 2), status: "failed", completed_at: new Date().toISOString() };
+    const records = [{ ID: "r1", indexing_status: "ok" }];
+    await writeArtifact(data, "indexer", indexerRow, chunksOf(records, 500));
+    const indexerHead = (await readArtifactHead(data, indexerRow.job_id))!;
+    expect(await text(pollPieces(data, indexerHead))).toBe(JSON.stringify(operations.getIndexerJob.response.parse(toIndexerJob(indexerRow, { items: records, errors: ["r2: lost"] }))));
+  });
+
+  it("a job that ended without an artifact gets one from the store of record at its first read, and is then read from it", async () => {
+    const store = new MemoryJobStore();
+    const items = Array.from({ length: 7 }, (_, i) => item(i));
+    const row = { ...screeningRow("completed", items.length), owner: "alice" };
+    await store.upsertJob(row);
+    await store.putItems(row.job_id, 1, 0, items);
+    const reader = new JobReader("screening", { read: async () => null } as unknown as JobMirror, data, {} as PartialReader, store);
+    await expect(reader.get(row.job_id, "bob")).rejects.toMatchObject({ category: "not_found" });
+    expect(await reader.get(row.job_id, "alice")).toMatchObject({ status: "completed", results: items.map((p) => ({ id: p.id })) });
+    expect((await readArtifactHead(data, row.job_id))?.owner).toBe("alice");
+    await expect(reader.ensureArtifact(randomUUID(), "alice")).rejects.toMatchObject({ category: "not_found" });
+  });
+});

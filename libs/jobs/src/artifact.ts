@@ -1,0 +1,141 @@
+import { DEFAULT_JOB_OWNER, JOB_KINDS, JobArtifactHead, jobDataObjects, type JobService } from "@litrev/contracts";
+import { JsonLines, type JobData, type LinesWriter } from "./data";
+import type { FinishedJob } from "./client/exports";
+import { buildReport, OutcomeCounter, type PromptInstructions } from "./client/report";
+import { resultOf } from "./client/views";
+import type { JsonRecord, StoredJob } from "./store/job-store";
+
+/**
+ * A finished job's artifact: everything any read of the finished job needs, written once by the
+ * worker that ended it (completed or failed), in the job data store, before its live state turns
+ * terminal. The items are a chunked list in the one chunk format (`finished/<id>/<fence>/<n>`, the
+ * run's fence keeping a stale run's chunks apart); the head (`finished/<id>/head`) is written last
+ * and holds the owner, the status, the poll body's text around the item list, the stored record
+ * and the methods report. Every gateway streams polls, exports, the end event, the validation's
+ * read and the report from it, without asking the owning service.
+ */
+
+/** Stands in for the item list while the poll body's fixed fields are serialised. */
+const ITEMS_MARK = "\u0000litrev:artifact-items\u0000";
+const ITEMS_MARK_JSON = JSON.stringify(ITEMS_MARK);
+
+/** The poll body's text around its item list: `before` + items joined by commas + `after`; `after` null when the view shows no items. */
+export function pollFrame(service: JobService, record: StoredJob): JobArtifactHead["poll"] {
+  // The fixed fields as a caller of the poll operation reads them (its response schema's key order).
+  const kind = JOB_KINDS[service];
+  const view = kind.operations.get.response.parse(kind.view(record, { items: [], result: resultOf(record) }, [])) as JsonRecord;
+  const field = kind.itemsField;
+  if (!Array.isArray(view[field])) return { before: JSON.stringify(view), after: null };
+  const text = JSON.stringify({ ...view, [field]: [ITEMS_MARK] });
+  const at = text.indexOf(ITEMS_MARK_JSON);
+  return { before: text.slice(0, at), after: text.slice(at + ITEMS_MARK_JSON.length) };
+}
+
+/** Writes one job's artifact: its items chunk by chunk as they come (counted for the report), then its head. */
+export class ArtifactWriter {
+  readonly #lines: LinesWriter;
+  readonly #outcomes: OutcomeCounter;
+
+  constructor(
+    private readonly data: JobData,
+    private readonly service: JobService,
+    private readonly jobId: string,
+    fence: number,
+  ) {
+    this.#lines = data.lines(jobDataObjects.artifactItems(jobId, fence));
+    this.#outcomes = new OutcomeCounter(service);
+  }
+
+  /** Buffers items into the artifact (and counts them for the report); true when a chunk is full (`flush` writes it). */
+  push(items: readonly JsonRecord[]): boolean {
+    this.#outcomes.add(items);
+    return this.#lines.push(items);
+  }
+
+  /** Writes the buffered items as one chunk; may be repeated after a failure (the buffer is kept until it lands). */
+  flush(): Promise<void> {
+    return this.#lines.flush();
+  }
+
+  /** The last chunk, then the head: from here on the artifact is complete. */
+  async finish(record: StoredJob, prompts?: PromptInstructions): Promise<JobArtifactHead> {
+    const items = await this.#lines.close();
+    const head: JobArtifactHead = {
+      version: 1,
+      owner: record.owner ?? DEFAULT_JOB_OWNER,
+      status: record.status,
+      poll: pollFrame(this.service, record),
+      record: record as unknown as JsonRecord,
+      report: buildReport(this.service, record, this.#outcomes.outcomes, prompts),
+      items,
+    };
+    await this.data.putJson(jobDataObjects.artifactHead(this.jobId), head);
+    return head;
+  }
+
+  /** Removes the chunks written so far (a run that may no longer finish the job). */
+  async discard(): Promise<void> {
+    await this.data.deleteLines(this.#lines.ref);
+  }
+}
+
+/** Writes a whole artifact from items already stored (a job that ended without one; see `JobReader.ensureArtifact`). */
+export async function writeArtifact(data: JobData, service: JobService, record: StoredJob, chunks: AsyncIterable<JsonRecord[]>, prompts?: PromptInstructions): Promise<JobArtifactHead> {
+  const writer = new ArtifactWriter(data, service, record.job_id, record.fence);
+  for await (const chunk of chunks) if (writer.push(chunk)) await writer.flush();
+  return writer.finish(record, prompts);
+}
+
+/** The job's artifact head, or null when it has none (yet, or any more). */
+export async function readArtifactHead(data: JobData, jobId: string): Promise<JobArtifactHead | null> {
+  const head = JobArtifactHead.safeParse(await data.getJson(jobDataObjects.artifactHead(jobId)));
+  return head.success ? head.data : null;
+}
+
+/** Chunks `0 … count-1` in order, as `read` gives them, one read ahead of the consumer. */
+async function* inOrder(count: number, read: (n: number) => Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let ahead: Promise<Uint8Array> | undefined;
+  for (let n = 0; n < count; n++) {
+    const current = ahead ?? read(n);
+    ahead = n + 1 < count ? read(n + 1) : undefined;
+    ahead?.catch(() => undefined); // awaited in its turn
+    yield await current;
+  }
+}
+
+/** Chunk `n` of the artifact's items as the inside of the poll body's item list (`a,b,c`). */
+export async function pollChunk(data: JobData, head: JobArtifactHead, n: number): Promise<Uint8Array> {
+  return JsonLines.asArrayItems(await data.readChunkBytes(head.items, n));
+}
+
+/**
+ * The poll body's bytes, piece by piece: the text before the items, each chunk's items joined by
+ * commas, the text after. Exactly `JSON.stringify` of the whole poll body; never held whole.
+ * `read` gives chunk n in that form (a reader shared by concurrent polls may cache it).
+ */
+export async function* pollPieces(data: JobData, head: JobArtifactHead, read = (n: number) => pollChunk(data, head, n)): AsyncGenerator<Uint8Array> {
+  yield Buffer.from(head.poll.before);
+  if (head.poll.after === null) return;
+  let separator = false;
+  for await (const items of inOrder(head.items.chunks ?? 0, read)) {
+    if (items.length === 0) continue;
+    if (separator) yield COMMA;
+    yield items;
+    separator = true;
+  }
+  yield Buffer.from(head.poll.after);
+}
+
+const COMMA = Buffer.from(",");
+
+/** The finished job as exports read it: its record and its items, chunk by chunk from the artifact. */
+export function artifactJob(data: JobData, head: JobArtifactHead): FinishedJob {
+  const record = head.record as unknown as StoredJob;
+  return {
+    record,
+    result: resultOf(record),
+    chunks: async function* () {
+      for await (const bytes of inOrder(head.items.chunks ?? 0, (n) => data.readChunkBytes(head.items, n))) yield JsonLines.parse(bytes) as JsonRecord[];
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import { LRUCache } from "lru-cache";
+import type { JobArtifactHead, JobService } from "@litrev/contracts";
+import { pollChunk, pollPieces, readArtifactHead } from "../artifact";
+import type { JobData } from "../data";
+
+/** Memory the cached artifacts may take in one process. */
+const CACHE_BYTES = 64 * 1024 * 1024;
+/** A poll body up to this size is kept whole beside its head (larger ones are streamed from the chunks every time). */
+const WHOLE_BODY_BYTES = 1024 * 1024;
+/** What an entry costs beyond its poll body: its head (record, report). */
+const HEAD_BYTES = 8 * 1024;
+/** Memory the poll chunks of large artifacts may take in one process. */
+const CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
+
+/** A finished job as a process holds it: its artifact head, and its whole poll body when that is small. */
+export interface FinishedArtifact {
+  jobId: string;
+  head: JobArtifactHead;
+  /** The poll body's bytes, when it is one chunk or less and small. */
+  body?: Buffer;
+}
+
+/**
+ * Finished jobs' artifact heads (and small poll bodies) of both job kinds in one bounded cache: an
+ * artifact never changes once its head is written, so it never needs invalidating. Concurrent
+ * misses of one job share one read (`LRUCache.fetch`); a job without an artifact is not remembered.
+ */
+export class FinishedArtifacts {
+  readonly #cache: LRUCache<string, FinishedArtifact, JobData>;
+  /**
+   * The poll form of large artifacts' chunks, by service, job and chunk: concurrent polls of one
+   * large job read each chunk once and send the same bytes (the bound keeps a few jobs' worth).
+   */
+  readonly #chunks: LRUCache<string, Uint8Array, { data: JobData; artifact: FinishedArtifact; n: number }>;
+
+  constructor(maxBytes = CACHE_BYTES, chunkBytes = CHUNK_CACHE_BYTES) {
+    this.#cache = new LRUCache<string, FinishedArtifact, JobData>({
+      maxSize: maxBytes,
+      sizeCalculation: (entry) => (entry.body?.length ?? 0) + HEAD_BYTES,
+      fetchMethod: async (key, _stale, { context }) => (await readArtifact(context, key.slice(key.indexOf("/") + 1))) ?? undefined,
+    });
+    this.#chunks = new LRUCache<string, Uint8Array, { data: JobData; artifact: FinishedArtifact; n: number }>({
+      maxSize: chunkBytes,
+      sizeCalculation: (bytes) => Math.max(1, bytes.length),
+      fetchMethod: (_key, _stale, { context }) => pollChunk(context.data, context.artifact.head, context.n),
+    });
+  }
+
+  /** The finished job's poll body, piece by piece; a large one's chunks through the shared chunk cache. */
+  pollPieces(service: JobService, artifact: FinishedArtifact, data: JobData): AsyncGenerator<Uint8Array> {
+    return pollPieces(data, artifact.head, async (n) => {
+      const bytes = await this.#chunks.fetch(`${service}/${artifact.jobId}/${n}`, { context: { data, artifact, n } });
+      if (!bytes) throw new Error(`chunk ${n} of job ${artifact.jobId} could not be read`);
+      return bytes;
+    });
+  }
+
+  /** The cached artifact, in memory only (no I/O). */
+  peek(service: JobService, jobId: string): FinishedArtifact | undefined {
+    return this.#cache.get(`${service}/${jobId}`);
+  }
+
+  /** The cached artifact, else read from `data` (null when the job has none). */
+  async fetch(service: JobService, jobId: string, data: JobData): Promise<FinishedArtifact | null> {
+    return (await this.#cache.fetch(`${service}/${jobId}`, { context: data })) ?? null;
+  }
+}
+
+async function readArtifact(data: JobData, jobId: string): Promise<FinishedArtifact | null> {
+  const head = await readArtifactHead(data, jobId);
+  if (!head) return null;
+  if ((head.items.chunks ?? 0) > 1 || head.items.bytes > WHOLE_BODY_BYTES) return { jobId, head };
+  const pieces: Buffer[] = [];
+  for await (const piece of pollPieces(data, head)) pieces.push(Buffer.from(piece));
+  return { jobId, head, body: Buffer.concat(pieces) };
+}
