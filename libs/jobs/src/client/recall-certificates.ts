@@ -24,7 +24,11 @@ export class RecallCertificates {
   /** The bucket, or null until its service has created it (no sample drawn yet anywhere). */
   async #bucket(service: JobService): Promise<KV | null> {
     let kv = this.#kv.get(service);
-    if (!kv) this.#kv.set(service, (kv = new Kvm(this.connection()).open(jobNames(service).validationBucket)));
+    if (!kv) {
+      // `status()` asks for the stream: opening alone does not tell a missing bucket.
+      kv = new Kvm(this.connection()).open(jobNames(service).validationBucket).then(async (opened) => (await opened.status(), opened));
+      this.#kv.set(service, kv);
+    }
     try {
       return await kv;
     } catch {
