@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EstimateConfidence, JobStatus, JsonObject, Timestamp } from "./common";
+import { EstimateConfidence, JobStatus, JsonObject, Timestamp, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
 import { JobUsage, jobReportFields, Provenance } from "./provenance";
@@ -29,19 +29,33 @@ export type ScreeningCriterion = z.infer<typeof ScreeningCriterion>;
 
 export const ClustersType = z.enum(["include", "exclude"]);
 
-export const CreateScreeningJobRequest = z.object({
+const PaperList = z.array(ScreeningPaper).max(LIMIT_CEILINGS.papers).superRefine(uniqueIds((paper) => paper.id, "paper ids"));
+
+const createScreeningJobFields = {
   // Configured bounds (papers, criteria, repetitions, work units) are the gateway's (limits.ts).
-  papers: z.array(ScreeningPaper).min(1).max(LIMIT_CEILINGS.papers),
+  papers: PaperList.min(1),
   criteria: z.array(ScreeningCriterion).max(LIMIT_CEILINGS.criteria).nullish().transform((v) => v ?? []),
   questions: z.array(z.string().max(2_000)).max(50).nullish().transform((v) => v ?? []),
   model: z.string().min(1).max(200).default(DEFAULT_MODEL.screening),
   repetitions: z.number().int().min(1).max(LIMIT_CEILINGS.repetitions).default(5),
-  threshold: z.number().min(0).default(1.0),
+  // A count of include votes: whole, and at most the votes a paper gets (above, every paper is excluded).
+  threshold: z.number().int().min(0).default(1.0),
   clusters_type: z.enum(["include", "exclude"]).nullish(),
   project_id: z.number().int().nullish(),
   mock: z.boolean().default(false),
   max_estimated_cost_usd: z.number().min(0).nullish(),
-});
+};
+
+function thresholdWithinVotes(request: { repetitions: number; threshold: number }, ctx: z.RefinementCtx): void {
+  if (request.threshold <= request.repetitions) return;
+  ctx.addIssue({
+    code: "custom",
+    path: ["threshold"],
+    message: `threshold counts include votes: a whole number between 0 and repetitions (${request.repetitions}), got ${request.threshold}`,
+  });
+}
+
+export const CreateScreeningJobRequest = z.object(createScreeningJobFields).superRefine(thresholdWithinVotes);
 export type CreateScreeningJobRequest = z.infer<typeof CreateScreeningJobRequest>;
 
 /**
@@ -49,7 +63,7 @@ export type CreateScreeningJobRequest = z.infer<typeof CreateScreeningJobRequest
  * is empty when the gateway already stored them as the job's input list (header
  * `x-litrev-staged-input`), so a large body is parsed once, at the gateway.
  */
-export const CreateScreeningJobMessage = CreateScreeningJobRequest.extend({ papers: z.array(ScreeningPaper).max(LIMIT_CEILINGS.papers) });
+export const CreateScreeningJobMessage = z.object({ ...createScreeningJobFields, papers: PaperList }).superRefine(thresholdWithinVotes);
 
 export const CreateScreeningJobResponse = z.object({
   job_id: z.string(),

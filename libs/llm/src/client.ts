@@ -124,7 +124,10 @@ interface Provider {
   singleChoice?: boolean;
 }
 
-const NO_KEY_MESSAGE = "No language-model provider key is configured: set OPENAI_API_KEY or send X-LLM-API-Key";
+/** The 401 of a call with no provider key: neither a configured one nor the request's X-LLM-API-Key. */
+export function noProviderKeyError(): ServiceError {
+  return new ServiceError("auth", "No language-model provider key is configured: set OPENAI_API_KEY or send X-LLM-API-Key");
+}
 /** Echoing a long invalid reply back in a repair prompt costs input tokens for little gain. */
 const MAX_REPAIR_ECHO_CHARS = 4000;
 
@@ -449,7 +452,7 @@ export class LlmClient {
   private providerFor(providerKey: string | undefined): Provider {
     const override = nonEmpty(providerKey);
     const key = override ?? this.apiKey;
-    if (!key) throw new ServiceError("auth", NO_KEY_MESSAGE);
+    if (!key) throw noProviderKeyError();
     const digest = keyDigest(key);
     return this.providers.getOrCreate(digest, () => ({
       digest,
