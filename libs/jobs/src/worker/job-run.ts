@@ -309,18 +309,27 @@ export class JobRun {
     if (!store.persistent) return false;
     const fence = this.identity.deliveries;
     // The store retries a failed write for the time left (then keeps it for later): one budget for them all.
-    const deadline = Date.now() + STORE_BUDGET_MS;
+    const deadline = Date.now() + (this.deps.storeWaitMs ?? STORE_BUDGET_MS);
     const wait = () => ({ budgetMs: Math.max(1, deadline - Date.now()) });
+    let itemsFailed = false;
     try {
       for (let n = 0; n < items.count; n++) {
         const chunk = await items.chunk(n);
         if ((await store.putItems(this.jobId, fence, n, chunk, wait())) === "stale") this.#lose();
       }
-      if ((await store.upsertJob(toStoredJob(state, extras, fence), wait())) === "stale") this.#lose();
-      return true;
     } catch (error) {
       if (this.#lostLease(error)) throw error;
-      this.log.warn({ err: error }, "the store of record did not take the terminal state; the live state keeps it");
+      // The row is handed over all the same: the store keeps it behind the kept chunks and writes it
+      // once they land, so a long outage cannot leave the stored row at `running` for good.
+      this.log.warn({ err: error }, "the store of record did not take the results in time; they are kept for it, the live state keeps them meanwhile");
+      itemsFailed = true;
+    }
+    try {
+      if ((await store.upsertJob(toStoredJob(state, extras, fence), wait())) === "stale") this.#lose();
+      return !itemsFailed;
+    } catch (error) {
+      if (this.#lostLease(error)) throw error;
+      this.log.warn({ err: error }, "the store of record did not take the terminal state; it is kept for it, the live state keeps it meanwhile");
       return false;
     }
   }

@@ -92,4 +92,6 @@ export interface JobWorkerOptions {
   concurrency?: number;
   /** Minimum interval between progress writes (default 250 ms). */
   reportIntervalMs?: number;
+  /** How long a finishing run retries its writes to the store of record before leaving them kept (default 30 s). */
+  storeWaitMs?: number;
 }
