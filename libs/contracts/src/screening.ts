@@ -121,6 +121,19 @@ export const ScreeningJobConfig = z.looseObject({
   criteria_count: z.number().int(),
 });
 
+/** How the provider bills a paper's votes: one request with `n` choices, or one request per vote. */
+export const ProviderN = z.enum(["honoured", "ignored"]);
+export type ProviderN = z.infer<typeof ProviderN>;
+
+/**
+ * Added (issue 30), beside the spec's `estimated_cost_usd` (always the spec's formula): the
+ * service's own forecast of the bill, for the provider's handling of `n` as the service knows it.
+ */
+const forecastFields = {
+  forecast_cost_usd: z.number().nullable().optional().describe("The service's forecast of the bill (not the spec's formula; null for a mock job)"),
+  forecast_provider_n: ProviderN.nullable().optional().describe("The provider's handling of `n` the forecast assumes"),
+};
+
 export const ScreeningJob = z.object({
   job_id: z.string(),
   status: JobStatus,
@@ -144,6 +157,7 @@ export const ScreeningJob = z.object({
   usage: JobUsage,
   /** The cost of the tokens the provider reported, at the model's price (null: no price, or a mock job). */
   actual_cost_usd: z.number().nullable(),
+  ...forecastFields,
 });
 export type ScreeningJob = z.infer<typeof ScreeningJob>;
 
@@ -163,6 +177,7 @@ export const ScreeningJobListItem = z.object({
   estimated_cost_usd: z.number().nullable(),
   /** The cost of the tokens the provider reported so far (null: no price, or a mock job). */
   actual_cost_usd: z.number().nullable(),
+  ...forecastFields,
   created_at: Timestamp,
   completed_at: Timestamp.nullable(),
 });
@@ -185,6 +200,9 @@ export const ScreeningEstimateResponse = z.object({
   repetitions: z.number().int(),
   confidence: EstimateConfidence,
   disclaimer: z.string(),
+  forecast_input_tokens: z.number().int().optional(),
+  forecast_output_tokens: z.number().int().optional(),
+  ...forecastFields,
 });
 export type ScreeningEstimateResponse = z.infer<typeof ScreeningEstimateResponse>;
 
@@ -263,7 +281,15 @@ export function toScreeningJob(
     created_at: record.created_at,
     completed_at: record.completed_at,
     ...jobReportFields(record.extra),
+    ...screeningForecast(record.extra),
   };
+}
+
+/** The forecast admission recorded in the job's extras (null for a mock job or one admitted before forecasts). */
+export function screeningForecast(extra: Record<string, unknown> | undefined): { forecast_cost_usd: number | null; forecast_provider_n: ProviderN | null } {
+  const cost = extra?.forecast_cost_usd;
+  const n = ProviderN.safeParse(extra?.forecast_provider_n);
+  return { forecast_cost_usd: typeof cost === "number" && Number.isFinite(cost) ? cost : null, forecast_provider_n: n.success ? n.data : null };
 }
 
 /** The spec's listing shape: papers_count and model come from the recorded config (0 / "" if absent). */
@@ -284,6 +310,7 @@ export function toScreeningJobListItem(record: ScreeningJobRecord): ScreeningJob
     duration_ms: record.duration_ms,
     estimated_cost_usd: record.estimated_cost_usd,
     actual_cost_usd: jobReportFields(record.extra).actual_cost_usd,
+    ...screeningForecast(record.extra),
     created_at: record.created_at,
     completed_at: record.completed_at,
   };

@@ -21,14 +21,20 @@ describe("the screening estimate follows the provider's handling of n", () => {
     expect(screeningTokens(500, 1, 3, { ignoresN: true })).toEqual(screeningTokens(500, 1, 3));
   });
 
-  it("prices what it counts: the response's cost is the tokens at the model's price", () => {
+  it("answers the spec's formula in estimated_* whatever the provider does, and its forecast of the bill in forecast_*", () => {
     const ignored = estimateScreening(request, aliases, { ignoresN: true });
     const honoured = estimateScreening(request, aliases);
-    expect(ignored.estimated_input_tokens).toBeGreaterThan(honoured.estimated_input_tokens);
-    expect(ignored.estimated_cost_usd).toBeCloseTo(
-      costUsd({ model: "llm-5-nano", inputTokens: ignored.estimated_input_tokens, outputTokens: ignored.estimated_output_tokens }, aliases),
+    const { forecast_input_tokens: _i, forecast_output_tokens: _o, forecast_cost_usd: _c, forecast_provider_n: _n, ...specIgnored } = ignored;
+    const { forecast_input_tokens: _hi, forecast_output_tokens: _ho, forecast_cost_usd: _hc, forecast_provider_n: _hn, ...specHonoured } = honoured;
+    expect(specIgnored).toEqual(specHonoured);
+    expect(ignored.estimated_input_tokens).toBe(screeningEstimateTokens(500, 5, 3).input);
+    expect(ignored.forecast_provider_n).toBe("ignored");
+    expect(honoured.forecast_provider_n).toBe("honoured");
+    expect(ignored.forecast_input_tokens).toBe(screeningTokens(500, 5, 3, { ignoresN: true }).input);
+    expect(ignored.forecast_cost_usd).toBeCloseTo(
+      costUsd({ model: "llm-5-nano", inputTokens: ignored.forecast_input_tokens!, outputTokens: ignored.forecast_output_tokens! }, aliases),
       6,
     );
-    expect(ignored.estimated_cost_usd).toBeGreaterThan(honoured.estimated_cost_usd);
+    expect(ignored.forecast_cost_usd).toBeGreaterThan(ignored.estimated_cost_usd);
   });
 });

@@ -23,23 +23,32 @@ export function screeningTokens(papers: number, repetitions: number, criteria: n
   return { input: spec.input + resent, output: spec.output };
 }
 
-/** The estimate, priced with the per-model table of @litrev/llm; job admission and its cost ceiling use the same. */
+/**
+ * The estimate: `estimated_*` are the spec's formula at the per-model table of @litrev/llm, whatever
+ * the service knows of the provider (the job's `estimated_cost_usd` and the cost ceiling use the same
+ * figure). `forecast_*` is the service's own forecast of the bill for the provider's handling of `n`.
+ */
 export function estimateScreening(
   request: ScreeningEstimateRequest,
   aliases?: Readonly<Record<string, string>>,
   profile: ProviderProfile = HONOURS_N,
 ): ScreeningEstimateResponse {
-  const tokens = screeningTokens(request.papers_count, request.repetitions, request.criteria_count, profile);
-  const cost = costUsd({ model: request.model, inputTokens: tokens.input, outputTokens: tokens.output }, aliases);
+  const tokens = screeningTokens(request.papers_count, request.repetitions, request.criteria_count);
+  const forecast = screeningTokens(request.papers_count, request.repetitions, request.criteria_count, profile);
+  const price = (counts: { input: number; output: number }) => roundUsd(costUsd({ model: request.model, inputTokens: counts.input, outputTokens: counts.output }, aliases));
   return {
     estimated_input_tokens: tokens.input,
     estimated_output_tokens: tokens.output,
-    estimated_cost_usd: roundUsd(cost),
+    estimated_cost_usd: price(tokens),
     model: request.model,
     papers_count: request.papers_count,
     repetitions: request.repetitions,
     confidence: "approximate",
     disclaimer: ESTIMATE_DISCLAIMER,
+    forecast_input_tokens: forecast.input,
+    forecast_output_tokens: forecast.output,
+    forecast_cost_usd: price(forecast),
+    forecast_provider_n: profile.ignoresN ? "ignored" : "honoured",
   };
 }
 

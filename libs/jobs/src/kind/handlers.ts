@@ -82,7 +82,11 @@ export async function admitKindJob(
   if (!unmetered && !ctx.header(headers.sealedProviderKey) && !(deps.hasProviderKey?.() ?? true)) throw noProviderKeyError();
   // A job that calls a provider needs a price: its estimate is a figure, never null (400 naming MODEL_PRICES).
   const price = unmetered ? pricing.price(request.model) : pricing.require(request.model);
-  const estimate = price.known ? kind.estimate(kind.estimateOf(request, count), pricing.table()).estimated_cost_usd : 0;
+  const estimated = price.known ? kind.estimate(kind.estimateOf(request, count), pricing.table()) : null;
+  const estimate = estimated?.estimated_cost_usd ?? 0;
+  // The kind's forecast of the bill goes with the job beside the spec's figure (a mock job has no bill).
+  const forecast =
+    estimated?.forecast_cost_usd != null && !unmetered ? { forecast_cost_usd: estimated.forecast_cost_usd, forecast_provider_n: estimated.forecast_provider_n ?? null } : {};
   const ceiling = request.max_estimated_cost_usd;
   const capped = ceiling !== null && ceiling !== undefined && !unmetered;
   const checkCeiling = () => {
@@ -110,6 +114,7 @@ export async function admitKindJob(
     estimatedCostUsd: estimate,
     extra: {
       ...job.extra,
+      ...forecast,
       usage: {},
       actual_cost_usd: unmetered ? null : 0,
       ...(job.provenance ? { provenance: job.provenance } : {}),
