@@ -62,8 +62,9 @@ export function screeningJobKind(options: ScreeningKindOptions) {
           papers_count: count,
           criteria_count: request.criteria.length,
         },
-        // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units.
-        params: { ...params, pipeline: options.pipeline },
+        // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units. A
+        // provider known to ignore `n` gets each vote of a paper with other batch-mates (vote-groups.ts).
+        params: { ...params, pipeline: { ...options.pipeline, ...(!request.mock && options.provider?.().ignoresN ? { spreadVotes: true } : {}) } },
         input: { criteria: request.criteria, questions: request.questions },
         provenance: options.describe?.(params, request.criteria, request.questions),
         modelVersion: request.model,
