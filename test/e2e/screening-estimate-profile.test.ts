@@ -78,4 +78,20 @@ describe("the spec's estimate to the letter against a provider that ignores n (l
     const capped = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(PAPERS), criteria: CRITERIA, repetitions: REPETITIONS, max_estimated_cost_usd: specCost, mock: false });
     expect(capped.status, JSON.stringify(capped.body)).toBe(200);
   });
+
+  it("keeps what it learned across a restart: the first forecast of a fresh screening process already assumes n is ignored", async () => {
+    const ready = await stack.http("GET", "/health/ready", undefined, { auth: false });
+    expect(ready.body.checks["provider_n:screening"]).toBe("ignored (learned from a reply)");
+    const old = stack.processes.find((p) => p.name.startsWith("screening"))!;
+    await stack.stopProcess(old);
+    await stack.startService("screening");
+    const estimate = await waitFor(async () => {
+      const res = await stack.http("POST", "/v1/screening/estimate", { papers_count: PAPERS, repetitions: REPETITIONS, criteria_count: CRITERIA.length });
+      return res.status === 200 ? res.body : null;
+    }, 30_000, 100);
+    expect(estimate.forecast_provider_n).toBe("ignored");
+    expect(Math.abs(estimate.estimated_cost_usd - specCost)).toBeLessThan(1e-6);
+    const after = await stack.http("GET", "/health/ready", undefined, { auth: false });
+    expect(after.body.checks["provider_n:screening"]).toBe("ignored (learned by an earlier run, kept in the config bucket)");
+  });
 });

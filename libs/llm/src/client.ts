@@ -62,6 +62,8 @@ export interface LlmClientOptions {
    * the replies. It decides how estimates bill repetitions (`ignoresN`).
    */
   providerN?: "honoured" | "ignored" | undefined;
+  /** Called once when a reply first shows the server ignores `n` (the service keeps it across restarts). */
+  onLearnedIgnoresN?: (() => void) | undefined;
 }
 
 export interface StructuredRequest<S extends z.ZodType> {
@@ -160,6 +162,9 @@ export class LlmClient {
   private readonly declaredN: "honoured" | "ignored" | undefined;
   /** Set once any key's reply showed the server gives one choice for `n` > 1 (the same server for every key). */
   private learnedSingleChoice = false;
+  /** Where `learnedSingleChoice` came from: a reply of this process, or what an earlier run kept. */
+  private learnedFrom: "reply" | "kept" | undefined;
+  private readonly onLearnedIgnoresN: (() => void) | undefined;
 
   constructor(options: LlmClientOptions = {}) {
     this.apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY);
@@ -182,6 +187,7 @@ export class LlmClient {
     this.providers = new LruCache(options.maxCachedKeys ?? 32, (provider) => provider.limiter.busy);
     this.configuredModels = options.allowedModels;
     this.declaredN = options.providerN;
+    this.onLearnedIgnoresN = options.onLearnedIgnoresN;
   }
 
   /**
@@ -190,6 +196,27 @@ export class LlmClient {
    */
   get ignoresN(): boolean {
     return this.declaredN !== undefined ? this.declaredN === "ignored" : this.learnedSingleChoice;
+  }
+
+  /** What the client assumes of `n` and why, for readiness: declared, learned (this run or kept), or assumed honoured. */
+  get providerN(): string {
+    if (this.declaredN !== undefined) return `${this.declaredN} (declared: LLM_PROVIDER_N)`;
+    if (this.learnedSingleChoice) return this.learnedFrom === "kept" ? "ignored (learned by an earlier run, kept in the config bucket)" : "ignored (learned from a reply)";
+    return "honoured (assumed until a reply shows otherwise)";
+  }
+
+  /** What an earlier run learned of this server: it ignores `n` (kept in the config bucket). */
+  assumeIgnoresN(): void {
+    if (this.learnedSingleChoice) return;
+    this.learnedSingleChoice = true;
+    this.learnedFrom = "kept";
+  }
+
+  #learnedIgnoresN(): void {
+    if (this.learnedSingleChoice) return;
+    this.learnedSingleChoice = true;
+    this.learnedFrom = "reply";
+    this.onLearnedIgnoresN?.();
   }
 
   /** The models calls may name now (live aliases, their targets, ALLOWED_MODELS); undefined without an allowlist. */
@@ -297,12 +324,12 @@ export class LlmClient {
           // allowed"): ask for one; the caller sees one choice, as from a server that ignores `n`.
           if (body.n === undefined || !refusesChoices(error)) throw error;
           provider.singleChoice = true;
-          this.learnedSingleChoice = true;
+          this.#learnedIgnoresN();
           const { n: _n, ...single } = body;
           this.logger?.warn({ model, key_digest: provider.digest.slice(0, 12) }, "provider refuses n > 1; asking for one choice per request");
           return this.send(provider, single, call, estimated);
         });
-        if ((body.n ?? 1) > 1 && completion.choices.length === 1) this.learnedSingleChoice = true; // Ollama
+        if ((body.n ?? 1) > 1 && completion.choices.length === 1) this.#learnedIgnoresN(); // Ollama
         const modelVersion = completion.model || model;
         usages.push(this.usageOf(completion, model, body));
 

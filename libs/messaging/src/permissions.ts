@@ -168,7 +168,7 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
       ...common,
       // Creating the shared config bucket (whoever starts first); writing only its own defaults.
       ...ownStream(kvStream(CONFIG_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
-      ...configWrites([configKeys.defaults(configId), MODEL_ALIAS_KEYS.defaults]),
+      ...configWrites([configKeys.defaults(configId), configKeys.providerN(configId), MODEL_ALIAS_KEYS.defaults]),
       ...usePayloads(user, true),
       ...(user === "criteria" ? [] : ownJobs(user)),
     ],
