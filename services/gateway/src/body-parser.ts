@@ -1,3 +1,4 @@
+import { parseChunked } from "@discoveryjs/json-ext";
 import type { FastifyRequest } from "fastify";
 import { ServiceError, type RequestLimits } from "@litrev/contracts";
 import { JsonShape } from "./json-scan";
@@ -85,6 +86,14 @@ function jsonTooDeep(max: number): ServiceError {
 
 type Done = (error: Error | null, body?: unknown) => void;
 
+/** The chunks one at a time, each after a turn of the event loop. */
+async function* turnByTurn(chunks: readonly Buffer[]): AsyncGenerator<Buffer> {
+  for (const chunk of chunks) {
+    yield chunk;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** Requests whose body was refused part-way, the rest of it read and thrown away. */
 const discarding = new WeakSet<object>();
 
@@ -156,19 +165,21 @@ export function jsonBodyParser(limits: BodyLimits) {
       finish(new ServiceError("validation", "The request body could not be read", { simple: true }));
     }
     function onEnd(error?: Error) {
+      // The body is whole: a `close` that follows while it parses is not a client gone early.
+      payload.removeListener("close", onClose);
       if (error) return finish(new ServiceError("validation", "The request body could not be read", { simple: true }));
       if (!Number.isNaN(declared) && received !== declared) {
         return finish(new ServiceError("validation", "Request body size did not match Content-Length", { simple: true }));
       }
-      const text = Buffer.concat(chunks, received).toString("utf8").trim();
-      if (!text) return finish(null, undefined);
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return finish(jsonInvalid());
-      }
-      finish(null, body);
+      // No JSON value at all (an empty or blank body): no body, as before.
+      if (shape.values === 0 && Buffer.concat(chunks, received).toString("utf8").trim() === "") return finish(null, undefined);
+      // Parsed a received chunk per turn of the event loop: one large valid body cannot hold the
+      // loop for the whole of a `JSON.parse` (other requests, /health among them, run in between).
+      const parts = chunks;
+      parseChunked(turnByTurn(parts)).then(
+        (body: unknown) => finish(null, body),
+        () => finish(jsonInvalid()),
+      );
     }
     payload.on("data", onData);
     payload.on("end", onEnd);
