@@ -37,6 +37,20 @@ describe("applyProgress", () => {
   });
 });
 
+/** The store of record, unreachable while `down`. */
+class FlakyStore extends MemoryJobStore {
+  down = false;
+  failed = 0;
+  override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
+    if (this.down) throw (this.failed++, new Error("connection refused"));
+    return super.upsertJob(job);
+  }
+  override async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+    if (this.down) throw (this.failed++, new Error("connection refused"));
+    return super.putItems(jobId, fence, chunk, items);
+  }
+}
+
 describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
   let server: NatsServerHandle;
   let storeDir: string;
@@ -85,19 +99,6 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
   });
 
   it("rides out a store of record briefly down at the end: the terminal writes wait for it, then the live state is releasable", async () => {
-    /** The store of record, unreachable while `down`. */
-    class FlakyStore extends MemoryJobStore {
-      down = false;
-      failed = 0;
-      override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
-        if (this.down) throw (this.failed++, new Error("connection refused"));
-        return super.upsertJob(job);
-      }
-      override async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-        if (this.down) throw (this.failed++, new Error("connection refused"));
-        return super.putItems(jobId, fence, chunk, items);
-      }
-    }
     const inner = new FlakyStore();
     const store = new RetryingJobStore(inner, logger);
     const handler: JobHandler = async () => {
@@ -124,20 +125,8 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
   });
 
   it("hands the finished row to the store even when the store stays down past the terminal writes' wait: no row stuck at running", { timeout: 60_000 }, async () => {
-    /** The store of record, unreachable until the test says (longer than the worker waits for it). */
-    class DownStore extends MemoryJobStore {
-      down = false;
-      failed = 0;
-      override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
-        if (this.down) throw (this.failed++, new Error("connection refused"));
-        return super.upsertJob(job);
-      }
-      override async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-        if (this.down) throw (this.failed++, new Error("connection refused"));
-        return super.putItems(jobId, fence, chunk, items);
-      }
-    }
-    const inner = new DownStore();
+    // Unreachable until the test says: longer than the worker waits for it.
+    const inner = new FlakyStore();
     const store = new RetryingJobStore(inner, logger);
     const handler: JobHandler = async () => {
       inner.down = true;
