@@ -198,6 +198,11 @@ export class LlmClient {
     return this.declaredN !== undefined ? this.declaredN === "ignored" : this.learnedSingleChoice;
   }
 
+  /** Whether `LLM_PROVIDER_N` declares what the server does with `n` (rather than replies showing it). */
+  get declaresN(): boolean {
+    return this.declaredN !== undefined;
+  }
+
   /** What the client assumes of `n` and why, for readiness: declared, learned (this run or kept), or assumed honoured. */
   get providerN(): string {
     if (this.declaredN !== undefined) return `${this.declaredN} (declared: LLM_PROVIDER_N)`;

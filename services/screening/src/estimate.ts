@@ -5,6 +5,8 @@ import { costUsd } from "@litrev/llm";
 export interface ProviderProfile {
   /** One choice per request (Ollama ignores `n`, llama.cpp refuses it): R votes are R requests. */
   ignoresN: boolean;
+  /** Whether that is declared (`LLM_PROVIDER_N`) rather than learned from replies. */
+  declared?: boolean;
 }
 
 const HONOURS_N: ProviderProfile = { ignoresN: false };

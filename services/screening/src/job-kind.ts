@@ -63,8 +63,9 @@ export function screeningJobKind(options: ScreeningKindOptions) {
           criteria_count: request.criteria.length,
         },
         // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units. A
-        // provider known to ignore `n` gets each vote of a paper with other batch-mates (vote-groups.ts).
-        params: { ...params, pipeline: { ...options.pipeline, ...(!request.mock && options.provider?.().ignoresN ? { spreadVotes: true } : {}) } },
+        // provider declared to ignore `n` gets each vote of a paper with other batch-mates (vote-groups.ts);
+        // only declared: on a server that does honour `n`, separate votes would cost R times the input.
+        params: { ...params, pipeline: { ...options.pipeline, ...(!request.mock && spreadsVotes(options.provider?.()) ? { spreadVotes: true } : {}) } },
         input: { criteria: request.criteria, questions: request.questions },
         provenance: options.describe?.(params, request.criteria, request.questions),
         modelVersion: request.model,
@@ -75,3 +76,5 @@ export function screeningJobKind(options: ScreeningKindOptions) {
     run: options.run,
   });
 }
+
+const spreadsVotes = (profile: ProviderProfile | undefined): boolean => profile?.ignoresN === true && profile.declared === true;

@@ -46,7 +46,7 @@ await startService({
     const kind = screeningJobKind({
       pipeline,
       describe,
-      provider: () => ({ ignoresN: llm.ignoresN }),
+      provider: () => ({ ignoresN: llm.ignoresN, declared: llm.declaresN }),
       run: (job) =>
         runScreeningPipeline(
           job,
