@@ -79,6 +79,8 @@ export function publicDatabaseStatus(status: string): string {
   if (!status.startsWith("error")) return status === "ok" || status === "not_used" ? status : "error: unknown status";
   if (/not connected yet/.test(status)) return "error: database not connected yet";
   if (/waiting for the job store/.test(status)) return "error: writes waiting for the job store";
+  // Reached but refused (credentials, an index conflict, a malformed URL): not "unreachable".
+  if (/initialisation failed/.test(status) && !/unreachable/.test(status)) return "error: database could not be initialised (see the service's log)";
   return "error: database unreachable";
 }
 
