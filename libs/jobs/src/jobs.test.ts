@@ -128,9 +128,11 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     // Unreachable until the test says: longer than the worker waits for it.
     const inner = new FlakyStore();
     const store = new RetryingJobStore(inner, logger);
+    // Three chunks of results: every one must reach the store, not only those before the first failure.
+    const results = Array.from({ length: 1_200 }, (_, v) => ({ v }));
     const handler: JobHandler = async () => {
       inner.down = true;
-      return { items: [{ v: 1 }, { v: 2 }], result: { total: 2 } };
+      return { items: results, result: { total: 2 } };
     };
     // A short wait stands for the 30 s one: the outage outlasts it either way.
     const worker = new JobWorker({ infra, store, sealer, logger, instance: "w-down", handler, storeWaitMs: 200 });
@@ -152,7 +154,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
       return stored?.status === "completed" ? stored : null;
     }, 5_000).catch(async () => inner.getJob(state.job_id));
     expect(row).toMatchObject({ status: "completed", result: { total: 2 } });
-    expect(await inner.getItems(state.job_id)).toEqual([{ v: 1 }, { v: 2 }]);
+    expect(await inner.getItems(state.job_id)).toEqual(results);
     await worker.stop();
     await store.close();
   });

@@ -312,17 +312,17 @@ export class JobRun {
     const deadline = Date.now() + (this.deps.storeWaitMs ?? STORE_BUDGET_MS);
     const wait = () => ({ budgetMs: Math.max(1, deadline - Date.now()) });
     let itemsFailed = false;
-    try {
-      for (let n = 0; n < items.count; n++) {
+    // Every chunk is handed over, a failed one too (the store keeps it), and then the row: the store
+    // writes the row behind its kept chunks, so a long outage cannot leave it at `running` for good.
+    for (let n = 0; n < items.count; n++) {
+      try {
         const chunk = await items.chunk(n);
         if ((await store.putItems(this.jobId, fence, n, chunk, wait())) === "stale") this.#lose();
+      } catch (error) {
+        if (this.#lostLease(error)) throw error;
+        if (!itemsFailed) this.log.warn({ err: error }, "the store of record did not take the results in time; they are kept for it, the live state keeps them meanwhile");
+        itemsFailed = true;
       }
-    } catch (error) {
-      if (this.#lostLease(error)) throw error;
-      // The row is handed over all the same: the store keeps it behind the kept chunks and writes it
-      // once they land, so a long outage cannot leave the stored row at `running` for good.
-      this.log.warn({ err: error }, "the store of record did not take the results in time; they are kept for it, the live state keeps them meanwhile");
-      itemsFailed = true;
     }
     try {
       if ((await store.upsertJob(toStoredJob(state, extras, fence), wait())) === "stale") this.#lose();
