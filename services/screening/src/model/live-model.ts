@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { dataBlock, matchById, neutraliseMarkers, type ScreeningPaper, type ServiceConfigResponse } from "@litrev/contracts";
 import type { PromptUse, StageParameters } from "@litrev/contracts";
-import { addUsage, sentParameters, ZERO_USAGE, type LlmClient, type ReasoningEffort, type StructuredResult } from "@litrev/llm";
+import { addUsage, sentParameters, ZERO_USAGE, type LlmClient, type ReasoningEffort } from "@litrev/llm";
 import { forEachLimited } from "@litrev/jobs/worker";
 import { promptUse } from "@litrev/prompts";
 import { PROMPTS, type StageName } from "../prompts";
