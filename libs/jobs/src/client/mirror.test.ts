@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { jobStateKeys } from "@litrev/contracts";
 import { createLogger } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../../scripts/lib/launch";
 import { waitFor } from "../../../../test/support/stack";
@@ -67,6 +68,21 @@ describe("JobMirror listeners (real nats-server)", { timeout: 30_000 }, () => {
     await infra.registry.create({ ...again });
     await waitFor(() => late.length > 0);
     expect(a).toHaveLength(3);
+  });
+
+  it("never serves less progress for an active job than it served before, even from a newer revision", async () => {
+    const state = fresh();
+    await infra.registry.create(state);
+    await infra.registry.update(state.job_id, (s) => ({ ...s, status: "running", progress: 0.99 }));
+    await waitFor(() => mirror.get(state.job_id)?.state.progress === 0.99);
+    // A store that lost the 0.99 write (a nats-server 2.9 leader elected without it) goes on from
+    // the older state: a newer revision carrying older progress.
+    const older = { ...state, status: "running" as const, progress: 0.93, stage: "Labelling" };
+    const revision = await infra.registry.kv.put(jobStateKeys.job(state.job_id), JSON.stringify(older));
+    await waitFor(() => (mirror.get(state.job_id)?.revision ?? 0) >= revision);
+    expect(mirror.get(state.job_id)?.state).toMatchObject({ progress: 0.99, stage: "Labelling" });
+    expect((await mirror.read(state.job_id))?.state.progress).toBe(0.99);
+    await infra.registry.remove(state.job_id);
   });
 
   it("keeps delivering to the others when one listener throws", async () => {

@@ -224,7 +224,12 @@ export class JobMirror {
   #apply(jobId: string, state: LiveJobState, revision: number): MirrorEntry {
     const current = this.#jobs.get(jobId);
     if (current && current.revision > revision) return current;
-    const entry: MirrorEntry = { state, revision, seenAt: Date.now() };
+    // Every write keeps a job's progress at least where it was (`applyProgress`), so a newer revision
+    // with less progress comes from a store that lost an acknowledged write: nats-server 2.9 can elect
+    // a stream leader without it after leader kills (docs/resilience.md). Polls through this process
+    // keep the progress they have shown (docs/jobs.md: never backwards through one gateway).
+    const regressed = current && isActive(current.state) && isActive(state) && state.progress < current.state.progress;
+    const entry: MirrorEntry = { state: regressed ? { ...state, progress: current.state.progress } : state, revision, seenAt: Date.now() };
     this.#jobs.set(jobId, entry);
     this.#index(jobId, current?.state, state);
     if (current?.revision !== revision) this.#notify(jobId, entry);
