@@ -40,6 +40,8 @@ export const MIRROR_STALENESS_MS = 300;
 const PATH_TRUST_MS = MIRROR_STALENESS_MS;
 /** How long a read waits for its copy to be proven current before it reads the leader directly. */
 const BARRIER_MS = 1_000;
+/** Barrier answers in a row with the leader behind the watch before the copy starts over (`#startOver`). */
+const REWIND_CONFIRMATIONS = 2;
 
 /**
  * An in-process copy of one service's job-state bucket, kept current by a KV watch, so a poll or
@@ -68,6 +70,8 @@ export class JobMirror {
   #pathConfirmedAt = 0;
   /** The highest stream sequence the watch delivered. */
   #watchedSeq = 0;
+  /** Barrier answers in a row whose leader was behind the watch (see `#startOver`). */
+  #behind = 0;
   readonly #ticker: NodeJS.Timeout;
   #stopped = false;
   #stopWatch: (() => void) | undefined;
@@ -331,9 +335,17 @@ export class JobMirror {
       (): false => false,
       (): false => false,
     );
+    const watched = this.#watchedSeq;
     try {
       const seq = await Promise.race([this.#leaderSeq(), expired]);
       if (seq === false) return false;
+      // Asked after the watch delivered `watched`: a leader that has less lacks writes the cluster
+      // acknowledged. Twice in a row, so that a paused server resuming as leader for a moment is not taken for it.
+      this.#behind = seq < watched ? this.#behind + 1 : 0;
+      if (this.#behind >= REWIND_CONFIRMATIONS) {
+        this.#startOver(seq, watched);
+        return false;
+      }
       const reached = await Promise.race([this.#watchReaches(seq), expired]);
       if (reached) this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, askedAt);
       return reached;
@@ -348,6 +360,22 @@ export class JobMirror {
   async #leaderSeq(): Promise<number> {
     const { state } = (await this.kv.status()).streamInfo;
     return state.messages === 0 ? 0 : state.last_seq;
+  }
+
+  /**
+   * The bucket's stream was rewound: nats-server 2.9 can elect a leader without writes the cluster
+   * acknowledged (docs/resilience.md), and that leader numbers its own writes from where it stands,
+   * so revisions this copy holds are given again to newer states. Every copy is kept (its progress
+   * still bounds what a poll shows) but will take whatever the leader now has, and the watch starts
+   * over; until it has caught up, polls read the leader.
+   */
+  #startOver(leaderSeq: number, watchedSeq: number): void {
+    this.logger.warn({ leaderSeq, watchedSeq }, "job-state bucket rewound (its leader lacks writes the watch delivered); the copy starts over");
+    this.#behind = 0;
+    this.#watchedSeq = 0;
+    this.#staleBefore = Date.now();
+    for (const [jobId, entry] of this.#jobs) this.#jobs.set(jobId, { ...entry, revision: 0 });
+    this.#stopWatch?.();
   }
 
   #watchReaches(seq: number): Promise<boolean> {
@@ -383,10 +411,14 @@ export class JobMirror {
   /** Watches until stopped; a watch that ends (server restart, lost consumer) is started again. */
   async #watchForever(): Promise<void> {
     while (!this.#stopped) {
+      let restarted = false;
       try {
         this.#staleBefore = Date.now();
         const watcher = await this.kv.watch({ key: ">" });
-        this.#stopWatch = () => watcher.stop();
+        this.#stopWatch = () => {
+          restarted = true;
+          watcher.stop();
+        };
         if (this.#stopped) watcher.stop();
         // An empty bucket delivers nothing: the copy is complete at once.
         if (!this.#isSynced && (await this.kv.status()).values === 0) this.#setSynced();
@@ -394,7 +426,7 @@ export class JobMirror {
       } catch (error) {
         if (!this.#stopped) this.logger.warn({ err: error }, "job-state watch failed; restarting");
       }
-      if (!this.#stopped) await sleep(1_000);
+      if (!this.#stopped && !restarted) await sleep(1_000);
     }
   }
 }
