@@ -14,7 +14,7 @@ import { JobMirror, type MirrorEntry } from "./mirror";
 
 const logger = createLogger("mirror-test", process.env.TEST_LOG_LEVEL ?? "silent");
 
-describe("JobMirror listeners (real nats-server)", { timeout: 30_000 }, () => {
+describe("JobMirror (real nats-server)", { timeout: 30_000 }, () => {
   let server: NatsServerHandle;
   let storeDir: string;
   let nc: NatsConnection;
@@ -85,6 +85,31 @@ describe("JobMirror listeners (real nats-server)", { timeout: 30_000 }, () => {
     await infra.registry.remove(state.job_id);
   });
 
+  it("starts its copy over when the leader is behind what the watch delivered, and serves the writes made since", async () => {
+    // Its own service's bucket, whose stream this test replaces.
+    const infra = await openJobInfra(nc, "screening");
+    const mirror = await JobMirror.open(nc, "screening", logger);
+    try {
+      const state = newJobState({ jobId: randomUUID(), service: "screening", modelVersion: "m", config: {}, estimatedCostUsd: null });
+      await infra.registry.create(state);
+      for (let n = 1; n <= 20; n++) await infra.registry.update(state.job_id, (s) => ({ ...s, status: "running", progress: n / 100 }));
+      await waitFor(() => mirror.get(state.job_id)?.state.progress === 0.2);
+      // A nats-server 2.9 leader elected without acknowledged writes numbers its own writes from where
+      // it stands, so revisions the watch delivered are given again: here, a new stream of the bucket.
+      await infra.jsm.streams.delete(`KV_${infra.names.stateBucket}`);
+      const rewound = await openJobInfra(nc, "screening");
+      await rewound.registry.kv.put(jobStateKeys.job(state.job_id), JSON.stringify({ ...state, status: "running", progress: 0.1 }));
+      await rewound.registry.update(state.job_id, (s) => ({ ...s, status: "completed", progress: 1 }));
+      const seen = await waitFor(async () => {
+        const entry = await mirror.fetch(state.job_id);
+        return entry?.state.status === "completed" ? entry : null;
+      }, 10_000);
+      expect(seen.state.progress).toBe(1);
+    } finally {
+      mirror.stop();
+    }
+  });
+
   it("keeps delivering to the others when one listener throws", async () => {
     const state = fresh();
     const seen: (MirrorEntry | null)[] = [];
@@ -94,45 +119,5 @@ describe("JobMirror listeners (real nats-server)", { timeout: 30_000 }, () => {
     mirror.listen(state.job_id, (e) => seen.push(e));
     await infra.registry.create(state);
     await waitFor(() => seen.length === 1);
-  });
-});
-
-describe("JobMirror when its bucket's stream is rewound (real nats-server)", { timeout: 30_000 }, () => {
-  let server: NatsServerHandle;
-  let storeDir: string;
-  let nc: NatsConnection;
-  let infra: JobInfra;
-  let mirror: JobMirror;
-
-  beforeAll(async () => {
-    storeDir = mkdtempSync(join(tmpdir(), "litrev-mirror-rewind-test-"));
-    server = await startNatsServer({ storeDir });
-    nc = await connect({ servers: server.url });
-    infra = await openJobInfra(nc, "screening");
-    mirror = await JobMirror.open(nc, "screening", logger);
-  });
-  afterAll(async () => {
-    mirror?.stop();
-    await nc?.close();
-    await server?.stop();
-    rmSync(storeDir, { recursive: true, force: true });
-  });
-
-  it("starts its copy over when the leader is behind what the watch delivered, and serves the writes made since", async () => {
-    const state = newJobState({ jobId: randomUUID(), service: "screening", modelVersion: "m", config: {}, estimatedCostUsd: null });
-    await infra.registry.create(state);
-    for (let n = 1; n <= 20; n++) await infra.registry.update(state.job_id, (s) => ({ ...s, status: "running", progress: n / 100 }));
-    await waitFor(() => mirror.get(state.job_id)?.state.progress === 0.2);
-    // A nats-server 2.9 leader elected without acknowledged writes numbers its own writes from where
-    // it stands, so revisions the watch delivered are given again: here, a new stream of the bucket.
-    await infra.jsm.streams.delete(`KV_${infra.names.stateBucket}`);
-    const rewound = await openJobInfra(nc, "screening");
-    await rewound.registry.kv.put(jobStateKeys.job(state.job_id), JSON.stringify({ ...state, status: "running", progress: 0.1 }));
-    await rewound.registry.update(state.job_id, (s) => ({ ...s, status: "completed", progress: 1 }));
-    const seen = await waitFor(async () => {
-      const entry = await mirror.fetch(state.job_id);
-      return entry?.state.status === "completed" ? entry : null;
-    }, 10_000);
-    expect(seen.state.progress).toBe(1);
   });
 });
