@@ -113,6 +113,8 @@ export class JobMirror {
       this.#lastTick = now;
     }
     const entry = this.#jobs.get(jobId);
+    // A copy kept across a start-over (`#startOver`) has no revision of the new leader's yet: read it again.
+    if (entry?.revision === 0) return undefined;
     if (entry && isActive(entry.state) && (now - entry.seenAt > STALE_ACTIVE_MS || entry.seenAt < this.#staleBefore || now - this.#pathConfirmedAt > PATH_TRUST_MS)) return undefined;
     return entry;
   }
