@@ -339,16 +339,17 @@ export class JobMirror {
     );
     const watched = this.#watchedSeq;
     try {
-      const seq = await Promise.race([this.#leaderSeq(), expired]);
-      if (seq === false) return false;
-      // Asked after the watch delivered `watched`: a leader that has less lacks writes the cluster
-      // acknowledged. Twice in a row, so that a paused server resuming as leader for a moment is not taken for it.
-      this.#behind = seq < watched ? this.#behind + 1 : 0;
+      const leader = await Promise.race([this.#leaderSeq(), expired]);
+      if (leader === false) return false;
+      // Asked after the watch delivered `watched`: a leader whose last sequence is lower (it never goes
+      // down, even when messages expire) lacks writes the cluster acknowledged. Twice in a row, so
+      // that a paused server resuming as leader for a moment is not taken for it.
+      this.#behind = leader.last < watched ? this.#behind + 1 : 0;
       if (this.#behind >= REWIND_CONFIRMATIONS) {
-        this.#startOver(seq, watched);
+        this.#startOver(leader.last, watched);
         return false;
       }
-      const reached = await Promise.race([this.#watchReaches(seq), expired]);
+      const reached = await Promise.race([this.#watchReaches(leader.held), expired]);
       if (reached) this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, askedAt);
       return reached;
     } catch {
@@ -358,10 +359,10 @@ export class JobMirror {
     }
   }
 
-  /** The bucket's last sequence as its stream leader has it (0 for an empty bucket). */
-  async #leaderSeq(): Promise<number> {
+  /** The bucket's last sequence as its stream leader has it, and the last one it holds (0 for an empty bucket: nothing to watch for). */
+  async #leaderSeq(): Promise<{ last: number; held: number }> {
     const { state } = (await this.kv.status()).streamInfo;
-    return state.messages === 0 ? 0 : state.last_seq;
+    return { last: state.last_seq, held: state.messages === 0 ? 0 : state.last_seq };
   }
 
   /**
