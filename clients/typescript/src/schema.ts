@@ -524,6 +524,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screening/jobs/{job_id}/validation-samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Draw a validation sample of a completed screening job (simple, stratified by vote level, or below a threshold), with the labels the target needs */
+        post: operations["drawValidationSample"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a batch of labels to a validation sample: the recall certificate, valid however often it is asked for */
+        post: operations["labelValidationSample"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A validation sample with its labels, every recorded look and its latest certificate */
+        get: operations["getValidationSample"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/screening/jobs/{job_id}/validation": {
         parameters: {
             query?: never;
@@ -533,7 +584,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Validate a completed screening job on the team's labelled sample: recall with exact bounds per vote threshold, the threshold to use, agreement */
+        /** Validate a completed screening job on the team's labelled sample: a certified recall lower bound per vote threshold (one-sided by default), the threshold to use, agreement */
         post: operations["validateScreeningJob"];
         delete?: never;
         options?: never;
@@ -1927,6 +1978,19 @@ export interface operations {
                         duration_ms: number | null;
                         error: string | null;
                         limitations: string[];
+                        recall_certificate?: {
+                            sample_id: string;
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            sample_size: number;
+                            labelled: number;
+                            labelled_included: number;
+                            threshold: number | null;
+                            recall_lower: number | null;
+                            statement: string;
+                            method: string;
+                            at: string;
+                        } | null;
                     };
                 };
             };
@@ -2187,6 +2251,19 @@ export interface operations {
                         duration_ms: number | null;
                         error: string | null;
                         limitations: string[];
+                        recall_certificate?: {
+                            sample_id: string;
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            sample_size: number;
+                            labelled: number;
+                            labelled_included: number;
+                            threshold: number | null;
+                            recall_lower: number | null;
+                            statement: string;
+                            method: string;
+                            at: string;
+                        } | null;
                     };
                 };
             };
@@ -4426,6 +4503,613 @@ export interface operations {
             };
         };
     };
+    drawValidationSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default 0.95 */
+                    target_recall?: number;
+                    /** @default 0.95 */
+                    confidence?: number;
+                    /**
+                     * @default one
+                     * @enum {string}
+                     */
+                    sides?: "one" | "two";
+                    /**
+                     * @default simple
+                     * @enum {string}
+                     */
+                    design?: "simple" | "stratified" | "below_threshold";
+                    size?: number;
+                    seed?: number;
+                    threshold?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sample_id: string;
+                        job_id: string;
+                        created_at: string;
+                        /** @enum {string} */
+                        design: "simple" | "stratified" | "below_threshold";
+                        seed: number;
+                        threshold: number | null;
+                        target_recall: number;
+                        confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
+                        paper_ids: (string | number)[];
+                        strata: {
+                            votes: number | null;
+                            papers: number;
+                            sampled: number;
+                            inclusion_probability: number;
+                        }[];
+                        labels_needed: number | null;
+                        feasible: boolean;
+                        labelled: number;
+                        labels: {
+                            id: string | number;
+                            included: boolean;
+                        }[];
+                        looks: {
+                            at: string;
+                            labelled: number;
+                            labelled_included: number;
+                            recommended_votes: number | null;
+                            recall_lower: number | null;
+                        }[];
+                        certificate: {
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        agreement: {
+                            kappa: number | null;
+                            discordant: {
+                                id: string | number;
+                                votes: number | null;
+                                /** @enum {string} */
+                                job_decision: "include" | "exclude";
+                                /** @enum {string} */
+                                label: "include" | "exclude";
+                            }[];
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    labelValidationSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    labels: {
+                        id: string | number;
+                        included: boolean;
+                    }[];
+                    includes_read?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sample_id: string;
+                        job_id: string;
+                        created_at: string;
+                        /** @enum {string} */
+                        design: "simple" | "stratified" | "below_threshold";
+                        seed: number;
+                        threshold: number | null;
+                        target_recall: number;
+                        confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
+                        paper_ids: (string | number)[];
+                        strata: {
+                            votes: number | null;
+                            papers: number;
+                            sampled: number;
+                            inclusion_probability: number;
+                        }[];
+                        labels_needed: number | null;
+                        feasible: boolean;
+                        labelled: number;
+                        labels: {
+                            id: string | number;
+                            included: boolean;
+                        }[];
+                        looks: {
+                            at: string;
+                            labelled: number;
+                            labelled_included: number;
+                            recommended_votes: number | null;
+                            recall_lower: number | null;
+                        }[];
+                        certificate: {
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        agreement: {
+                            kappa: number | null;
+                            discordant: {
+                                id: string | number;
+                                votes: number | null;
+                                /** @enum {string} */
+                                job_decision: "include" | "exclude";
+                                /** @enum {string} */
+                                label: "include" | "exclude";
+                            }[];
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    getValidationSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sample_id: string;
+                        job_id: string;
+                        created_at: string;
+                        /** @enum {string} */
+                        design: "simple" | "stratified" | "below_threshold";
+                        seed: number;
+                        threshold: number | null;
+                        target_recall: number;
+                        confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
+                        paper_ids: (string | number)[];
+                        strata: {
+                            votes: number | null;
+                            papers: number;
+                            sampled: number;
+                            inclusion_probability: number;
+                        }[];
+                        labels_needed: number | null;
+                        feasible: boolean;
+                        labelled: number;
+                        labels: {
+                            id: string | number;
+                            included: boolean;
+                        }[];
+                        looks: {
+                            at: string;
+                            labelled: number;
+                            labelled_included: number;
+                            recommended_votes: number | null;
+                            recall_lower: number | null;
+                        }[];
+                        certificate: {
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        agreement: {
+                            kappa: number | null;
+                            discordant: {
+                                id: string | number;
+                                votes: number | null;
+                                /** @enum {string} */
+                                job_decision: "include" | "exclude";
+                                /** @enum {string} */
+                                label: "include" | "exclude";
+                            }[];
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
     validateScreeningJob: {
         parameters: {
             query?: never;
@@ -4446,6 +5130,11 @@ export interface operations {
                     target_recall?: number;
                     /** @default 0.95 */
                     confidence?: number;
+                    /**
+                     * @default one
+                     * @enum {string}
+                     */
+                    sides?: "one" | "two";
                 };
             };
         };
@@ -4464,6 +5153,8 @@ export interface operations {
                         repetitions: number;
                         target_recall: number;
                         confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
                         thresholds: {
                             votes: number;
                             tp: number;
@@ -4495,6 +5186,7 @@ export interface operations {
                             };
                             workload: number;
                             work_saved: number;
+                            net_work_saved: number;
                         } | null;
                         recommendation_reason: string | null;
                         agreement: {
@@ -4511,6 +5203,63 @@ export interface operations {
                             labelled_includes_below: number;
                             estimate: number;
                             upper: number;
+                        } | null;
+                        certificate: {
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        randomness: {
+                            chi2: number;
+                            df: number;
+                            p_value: number;
                         } | null;
                         warnings: string[];
                     };
