@@ -14,6 +14,7 @@ export { exportBody } from "./exports";
 export type { FinishedJob } from "./exports";
 export { buildReport, OutcomeCounter, reportMarkdown } from "./report";
 export type { PromptInstructions } from "./report";
+export { completeReport, methodsParagraph, checklist } from "./methods-text";
 export { ArtifactWriter, artifactJob, pollFrame, pollPieces, readArtifactHead, writeArtifact } from "../artifact";
 export { FinishedArtifacts } from "./finished-artifacts";
 export { RecallCertificates } from "./recall-certificates";

@@ -39,7 +39,7 @@ const paper = (id: string, decision: string, error?: string) => ({ id, decision,
 async function buildReport(service: "screening" | "indexer", job: FinishedJob, prompts?: PromptInstructions) {
   const counter = new OutcomeCounter(service);
   for await (const chunk of job.chunks()) counter.add(chunk);
-  return reportOf(service, job.record, counter.outcomes, prompts);
+  return reportOf(service, job.record, counter, prompts);
 }
 
 describe("methods report", () => {
