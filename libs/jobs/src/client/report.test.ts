@@ -158,7 +158,8 @@ describe("methods report", () => {
     expect(md).toContain("| RAISE, PRISMA-trAIce | Role of the AI (sole screener, second reviewer, triage) and human oversight | *for you to fill in* |");
     expect(report.methods_paragraph).toContain("through the provider at api.example.org");
     expect(report.methods_paragraph).toContain("Each paper was judged 3 times independently against 1 eligibility criterion (1 for inclusion, 0 for exclusion) and 1 research question");
-    expect(report.methods_paragraph).toContain("[For you to fill in: the model's role in the review");
+    expect(report.methods_paragraph).toContain("{For you to fill in: the model's role in the review");
+    expect(md).toContain("{For you to fill in: the model's role in the review");
     expect(JobReport.parse(report)).toEqual(report);
   });
 });
