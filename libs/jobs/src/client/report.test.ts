@@ -154,15 +154,8 @@ describe("methods report", () => {
     const criterion = "Adults ``` # not a heading";
     const extra = {
       provenance: {
-        model_requested: "llm-5-nano",
-        model_resolved: "gpt-5-nano",
-        models_used: [],
-        service_version: { version: "1", commit: null },
-        provider: { host: "api.example.org", profile: "openai" },
+        ...BARE_PROVENANCE,
         parameters: { labelling: { temperature: null, max_output_tokens: 4096, reasoning_effort: "minimal" } },
-        repetitions: 3,
-        threshold: 1,
-        decision_rule: "include when at least 1 of 3 votes say include",
         prompts: [{ name: "screening.labelling", template_id: "t", sha256: "b".repeat(64), text: `System.\n${criterion}` }],
         criteria: [{ name: "Population", type: "include", text: criterion }],
         questions: ["Does it work?"],
