@@ -575,6 +575,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A validation sample's papers for blind screening, in the order drawn: CSV or RIS with titles and abstracts, no decisions or scores */
+        get: operations["downloadValidationSample"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/screening/jobs/{job_id}/validation": {
         parameters: {
             query?: never;
@@ -660,7 +677,16 @@ export interface components {
                     name: string;
                     template_id: string;
                     sha256: string;
+                    text?: string;
                 }[];
+                criteria?: {
+                    name: string;
+                    /** @enum {string} */
+                    type: "include" | "exclude";
+                    text: string;
+                }[];
+                questions?: string[];
+                fields?: components["schemas"]["IndexerField"][];
             } | null;
             usage: {
                 input_tokens?: number;
@@ -812,7 +838,16 @@ export interface components {
                     name: string;
                     template_id: string;
                     sha256: string;
+                    text?: string;
                 }[];
+                criteria?: {
+                    name: string;
+                    /** @enum {string} */
+                    type: "include" | "exclude";
+                    text: string;
+                }[];
+                questions?: string[];
+                fields?: components["schemas"]["IndexerField"][];
             } | null;
             actual_cost_usd: number | null;
         };
@@ -1798,8 +1833,10 @@ export interface operations {
     exportScreeningJob: {
         parameters: {
             query?: {
-                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line */
-                format?: "csv" | "jsonl";
+                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md) */
+                format?: "csv" | "jsonl" | "ris";
+                /** @description spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python) */
+                csv?: "spreadsheet" | "plain";
             };
             header?: never;
             path: {
@@ -1809,7 +1846,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The job's results, one row (CSV, with a header row) or one JSON object (JSON Lines) per paper or record, streamed. */
+            /** @description The job's results, one row (CSV, with a header row), one JSON object (JSON Lines) or one RIS record per paper or record, each with its title, streamed. A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1817,6 +1854,7 @@ export interface operations {
                 content: {
                     "text/csv": string;
                     "application/x-ndjson": string;
+                    "application/x-research-info-systems": string;
                 };
             };
             /** @description The request is invalid */
@@ -1915,6 +1953,7 @@ export interface operations {
                 content: {
                     "text/markdown": string;
                     "application/json": {
+                        title?: string;
                         job_id: string;
                         /** @enum {string} */
                         kind: "screening" | "indexer";
@@ -1954,6 +1993,7 @@ export interface operations {
                             template_id: string;
                             sha256: string;
                             instructions: string | null;
+                            text?: string;
                         }[] | null;
                         outcomes: {
                             items: number;
@@ -1991,6 +2031,33 @@ export interface operations {
                             method: string;
                             at: string;
                         } | null;
+                        asked?: {
+                            criteria: {
+                                name: string;
+                                /** @enum {string} */
+                                type: "include" | "exclude";
+                                text: string;
+                            }[] | null;
+                            questions: string[] | null;
+                            fields: components["schemas"]["IndexerField"][] | null;
+                        };
+                        prisma?: {
+                            records_in: number;
+                            results: number;
+                            included: number | null;
+                            excluded: number | null;
+                            errored: number;
+                            without_abstract: number | null;
+                            exclusion_reasons: {
+                                [key: string]: number;
+                            };
+                        };
+                        methods_paragraph?: string;
+                        checklist?: {
+                            guidelines: ("RAISE" | "PRISMA-trAIce")[];
+                            item: string;
+                            answer: string | null;
+                        }[];
                     };
                 };
             };
@@ -2071,8 +2138,10 @@ export interface operations {
     exportIndexerJob: {
         parameters: {
             query?: {
-                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line */
-                format?: "csv" | "jsonl";
+                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md) */
+                format?: "csv" | "jsonl" | "ris";
+                /** @description spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python) */
+                csv?: "spreadsheet" | "plain";
             };
             header?: never;
             path: {
@@ -2082,7 +2151,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The job's results, one row (CSV, with a header row) or one JSON object (JSON Lines) per paper or record, streamed. */
+            /** @description The job's results, one row (CSV, with a header row), one JSON object (JSON Lines) or one RIS record per paper or record, each with its title, streamed. A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2090,6 +2159,7 @@ export interface operations {
                 content: {
                     "text/csv": string;
                     "application/x-ndjson": string;
+                    "application/x-research-info-systems": string;
                 };
             };
             /** @description The request is invalid */
@@ -2188,6 +2258,7 @@ export interface operations {
                 content: {
                     "text/markdown": string;
                     "application/json": {
+                        title?: string;
                         job_id: string;
                         /** @enum {string} */
                         kind: "screening" | "indexer";
@@ -2227,6 +2298,7 @@ export interface operations {
                             template_id: string;
                             sha256: string;
                             instructions: string | null;
+                            text?: string;
                         }[] | null;
                         outcomes: {
                             items: number;
@@ -2264,6 +2336,33 @@ export interface operations {
                             method: string;
                             at: string;
                         } | null;
+                        asked?: {
+                            criteria: {
+                                name: string;
+                                /** @enum {string} */
+                                type: "include" | "exclude";
+                                text: string;
+                            }[] | null;
+                            questions: string[] | null;
+                            fields: components["schemas"]["IndexerField"][] | null;
+                        };
+                        prisma?: {
+                            records_in: number;
+                            results: number;
+                            included: number | null;
+                            excluded: number | null;
+                            errored: number;
+                            without_abstract: number | null;
+                            exclusion_reasons: {
+                                [key: string]: number;
+                            };
+                        };
+                        methods_paragraph?: string;
+                        checklist?: {
+                            guidelines: ("RAISE" | "PRISMA-trAIce")[];
+                            item: string;
+                            answer: string | null;
+                        }[];
                     };
                 };
             };
@@ -5074,6 +5173,98 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    downloadValidationSample: {
+        parameters: {
+            query?: {
+                /** @description csv: order, id, title, abstract and an empty `included` column; ris: one record per paper (ID, TI, AB) */
+                format?: "csv" | "ris";
+                /** @description spreadsheet (default): a byte-order mark and the formula guard on text cells; plain: values as they are */
+                csv?: "spreadsheet" | "plain";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sample's papers in the order to screen them, with titles and abstracts and nothing of the model's (blind screening) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-research-info-systems": string;
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
