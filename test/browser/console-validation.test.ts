@@ -1,11 +1,10 @@
-import { spawnSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../../scripts/lib/launch";
 import { screeningPapers, CRITERIA } from "../e2e/screening-fixtures";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
+import { CHROMIUM_ARGS, CONSOLE_ARTIFACTS, findChromium } from "../support/browser";
 
 /**
  * The console's validation panel in headless Chromium: on a completed mock screening job's page, a
@@ -14,8 +13,7 @@ import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
  * goes to test-artifacts/console/.
  */
 
-const ARTIFACTS = join(ROOT, "test-artifacts", "console");
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+const ARTIFACTS = CONSOLE_ARTIFACTS;
 const R = 5;
 
 describe("the console's validation panel in headless Chromium", () => {
@@ -28,12 +26,12 @@ describe("the console's validation panel in headless Chromium", () => {
   const outside: string[] = [];
 
   beforeAll(async () => {
-    const found = spawnSync("bash", [join(ROOT, "scripts/ensure-chromium.sh")], { encoding: "utf8", timeout: 900_000 });
-    chromiumPath = found.status === 0 ? (found.stdout.trim().split("\n").at(-1) ?? "") : "";
-    if (!chromiumPath) {
-      skipReason = found.stderr.trim().split("\n").at(-1) || `scripts/ensure-chromium.sh exited ${found.status}`;
+    const found = findChromium();
+    if ("reason" in found) {
+      skipReason = found.reason;
       return;
     }
+    chromiumPath = found.path;
     mkdirSync(ARTIFACTS, { recursive: true });
     stack = await startStack({ services: { screening: 1 } });
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });

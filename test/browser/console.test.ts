@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -8,6 +7,7 @@ import { extractionResponder } from "../../services/indexer/src/testing/responde
 import { ROOT } from "../../scripts/lib/launch";
 import { indexerRecords } from "../support/dataset";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
+import { CHROMIUM_ARGS, CONSOLE_ARTIFACTS, findChromium } from "../support/browser";
 
 /**
  * The console in a real browser: headless Chromium (Debian's package, installed by
@@ -19,16 +19,7 @@ import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
  * UPDATE_CONSOLE_SCREENSHOT=1 also copies the job page's screenshot to docs/console.png (the README's).
  */
 
-const ARTIFACTS = join(ROOT, "test-artifacts", "console");
-/** Flags for a closed network: without the background-networking ones Chromium keeps trying to reach the outside. */
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
-
-function findChromium(): { path: string } | { reason: string } {
-  const result = spawnSync("bash", [join(ROOT, "scripts/ensure-chromium.sh")], { encoding: "utf8", timeout: 900_000 });
-  const path = result.stdout.trim().split("\n").at(-1) ?? "";
-  if (result.status === 0 && path) return { path };
-  return { reason: result.stderr.trim().split("\n").at(-1) || `scripts/ensure-chromium.sh exited ${result.status}` };
-}
+const ARTIFACTS = CONSOLE_ARTIFACTS;
 
 describe("the console in headless Chromium", () => {
   let chromiumPath: string | undefined;
@@ -145,7 +136,7 @@ describe("the console in headless Chromium", () => {
     expect((await paperIds())[0]).toBe("demo-26");
     await page.getByRole("button", { name: "Score" }).click();
     expect(await page.locator('th[data-sort="score"]').getAttribute("aria-sort")).toBe("ascending");
-    const scores = async () => (await page.locator("#papers tbody tr td:nth-child(3)").allTextContents()).map(Number);
+    const scores = async () => (await page.locator("#papers tbody tr td:nth-child(4)").allTextContents()).map(Number);
     const ascending = await scores();
     expect(ascending).toEqual([...ascending].sort((a, b) => a - b));
     await page.getByRole("button", { name: "Score" }).click();
@@ -154,7 +145,7 @@ describe("the console in headless Chromium", () => {
     expect(descending).toEqual([...descending].sort((a, b) => b - a));
     expect(descending[0]).toBeGreaterThanOrEqual(ascending.at(-1)!);
     await page.getByLabel("Show").selectOption("exclude");
-    const excluded = await page.locator("#papers tbody tr td:nth-child(2)").allTextContents();
+    const excluded = await page.locator("#papers tbody tr td:nth-child(3)").allTextContents();
     expect(excluded.length).toBeGreaterThan(0);
     expect(new Set(excluded)).toEqual(new Set(["exclude"]));
     await page.getByLabel("Show").selectOption("all");
@@ -178,7 +169,7 @@ describe("the console in headless Chromium", () => {
     const jobShot = await shot("3-job");
     
     // Download links save the export through the API (with the key); the report shows in the page.
-    const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download CSV" }).click()]);
+    const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download CSV", exact: true }).click()]);
     expect(csvDownload.suggestedFilename()).toBe(`screening-${jobId}.csv`);
     const csvText = readFileSync((await csvDownload.path())!, "utf8");
     const csvLines = csvText.trimEnd().split("\r\n");

@@ -28,6 +28,13 @@ function el(ns, tag, props = {}, ...children) {
 const h = (tag, props, ...children) => el(null, tag, props, ...children);
 const s = (tag, props, ...children) => el(SVG_NS, tag, props, ...children);
 
+/** The job's titles by paper id (from its export; empty until they are known): lists name papers by title. */
+let titles = new Map();
+const named = (id) => {
+  const title = titles.get(String(id));
+  return title ? `${id} “${title.length > 80 ? `${title.slice(0, 79)}…` : title}”` : String(id);
+};
+
 const pct = (v, digits = 1) => (typeof v === "number" ? `${(v * 100).toFixed(digits)}%` : "—");
 const ci = (interval) => (interval ? `${pct(interval.low)}–${pct(interval.high)}` : "—");
 
@@ -192,7 +199,7 @@ function renderSample(sample) {
   if (sample.looks.length) parts.push(looksPlot(sample));
   if (sample.agreement) {
     const d = sample.agreement.discordant;
-    parts.push(h("p", { id: "sample-agreement", text: `Cohen's kappa ${sample.agreement.kappa === null ? "—" : sample.agreement.kappa.toFixed(3)}; discordant (${d.length}): ${d.slice(0, LISTED_IDS).map((p) => `${p.id} (job ${p.job_decision}, label ${p.label})`).join(", ") || "none"}` }));
+    parts.push(h("p", { id: "sample-agreement", text: `Cohen's kappa ${sample.agreement.kappa === null ? "—" : sample.agreement.kappa.toFixed(3)}; discordant (${d.length}): ${d.slice(0, LISTED_IDS).map((p) => `${named(p.id)} (job ${p.job_decision}, label ${p.label})`).join(", ") || "none"}` }));
   }
   if (sample.warnings.length) parts.push(h("ul", { class: "alert" }, sample.warnings.map((w) => h("li", { text: w }))));
   return parts;
@@ -367,7 +374,7 @@ function recallPlot(a) {
 
 function agreementBlock(a) {
   const g = a.agreement;
-  const ids = (list) => (list.length ? `${list.slice(0, LISTED_IDS).join(", ")}${list.length > LISTED_IDS ? ` and ${list.length - LISTED_IDS} more` : ""}` : "none");
+  const ids = (list) => (list.length ? `${list.slice(0, LISTED_IDS).map(named).join("; ")}${list.length > LISTED_IDS ? ` and ${list.length - LISTED_IDS} more` : ""}` : "none");
   return h(
     "div",
     { id: "validation-agreement" },
@@ -381,6 +388,7 @@ function agreementBlock(a) {
 // The job page tells when a screening job's results are shown; completed jobs get the panel.
 document.addEventListener("screening-results", (event) => {
   const job = event.detail;
+  titles = job?.titles instanceof Map ? job.titles : new Map();
   if (job?.status !== "completed" || !(event.target instanceof Element)) return;
   event.target.append(samplePanel(job), validationPanel(job));
 });
