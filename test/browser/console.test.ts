@@ -117,6 +117,16 @@ describe("the console in headless Chromium", () => {
     expect(await row.locator('[data-cell="mode"]').textContent()).toBe("mock");
     expect(await row.locator('[data-cell="created"]').textContent()).not.toBe("—");
     await shot("2-jobs");
+    // The list filters by status and text.
+    await page.locator("#jobs-status").selectOption("failed");
+    expect(await page.locator("#screening-jobs tr[data-job-id]").count()).toBe(0);
+    await page.locator("#jobs-status").selectOption("all");
+    await page.locator("#jobs-text").fill(jobId.slice(0, 8));
+    expect(await page.locator("#screening-jobs tr[data-job-id]").count()).toBe(1);
+    expect(await page.locator("#screening-jobs-page").textContent()).toBe("Page 1 of 1 · 1 jobs");
+    await page.locator("#jobs-text").fill("");
+    // The favicon loads without a key.
+    expect((await page.request.get(`${stack.baseUrl}/favicon.ico`)).status()).toBe(200);
 
     // The job's page: clusters as an SVG chart, verdicts per criterion, the papers.
     await row.getByRole("link").click();
@@ -128,6 +138,11 @@ describe("the console in headless Chromium", () => {
     const counts = await page.locator("#clusters-chart g > text:last-of-type").allTextContents();
     expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(5000);
     expect(await page.locator("#verdicts tbody tr").count()).toBe(3);
+    // The exclusion criterion ("Design") is coloured by what it does: met excludes.
+    const design = page.locator("#verdicts tbody tr").nth(2);
+    expect(await design.locator("td").first().textContent()).toBe("exclude (met excludes)");
+    expect(await design.locator("td").nth(1).getAttribute("class")).toBe("num verdict-rejects");
+    expect(await page.locator("#contradictions").textContent()).toMatch(/^(\d+ papers have a decision their own verdicts contradict|No paper's decision contradicts)/);
     // The papers: 25 a page, paged, sorted, filtered, searched, and opened one by one.
     const paperIds = () => page.locator("#papers tbody tr th").allTextContents();
     expect(await page.locator("#papers tbody tr").count()).toBe(25);
@@ -190,6 +205,7 @@ describe("the console in headless Chromium", () => {
     await page.goto(`${stack.baseUrl}/console#/job/indexer/${extraction.body.job_id}`);
     await expect.poll(() => page.locator('[data-fact="status"]').textContent(), { timeout: 60_000, interval: 100 }).toBe("completed");
     expect(await page.locator("#records tbody tr").count()).toBe(6);
+    expect(await page.locator("#records-page").textContent()).toBe("Page 1 of 1 · 6 records");
     expect(await page.locator("#records thead th").allTextContents()).toContain("design");
     await shot("5-extraction-job", true);
 
@@ -198,6 +214,12 @@ describe("the console in headless Chromium", () => {
     await page.locator("#prompts tbody tr").first().waitFor();
     expect(await page.locator("#services tbody tr").count()).toBeGreaterThan(0);
     expect(await page.locator("#aliases tbody tr").count()).toBeGreaterThan(0);
+    // A long system prompt opens in full.
+    const prompt = page.locator("#services details.full-text").first();
+    if (await prompt.count()) {
+      await prompt.locator("summary").click();
+      expect((await prompt.locator("pre").textContent())!.length).toBeGreaterThan(80);
+    }
     await shot("4-config", true);
 
     // Forgetting the key returns to the sign-in form.
