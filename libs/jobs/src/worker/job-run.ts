@@ -8,7 +8,7 @@ import { retrying } from "../retry";
 import { applyProgress, isActive, type ProgressReport } from "../state";
 import { toStoredJob, type JsonRecord } from "../store/job-store";
 import { ArtifactWriter } from "../artifact";
-import { PartialFailure } from "./errors";
+import { cancellationOf, JobCancelled, PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
 import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
 import type { JobWorkerOptions } from "./types";
@@ -80,6 +80,8 @@ export class JobRun {
       return;
     }
     this.#writtenStage = taken.state.stage;
+    // Cancelled while queued, or while an earlier run held it: stops at the first call.
+    if (cancelRequested(taken.state)) this.cancel();
     if (entry.state.status === "pending") moveStatus(infra.service, "pending", "running");
     void this.#saveProgressRow(taken.state);
     this.log.info({ attempt, resumed: this.identity.deliveries > 1 }, "job started");
@@ -97,14 +99,16 @@ export class JobRun {
       if (this.released || error instanceof HandedBackError) return;
       this.finishing = true;
       if (this.#lostLease(error)) return this.log.warn("job taken over by another worker; this run stops without touching it");
-      if (isInfrastructureFailure(error) && attempt < infra.options.maxAttempts) {
+      const cancelled = cancellationOf(this.controller.signal);
+      if (!cancelled && isInfrastructureFailure(error) && attempt < infra.options.maxAttempts) {
         // Storage or messaging failed, not the job: the next delivery resumes from the checkpoints
         // (within JOB_MAX_ATTEMPTS; the last attempt fails the job as usual).
         this.log.warn({ err: error, attempt }, "job run stopped by a NATS or storage failure; it resumes on its next delivery");
         this.msg.nak(REDELIVERY_DELAY_MS);
         return;
       }
-      const failure = ServiceError.from(error instanceof PartialFailure ? error.failure : error);
+      // A cancel ends the job as cancelled whatever the aborted call threw; the handler's partial results are kept.
+      const failure = cancelled ?? ServiceError.from(error instanceof PartialFailure ? error.failure : error);
       if (failure.category === "unknown") this.log.error({ err: error }, "job failed unexpectedly");
       else this.log.warn({ category: failure.category }, `job failed: ${failure.message}`);
       await this.#finish(error instanceof PartialFailure ? error.partial : {}, failure).catch((finishError: unknown) => {
@@ -114,6 +118,16 @@ export class JobRun {
     } finally {
       clearInterval(heartbeat);
     }
+  }
+
+  /**
+   * The job's client cancelled it: its calls in flight stop (the handler's signal) and the job ends
+   * `failed` / `cancelled` with what finished, like any failure that keeps its partial results.
+   */
+  cancel(): void {
+    if (this.released || this.finishing || this.controller.signal.aborted) return;
+    this.log.info("job cancelled by its client; stopping its calls in flight");
+    this.controller.abort(new JobCancelled());
   }
 
   /** Graceful stop: the job goes back to the queue at once, for another replica to resume. */
@@ -234,6 +248,8 @@ export class JobRun {
       try {
         const written = await this.#owned((s) => (isActive(s) ? applyProgress(s, pending ?? {}) : null));
         if (written) this.#writtenStage = written.state.stage;
+        // The cancel mark, should this replica have missed the cancel message.
+        if (written && cancelRequested(written.state)) this.cancel();
       } catch (error) {
         if (error instanceof LeaseLostError || error instanceof HandedBackError) return;
         // NATS briefly unavailable: keep the report for the next write.
@@ -360,6 +376,9 @@ export class JobRun {
     await this.#partials?.remove().catch(() => undefined);
   }
 }
+
+/** Whether the job's client asked for it to be cancelled (the mark the owning service sets in its live state). */
+export const cancelRequested = (state: LiveJobState): boolean => typeof state.extra.cancel_requested_at === "string";
 
 function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unknown> {
   return command.input ? readWholeInput(infra.data, command.input) : Promise.resolve(null);
