@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EstimateConfidence, JobStatus, JsonObject, ProjectContext, Timestamp, Usage } from "./common";
+import { EstimateConfidence, JobStatus, JsonObject, ProjectContext, Timestamp, Usage, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
 import { JobUsage, jobReportFields, Provenance } from "./provenance";
@@ -51,6 +51,9 @@ export const IndexerRecord = z.looseObject({
 });
 export type IndexerRecord = z.infer<typeof IndexerRecord>;
 
+/** Records with distinct IDs: an output record and an export line must each mean one input record. */
+const RecordList = z.array(IndexerRecord).max(LIMIT_CEILINGS.records).superRefine(uniqueIds((record) => record.ID, "record IDs"));
+
 export const IndexerMode = z.enum(["test", "sample", "full"]);
 export type IndexerMode = z.infer<typeof IndexerMode>;
 export const MODE_RECORD_LIMIT: Record<IndexerMode, number> = { test: 5, sample: 20, full: Infinity };
@@ -82,7 +85,7 @@ function selectByMode<T extends { records: unknown[]; mode: IndexerMode }>(reque
 
 export const IndexerRunRequest = z
   .object({
-    records: z.array(IndexerRecord).min(1).max(LIMIT_CEILINGS.records),
+    records: RecordList.min(1),
     ...jobFields,
     max_workers: z.number().int().min(1).max(32).default(4),
     batch_size: z.number().int().min(1).max(500).default(50),
@@ -104,7 +107,7 @@ export type IndexerRunRequest = z.infer<typeof IndexerRunRequest>;
 
 export const CreateIndexerJobRequest = z
   .object({
-    records: z.array(IndexerRecord).min(1).max(LIMIT_CEILINGS.records),
+    records: RecordList.min(1),
     ...jobFields,
     max_estimated_cost_usd: MaxJobCost,
   })
@@ -117,7 +120,7 @@ export type CreateIndexerJobRequest = z.infer<typeof CreateIndexerJobRequest>;
  */
 export const CreateIndexerJobMessage = z
   .object({
-    records: z.array(IndexerRecord).max(LIMIT_CEILINGS.records),
+    records: RecordList,
     ...jobFields,
     max_estimated_cost_usd: MaxJobCost,
   })

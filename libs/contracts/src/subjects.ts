@@ -47,6 +47,8 @@ export const configKeys = {
   overrides: (serviceId: string) => `overrides.${serviceId}`,
   allDefaults: () => "defaults.>",
   anyKind: (serviceId: string) => `*.${serviceId}`,
+  /** What a service learned of its provider's handling of `n` (three tokens: outside `anyKind`). */
+  providerN: (serviceId: string) => `provider.n.${serviceId}`,
 };
 
 /**

@@ -39,6 +39,20 @@ describe("applyProgress", () => {
   });
 });
 
+/** The store of record, unreachable while `down`. */
+class FlakyStore extends MemoryJobStore {
+  down = false;
+  failed = 0;
+  override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
+    if (this.down) throw (this.failed++, new Error("connection refused"));
+    return super.upsertJob(job);
+  }
+  override async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
+    if (this.down) throw (this.failed++, new Error("connection refused"));
+    return super.putItems(jobId, fence, chunk, items);
+  }
+}
+
 describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
   let server: NatsServerHandle;
   let storeDir: string;
@@ -87,19 +101,6 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
   });
 
   it("rides out a store of record briefly down at the end: the terminal writes wait for it, then the live state is releasable", async () => {
-    /** The store of record, unreachable while `down`. */
-    class FlakyStore extends MemoryJobStore {
-      down = false;
-      failed = 0;
-      override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
-        if (this.down) throw (this.failed++, new Error("connection refused"));
-        return super.upsertJob(job);
-      }
-      override async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-        if (this.down) throw (this.failed++, new Error("connection refused"));
-        return super.putItems(jobId, fence, chunk, items);
-      }
-    }
     const inner = new FlakyStore();
     const store = new RetryingJobStore(inner, logger);
     const handler: JobHandler = async () => {
@@ -122,6 +123,41 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     expect(await inner.getItems(state.job_id)).toEqual([{ v: 1 }, { v: 2 }]);
     expect(await inner.getJob(state.job_id)).toMatchObject({ status: "completed", result: { total: 2 } });
     expect(store.pending).toBe(0);
+    await store.close();
+  });
+
+  it("hands the finished row to the store even when the store stays down past the terminal writes' wait: no row stuck at running", { timeout: 60_000 }, async () => {
+    // Unreachable until the test says: longer than the worker waits for it.
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, logger);
+    // Three chunks of results: every one must reach the store, not only those before the first failure.
+    const results = Array.from({ length: 1_200 }, (_, v) => ({ v }));
+    const handler: JobHandler = async () => {
+      inner.down = true;
+      return { items: results, result: { total: 2 } };
+    };
+    // A short wait stands for the 30 s one: the outage outlasts it either way.
+    const worker = new JobWorker({ infra, store, sealer, logger, instance: "w-down", handler, storeWaitMs: 200 });
+    worker.start();
+    const state = pending(9);
+    expect((await admitJob(infra, store, { state, input: {}, logger })).ok).toBe(true);
+    expect((await inner.getJob(state.job_id))?.status).toBe("pending");
+    // The run gave up waiting: the live state alone says completed, the store still has the pending row.
+    const live = await waitFor(async () => {
+      const e = await infra.registry.get(state.job_id);
+      return e && e.state.status === "completed" ? e : null;
+    }, 50_000);
+    expect(live.state.releasable).toBe(false);
+    expect(inner.failed).toBeGreaterThan(0);
+    inner.down = false;
+    // The store is back: the kept writes land, the results before the row.
+    const row = await waitFor(async () => {
+      const stored = await inner.getJob(state.job_id);
+      return stored?.status === "completed" ? stored : null;
+    }, 5_000).catch(async () => inner.getJob(state.job_id));
+    expect(row).toMatchObject({ status: "completed", result: { total: 2 } });
+    expect(await inner.getItems(state.job_id)).toEqual(results);
+    await worker.stop();
     await store.close();
   });
 

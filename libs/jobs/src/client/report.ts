@@ -84,8 +84,26 @@ const NOT_RECORDED = "not recorded";
 const orNot = (value: string | number | null | undefined) => (value === null || value === undefined || value === "" ? NOT_RECORDED : String(value));
 const usd = (value: number | null) => (value === null ? NOT_RECORDED : `$${value.toFixed(4)}`);
 
+/**
+ * The report with every value a job recorded (models, hosts, versions, template ids, errors: set by
+ * clients and admins) escaped for Markdown: no raw HTML, no link or image, no emphasis, no line break
+ * (so no heading or list of its own). The service's own texts — limitations, built-in instructions
+ * in their fenced block — keep their form.
+ */
+function inertInMarkdown(report: JobReport): JobReport {
+  const inert = (value: unknown): unknown => {
+    if (typeof value === "string") return value.replace(/[\r\n]+/g, " ").replace(/[\\`*_[\]<>&!|~]/g, (c) => `\\${c}`);
+    if (Array.isArray(value)) return value.map(inert);
+    if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inert(inner)]));
+    return value;
+  };
+  const prompts = report.prompts?.map((prompt) => ({ ...(inert(prompt) as typeof prompt), instructions: prompt.instructions }));
+  return { ...(inert(report) as JobReport), limitations: report.limitations, prompts: prompts ?? null };
+}
+
 /** The report as Markdown, in plain words, for a methods section and its appendix. */
-export function reportMarkdown(report: JobReport): string {
+export function reportMarkdown(recorded: JobReport): string {
+  const report = inertInMarkdown(recorded);
   const { noun, votes } = JOB_KINDS[report.kind].report;
   const count = (n: number) => `${n} ${n === 1 ? noun.slice(0, -1) : noun}`;
   const lines: string[] = [];

@@ -326,16 +326,18 @@ export class JobRun {
     const record = toStoredJob(state, extras, fence);
     const artifact = new ArtifactWriter(infra.data, infra.service, this.jobId, fence);
     // The store retries a failed write for the time left (then keeps it for later): one budget for them all.
-    const deadline = Date.now() + STORE_BUDGET_MS;
+    const deadline = Date.now() + (this.deps.storeWaitMs ?? STORE_BUDGET_MS);
     const wait = () => ({ budgetMs: Math.max(1, deadline - Date.now()) });
     let stored = store.persistent;
+    // Every chunk is handed to the store, a failed one too (the store keeps it), and then the row: the
+    // store writes the row behind its kept chunks, so a long outage cannot leave it at `running` for good.
     const toStore = async (write: () => Promise<"written" | "stale">) => {
-      if (!stored) return;
+      if (!store.persistent) return;
       try {
         if ((await write()) === "stale") this.#lose();
       } catch (error) {
         if (this.#lostLease(error)) throw error;
-        this.log.warn({ err: error }, "the store of record did not take the terminal state; the job's artifact holds its results");
+        if (stored) this.log.warn({ err: error }, "the store of record did not take the terminal state in time; it is kept for it, and the job's artifact holds the results meanwhile");
         stored = false;
       }
     };

@@ -43,6 +43,8 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
       app.route({
         method: route.method,
         url: route.path,
+        // The body parser hands a large body of this operation to its thread (off-loop-parse.ts).
+        config: { operation: route.operation },
         schema: {
           ...(route.input === "body" ? { body: operation.request } : {}),
           ...(route.params ? { params: route.params } : {}),

@@ -35,6 +35,11 @@ export const PipelineSettingsSchema = z.object({
   assignBatch: z.number().int().min(1),
   maxClusters: z.number().int().min(1),
   callConcurrency: z.number().int().min(1),
+  /**
+   * Set at admission when the provider is known to ignore `n` (each vote a request of its own): the
+   * votes of a paper are sent with different batch-mates (`vote-groups.ts`), fixed for redeliveries.
+   */
+  spreadVotes: z.boolean().optional(),
   /** The share of papers the model may lose (no full set of votes) before the job fails (MAX_LOST_PAPER_SHARE). */
   maxLostShare: z.number().min(0).max(1).optional(),
 });
@@ -124,6 +129,7 @@ export async function runScreeningPipeline(
     count,
     params.repetitions,
     settings.labelBatch,
+    settings.spreadVotes === true && params.repetitions > 1,
     (i, paper, votes, why) => {
       table.set(i, paper.id, votes);
       if (votes.length >= params.repetitions) return;
