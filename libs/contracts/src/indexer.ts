@@ -2,26 +2,15 @@ import { z } from "zod";
 import { EstimateConfidence, JobStatus, JsonObject, ProjectContext, Timestamp, Usage, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
+import { IndexerField } from "./indexer-fields";
 import { JobUsage, jobReportFields, Provenance } from "./provenance";
+
+export { DataTypePrimary, IndexerField } from "./indexer-fields";
 
 /** Defaults of the configured bounds (docs/limits.md): larger synchronous runs must use jobs. */
 export const MAX_INDEXER_RUN_RECORDS = 1_000;
 export const MAX_INDEXER_JOB_RECORDS = 50_000;
 export const MAX_INDEXER_FIELDS = 50;
-
-export const DataTypePrimary = z.enum(["text", "number", "yes_no", "list_text", "list_number"]);
-export type DataTypePrimary = z.infer<typeof DataTypePrimary>;
-
-export const IndexerField = z.object({
-  name: z.string().min(1).max(100),
-  description: z.string().max(5_000),
-  data_type_primary: DataTypePrimary,
-  data_type_secondary: z.string().max(50).default("NA"),
-  examples: z.array(z.string().max(500)).max(100).optional(),
-  examples_mode: z.enum(["guide", "enum"]).optional(),
-  depth: z.enum(["minimal", "full"]).optional(),
-});
-export type IndexerField = z.infer<typeof IndexerField>;
 
 /** Output-record keys of their own: a field with one of these names would overwrite them. */
 export const RESERVED_FIELD_NAMES = ["ID", "indexing_status"] as const;

@@ -8,11 +8,19 @@ import { ReportCertificate } from "./screening-validation";
  * review team downloads, pastes into its methods section, and cites (docs/reporting.md).
  */
 
-export const ExportFormat = z.enum(["csv", "jsonl"]);
+export const ExportFormat = z.enum(["csv", "jsonl", "ris"]);
 export type ExportFormat = z.infer<typeof ExportFormat>;
 
+export const CsvMode = z.enum(["spreadsheet", "plain"]);
+export type CsvMode = z.infer<typeof CsvMode>;
+
 export const ExportQuery = z.object({
-  format: ExportFormat.default("csv").describe("csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line"),
+  format: ExportFormat.default("csv").describe(
+    "csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md)",
+  ),
+  csv: CsvMode.default("spreadsheet").describe(
+    "spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python)",
+  ),
 });
 
 export const ReportFormat = z.enum(["markdown", "json"]);

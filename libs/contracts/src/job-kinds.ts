@@ -45,6 +45,8 @@ export interface JobKindTable {
   exclusiveProject: boolean;
   /** The poll response's field that holds the items. */
   itemsField: string;
+  /** The keys of an input item's id (also the result item's), title and abstract. */
+  inputKeys: { id: string; title: string; abstract: string };
   /** The spec's poll body: terminal `results` when the job ended, `partial` items while it runs. */
   view(record: JobKindRecord, results: JobKindResults | null, partial: readonly Json[]): unknown;
   listItem(record: JobKindRecord): unknown;
@@ -56,6 +58,8 @@ export interface JobKindTable {
     table(record: JobKindRecord, result: Json, sample: Json | undefined): ExportTable;
     /** The JSON Lines object of one item. */
     line(result: Json): (item: Json) => Json;
+    /** What one item's RIS record carries of the job's outcome: keywords (`KW`) and notes (`N1`), one line each. */
+    ris(record: JobKindRecord, result: Json): (item: Json) => { keywords: string[]; notes: string[] };
   };
   report: {
     task: string;
@@ -68,6 +72,8 @@ export interface JobKindTable {
     failedOutcome?: string;
     /** Whether the method repeats votes per item (its report names repetitions, threshold and rule). */
     votes: boolean;
+    /** The criteria an excluded item fell on (its reasons in a PRISMA flow), or none. */
+    exclusionReasons(item: Json): string[];
   };
 }
 
@@ -83,6 +89,15 @@ const RESERVED = new Set(["ID", "indexing_status"]);
 /** A running indexer job's finished record as its handler appends it: the output record and, when it failed, its error. */
 export type PartialRecord = Json & { record: Json; error?: string };
 
+/** Criteria that argue for exclusion: an inclusion criterion not met, an exclusion criterion met. */
+function screeningReasons(item: Json): string[] {
+  if (item.decision !== "exclude") return [];
+  return asArray(item.criteria_verdicts)
+    .map(asRecord)
+    .filter((c) => (c.type === "exclude" ? c.verdict === "met" : c.verdict === "not_met"))
+    .map((c) => String(c.name || "unnamed criterion"));
+}
+
 const screening: JobKindTable = {
   operations: {
     create: operations.createScreeningJob,
@@ -97,6 +112,7 @@ const screening: JobKindTable = {
   list: "papers",
   exclusiveProject: true,
   itemsField: "results",
+  inputKeys: { id: "id", title: "title", abstract: "abstract" },
   view: (record, results) => toScreeningJob(record, results ? { results: results.items, clusters: asArray(results.result.clusters) } : null),
   listItem: (record) => toScreeningJobListItem(record),
   export: {
@@ -141,6 +157,24 @@ const screening: JobKindTable = {
       const labels = clusterLabels(result);
       return (item) => ({ ...item, cluster_label: labels.get(item.cluster_id) ?? null });
     },
+    ris(record, result) {
+      const labels = clusterLabels(result);
+      return (item) => {
+        const votes = asArray(item.votes);
+        const score = votes.length > 0 ? `${votes.filter((v) => v === "include").length} of ${votes.length} votes for include` : `score ${String(item.final_score ?? "none")}`;
+        const verdicts = asArray(item.criteria_verdicts).map(asRecord);
+        const label = labels.get(item.cluster_id);
+        return {
+          keywords: [`litrev: ${String(item.decision)}`, ...screeningReasons(item).map((name) => `litrev reason: ${name}`), ...(label ? [`litrev theme: ${label}`] : [])],
+          notes: [
+            `litrev screening decision: ${String(item.decision)} (${score}; threshold ${String(record.config.threshold ?? "not recorded")}).`,
+            ...(item.reasoning ? [`Reasoning: ${String(item.reasoning)}`] : []),
+            ...(verdicts.length > 0 ? [`Criteria: ${verdicts.map((c) => `${String(c.name || "unnamed")} (${String(c.type)}): ${String(c.verdict).replace("_", " ")}`).join("; ")}.`] : []),
+            ...(item.error ? [`Error: ${String(item.error)}`] : []),
+          ],
+        };
+      };
+    },
   },
   report: {
     task: "Title and abstract screening against eligibility criteria: repeated include/exclude votes per paper, a short reason per paper, and themes of the reasons",
@@ -153,6 +187,7 @@ const screening: JobKindTable = {
     noun: "papers",
     outcomeField: "decision",
     votes: true,
+    exclusionReasons: screeningReasons,
   },
 };
 
@@ -170,6 +205,7 @@ const indexer: JobKindTable = {
   list: "records",
   exclusiveProject: false,
   itemsField: "partial_results",
+  inputKeys: { id: "ID", title: "Title", abstract: "Abstract" },
   view: (record, results, partial) => {
     if (results) return toIndexerJob(record, { items: results.items, errors: asArray(results.result.errors) as string[] });
     const finished = partial as readonly PartialRecord[];
@@ -196,6 +232,17 @@ const indexer: JobKindTable = {
       };
     },
     line: () => (item) => item,
+    ris: () => (item) => {
+      const fields = Object.keys(item).filter((key) => !RESERVED.has(key));
+      return {
+        keywords: [`litrev: ${String(item.indexing_status)}`],
+        notes: fields.map((f) => {
+          const value = asRecord(item[f]);
+          const shown = Array.isArray(value.value) ? value.value.join("; ") : String(value.value ?? "none");
+          return `${f}: ${shown} (confidence ${String(value.confidence ?? "none")})`;
+        }),
+      };
+    },
   },
   report: {
     task: "Extraction of typed fields from titles and abstracts, each value with a confidence and quotes the service verified against the record",
@@ -208,6 +255,7 @@ const indexer: JobKindTable = {
     outcomeField: "indexing_status",
     failedOutcome: "error",
     votes: false,
+    exclusionReasons: () => [],
   },
 };
 

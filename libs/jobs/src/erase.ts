@@ -1,15 +1,23 @@
 import type { JetStreamManager } from "@nats-io/jetstream";
 import type { ObjectStore } from "@nats-io/obj";
+import { jobDataObjects, type ObjectRef } from "@litrev/contracts";
+import type { JobData } from "./data";
 import { isNotFound } from "./nats-errors";
+
+/**
+ * Erases everything the job data store holds of one job: its input, the finished items of every
+ * run (`partial/…`), and its artifact (head, items, titles and abstracts). `input` names a list the
+ * gateway staged for it, in the staging store, when the caller knows it (the job's command). One
+ * function for every caller that must leave nothing of a job behind (DELETE of a job). The stored
+ * row, checkpoints, live state and validation samples live elsewhere and are the caller's to erase.
+ */
+export async function eraseJobData(data: JobData, jobId: string, input?: ObjectRef | null): Promise<void> {
+  if (input) await data.deleteLines(input);
+  await data.deleteByPrefix(jobDataObjects.ofJob(jobId));
+}
 
 /** At most this many subjects of one stream are looked at per erasure (a stream's subjects are bounded by its quota). */
 const MAX_SUBJECTS = 1_000_000;
-
-/** The subject of an object's metadata in its store's stream (the client's own encoding: padded base64url of the name). */
-export function objectMetaSubject(bucket: string, name: string): string {
-  const plain = Buffer.from(name).toString("base64url");
-  return `$O.${bucket}.M.${plain}${"=".repeat((4 - (plain.length % 4)) % 4)}`;
-}
 
 /** The object name a metadata subject stands for. */
 function nameOfMetaSubject(bucket: string, subject: string): string {

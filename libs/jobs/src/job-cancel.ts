@@ -4,7 +4,7 @@ import type { Logger } from "@litrev/telemetry";
 import { ArtifactWriter, readArtifactHead } from "./artifact";
 import type { OwnerStorage } from "./client/owner-storage";
 import type { PromptInstructions } from "./client/report";
-import { eraseKeysNaming, eraseObjectsNaming } from "./erase";
+import { eraseJobData, eraseKeysNaming, eraseObjectsNaming } from "./erase";
 import type { JobInfra } from "./infra";
 import { isNotFound, isWrongRevision } from "./nats-errors";
 import { safeJson } from "./safe-json";
@@ -152,7 +152,7 @@ export async function deleteJob(deps: JobCancelDeps, jobId: string, owner: strin
   // Its worker frees the project as it ends the job; should it have died first, the lock goes here.
   const ended = await infra.registry.get(jobId);
   if (ended?.state.project_id != null) await infra.registry.releaseLock(ended.state.project_id, jobId, ended.state.owner);
-  await eraseJobData(infra, jobId);
+  await eraseJobTraces(infra, jobId);
   if (store.persistent) await store.deleteJob(jobId);
   await deps.storage?.cancel(found.owner ?? owner ?? "", jobId).catch((error: unknown) => deps.logger.warn({ err: error, job_id: jobId }, "could not give back the deleted job's storage reservation"));
   infra.nc.publish(subjects.jobErased(infra.service), JSON.stringify({ job_id: jobId }));
@@ -160,16 +160,16 @@ export async function deleteJob(deps: JobCancelDeps, jobId: string, owner: strin
 }
 
 /**
- * Erases a job's data from the job service's NATS resources: its command, its checkpoints, every
- * object of the job data store named for it (input, partial chunks, artifact) and every key of the
- * state and validation buckets naming it (live state, validation samples, certificate). The one
- * place a job's data is erased: whatever else a job keeps under its name belongs here.
+ * Erases a job from the job service's NATS resources: its command, its checkpoints, its data
+ * (`eraseJobData`: input, partial chunks, artifact), then whatever object or delete marker still
+ * names it in the data store, and every key of the state and validation buckets naming it (live
+ * state, validation samples, certificate), each with its history.
  */
-export async function eraseJobData(infra: JobInfra, jobId: string): Promise<void> {
+async function eraseJobTraces(infra: JobInfra, jobId: string): Promise<void> {
   const command = await queuedCommand(infra, jobId);
-  if (command?.input) await infra.data.deleteLines(command.input);
   await infra.queue.discard(jobId);
   await infra.checkpoints.purge(jobId);
+  await eraseJobData(infra.data, jobId, command?.input);
   await eraseObjectsNaming(infra.jsm, infra.data.store, infra.names.dataBucket, jobId);
   await eraseKeysNaming(infra.jsm, infra.names.validationBucket, jobId);
   await eraseKeysNaming(infra.jsm, infra.names.stateBucket, jobId);

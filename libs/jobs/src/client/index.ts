@@ -21,6 +21,7 @@ export type { FinishedArtifact } from "./finished-artifacts";
 export type { JobRecord, JobResults } from "./views";
 export type { PartialRecord } from "@litrev/contracts";
 export { JobData, JsonLines, LinesWriter } from "../data";
+export { eraseJobData } from "../erase";
 export { putListInput, stagedList } from "../list-input";
 export { JobKeySecretEnv, KeySealer, keyBindings, MIN_SECRET_LENGTH, withJobKeySecrets } from "../key-sealer";
 export type { KeyBinding } from "../key-sealer";

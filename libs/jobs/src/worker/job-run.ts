@@ -1,5 +1,5 @@
 import type { JsMsg } from "@nats-io/jetstream";
-import { jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
+import { JOB_KINDS, jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
 import { keyBindings } from "../key-sealer";
@@ -8,6 +8,7 @@ import { retrying } from "../retry";
 import { applyProgress, isActive, type ProgressReport } from "../state";
 import { toStoredJob, type JsonRecord } from "../store/job-store";
 import { ArtifactWriter } from "../artifact";
+import { InputTexts } from "../item-texts";
 import { cancellationOf, JobCancelled, PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
 import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
@@ -325,6 +326,7 @@ export class JobRun {
     const fence = this.identity.deliveries;
     const record = toStoredJob(state, extras, fence);
     const artifact = new ArtifactWriter(infra.data, infra.service, this.jobId, fence);
+    const texts = this.#inputTexts();
     // The store retries a failed write for the time left (then keeps it for later): one budget for them all.
     const deadline = Date.now() + (this.deps.storeWaitMs ?? STORE_BUDGET_MS);
     const wait = () => ({ budgetMs: Math.max(1, deadline - Date.now()) });
@@ -343,13 +345,23 @@ export class JobRun {
     };
     for (let n = 0; n < items.count; n++) {
       const chunk = await items.chunk(n);
-      if (artifact.push(chunk)) await retrying(() => artifact.flush(), { isFinal: (e) => this.#lostLease(e) });
+      const chunkTexts = texts && (await retrying(() => texts.of(chunk), { isFinal: (e) => this.#lostLease(e) }));
+      if (artifact.push(chunk, chunkTexts)) await retrying(() => artifact.flush(), { isFinal: (e) => this.#lostLease(e) });
       await toStore(() => store.putItems(this.jobId, fence, n, chunk, wait()));
     }
     await toStore(() => store.upsertJob(record, wait()));
     await this.#assertLease();
     await retrying(() => artifact.finish(record, this.deps.prompts), { isFinal: (e) => this.#lostLease(e) });
     return stored;
+  }
+
+  /** Looks up the finished items' titles and abstracts in the job's input (still there until clean-up), for its artifact. */
+  #inputTexts(): InputTexts | undefined {
+    const { infra } = this.deps;
+    const ref = this.#command?.input;
+    if (!ref) return undefined;
+    const list = JOB_KINDS[infra.service].list;
+    return new InputTexts(infra.service, listChunks(ref), (n) => readListChunk(infra.data, ref, list, n) as Promise<JsonRecord[]>);
   }
 
   /** The job exhausted its deliveries: failed, its (empty) artifact and row written first, then live. */

@@ -1,4 +1,4 @@
-import { ServiceError, type IndexerRecord, type LlmUsage, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
+import { ServiceError, type IndexerField, type IndexerRecord, type LlmUsage, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
 import { cancellationOf, CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import { addUsage, firstModel, ZERO_USAGE } from "@litrev/llm";
@@ -12,7 +12,7 @@ export interface JobRunnerDeps {
   /** Provider calls in flight per job. */
   concurrency: number;
   /** The job's provenance as this run calls the model (`models_used` is filled in from the replies). */
-  describe?: (input: { model: string; resolved: string; plan: ExtractionPlan }) => Provenance;
+  describe?: (input: { model: string; resolved: string; fields: IndexerField[]; plan: ExtractionPlan }) => Provenance;
 }
 
 /** Running totals for the live state, kept as records finish (restored ones included). */
@@ -84,7 +84,7 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     const config = deps.config();
     // Pinned at admission: a remapped alias applies to new jobs only.
     const plan: ExtractionPlan = { ...extractionPlan(settings, config, ctx.providerKey), resolvedModel: params.model_resolved };
-    const provenance = deps.describe?.({ model: settings.model, resolved: params.model_resolved ?? settings.model, plan });
+    const provenance = deps.describe?.({ model: settings.model, resolved: params.model_resolved ?? settings.model, fields: settings.fields, plan });
 
     // Dense, not `new Array(total)`: array methods skip the holes of a sparse array.
     // Per record only what the result needs (its output and error); usage and quote counts are summed in `progress`.
