@@ -97,10 +97,10 @@ describe("configuration that can be undone (criteria, screening, indexer, real n
     await stack.http("DELETE", "/v1/config/services/criteria");
   });
 
-  it("answers a write to an unknown id with a 404 listing the known ids; a GET keeps the spec's default", async () => {
+  it("answers a write to an unknown id with a 400 listing the known ids (the spec lists no 404 there); a GET keeps the spec's default", async () => {
     for (const [method, body] of [["PUT", { temperature: 0.5 }], ["DELETE", undefined]] as const) {
       const res = await stack.http(method, "/v1/config/services/nope", body);
-      expect(res.status).toBe(404);
+      expect(res.status).toBe(400);
       expect(res.body.detail).toMatch(/Unknown configuration id 'nope'/);
       for (const id of ["criteria", "screening", "extraction", "indexer"]) expect(res.body.detail).toContain(id);
     }

@@ -201,6 +201,28 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     expect(await attempt(() => config.get(configKeys.defaults("screening")))).toBe("ok");
   });
 
+  it("gateway: cannot delete another user's consumers (a service's config watcher, a job state watcher)", async () => {
+    const gateway = await jetstreamManager(await as("gateway"), { timeout: REFUSAL_MS });
+    const screening = await jetstreamManager(await as("screening"), { timeout: REFUSAL_MS });
+    for (const bucket of [CONFIG_BUCKET, jobNames("screening").stateBucket]) {
+      const stream = `KV_${bucket}`;
+      // A watcher as a service makes one: an ephemeral consumer over the bucket's stream.
+      const watcher = await screening.consumers.add(stream, {
+        name: `watcher-${randomUUID().slice(0, 8)}`,
+        ack_policy: AckPolicy.None,
+        deliver_policy: DeliverPolicy.New,
+        filter_subject: `$KV.${bucket}.>`,
+        inactive_threshold: 60_000_000_000,
+      });
+      const name = watcher.name;
+      expect(await attempt(() => gateway.consumers.delete(stream, name))).toMatch(PERMISSION);
+      // Still there for its owner; the gateway may still look at it (and read the bucket).
+      expect(await attempt(() => screening.consumers.info(stream, name))).toBe("ok");
+      expect(await attempt(() => gateway.consumers.info(stream, name))).toBe("ok");
+      await screening.consumers.delete(stream, name);
+    }
+  });
+
   it("a service cannot write the config bucket beyond its own defaults, nor touch another service's subjects, streams or buckets", async () => {
     const nc = await as("screening");
     const js = jetstream(nc, { timeout: REFUSAL_MS });

@@ -79,20 +79,31 @@ describe("spending under control (gateway, screening, indexer, criteria, real na
     expect((await stack.http("GET", "/v1/config/services/criteria")).body.model).not.toBe("gpt-4o");
   });
 
-  it("guesses no price: an allowed model without one cannot be estimated or capped (400 naming MODEL_PRICES), but runs uncapped", async () => {
+  it("guesses no price: an allowed model without one cannot be estimated, capped or run (400 naming MODEL_PRICES); a mock job costs 0", async () => {
     const estimate = await stack.http("POST", "/v1/screening/estimate", { papers_count: 100, model: "my-local-model" });
     expect(estimate.status).toBe(400);
     expect(estimate.body.detail).toMatch(/No price is configured for the model 'my-local-model'.*MODEL_PRICES/);
-    const capped = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(2), criteria: CRITERIA, model: "my-local-model", max_estimated_cost_usd: 5 });
-    expect(capped.status).toBe(400);
-    expect(capped.body.detail).toMatch(/MODEL_PRICES/);
-    const uncapped = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(2), criteria: CRITERIA, model: "my-local-model", mock: true });
-    expect(uncapped.status).toBe(200);
+    const fields = [{ name: "design", description: "Study design", data_type_primary: "text" }];
+    for (const [path, body] of [
+      ["/v1/screening/jobs", { papers: screeningPapers(2), criteria: CRITERIA, model: "my-local-model", max_estimated_cost_usd: 5 }],
+      // Uncapped too: a job of an unpriced model would list estimated_cost_usd null (issue 30).
+      ["/v1/screening/jobs", { papers: screeningPapers(2), criteria: CRITERIA, model: "my-local-model" }],
+      ["/v1/indexer/jobs", { records: indexerRecords(2), fields, model: "my-local-model" }],
+    ] as const) {
+      const refused = await stack.http("POST", path, body);
+      expect(refused.status, `${path} ${JSON.stringify(refused.body)}`).toBe(400);
+      expect(refused.body.detail).toMatch(/No price is configured for the model 'my-local-model'.*MODEL_PRICES/);
+    }
+    expect(provider.chatRequests()).toHaveLength(0);
+    const mock = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(2), criteria: CRITERIA, model: "my-local-model", mock: true });
+    expect(mock.status).toBe(200);
     const job = await waitFor(async () => {
-      const res = await stack.http("GET", `/v1/screening/jobs/${uncapped.body.job_id}`);
+      const res = await stack.http("GET", `/v1/screening/jobs/${mock.body.job_id}`);
       return res.body.status === "completed" ? res.body : null;
     }, 30_000, 50);
-    expect(job.estimated_cost_usd).toBeNull(); // no figure rather than a guessed one
+    expect(job.estimated_cost_usd).toBe(0); // a mock job calls no provider: a figure, never null
+    const listed = (await stack.http("GET", "/v1/screening/jobs")).body.find((item: { job_id: string }) => item.job_id === mock.body.job_id);
+    expect(listed.estimated_cost_usd).toBe(0);
   });
 
   it("ends a screening job that crosses its cost ceiling mid-run: failed, a clear error, the progress it reached kept", async () => {

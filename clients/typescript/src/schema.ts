@@ -621,6 +621,10 @@ export interface components {
                 retries?: number;
             };
             actual_cost_usd: number | null;
+            /** @description The service's forecast of the bill (not the spec's formula; null for a mock job) */
+            forecast_cost_usd?: number | null;
+            /** @description The provider's handling of `n` the forecast assumes */
+            forecast_provider_n?: ("honoured" | "ignored") | null;
         };
         ScreeningJobListItem: {
             job_id: string;
@@ -637,6 +641,10 @@ export interface components {
             duration_ms: number | null;
             estimated_cost_usd: number | null;
             actual_cost_usd: number | null;
+            /** @description The service's forecast of the bill (not the spec's formula; null for a mock job) */
+            forecast_cost_usd?: number | null;
+            /** @description The provider's handling of `n` the forecast assumes */
+            forecast_provider_n?: ("honoured" | "ignored") | null;
             created_at: string;
             completed_at: string | null;
         };
@@ -687,6 +695,12 @@ export interface components {
             /** @constant */
             confidence: "approximate";
             disclaimer: string;
+            forecast_input_tokens?: number;
+            forecast_output_tokens?: number;
+            /** @description The service's forecast of the bill (not the spec's formula; null for a mock job) */
+            forecast_cost_usd?: number | null;
+            /** @description The provider's handling of `n` the forecast assumes */
+            forecast_provider_n?: ("honoured" | "ignored") | null;
         };
         IndexerJob: {
             job_id: string;

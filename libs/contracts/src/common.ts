@@ -55,3 +55,26 @@ export type Usage = z.infer<typeof Usage>;
 export const EstimateConfidence = z.literal("approximate");
 export const ESTIMATE_DISCLAIMER =
   "Approximate estimate: actual token usage and cost typically vary by about ±30% from this figure.";
+
+/** Duplicates named in a refusal at most: a list of thousands of repeats needs only its first few. */
+const DUPLICATES_NAMED = 10;
+
+/**
+ * Refuses a list whose items share an id, naming the repeated ids: a result row, an export line
+ * or a validation label must each mean one item. Ids compare as text (`7` and `"7"` are one row of a CSV).
+ */
+export function uniqueIds<T>(idOf: (item: T) => string | number, what: string) {
+  return (items: readonly T[], ctx: z.RefinementCtx): void => {
+    const seen = new Set<string>();
+    const repeated = new Set<string>();
+    for (const item of items) {
+      const id = String(idOf(item));
+      if (seen.has(id)) repeated.add(id);
+      else seen.add(id);
+    }
+    if (repeated.size === 0) return;
+    const named = [...repeated].slice(0, DUPLICATES_NAMED).map((id) => `'${id}'`);
+    const more = repeated.size > DUPLICATES_NAMED ? ` and ${repeated.size - DUPLICATES_NAMED} more` : "";
+    ctx.addIssue({ code: "custom", message: `duplicate ${what}: ${named.join(", ")}${more}; each must be unique` });
+  };
+}

@@ -65,6 +65,10 @@ export function applyConfigPatch(base: ServiceConfigResponse, patch: ServiceConf
   return { ...base, ...defined, extra: { ...base.extra, ...(extra ?? {}) } };
 }
 
+/** What a service learned of its provider's `n` (config bucket, `provider.n.<id>`), for the host it was learned on. */
+export const LearnedProviderN = z.object({ n: z.literal("ignored"), host: z.string().max(300), learned_at: z.string().max(40) });
+export type LearnedProviderN = z.infer<typeof LearnedProviderN>;
+
 /** Keys of the model-alias table in the config bucket (outside the `defaults.`/`overrides.` service keys). */
 export const MODEL_ALIAS_KEYS = {
   /** Built-in aliases merged with LLM_MODEL_ALIASES, announced by each service at start-up. */

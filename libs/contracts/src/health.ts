@@ -19,5 +19,7 @@ export const ServiceHealth = z.object({
   store: z.string().max(200).optional(),
   /** Whether the provider offers the models this instance uses (`ok …`, `missing: …`, `error: …`); absent without a provider key. */
   models: z.string().max(2000).optional(),
+  /** What the instance assumes of its provider's handling of `n` and why (screening's forecast depends on it). */
+  provider_n: z.string().max(200).optional(),
 });
 export type ServiceHealth = z.infer<typeof ServiceHealth>;

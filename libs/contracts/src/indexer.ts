@@ -1,27 +1,16 @@
 import { z } from "zod";
-import { EstimateConfidence, JobStatus, JsonObject, ProjectContext, Timestamp, Usage } from "./common";
+import { EstimateConfidence, JobStatus, JsonObject, ProjectContext, Timestamp, Usage, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
+import { IndexerField } from "./indexer-fields";
 import { JobUsage, jobReportFields, Provenance } from "./provenance";
+
+export { DataTypePrimary, IndexerField } from "./indexer-fields";
 
 /** Defaults of the configured bounds (docs/limits.md): larger synchronous runs must use jobs. */
 export const MAX_INDEXER_RUN_RECORDS = 1_000;
 export const MAX_INDEXER_JOB_RECORDS = 50_000;
 export const MAX_INDEXER_FIELDS = 50;
-
-export const DataTypePrimary = z.enum(["text", "number", "yes_no", "list_text", "list_number"]);
-export type DataTypePrimary = z.infer<typeof DataTypePrimary>;
-
-export const IndexerField = z.object({
-  name: z.string().min(1).max(100),
-  description: z.string().max(5_000),
-  data_type_primary: DataTypePrimary,
-  data_type_secondary: z.string().max(50).default("NA"),
-  examples: z.array(z.string().max(500)).max(100).optional(),
-  examples_mode: z.enum(["guide", "enum"]).optional(),
-  depth: z.enum(["minimal", "full"]).optional(),
-});
-export type IndexerField = z.infer<typeof IndexerField>;
 
 /** Output-record keys of their own: a field with one of these names would overwrite them. */
 export const RESERVED_FIELD_NAMES = ["ID", "indexing_status"] as const;
@@ -50,6 +39,9 @@ export const IndexerRecord = z.looseObject({
   Abstract: z.string().max(LIMIT_CEILINGS.abstract).nullish().transform((v) => v ?? ""),
 });
 export type IndexerRecord = z.infer<typeof IndexerRecord>;
+
+/** Records with distinct IDs: an output record and an export line must each mean one input record. */
+const RecordList = z.array(IndexerRecord).max(LIMIT_CEILINGS.records).superRefine(uniqueIds((record) => record.ID, "record IDs"));
 
 export const IndexerMode = z.enum(["test", "sample", "full"]);
 export type IndexerMode = z.infer<typeof IndexerMode>;
@@ -82,7 +74,7 @@ function selectByMode<T extends { records: unknown[]; mode: IndexerMode }>(reque
 
 export const IndexerRunRequest = z
   .object({
-    records: z.array(IndexerRecord).min(1).max(LIMIT_CEILINGS.records),
+    records: RecordList.min(1),
     ...jobFields,
     max_workers: z.number().int().min(1).max(32).default(4),
     batch_size: z.number().int().min(1).max(500).default(50),
@@ -104,7 +96,7 @@ export type IndexerRunRequest = z.infer<typeof IndexerRunRequest>;
 
 export const CreateIndexerJobRequest = z
   .object({
-    records: z.array(IndexerRecord).min(1).max(LIMIT_CEILINGS.records),
+    records: RecordList.min(1),
     ...jobFields,
     max_estimated_cost_usd: MaxJobCost,
   })
@@ -117,7 +109,7 @@ export type CreateIndexerJobRequest = z.infer<typeof CreateIndexerJobRequest>;
  */
 export const CreateIndexerJobMessage = z
   .object({
-    records: z.array(IndexerRecord).max(LIMIT_CEILINGS.records),
+    records: RecordList,
     ...jobFields,
     max_estimated_cost_usd: MaxJobCost,
   })

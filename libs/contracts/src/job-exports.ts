@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { JobStatus, Timestamp } from "./common";
-import { JobUsage, Provenance } from "./provenance";
+import { IndexerField } from "./indexer-fields";
+import { AskedCriterion, JobUsage, Provenance } from "./provenance";
 import { ReportCertificate } from "./screening-validation";
 
 /**
@@ -8,11 +9,19 @@ import { ReportCertificate } from "./screening-validation";
  * review team downloads, pastes into its methods section, and cites (docs/reporting.md).
  */
 
-export const ExportFormat = z.enum(["csv", "jsonl"]);
+export const ExportFormat = z.enum(["csv", "jsonl", "ris"]);
 export type ExportFormat = z.infer<typeof ExportFormat>;
 
+export const CsvMode = z.enum(["spreadsheet", "plain"]);
+export type CsvMode = z.infer<typeof CsvMode>;
+
 export const ExportQuery = z.object({
-  format: ExportFormat.default("csv").describe("csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line"),
+  format: ExportFormat.default("csv").describe(
+    "csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md)",
+  ),
+  csv: CsvMode.default("spreadsheet").describe(
+    "spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python)",
+  ),
 });
 
 export const ReportFormat = z.enum(["markdown", "json"]);
@@ -27,6 +36,10 @@ export const ReportQuery = z.object({
  */
 export const ArtifactWritten = z.object({ written: z.boolean() });
 export type ArtifactWritten = z.infer<typeof ArtifactWritten>;
+
+/** The owning service's answer to a job's deletion (the gateway answers the client 204 without a body). */
+export const JobDeleted = z.object({ deleted: z.literal(true) });
+export type JobDeleted = z.infer<typeof JobDeleted>;
 
 /** Counts of the job's per-item outcomes, read from its stored results. */
 export const ReportOutcomes = z.object({
@@ -44,13 +57,50 @@ export const ReportPrompt = z.object({
   sha256: z.string(),
   /** The prompt's built-in instructions as this service version ships them; null when unknown. */
   instructions: z.string().nullable(),
+  /** The whole text as sent (no paper data): its SHA-256 is `sha256`. Absent for jobs recorded before it was kept. */
+  text: z.string().optional(),
 });
+
+/** What the job was asked, from its provenance (null: not recorded, or not this kind's). */
+export const ReportAsked = z.object({
+  criteria: z.array(AskedCriterion).nullable(),
+  questions: z.array(z.string()).nullable(),
+  fields: z.array(IndexerField).nullable(),
+});
+
+/** The counts a PRISMA flow diagram needs for the step the job did. */
+export const PrismaCounts = z.object({
+  /** Papers or records the job was given. */
+  records_in: z.number().int().nonnegative(),
+  /** Items with a result (fewer than `records_in` when the job failed or was cancelled). */
+  results: z.number().int().nonnegative(),
+  /** Screening: papers included and excluded (errored papers are included, for a reviewer); null for the indexer. */
+  included: z.number().int().nonnegative().nullable(),
+  excluded: z.number().int().nonnegative().nullable(),
+  /** Items that got no usable answer from the model. */
+  errored: z.number().int().nonnegative(),
+  /** Items whose input had no abstract; null when the job did not keep its texts. */
+  without_abstract: z.number().int().nonnegative().nullable(),
+  /** Excluded papers by the criterion they fell on (a paper may fall on several; one that fell on none is "no single criterion"). */
+  exclusion_reasons: z.record(z.string(), z.number().int().nonnegative()),
+});
+export type PrismaCounts = z.infer<typeof PrismaCounts>;
+
+/** One row of the reporting checklist: the guideline's item, and the job's answer or null ("for you to fill in"). */
+export const ChecklistRow = z.object({
+  guidelines: z.array(z.enum(["RAISE", "PRISMA-trAIce"])),
+  item: z.string(),
+  answer: z.string().nullable(),
+});
+export type ChecklistRow = z.infer<typeof ChecklistRow>;
 
 /**
  * A job's methods report as fields. Fields a job did not record (jobs from before provenance was
  * kept) are null; the Markdown form says "not recorded" for them.
  */
 export const JobReport = z.object({
+  /** A heading naming the task (not the job id). Absent in reports written before it existed. */
+  title: z.string().optional(),
   job_id: z.string(),
   kind: z.enum(["screening", "indexer"]),
   task: z.string(),
@@ -80,5 +130,11 @@ export const JobReport = z.object({
   limitations: z.array(z.string()),
   /** Screening: the latest recall certificate of the job's validation samples (the service adds it). */
   recall_certificate: ReportCertificate.nullable().optional(),
+  asked: ReportAsked.optional(),
+  prisma: PrismaCounts.optional(),
+  /** A methods paragraph written from the job, with placeholders in [brackets] for what only the team knows. Added when the report is read. */
+  methods_paragraph: z.string().optional(),
+  /** RAISE and PRISMA-trAIce reporting items, answered where the job knows. Added when the report is read. */
+  checklist: z.array(ChecklistRow).optional(),
 });
 export type JobReport = z.infer<typeof JobReport>;

@@ -29,13 +29,24 @@ export interface ExportTable {
 
 export interface JobKindTable {
   /** The kind's NATS operations (the owning service serves them). */
-  operations: { create: Operation; get: Operation; list: Operation; active: Operation; estimate: Operation; artifact: Operation };
+  operations: {
+    create: Operation;
+    get: Operation;
+    list: Operation;
+    active: Operation;
+    estimate: Operation;
+    artifact: Operation;
+    cancel: Operation;
+    delete: Operation;
+  };
   /** The creation's item list (staged by the gateway when large). */
   list: "papers" | "records";
   /** One active job per (owner, project): a second creation is a 409 naming the first. */
   exclusiveProject: boolean;
   /** The poll response's field that holds the items. */
   itemsField: string;
+  /** The keys of an input item's id (also the result item's), title and abstract. */
+  inputKeys: { id: string; title: string; abstract: string };
   /** The spec's poll body: terminal `results` when the job ended, `partial` items while it runs. */
   view(record: JobKindRecord, results: JobKindResults | null, partial: readonly Json[]): unknown;
   listItem(record: JobKindRecord): unknown;
@@ -47,6 +58,8 @@ export interface JobKindTable {
     table(record: JobKindRecord, result: Json, sample: Json | undefined): ExportTable;
     /** The JSON Lines object of one item. */
     line(result: Json): (item: Json) => Json;
+    /** What one item's RIS record carries of the job's outcome: keywords (`KW`) and notes (`N1`), one line each. */
+    ris(record: JobKindRecord, result: Json): (item: Json) => { keywords: string[]; notes: string[] };
   };
   report: {
     task: string;
@@ -59,6 +72,10 @@ export interface JobKindTable {
     failedOutcome?: string;
     /** Whether the method repeats votes per item (its report names repetitions, threshold and rule). */
     votes: boolean;
+    /** The criteria an excluded item fell on (its reasons in a PRISMA flow), or none. */
+    exclusionReasons(item: Json): string[];
+    /** The config field holding how many items the job was given. */
+    countField: string;
   };
 }
 
@@ -74,6 +91,15 @@ const RESERVED = new Set(["ID", "indexing_status"]);
 /** A running indexer job's finished record as its handler appends it: the output record and, when it failed, its error. */
 export type PartialRecord = Json & { record: Json; error?: string };
 
+/** Criteria that argue for exclusion: an inclusion criterion not met, an exclusion criterion met. */
+function screeningReasons(item: Json): string[] {
+  if (item.decision !== "exclude") return [];
+  return asArray(item.criteria_verdicts)
+    .map(asRecord)
+    .filter((c) => (c.type === "exclude" ? c.verdict === "met" : c.verdict === "not_met"))
+    .map((c) => String(c.name || "unnamed criterion"));
+}
+
 const screening: JobKindTable = {
   operations: {
     create: operations.createScreeningJob,
@@ -82,10 +108,13 @@ const screening: JobKindTable = {
     active: operations.activeScreeningJob,
     estimate: operations.estimateScreening,
     artifact: operations.artifactScreeningJob,
+    cancel: operations.cancelScreeningJob,
+    delete: operations.deleteScreeningJob,
   },
   list: "papers",
   exclusiveProject: true,
   itemsField: "results",
+  inputKeys: { id: "id", title: "title", abstract: "abstract" },
   view: (record, results) => toScreeningJob(record, results ? { results: results.items, clusters: asArray(results.result.clusters) } : null),
   listItem: (record) => toScreeningJobListItem(record),
   export: {
@@ -130,6 +159,24 @@ const screening: JobKindTable = {
       const labels = clusterLabels(result);
       return (item) => ({ ...item, cluster_label: labels.get(item.cluster_id) ?? null });
     },
+    ris(record, result) {
+      const labels = clusterLabels(result);
+      return (item) => {
+        const votes = asArray(item.votes);
+        const score = votes.length > 0 ? `${votes.filter((v) => v === "include").length} of ${votes.length} votes for include` : `score ${String(item.final_score ?? "none")}`;
+        const verdicts = asArray(item.criteria_verdicts).map(asRecord);
+        const label = labels.get(item.cluster_id);
+        return {
+          keywords: [`litrev: ${String(item.decision)}`, ...screeningReasons(item).map((name) => `litrev reason: ${name}`), ...(label ? [`litrev theme: ${label}`] : [])],
+          notes: [
+            `litrev screening decision: ${String(item.decision)} (${score}; threshold ${String(record.config.threshold ?? "not recorded")}).`,
+            ...(item.reasoning ? [`Reasoning: ${String(item.reasoning)}`] : []),
+            ...(verdicts.length > 0 ? [`Criteria: ${verdicts.map((c) => `${String(c.name || "unnamed")} (${String(c.type)}): ${String(c.verdict).replace("_", " ")}`).join("; ")}.`] : []),
+            ...(item.error ? [`Error: ${String(item.error)}`] : []),
+          ],
+        };
+      };
+    },
   },
   report: {
     task: "Title and abstract screening against eligibility criteria: repeated include/exclude votes per paper, a short reason per paper, and themes of the reasons",
@@ -142,6 +189,8 @@ const screening: JobKindTable = {
     noun: "papers",
     outcomeField: "decision",
     votes: true,
+    exclusionReasons: screeningReasons,
+    countField: "papers_count",
   },
 };
 
@@ -153,10 +202,13 @@ const indexer: JobKindTable = {
     active: operations.activeIndexerJob,
     estimate: operations.estimateIndexer,
     artifact: operations.artifactIndexerJob,
+    cancel: operations.cancelIndexerJob,
+    delete: operations.deleteIndexerJob,
   },
   list: "records",
   exclusiveProject: false,
   itemsField: "partial_results",
+  inputKeys: { id: "ID", title: "Title", abstract: "Abstract" },
   view: (record, results, partial) => {
     if (results) return toIndexerJob(record, { items: results.items, errors: asArray(results.result.errors) as string[] });
     const finished = partial as readonly PartialRecord[];
@@ -183,6 +235,17 @@ const indexer: JobKindTable = {
       };
     },
     line: () => (item) => item,
+    ris: () => (item) => {
+      const fields = Object.keys(item).filter((key) => !RESERVED.has(key));
+      return {
+        keywords: [`litrev: ${String(item.indexing_status)}`],
+        notes: fields.map((f) => {
+          const value = asRecord(item[f]);
+          const shown = Array.isArray(value.value) ? value.value.join("; ") : String(value.value ?? "none");
+          return `${f}: ${shown} (confidence ${String(value.confidence ?? "none")})`;
+        }),
+      };
+    },
   },
   report: {
     task: "Extraction of typed fields from titles and abstracts, each value with a confidence and quotes the service verified against the record",
@@ -195,6 +258,8 @@ const indexer: JobKindTable = {
     outcomeField: "indexing_status",
     failedOutcome: "error",
     votes: false,
+    exclusionReasons: () => [],
+    countField: "record_count",
   },
 };
 

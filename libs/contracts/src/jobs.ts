@@ -25,6 +25,11 @@ export const ObjectRef = z.object({
    * staged input replaced after admission (the gateway may write the staging store) is never run.
    */
   digests: z.array(z.string()).optional(),
+  /**
+   * A small value carried in the message itself (a job input up to `INLINE_INPUT_MAX_BYTES`): no
+   * object is stored, so a command that arrives always brings its input.
+   */
+  inline: z.unknown().optional(),
 });
 export type ObjectRef = z.infer<typeof ObjectRef>;
 
@@ -147,6 +152,10 @@ export const PartialItemsRef = z.object({
 });
 export type PartialItemsRef = z.infer<typeof PartialItemsRef>;
 
+/** One line of an artifact's `texts`: the item's title and abstract as the job was given them. */
+export const ItemText = z.object({ title: z.string(), abstract: z.string() });
+export type ItemText = z.infer<typeof ItemText>;
+
 export const TERMINAL_STATUSES = ["completed", "failed"] as const;
 export const isTerminalStatus = (status: JobStatus) => status === "completed" || status === "failed";
 
@@ -166,5 +175,11 @@ export const JobArtifactHead = z.object({
   record: z.record(z.string(), z.unknown()),
   report: JobReport,
   items: ObjectRef,
+  /**
+   * Each item's title and abstract (`ItemText`), line for line beside `items`, copied from the job's
+   * input as the items were written; absent when the input was gone (an artifact written from the
+   * store of record). Kept apart so that the poll body stays the spec's.
+   */
+  texts: ObjectRef.optional(),
 });
 export type JobArtifactHead = z.infer<typeof JobArtifactHead>;

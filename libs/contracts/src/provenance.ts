@@ -1,16 +1,19 @@
 import { z } from "zod";
 import { Usage } from "./common";
+import { IndexerField } from "./indexer-fields";
 
 /**
  * What a review must report about the model behind a job (RAISE, PRISMA-trAIce): recorded by the
  * service that ran it, pinned at admission where it can be, and returned on every poll.
  */
 
-/** One prompt as sent: its registry name and template, and the SHA-256 of the exact text (no paper data). */
+/** One prompt as sent: its registry name and template, the exact text (no paper data) and its SHA-256. */
 export const PromptUse = z.object({
   name: z.string(),
   template_id: z.string(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The whole text as sent (the system message, or the field list heading each user message), so the hash can be checked; absent in jobs recorded before it was kept. */
+  text: z.string().optional(),
 });
 export type PromptUse = z.infer<typeof PromptUse>;
 
@@ -25,6 +28,10 @@ export type StageParameters = z.infer<typeof StageParameters>;
 /** A model string as the provider reported it in its replies, with how many calls it answered. */
 export const ModelUse = z.object({ model: z.string(), calls: z.number().int().nonnegative() });
 export type ModelUse = z.infer<typeof ModelUse>;
+
+/** A screening criterion as the job was given it. */
+export const AskedCriterion = z.object({ name: z.string(), type: z.enum(["include", "exclude"]), text: z.string() });
+export type AskedCriterion = z.infer<typeof AskedCriterion>;
 
 export const Provenance = z.object({
   /** The model as the client gave it (an alias such as `llm-5-nano`, or a provider id). */
@@ -43,6 +50,11 @@ export const Provenance = z.object({
   /** The decision rule in words, e.g. "include when at least 1 of 5 votes says include". */
   decision_rule: z.string(),
   prompts: z.array(PromptUse),
+  /** What the job was asked (absent in jobs recorded before it was kept): screening's criteria and research questions… */
+  criteria: z.array(AskedCriterion).optional(),
+  questions: z.array(z.string()).optional(),
+  /** …and the indexer's field definitions. */
+  fields: z.array(IndexerField).optional(),
 });
 export type Provenance = z.infer<typeof Provenance>;
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EstimateConfidence, JobStatus, JsonObject, Timestamp } from "./common";
+import { EstimateConfidence, JobStatus, JsonObject, Timestamp, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
 import { JobUsage, jobReportFields, Provenance } from "./provenance";
@@ -29,19 +29,33 @@ export type ScreeningCriterion = z.infer<typeof ScreeningCriterion>;
 
 export const ClustersType = z.enum(["include", "exclude"]);
 
-export const CreateScreeningJobRequest = z.object({
+const PaperList = z.array(ScreeningPaper).max(LIMIT_CEILINGS.papers).superRefine(uniqueIds((paper) => paper.id, "paper ids"));
+
+const createScreeningJobFields = {
   // Configured bounds (papers, criteria, repetitions, work units) are the gateway's (limits.ts).
-  papers: z.array(ScreeningPaper).min(1).max(LIMIT_CEILINGS.papers),
+  papers: PaperList.min(1),
   criteria: z.array(ScreeningCriterion).max(LIMIT_CEILINGS.criteria).nullish().transform((v) => v ?? []),
   questions: z.array(z.string().max(2_000)).max(50).nullish().transform((v) => v ?? []),
   model: z.string().min(1).max(200).default(DEFAULT_MODEL.screening),
   repetitions: z.number().int().min(1).max(LIMIT_CEILINGS.repetitions).default(5),
-  threshold: z.number().min(0).default(1.0),
+  // A count of include votes: whole, and at most the votes a paper gets (above, every paper is excluded).
+  threshold: z.number().int().min(0).default(1.0),
   clusters_type: z.enum(["include", "exclude"]).nullish(),
   project_id: z.number().int().nullish(),
   mock: z.boolean().default(false),
   max_estimated_cost_usd: z.number().min(0).nullish(),
-});
+};
+
+function thresholdWithinVotes(request: { repetitions: number; threshold: number }, ctx: z.RefinementCtx): void {
+  if (request.threshold <= request.repetitions) return;
+  ctx.addIssue({
+    code: "custom",
+    path: ["threshold"],
+    message: `threshold counts include votes: a whole number between 0 and repetitions (${request.repetitions}), got ${request.threshold}`,
+  });
+}
+
+export const CreateScreeningJobRequest = z.object(createScreeningJobFields).superRefine(thresholdWithinVotes);
 export type CreateScreeningJobRequest = z.infer<typeof CreateScreeningJobRequest>;
 
 /**
@@ -49,7 +63,7 @@ export type CreateScreeningJobRequest = z.infer<typeof CreateScreeningJobRequest
  * is empty when the gateway already stored them as the job's input list (header
  * `x-litrev-staged-input`), so a large body is parsed once, at the gateway.
  */
-export const CreateScreeningJobMessage = CreateScreeningJobRequest.extend({ papers: z.array(ScreeningPaper).max(LIMIT_CEILINGS.papers) });
+export const CreateScreeningJobMessage = z.object({ ...createScreeningJobFields, papers: PaperList }).superRefine(thresholdWithinVotes);
 
 export const CreateScreeningJobResponse = z.object({
   job_id: z.string(),
@@ -107,6 +121,19 @@ export const ScreeningJobConfig = z.looseObject({
   criteria_count: z.number().int(),
 });
 
+/** How the provider bills a paper's votes: one request with `n` choices, or one request per vote. */
+export const ProviderN = z.enum(["honoured", "ignored"]);
+export type ProviderN = z.infer<typeof ProviderN>;
+
+/**
+ * Added (issue 30), beside the spec's `estimated_cost_usd` (always the spec's formula): the
+ * service's own forecast of the bill, for the provider's handling of `n` as the service knows it.
+ */
+const forecastFields = {
+  forecast_cost_usd: z.number().nullable().optional().describe("The service's forecast of the bill (not the spec's formula; null for a mock job)"),
+  forecast_provider_n: ProviderN.nullable().optional().describe("The provider's handling of `n` the forecast assumes"),
+};
+
 export const ScreeningJob = z.object({
   job_id: z.string(),
   status: JobStatus,
@@ -130,6 +157,7 @@ export const ScreeningJob = z.object({
   usage: JobUsage,
   /** The cost of the tokens the provider reported, at the model's price (null: no price, or a mock job). */
   actual_cost_usd: z.number().nullable(),
+  ...forecastFields,
 });
 export type ScreeningJob = z.infer<typeof ScreeningJob>;
 
@@ -149,6 +177,7 @@ export const ScreeningJobListItem = z.object({
   estimated_cost_usd: z.number().nullable(),
   /** The cost of the tokens the provider reported so far (null: no price, or a mock job). */
   actual_cost_usd: z.number().nullable(),
+  ...forecastFields,
   created_at: Timestamp,
   completed_at: Timestamp.nullable(),
 });
@@ -171,6 +200,9 @@ export const ScreeningEstimateResponse = z.object({
   repetitions: z.number().int(),
   confidence: EstimateConfidence,
   disclaimer: z.string(),
+  forecast_input_tokens: z.number().int().optional(),
+  forecast_output_tokens: z.number().int().optional(),
+  ...forecastFields,
 });
 export type ScreeningEstimateResponse = z.infer<typeof ScreeningEstimateResponse>;
 
@@ -249,7 +281,15 @@ export function toScreeningJob(
     created_at: record.created_at,
     completed_at: record.completed_at,
     ...jobReportFields(record.extra),
+    ...screeningForecast(record.extra),
   };
+}
+
+/** The forecast admission recorded in the job's extras (null for a mock job or one admitted before forecasts). */
+export function screeningForecast(extra: Record<string, unknown> | undefined): { forecast_cost_usd: number | null; forecast_provider_n: ProviderN | null } {
+  const cost = extra?.forecast_cost_usd;
+  const n = ProviderN.safeParse(extra?.forecast_provider_n);
+  return { forecast_cost_usd: typeof cost === "number" && Number.isFinite(cost) ? cost : null, forecast_provider_n: n.success ? n.data : null };
 }
 
 /** The spec's listing shape: papers_count and model come from the recorded config (0 / "" if absent). */
@@ -270,6 +310,7 @@ export function toScreeningJobListItem(record: ScreeningJobRecord): ScreeningJob
     duration_ms: record.duration_ms,
     estimated_cost_usd: record.estimated_cost_usd,
     actual_cost_usd: jobReportFields(record.extra).actual_cost_usd,
+    ...screeningForecast(record.extra),
     created_at: record.created_at,
     completed_at: record.completed_at,
   };

@@ -20,6 +20,16 @@ export const subjects = {
    * replica listens (no queue group), the one running the request aborts its provider calls.
    */
   cancel: (service: BackendService) => `${ROOT}.cancel.${service}`,
+  /**
+   * Cancellations of a job service's running jobs (`{job_id}`): published by the replica that took
+   * the client's cancel, heard by every replica's worker (no queue group); the one running the job stops it.
+   */
+  jobCancel: (service: BackendService) => `${ROOT}.jobs-cancel.${service}`,
+  /**
+   * Erased jobs (`{job_id}`): published by the job service that deleted one, heard by every gateway,
+   * which drops what it cached of the job.
+   */
+  jobErased: (service: BackendService) => `${ROOT}.jobs-erased.${service}`,
   /** Queue group shared by all replicas of one service, so each request reaches one replica. */
   queueGroup: (service: BackendService) => `${ROOT}-${service}`,
 };
@@ -37,6 +47,8 @@ export const configKeys = {
   overrides: (serviceId: string) => `overrides.${serviceId}`,
   allDefaults: () => "defaults.>",
   anyKind: (serviceId: string) => `*.${serviceId}`,
+  /** What a service learned of its provider's handling of `n` (three tokens: outside `anyKind`). */
+  providerN: (serviceId: string) => `provider.n.${serviceId}`,
 };
 
 /**
@@ -182,6 +194,10 @@ export const jobDataObjects = {
   artifactHead: (jobId: string) => `finished/${jobId}/head`,
   /** The artifact's items, a chunked list of the run that ended the job (chunks only: the artifact head says where). */
   artifactItems: (jobId: string, fence: number) => `finished/${jobId}/${fence}`,
+  /** Each artifact item's title and abstract, one line per item in the items' order (exports and sample downloads read them). */
+  artifactTexts: (jobId: string, fence: number) => `finished/${jobId}/texts/${fence}`,
+  /** Every name prefix the data store keeps one job's objects under (its input, any run's items, its artifact): erasure deletes them all. */
+  ofJob: (jobId: string) => [`input/${jobId}`, `partial/${jobId}/`, `finished/${jobId}/`],
 };
 
 /**

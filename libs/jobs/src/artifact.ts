@@ -1,4 +1,4 @@
-import { DEFAULT_JOB_OWNER, JOB_KINDS, JobArtifactHead, jobDataObjects, type JobService } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, ItemText, JOB_KINDS, JobArtifactHead, jobDataObjects, type JobService } from "@litrev/contracts";
 import { JsonLines, type JobData, type LinesWriter } from "./data";
 import type { FinishedJob } from "./client/exports";
 import { buildReport, OutcomeCounter, type PromptInstructions } from "./client/report";
@@ -11,7 +11,9 @@ import type { JsonRecord, StoredJob } from "./store/job-store";
  * terminal. The items are a chunked list in the one chunk format (`finished/<id>/<fence>/<n>`, the
  * run's fence keeping a stale run's chunks apart); the head (`finished/<id>/head`) is written last
  * and holds the owner, the status, the poll body's text around the item list, the stored record
- * and the methods report. Every gateway streams polls, exports, the end event, the validation's
+ * and the methods report. Beside the items, line for line, each item's title and abstract from the
+ * job's input (`texts`): exports name each paper, and validation samples download its text, after
+ * the input itself is gone. Every gateway streams polls, exports, the end event, the validation's
  * read and the report from it, without asking the owning service.
  */
 
@@ -34,6 +36,7 @@ export function pollFrame(service: JobService, record: StoredJob): JobArtifactHe
 /** Writes one job's artifact: its items chunk by chunk as they come (counted for the report), then its head. */
 export class ArtifactWriter {
   readonly #lines: LinesWriter;
+  readonly #texts: LinesWriter;
   readonly #outcomes: OutcomeCounter;
 
   constructor(
@@ -43,31 +46,42 @@ export class ArtifactWriter {
     fence: number,
   ) {
     this.#lines = data.lines(jobDataObjects.artifactItems(jobId, fence));
+    this.#texts = data.lines(jobDataObjects.artifactTexts(jobId, fence));
     this.#outcomes = new OutcomeCounter(service);
   }
 
-  /** Buffers items into the artifact (and counts them for the report); true when a chunk is full (`flush` writes it). */
-  push(items: readonly JsonRecord[]): boolean {
-    this.#outcomes.add(items);
-    return this.#lines.push(items);
+  /**
+   * Buffers items into the artifact (and counts them for the report), with their texts (one each,
+   * in order; none when the input is gone); true when a chunk is full (`flush` writes it).
+   */
+  push(items: readonly JsonRecord[], texts?: readonly ItemText[]): boolean {
+    this.#outcomes.add(items, texts);
+    const full = this.#lines.push(items);
+    if (!texts) return full;
+    if (texts.length !== items.length) throw new Error(`${texts.length} texts for ${items.length} items`);
+    return this.#texts.push(texts) || full;
   }
 
-  /** Writes the buffered items as one chunk; may be repeated after a failure (the buffer is kept until it lands). */
-  flush(): Promise<void> {
-    return this.#lines.flush();
+  /** Writes the buffered items (and texts) as chunks; may be repeated after a failure (the buffers are kept until they land). */
+  async flush(): Promise<void> {
+    await this.#lines.flush();
+    await this.#texts.flush();
   }
 
   /** The last chunk, then the head: from here on the artifact is complete. */
   async finish(record: StoredJob, prompts?: PromptInstructions): Promise<JobArtifactHead> {
     const items = await this.#lines.close();
+    const texts = await this.#texts.close();
     const head: JobArtifactHead = {
       version: 1,
       owner: record.owner ?? DEFAULT_JOB_OWNER,
       status: record.status,
       poll: pollFrame(this.service, record),
       record: record as unknown as JsonRecord,
-      report: buildReport(this.service, record, this.#outcomes.outcomes, prompts),
+      report: buildReport(this.service, record, this.#outcomes, prompts),
       items,
+      // Every item has its text, or the input was gone and none has.
+      ...(texts.lines === items.lines && (texts.lines ?? 0) > 0 ? { texts } : {}),
     };
     await this.data.putJson(jobDataObjects.artifactHead(this.jobId), head);
     return head;
@@ -76,6 +90,7 @@ export class ArtifactWriter {
   /** Removes the chunks written so far (a run that may no longer finish the job). */
   async discard(): Promise<void> {
     await this.data.deleteLines(this.#lines.ref);
+    await this.data.deleteLines(this.#texts.ref);
   }
 }
 
@@ -128,14 +143,22 @@ export async function* pollPieces(data: JobData, head: JobArtifactHead, read = (
 
 const COMMA = Buffer.from(",");
 
-/** The finished job as exports read it: its record and its items, chunk by chunk from the artifact. */
+/** The finished job as exports read it: its record and its items, chunk by chunk from the artifact, with their texts when it kept them. */
 export function artifactJob(data: JobData, head: JobArtifactHead): FinishedJob {
   const record = head.record as unknown as StoredJob;
+  const lines = (ref: JobArtifactHead["items"]) =>
+    async function* () {
+      for await (const bytes of inOrder(ref.chunks ?? 0, (n) => data.readChunkBytes(ref, n))) yield JsonLines.parse(bytes);
+    };
+  const texts = head.texts;
   return {
     record,
     result: resultOf(record),
-    chunks: async function* () {
-      for await (const bytes of inOrder(head.items.chunks ?? 0, (n) => data.readChunkBytes(head.items, n))) yield JsonLines.parse(bytes) as JsonRecord[];
-    },
+    partial: head.status !== "completed",
+    chunks: lines(head.items) as () => AsyncIterable<JsonRecord[]>,
+    ...(texts ? { texts: async function* () {
+      for await (const chunk of lines(texts)()) yield chunk.map((line) => ItemText.parse(line));
+    } } : {}),
   };
 }
+

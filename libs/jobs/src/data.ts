@@ -154,11 +154,22 @@ export class JobData {
     );
   }
 
-  /** Removes a list written by `putLines` (or a single object, for refs without chunks). */
+  /** Removes a list written by `putLines` (or a single object, for refs without chunks; nothing for an inline value). */
   async deleteLines(ref: ObjectRef): Promise<void> {
+    if (ref.inline !== undefined) return; // carried in its message, never stored
     if (ref.chunks === undefined) return this.delete(ref.object);
     await this.delete(linesObject(ref.object, "head"));
     for (let n = 0; n < ref.chunks; n++) await this.delete(linesObject(ref.object, n));
+  }
+
+  /** Removes every object of the data store whose name starts with one of `prefixes` (a listing of the store: for erasing a job). */
+  async deleteByPrefix(prefixes: readonly string[]): Promise<number> {
+    const entries = await this.store.list().catch((error: unknown) => {
+      throw unavailable(error, "The job data store");
+    });
+    const names = entries.filter((e) => !e.deleted && prefixes.some((p) => e.name.startsWith(p))).map((e) => e.name);
+    for (const name of names) await this.store.delete(name);
+    return names.length;
   }
 
   async delete(name: string): Promise<void> {

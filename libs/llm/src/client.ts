@@ -65,6 +65,8 @@ export interface LlmClientOptions {
    * the replies. It decides how estimates bill repetitions (`ignoresN`).
    */
   providerN?: "honoured" | "ignored" | undefined;
+  /** Called once when a reply first shows the server ignores `n` (the service keeps it across restarts). */
+  onLearnedIgnoresN?: (() => void) | undefined;
 }
 
 export interface StructuredRequest<S extends z.ZodType> {
@@ -127,7 +129,10 @@ interface Provider {
   singleChoice?: boolean;
 }
 
-const NO_KEY_MESSAGE = "No language-model provider key is configured: set OPENAI_API_KEY or send X-LLM-API-Key";
+/** The 401 of a call with no provider key: neither a configured one nor the request's X-LLM-API-Key. */
+export function noProviderKeyError(): ServiceError {
+  return new ServiceError("auth", "No language-model provider key is configured: set OPENAI_API_KEY or send X-LLM-API-Key");
+}
 /** Echoing a long invalid reply back in a repair prompt costs input tokens for little gain. */
 const MAX_REPAIR_ECHO_CHARS = 4000;
 
@@ -162,6 +167,9 @@ export class LlmClient {
   private readonly declaredN: "honoured" | "ignored" | undefined;
   /** Set once any key's reply showed the server gives one choice for `n` > 1 (the same server for every key). */
   private learnedSingleChoice = false;
+  /** Where `learnedSingleChoice` came from: a reply of this process, or what an earlier run kept. */
+  private learnedFrom: "reply" | "kept" | undefined;
+  private readonly onLearnedIgnoresN: (() => void) | undefined;
 
   constructor(options: LlmClientOptions = {}) {
     this.apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY);
@@ -185,6 +193,7 @@ export class LlmClient {
     this.sharedBudgets = options.sharedBudgets;
     this.configuredModels = options.allowedModels;
     this.declaredN = options.providerN;
+    this.onLearnedIgnoresN = options.onLearnedIgnoresN;
     // The server key's budget is joined at start, so that replicas know of each other before their
     // first calls rather than after (keys sent with a request join with their first call).
     if (this.apiKey && this.sharedBudgets) this.providerFor(undefined);
@@ -196,6 +205,32 @@ export class LlmClient {
    */
   get ignoresN(): boolean {
     return this.declaredN !== undefined ? this.declaredN === "ignored" : this.learnedSingleChoice;
+  }
+
+  /** Whether `LLM_PROVIDER_N` declares what the server does with `n` (rather than replies showing it). */
+  get declaresN(): boolean {
+    return this.declaredN !== undefined;
+  }
+
+  /** What the client assumes of `n` and why, for readiness: declared, learned (this run or kept), or assumed honoured. */
+  get providerN(): string {
+    if (this.declaredN !== undefined) return `${this.declaredN} (declared: LLM_PROVIDER_N)`;
+    if (this.learnedSingleChoice) return this.learnedFrom === "kept" ? "ignored (learned by an earlier run, kept in the config bucket)" : "ignored (learned from a reply)";
+    return "honoured (assumed until a reply shows otherwise)";
+  }
+
+  /** What an earlier run learned of this server: it ignores `n` (kept in the config bucket). */
+  assumeIgnoresN(): void {
+    if (this.learnedSingleChoice) return;
+    this.learnedSingleChoice = true;
+    this.learnedFrom = "kept";
+  }
+
+  #learnedIgnoresN(): void {
+    if (this.learnedSingleChoice) return;
+    this.learnedSingleChoice = true;
+    this.learnedFrom = "reply";
+    this.onLearnedIgnoresN?.();
   }
 
   /** The models calls may name now (live aliases, their targets, ALLOWED_MODELS); undefined without an allowlist. */
@@ -303,12 +338,12 @@ export class LlmClient {
           // allowed"): ask for one; the caller sees one choice, as from a server that ignores `n`.
           if (body.n === undefined || !refusesChoices(error)) throw error;
           provider.singleChoice = true;
-          this.learnedSingleChoice = true;
+          this.#learnedIgnoresN();
           const { n: _n, ...single } = body;
           this.logger?.warn({ model, key_digest: provider.digest.slice(0, 12) }, "provider refuses n > 1; asking for one choice per request");
           return this.send(provider, single, call, estimated);
         });
-        if ((body.n ?? 1) > 1 && completion.choices.length === 1) this.learnedSingleChoice = true; // Ollama
+        if ((body.n ?? 1) > 1 && completion.choices.length === 1) this.#learnedIgnoresN(); // Ollama
         const modelVersion = completion.model || model;
         usages.push(this.usageOf(completion, model, body));
 
@@ -453,7 +488,7 @@ export class LlmClient {
   private providerFor(providerKey: string | undefined): Provider {
     const override = nonEmpty(providerKey);
     const key = override ?? this.apiKey;
-    if (!key) throw new ServiceError("auth", NO_KEY_MESSAGE);
+    if (!key) throw noProviderKeyError();
     const digest = keyDigest(key);
     return this.providers.getOrCreate(digest, () => ({
       digest,

@@ -1,6 +1,6 @@
 export { ModelAvailability, describeAvailability } from "./availability";
 export type { ModelLister } from "./availability";
-export { LlmClient, keyDigest } from "./client";
+export { LlmClient, keyDigest, noProviderKeyError } from "./client";
 export type { LlmClientOptions, LlmLogger, ProviderModel, StructuredRequest, StructuredResult } from "./client";
 export {
   LlmAbortError,

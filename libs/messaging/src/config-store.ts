@@ -5,6 +5,7 @@ import { streamReplicas } from "./replicas";
 import { keepStreamLimits, storageQuotas } from "./quotas";
 import {
   CONFIG_BUCKET,
+  LearnedProviderN,
   MODEL_ALIAS_KEYS,
   ModelAliasTable,
   type ModelAliasesPatch,
@@ -129,6 +130,18 @@ export class ConfigStore {
       }
     })().catch(() => undefined); // only a throwing onChange gets here; never an unhandled rejection
     return () => watcher.stop();
+  }
+
+  /** What an earlier run of the service learned of its provider's `n`; null when nothing (or nothing readable) is kept. */
+  async learnedProviderN(serviceId: string): Promise<LearnedProviderN | null> {
+    const entry = await this.kv.get(configKeys.providerN(serviceId));
+    if (!entry || entry.length === 0) return null;
+    const parsed = LearnedProviderN.safeParse(entryJson(entry));
+    return parsed.success ? parsed.data : null;
+  }
+
+  async keepProviderN(serviceId: string, learned: LearnedProviderN): Promise<void> {
+    await this.kv.put(configKeys.providerN(serviceId), JSON.stringify(LearnedProviderN.parse(learned)));
   }
 
   /** A service's built-in and environment aliases; the last service to start wins, like service defaults. */

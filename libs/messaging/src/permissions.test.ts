@@ -33,10 +33,11 @@ describe("NATS permission table", () => {
     }
   });
 
-  it("lets each user subscribe only to its own inbox (and a service to its own requests, their cancellations and the health broadcast)", () => {
-    expect(natsPermissions("gateway").subscribe).toEqual([`${inboxPrefix("gateway")}.>`]);
+  it("lets each user subscribe only to its own inbox (and a service to its own requests, their cancellations and the health broadcast; the gateway to deleted jobs)", () => {
+    expect(natsPermissions("gateway").subscribe).toEqual([`${inboxPrefix("gateway")}.>`, "litrev.jobs-erased.screening", "litrev.jobs-erased.indexer"]);
     for (const service of ["criteria", "screening", "indexer"] as const) {
-      expect(natsPermissions(service).subscribe.sort()).toEqual([`${inboxPrefix(service)}.>`, `litrev.rpc.${service}.>`, `litrev.cancel.${service}`, "litrev.health"].sort());
+      const jobCancels = service === "criteria" ? [] : [`litrev.jobs-cancel.${service}`];
+      expect(natsPermissions(service).subscribe.sort()).toEqual([`${inboxPrefix(service)}.>`, `litrev.rpc.${service}.>`, `litrev.cancel.${service}`, ...jobCancels, "litrev.health"].sort());
       expect(natsPermissions(service).allowResponses).toBe(true);
     }
     expect(natsPermissions("gateway").allowResponses).toBe(false);
@@ -52,12 +53,12 @@ describe("NATS permission table", () => {
     }
   });
 
-  it("lets the gateway write only overrides in the config bucket, and services only their own defaults", () => {
+  it("lets the gateway write only overrides in the config bucket, and services only their own defaults and what they learned of the provider", () => {
     const writes = (user: NatsUser) => natsPermissions(user).publish.filter((s) => s.startsWith(`$KV.${CONFIG_BUCKET}.`));
     expect(writes("gateway").sort()).toEqual(
       [`$KV.${CONFIG_BUCKET}.aliases.overrides`, ...["criteria", "extraction", "screening"].map((id) => `$KV.${CONFIG_BUCKET}.overrides.${id}`)].sort(),
     );
-    expect(writes("indexer").sort()).toEqual([`$KV.${CONFIG_BUCKET}.aliases.defaults`, `$KV.${CONFIG_BUCKET}.defaults.extraction`]);
+    expect(writes("indexer").sort()).toEqual([`$KV.${CONFIG_BUCKET}.aliases.defaults`, `$KV.${CONFIG_BUCKET}.defaults.extraction`, `$KV.${CONFIG_BUCKET}.provider.n.extraction`]);
     // Stream-level powers over the config bucket: create (services), never for the gateway.
     expect(natsPermissions("gateway").publish).not.toContain(`$JS.API.STREAM.CREATE.KV_${CONFIG_BUCKET}`);
     expect(natsPermissions("criteria").publish).not.toContain(`$JS.API.STREAM.PURGE.KV_${CONFIG_BUCKET}`);

@@ -45,8 +45,14 @@ export const inboxPrefix = (user: NatsUser): string => `_INBOX.${user}`;
 const kvStream = (bucket: string) => `KV_${bucket}`;
 const objStream = (bucket: string) => `OBJ_${bucket}`;
 
-/** Reading a stream: its info, single-message gets, and ephemeral (ordered) consumers over it. */
-function readStream(stream: string): string[] {
+/**
+ * Reading a stream: its info, single-message gets, and ephemeral (ordered) consumers over it. A
+ * reader that does not own the stream may not delete consumers: a permission names no consumer's
+ * owner, so the right to delete one's own would be the right to delete everyone's (a service's
+ * config watcher, say). Its ordered consumers left behind by a reset expire on their own
+ * (their inactivity threshold), the library ignoring the refused delete.
+ */
+function readStream(stream: string, { deleteConsumers = true } = {}): string[] {
   return [
     `$JS.API.STREAM.INFO.${stream}`,
     `$JS.API.STREAM.MSG.GET.${stream}`,
@@ -55,11 +61,14 @@ function readStream(stream: string): string[] {
     `$JS.API.CONSUMER.CREATE.${stream}`,
     `$JS.API.CONSUMER.CREATE.${stream}.>`,
     `$JS.API.CONSUMER.INFO.${stream}.*`,
-    `$JS.API.CONSUMER.DELETE.${stream}.*`,
+    ...(deleteConsumers ? [`$JS.API.CONSUMER.DELETE.${stream}.*`] : []),
     `$JS.API.CONSUMER.MSG.NEXT.${stream}.*`,
     `$JS.FC.${stream}.>`,
   ];
 }
+
+/** What the gateway reads: never deleting a consumer, its own included (see `readStream`). */
+const gatewayRead = (stream: string) => readStream(stream, { deleteConsumers: false });
 
 /**
  * Owning a stream: reading it, creating it, durable consumers and acks. Never updating it: a stream
@@ -116,11 +125,11 @@ function ownJobs(service: JobService): string[] {
 function readJobs(service: JobService): string[] {
   const names = jobNames(service);
   return [
-    ...readStream(kvStream(names.stateBucket)),
-    ...readStream(objStream(names.dataBucket)),
-    ...readStream(objStream(names.stagingBucket)),
+    ...gatewayRead(kvStream(names.stateBucket)),
+    ...gatewayRead(objStream(names.dataBucket)),
+    ...gatewayRead(objStream(names.stagingBucket)),
     `$O.${names.stagingBucket}.>`,
-    ...readStream(kvStream(names.validationBucket)),
+    ...gatewayRead(kvStream(names.validationBucket)),
   ];
 }
 
@@ -128,7 +137,7 @@ function readJobs(service: JobService): string[] {
 function usePayloads(service: BackendService, owner: boolean): string[] {
   const bucket = payloadBucket(service);
   const stream = objStream(bucket);
-  return [...(owner ? ownStream(stream) : [...readStream(stream), `$JS.API.STREAM.PURGE.${stream}`]), `$O.${bucket}.>`];
+  return [...(owner ? ownStream(stream) : [...gatewayRead(stream), `$JS.API.STREAM.PURGE.${stream}`]), `$O.${bucket}.>`];
 }
 
 const BACKENDS: readonly BackendService[] = ["criteria", "screening", "indexer"];
@@ -150,7 +159,7 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
         // Cancelling a synchronous request whose HTTP client went away.
         ...BACKENDS.map((s) => subjects.cancel(s)),
         subjects.health(),
-        ...readStream(kvStream(CONFIG_BUCKET)),
+        ...gatewayRead(kvStream(CONFIG_BUCKET)),
         ...configWrites(BACKENDS.map((s) => configKeys.overrides(CONFIG_SERVICE_ID[s])).concat(MODEL_ALIAS_KEYS.overrides)),
         ...JOB_SERVICES.flatMap(readJobs),
         ...BACKENDS.flatMap((s) => usePayloads(s, false)),
@@ -158,7 +167,8 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
         ...readStream(kvStream(LIMITS_BUCKET)),
         `$KV.${LIMITS_BUCKET}.${limitKeys.gatewayPrefix}.>`,
       ],
-      subscribe: inbox,
+      // A deleted job's cached artifact is dropped by every gateway.
+      subscribe: [...inbox, ...JOB_SERVICES.map((s) => subjects.jobErased(s))],
       allowResponses: false,
     };
   }
@@ -168,17 +178,17 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
       ...common,
       // Creating the shared config bucket (whoever starts first); writing only its own defaults.
       ...ownStream(kvStream(CONFIG_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
-      ...configWrites([configKeys.defaults(configId), MODEL_ALIAS_KEYS.defaults]),
+      ...configWrites([configKeys.defaults(configId), configKeys.providerN(configId), MODEL_ALIAS_KEYS.defaults]),
       // Creating the limits bucket (whoever starts first); a job service writes only its own storage records.
       ...ownStream(kvStream(LIMITS_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
       ...(user === "criteria" ? [] : [`$KV.${LIMITS_BUCKET}.${limitKeys.storagePrefix(user)}.>`]),
       ...usePayloads(user, true),
-      ...(user === "criteria" ? [] : ownJobs(user)),
+      ...(user === "criteria" ? [] : [...ownJobs(user), subjects.jobCancel(user), subjects.jobErased(user)]),
       // Every replica that calls a provider: its heartbeats in the keys' shared budgets (created by whoever starts first).
       ...ownStream(kvStream(PROVIDER_BUDGET_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
       `$KV.${PROVIDER_BUDGET_BUCKET}.>`,
     ],
-    subscribe: [...inbox, subjects.rpcWildcard(user), subjects.cancel(user), subjects.health()],
+    subscribe: [...inbox, subjects.rpcWildcard(user), subjects.cancel(user), ...(user === "criteria" ? [] : [subjects.jobCancel(user)]), subjects.health()],
     allowResponses: true,
   };
 }

@@ -94,8 +94,8 @@ export function promptOverrides(extra: Record<string, unknown>): Record<string, 
 /**
  * A prompt as a job's provenance records it: the registry name, the configured template id and the
  * SHA-256 of the exact text sent (a system message: instructions and fixed context, never paper data),
- * so a reader can check that a published prompt text is the one the job used.
+ * and the text itself, so a reader can check that a published prompt text is the one the job used.
  */
 export function promptUse(name: string, templateId: string, text: string): PromptUse {
-  return { name, template_id: templateId, sha256: createHash("sha256").update(text, "utf8").digest("hex") };
+  return { name, template_id: templateId, sha256: createHash("sha256").update(text, "utf8").digest("hex"), text };
 }

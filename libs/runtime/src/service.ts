@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
 import { ConfigStore, NatsLink, PayloadStore, ProviderBudgets, SharedRecords, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection, type RecordStore } from "@litrev/messaging";
-import { LlmClient, ModelAvailability, chooseModel } from "@litrev/llm";
+import { LlmClient, ModelAvailability, chooseModel, providerIdentity } from "@litrev/llm";
 import { serviceVersion, type ServiceVersion } from "./service-version";
 import { createLogger, type Logger } from "@litrev/telemetry";
 
@@ -80,7 +80,22 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   // One budget per provider key across every replica that calls with it (docs/operations.md).
   const sharedBudgets = await ProviderBudgets.open(nc, { member: instance });
   shutdown.add("provider budgets", () => sharedBudgets.close());
-  const llm = new LlmClient({ ...llmOptions(env), logger, sharedBudgets });
+  // What the service learns of its provider's `n` outlives the process: kept in the config bucket
+  // for the provider host it was learned on, so the first forecast after a start already knows it.
+  const providerHost = providerIdentity(env.OPENAI_BASE_URL).host ?? "unknown";
+  const llm = new LlmClient({
+    ...llmOptions(env),
+    logger,
+    sharedBudgets,
+    onLearnedIgnoresN: () => {
+      store.keepProviderN(configId, { n: "ignored", host: providerHost, learned_at: new Date().toISOString() }).then(
+        () => logger.info({ host: providerHost }, "the provider ignores n: kept in the config bucket"),
+        (error: unknown) => logger.warn({ err: error }, "could not keep what was learned of the provider's n"),
+      );
+    },
+  });
+  const kept = await store.learnedProviderN(configId).catch(() => null);
+  if (kept && kept.host === providerHost) llm.assumeIgnoresN();
   const availability = new ModelAvailability(llm, () => [current.model, ...(definition.models ?? [announced])]);
   const recheckModels = () => {
     if (env.OPENAI_API_KEY) void availability.check().catch(() => undefined);
@@ -129,6 +144,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
         database: definition.databaseStatus?.() ?? "not_used",
         ...(definition.storeDescription ? { store: definition.storeDescription() } : {}),
         ...(models !== undefined ? { models } : {}),
+        provider_n: llm.providerN,
       };
       msg.respond(JSON.stringify(body));
     },

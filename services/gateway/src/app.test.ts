@@ -362,6 +362,13 @@ describe("readiness with NATS up", () => {
     // A fixed message naming the service: the raw error stays in the service's log.
     expect(res.body.checks.database).toBe("error: database unreachable (screening)");
   });
+
+  it("says a database that was reached but refused the set-up could not be initialised, not that it is unreachable", async () => {
+    const database = "error: database initialisation failed at start-up (MongoDB refused the credentials or their rights (AuthenticationFailed)); running without persistence";
+    const { link } = scriptedLink(() => new Error("unused"), [{ service: "screening", instance: "s1", database }]);
+    const res = await send(await gateway(link, { OPENAI_API_KEY: "sk-configured" }), { method: "GET", url: "/health/ready" });
+    expect(res.body.checks.database).toBe("error: database could not be initialised (see the service's log) (screening)");
+  });
 });
 
 describe("scoped service keys", () => {

@@ -1,11 +1,12 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { randomUUID } from "node:crypto";
-import { ServiceError } from "@litrev/contracts";
+import { RequestLimits, ServiceError } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
 import { createKeyring, presentedKey, type Principal } from "./auth";
 import type { GatewayDeps } from "./deps";
 import { serviceKeys } from "./env";
 import { toHttp } from "./http-errors";
+import { OffLoopParser } from "./off-loop-parse";
 import { bodyLimitBytes, BodyTooLarge, bodyTooLarge, discardsRest, jsonBodyParser, jsonInvalid } from "./body-parser";
 import { registerOpenApi } from "./openapi";
 import { traceRoutes } from "./tracing";
@@ -26,6 +27,10 @@ declare module "fastify" {
      * against its owner's limits like an export; throws the 429 when over them (docs/limits.md).
      */
     countHeavyRead(reply: FastifyReply): Promise<void>;
+  }
+  interface FastifyContextConfig {
+    /** The forwarded operation a route serves (`operations` in @litrev/contracts), for the body parser thread. */
+    operation?: string;
   }
 }
 
@@ -89,7 +94,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 
   // Any body is JSON, measured as it arrives and refused before it is parsed if over a limit.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", jsonBodyParser({ bytes: bodyLimit, depth: env.MAX_JSON_DEPTH, values: env.MAX_JSON_VALUES, ownerBytes: 2 * bodyLimit }));
+  const offLoop = new OffLoopParser(RequestLimits.parse(env));
+  app.addHook("onClose", () => offLoop.close());
+  app.addContentTypeParser("*", jsonBodyParser({ bytes: bodyLimit, depth: env.MAX_JSON_DEPTH, values: env.MAX_JSON_VALUES, ownerBytes: 2 * bodyLimit }, offLoop));
 
   app.setErrorHandler((error: FastifyError | ServiceError, request, reply) => {
     // Fastify closes the connection after any refused body; one being discarded to its end may keep it.

@@ -1,6 +1,9 @@
+import { parseChunked } from "@discoveryjs/json-ext";
 import type { FastifyRequest } from "fastify";
 import { ServiceError, type RequestLimits } from "@litrev/contracts";
 import { JsonShape } from "./json-scan";
+import { OFF_LOOP_MIN_BYTES, type OffLoopParser } from "./off-loop-parse";
+import { validatedOffLoop } from "./validation";
 
 const MIB = 1024 * 1024;
 
@@ -85,6 +88,14 @@ function jsonTooDeep(max: number): ServiceError {
 
 type Done = (error: Error | null, body?: unknown) => void;
 
+/** The chunks one at a time, each after a turn of the event loop. */
+async function* turnByTurn(chunks: readonly Buffer[]): AsyncGenerator<Buffer> {
+  for (const chunk of chunks) {
+    yield chunk;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** Requests whose body was refused part-way, the rest of it read and thrown away. */
 const discarding = new WeakSet<object>();
 
@@ -102,7 +113,7 @@ export const discardsRest = (raw: object): boolean => discarding.has(raw);
  * few megabytes, never buffered whole or handed to `JSON.parse`, whose cost grows with the values.
  * Any content type is read as JSON: clients often omit it (curl -d sends form encoding).
  */
-export function jsonBodyParser(limits: BodyLimits) {
+export function jsonBodyParser(limits: BodyLimits, offLoop?: OffLoopParser) {
   const held = new HeldBodies(limits.ownerBytes);
   return (request: FastifyRequest, payload: NodeJS.ReadableStream, done: Done): void => {
     const declared = Number(request.headers["content-length"]);
@@ -156,19 +167,35 @@ export function jsonBodyParser(limits: BodyLimits) {
       finish(new ServiceError("validation", "The request body could not be read", { simple: true }));
     }
     function onEnd(error?: Error) {
+      // The body is whole: a `close` that follows while it parses is not a client gone early.
+      payload.removeListener("close", onClose);
       if (error) return finish(new ServiceError("validation", "The request body could not be read", { simple: true }));
       if (!Number.isNaN(declared) && received !== declared) {
         return finish(new ServiceError("validation", "Request body size did not match Content-Length", { simple: true }));
       }
-      const text = Buffer.concat(chunks, received).toString("utf8").trim();
-      if (!text) return finish(null, undefined);
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        return finish(jsonInvalid());
+      // No JSON value at all (an empty or blank body): no body, as before.
+      if (shape.values === 0 && Buffer.concat(chunks, received).toString("utf8").trim() === "") return finish(null, undefined);
+      // A large body of a forwarded operation is parsed and validated on the parser thread; any
+      // other is parsed a received chunk per turn of the event loop. Either way one large valid body
+      // cannot hold the loop for a whole `JSON.parse` (other requests, /health among them, run between).
+      const operation = request.routeOptions.config?.operation;
+      if (offLoop && operation && received >= OFF_LOOP_MIN_BYTES) {
+        offLoop.parse(Buffer.concat(chunks, received), operation).then(
+          (result) => {
+            if (result.kind === "invalid-json") return finish(jsonInvalid());
+            if (result.kind === "issues") return finish(new ServiceError("validation", "Request validation failed", { issues: result.issues }));
+            const body = JSON.parse(result.json) as object;
+            validatedOffLoop.add(body);
+            finish(null, body);
+          },
+          () => finish(new ServiceError("unknown", "The request body could not be parsed", { simple: true })),
+        );
+        return;
       }
-      finish(null, body);
+      parseChunked(turnByTurn(chunks)).then(
+        (body: unknown) => finish(null, body),
+        () => finish(jsonInvalid()),
+      );
     }
     payload.on("data", onData);
     payload.on("end", onEnd);

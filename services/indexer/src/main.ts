@@ -1,4 +1,4 @@
-import { CONFIG_SERVICE_ID, DEFAULT_MODEL } from "@litrev/contracts";
+import { CONFIG_SERVICE_ID, DEFAULT_MODEL, type IndexerField } from "@litrev/contracts";
 import { KeySealer, serveJobKind } from "@litrev/jobs";
 import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
@@ -34,7 +34,7 @@ await startService({
   handlers: async (runtime) => {
     const { llm } = runtime;
     // Under the configuration in force when called: at admission, and again when a run starts calling the model.
-    const describe = (input: { model: string; resolved: string; plan: ExtractionPlan }) =>
+    const describe = (input: { model: string; resolved: string; fields: IndexerField[]; plan: ExtractionPlan }) =>
       indexerProvenance({ ...input, config: runtime.config(), provider: llm.provider, version: runtime.version });
     const kind = indexerJobKind({
       config: runtime.config,

@@ -1,45 +1,74 @@
 import { ESTIMATE_DISCLAIMER, screeningEstimateTokens, type ScreeningEstimateRequest, type ScreeningEstimateResponse } from "@litrev/contracts";
 import { costUsd } from "@litrev/llm";
 
-/** One paper's title and abstract in tokens: real abstracts run about 440 (4 characters a token). */
-export const PAPER_TOKENS = 440;
-
 /** What the provider does with `n`, as far as the bill is concerned. */
 export interface ProviderProfile {
   /** One choice per request (Ollama ignores `n`, llama.cpp refuses it): R votes are R requests. */
   ignoresN: boolean;
+  /** Whether that is declared (`LLM_PROVIDER_N`) rather than learned from replies. */
+  declared?: boolean;
 }
 
 const HONOURS_N: ProviderProfile = { ignoresN: false };
 
 /**
- * The spec's token formula, which is the bill where the provider honours `n` (a paper's R votes
- * come from one request, its text billed once). Where the provider ignores `n`, each further vote
- * is a request of its own that sends the paper again: labelling input is billed once per vote.
+ * Tokens per paper of the pipeline as it runs (default batch sizes), measured with real titles and
+ * abstracts (nagtegaal_2019.csv, about 440 tokens a paper at 4 characters a token) and 4 criteria:
+ * `npm run bench -- screening`, 2026-11-26. A criterion adds its line to every labelling and
+ * reasoning system prompt (shared by a call's papers) and a verdict to every vote.
  */
-export function screeningTokens(papers: number, repetitions: number, criteria: number, profile: ProviderProfile = HONOURS_N) {
-  const spec = screeningEstimateTokens(papers, repetitions, criteria);
-  const resent = profile.ignoresN ? PAPER_TOKENS * papers * (repetitions - 1) : 0;
-  return { input: spec.input + resent, output: spec.output };
+const PER_PAPER = {
+  /** One pass of labelling: the paper's record plus its share of the system prompt (one pass serves all R votes where `n` is honoured). */
+  labellingInput: 555,
+  /** One vote: the decision line with a verdict per criterion. */
+  voteOutput: 19.6,
+  reasoningInput: 306,
+  reasoningOutput: 28.7,
+  /** Clustering and assignment, which read the short reasons. */
+  restInput: 68,
+  restOutput: 7.5,
+  /** Per criterion beyond the 4 measured: its share of a system prompt, and one verdict. */
+  criterionInput: 5,
+  criterionOutput: 2.5,
+};
+const MEASURED_CRITERIA = 4;
+
+/** The service's forecast of a job's tokens: labelling billed once a paper where `n` is honoured, once a vote where it is not. */
+export function forecastTokens(papers: number, repetitions: number, criteria: number, profile: ProviderProfile = HONOURS_N) {
+  const extra = criteria - MEASURED_CRITERIA;
+  const passes = profile.ignoresN ? repetitions : 1;
+  const perPaperInput =
+    passes * (PER_PAPER.labellingInput + PER_PAPER.criterionInput * extra) + PER_PAPER.reasoningInput + PER_PAPER.criterionInput * extra + PER_PAPER.restInput;
+  const perPaperOutput = repetitions * (PER_PAPER.voteOutput + PER_PAPER.criterionOutput * extra) + PER_PAPER.reasoningOutput + PER_PAPER.restOutput;
+  return { input: Math.max(0, Math.round(papers * perPaperInput)), output: Math.max(0, Math.round(papers * perPaperOutput)) };
 }
 
-/** The estimate, priced with the per-model table of @litrev/llm; job admission and its cost ceiling use the same. */
+/**
+ * The estimate: `estimated_*` are the spec's formula at the per-model table of @litrev/llm, whatever
+ * the service knows of the provider (the job's `estimated_cost_usd` and the cost ceiling use the same
+ * figure). `forecast_*` is the service's own forecast of the bill for the provider's handling of `n`.
+ */
 export function estimateScreening(
   request: ScreeningEstimateRequest,
   aliases?: Readonly<Record<string, string>>,
   profile: ProviderProfile = HONOURS_N,
 ): ScreeningEstimateResponse {
-  const tokens = screeningTokens(request.papers_count, request.repetitions, request.criteria_count, profile);
-  const cost = costUsd({ model: request.model, inputTokens: tokens.input, outputTokens: tokens.output }, aliases);
+  const tokens = screeningEstimateTokens(request.papers_count, request.repetitions, request.criteria_count);
+  const forecast = forecastTokens(request.papers_count, request.repetitions, request.criteria_count, profile);
+  const price = (counts: { input: number; output: number }) => roundUsd(costUsd({ model: request.model, inputTokens: counts.input, outputTokens: counts.output }, aliases));
   return {
     estimated_input_tokens: tokens.input,
     estimated_output_tokens: tokens.output,
-    estimated_cost_usd: roundUsd(cost),
+    estimated_cost_usd: price(tokens),
     model: request.model,
     papers_count: request.papers_count,
     repetitions: request.repetitions,
     confidence: "approximate",
     disclaimer: ESTIMATE_DISCLAIMER,
+    forecast_input_tokens: forecast.input,
+    forecast_output_tokens: forecast.output,
+    forecast_cost_usd: price(forecast),
+    forecast_provider_n: profile.ignoresN ? "ignored" : "honoured",
   };
 }
 

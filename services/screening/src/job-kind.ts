@@ -55,8 +55,10 @@ export function screeningJobKind(options: ScreeningKindOptions) {
           papers_count: count,
           criteria_count: request.criteria.length,
         },
-        // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units.
-        params: { ...params, pipeline: options.pipeline },
+        // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units. A
+        // provider declared to ignore `n` gets each vote of a paper with other batch-mates (vote-groups.ts);
+        // only declared: on a server that does honour `n`, separate votes would cost R times the input.
+        params: { ...params, pipeline: { ...options.pipeline, ...(!request.mock && spreadsVotes(options.provider?.()) ? { spreadVotes: true } : {}) } },
         input: { criteria: request.criteria, questions: request.questions },
         provenance: options.describe?.(params, request.criteria, request.questions),
         modelVersion: request.model,
@@ -67,3 +69,5 @@ export function screeningJobKind(options: ScreeningKindOptions) {
     run: options.run,
   });
 }
+
+const spreadsVotes = (profile: ProviderProfile | undefined): boolean => profile?.ignoresN === true && profile.declared === true;

@@ -48,7 +48,7 @@ await startService({
     const kind = screeningJobKind({
       pipeline,
       describe,
-      provider: () => ({ ignoresN: llm.ignoresN }),
+      provider: () => ({ ignoresN: llm.ignoresN, declared: llm.declaresN }),
       run: (job) =>
         runScreeningPipeline(
           job,

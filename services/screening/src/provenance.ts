@@ -32,6 +32,8 @@ export function screeningProvenance(input: ScreeningProvenanceInput): Provenance
     threshold: params.threshold,
     decision_rule: decisionRule(params.repetitions, params.threshold),
     prompts: params.mock ? [] : stagePrompts(config, input),
+    criteria: input.criteria.map((c) => ({ name: c.name, type: c.type, text: c.value })),
+    questions: input.questions,
   };
 }
 

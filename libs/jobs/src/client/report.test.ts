@@ -39,7 +39,7 @@ const paper = (id: string, decision: string, error?: string) => ({ id, decision,
 async function buildReport(service: "screening" | "indexer", job: FinishedJob, prompts?: PromptInstructions) {
   const counter = new OutcomeCounter(service);
   for await (const chunk of job.chunks()) counter.add(chunk);
-  return reportOf(service, job.record, counter.outcomes, prompts);
+  return reportOf(service, job.record, counter, prompts);
 }
 
 describe("methods report", () => {
@@ -104,5 +104,25 @@ describe("methods report", () => {
     const report = await buildReport("indexer", finished([[{ ID: "1", indexing_status: "ok" }, { ID: "2", indexing_status: "error" }, { ID: "3", indexing_status: "no_abstract" }]], { config: { model: "llm-5-mini" } }));
     expect(report.outcomes).toEqual({ items: 3, by_outcome: { ok: 1, error: 1, no_abstract: 1 }, errors: 1 });
     expect(reportMarkdown(report)).toContain("- 3 records in the results.");
+  });
+
+  it("escapes everything an admin or a client set: no raw HTML, no link, no line of its own (issue 30)", async () => {
+    const report = await buildReport("screening", finished([[paper("a", "include")]]));
+    const hostile = "x` <img src=x onerror=alert(1)> [click](javascript:alert(1)) **b**\n# Injected heading";
+    const md = reportMarkdown({
+      ...report,
+      error: hostile,
+      model: { requested: hostile, resolved: hostile, reported: [{ model: hostile, calls: 1 }], provider: { host: hostile, profile: hostile } },
+      tool: { ...report.tool, version: hostile, commit: hostile },
+      prompts: [{ name: "screening.labelling", template_id: hostile, sha256: "a".repeat(64), instructions: "Vote on each paper." }],
+    });
+    expect(md).not.toMatch(/(^|[^\\])<img/);
+    expect(md).not.toMatch(/(^|[^\\])\]\(javascript:/);
+    expect(md).not.toMatch(/(^|[^\\])\*\*b/);
+    expect(md).not.toMatch(/^# Injected heading/m);
+    expect(md).toContain("\\<img src=x onerror=alert(1)\\> \\[click\\](javascript:alert(1))");
+    // What the service itself writes keeps its form.
+    expect(md).toContain("Vote on each paper.");
+    expect(md).toMatch(/^## Known limitations$/m);
   });
 });

@@ -20,6 +20,13 @@ export interface AdmissionFacts {
   priced: boolean;
 }
 
+/** A kind's estimate: the spec's figure, and the kind's own forecast of the bill where it makes one. */
+export interface KindEstimate {
+  estimated_cost_usd: number;
+  forecast_cost_usd?: number | null | undefined;
+  forecast_provider_n?: string | null | undefined;
+}
+
 /** The kind's own part of a new job. */
 export interface KindJob {
   /** The job's `config` as polls show it. */
@@ -54,7 +61,7 @@ export interface JobKind<Create extends KindRequest = KindRequest, Estimate exte
   /** The estimate request a create request of `count` items amounts to. */
   estimateOf(request: Create, count: number): Estimate;
   /** The estimate, priced through the alias table given (always the live one). */
-  estimate(request: Estimate, aliases: Readonly<Record<string, string>>): { estimated_cost_usd: number };
+  estimate(request: Estimate, aliases: Readonly<Record<string, string>>): KindEstimate;
   /** An upper estimate of the job's results in characters of JSON (its storage reservation, docs/limits.md). */
   resultChars(request: Create, count: number): number;
   /** What a refused ceiling names after "for" ("20 papers × 3 repetitions"). */

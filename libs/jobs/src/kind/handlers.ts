@@ -1,5 +1,5 @@
 import { headers, JOB_KINDS, parseOrIssues, ServiceError } from "@litrev/contracts";
-import { loadModelAliases } from "@litrev/llm";
+import { loadModelAliases, noProviderKeyError } from "@litrev/llm";
 import { handler, type HandlerContext, type HandlerEntry } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import { admitJob } from "../client/admission";
@@ -9,6 +9,7 @@ import type { OwnerStorage } from "../client/owner-storage";
 import type { KeySealer } from "../key-sealer";
 import type { JobInfra } from "../infra";
 import { stagedList } from "../list-input";
+import { cancelJob, deleteJob } from "../job-cancel";
 import { newJobState } from "../state";
 import type { JobStore } from "../store/job-store";
 import type { JobKind, KindRequest } from "./define";
@@ -27,12 +28,14 @@ export interface KindHandlerDeps {
   storage?: OwnerStorage | undefined;
   /** The job's model when the request named none: the service config's, else the spec's default. */
   chooseModel?: (requested: string, specDefault: string) => string;
+  /** Whether the service has a provider key of its own (a job without one needs the client's). */
+  hasProviderKey?: () => boolean;
 }
 
 type AnyKind = JobKind<KindRequest & Record<string, unknown>, { model: string }>;
 
 /**
- * A job kind's operations: create (admission), estimate, get, list, active, and write-artifact.
+ * A job kind's operations: create (admission), estimate, get, list, active, write-artifact, cancel and delete.
  * Polls of running jobs are normally answered by the gateway's mirror; the service answers the
  * rest through the reader every kind shares. Reads see only the requesting client's jobs.
  */
@@ -43,6 +46,7 @@ export function jobKindHandlers<C extends KindRequest, E extends { model: string
     deps.chooseModel ? { ...request, model: deps.chooseModel(request.model, kind.defaultModel) } : request;
   const ops = JOB_KINDS[kind.service].operations;
   const { reader } = deps;
+  const cancelDeps = { infra: deps.infra, store: deps.store, logger: deps.logger, prompts: kind.prompts, storage: deps.storage };
   return [
     // The list may be empty over NATS: the gateway stages a large list and sends its reference.
     handler({ ...ops.create, request: kind.createMessage }, (request, ctx) => admitKindJob(kind, deps, pricing, withModel(request as KindRequest & Record<string, unknown>), ctx)),
@@ -53,6 +57,17 @@ export function jobKindHandlers<C extends KindRequest, E extends { model: string
     handler(ops.artifact, async (request, ctx) => {
       await reader.ensureArtifact((request as { job_id: string }).job_id, requestOwner(ctx.header), kind.prompts);
       return { written: true };
+    }),
+    // Cancel and delete: ended (and erased) by whichever replica takes the request; a running job's worker is told on the cancel subject.
+    handler(ops.cancel, async (request, ctx) => {
+      const { job_id } = request as { job_id: string };
+      const owner = requestOwner(ctx.header);
+      await cancelJob(cancelDeps, job_id, owner);
+      return reader.get(job_id, owner, kind.prompts);
+    }),
+    handler(ops.delete, async (request, ctx) => {
+      await deleteJob(cancelDeps, (request as { job_id: string }).job_id, requestOwner(ctx.header));
+      return { deleted: true };
     }),
     // Priced with the model a job of the same request would use, through the same alias table.
     handler(ops.estimate, async (request) => {
@@ -81,12 +96,18 @@ export async function admitKindJob(
   const items = (request[JOB_KINDS[kind.service].list] ?? []) as unknown[];
   if (!staged && items.length === 0) throw emptyList(kind, request);
   const count = staged?.lines ?? items.length;
-  const estimate = kind.estimate(kind.estimateOf(request, count), pricing.table()).estimated_cost_usd;
-  const ceiling = request.max_estimated_cost_usd;
   const unmetered = kind.unmetered?.(request) ?? false;
+  // A job that would fail at its first call with `auth` is refused now, as the synchronous routes refuse it.
+  if (!unmetered && !ctx.header(headers.sealedProviderKey) && !(deps.hasProviderKey?.() ?? true)) throw noProviderKeyError();
+  // A job that calls a provider needs a price: its estimate is a figure, never null (400 naming MODEL_PRICES).
+  const price = unmetered ? pricing.price(request.model) : pricing.require(request.model);
+  const estimated = price.known ? kind.estimate(kind.estimateOf(request, count), pricing.table()) : null;
+  const estimate = estimated?.estimated_cost_usd ?? 0;
+  // The kind's forecast of the bill goes with the job beside the spec's figure (a mock job has no bill).
+  const forecast =
+    estimated?.forecast_cost_usd != null && !unmetered ? { forecast_cost_usd: estimated.forecast_cost_usd, forecast_provider_n: estimated.forecast_provider_n ?? null } : {};
+  const ceiling = request.max_estimated_cost_usd;
   const capped = ceiling !== null && ceiling !== undefined && !unmetered;
-  // A ceiling needs a price: without one it could be neither checked nor metered (400 naming MODEL_PRICES).
-  const price = capped ? pricing.require(request.model) : pricing.price(request.model);
   const checkCeiling = () => {
     if (!capped || estimate <= ceiling) return;
     throw new ServiceError(
@@ -108,12 +129,13 @@ export async function admitKindJob(
     owner,
     modelVersion: job.modelVersion,
     config: job.config,
-    // No price, no figure: an unpriced model's estimate would be a guess.
-    estimatedCostUsd: price.known ? estimate : null,
+    // Only a mock job (which calls no provider) may name an unpriced model: it records 0, what it costs.
+    estimatedCostUsd: estimate,
     extra: {
       ...job.extra,
+      ...forecast,
       usage: {},
-      actual_cost_usd: unmetered || !price.known ? null : 0,
+      actual_cost_usd: unmetered ? null : 0,
       ...(job.provenance ? { provenance: job.provenance } : {}),
     },
   });

@@ -19,7 +19,7 @@ export interface JobKindRuntime {
   readonly shutdown: { add(name: string, step: () => Promise<void> | void): void };
   model(requested: string, specDefault: string): string;
   /** The provider client, whose alias table follows `PUT /v1/config/models`. */
-  readonly llm: { readonly modelAliases: Readonly<Record<string, string>> };
+  readonly llm: { readonly modelAliases: Readonly<Record<string, string>>; readonly hasDefaultKey: boolean };
   /** The shared limits bucket's records (per-owner storage quotas). */
   readonly limits: RecordStore;
 }
@@ -82,6 +82,7 @@ export async function serveJobKind<C extends KindRequest, E extends { model: str
     ),
     pricing,
     chooseModel: (requested, specDefault) => runtime.model(requested, specDefault),
+    hasProviderKey: () => runtime.llm.hasDefaultKey,
   });
   return { handlers, jobs, worker, pricing };
 }

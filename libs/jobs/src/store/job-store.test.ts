@@ -8,7 +8,7 @@ import { startNatsServer, type NatsServerHandle } from "../../../../scripts/lib/
 import { EmbeddedJobStore } from "./embedded-job-store";
 import { jobStoreContract, storedJob, type ContractSubject } from "./job-store.contract";
 import { MemoryJobStore, NoJobStore, type JobStore } from "./job-store";
-import { MongoJobStore } from "./mongo-job-store";
+import { connectFailure, databaseOf, MongoJobStore } from "./mongo-job-store";
 import { openJobStore } from "./open-job-store";
 
 const logger = createLogger("job-store-test", process.env.TEST_LOG_LEVEL ?? "silent");
@@ -63,8 +63,25 @@ describe("without persistence", () => {
     const nc = {} as NatsConnection; // not used on the MongoDB path
     const store = await openJobStore({ url: "mongodb://127.0.0.1:1/litrev", nc, service: "screening", jobs: "j", items: "i", logger, serverSelectionTimeoutMS: 500 });
     expect(store.kind).toBe("none");
-    expect(store.status()).toMatch(/^error: database unreachable/);
+    expect(store.status()).toMatch(/^error: database initialisation failed at start-up \(MongoDB is unreachable\)/);
     expect(store.status()).not.toContain("127.0.0.1");
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it("uses the database the URL names, else litrev (never the driver's `test`)", () => {
+    expect(databaseOf("mongodb://127.0.0.1:27017")).toBe("litrev");
+    expect(databaseOf("mongodb://127.0.0.1:27017/")).toBe("litrev");
+    expect(databaseOf("mongodb://u:p%2Fq@a:1,b:2/?replicaSet=rs")).toBe("litrev");
+    expect(databaseOf("mongodb://u:p@a:1,b:2/reviews?replicaSet=rs")).toBe("reviews");
+    expect(databaseOf("mongodb+srv://cluster.example.net/my%20db")).toBe("my db");
+  });
+
+  it("names a start-up failure for what it is: only an unreachable server is 'unreachable'", () => {
+    const error = (name: string, codeName?: string) => Object.assign(new Error("mongodb://user:secret@host"), { name, codeName });
+    expect(connectFailure(error("MongoServerSelectionError"))).toBe("MongoDB is unreachable");
+    expect(connectFailure(error("MongoServerError", "AuthenticationFailed"))).toMatch(/refused the credentials/);
+    expect(connectFailure(error("MongoServerError", "IndexOptionsConflict"))).toBe("MongoDB refused the job store's set-up (IndexOptionsConflict)");
+    expect(connectFailure(error("MongoParseError"))).toMatch(/not a valid MongoDB connection string/);
+    for (const name of ["MongoServerError", "TypeError"]) expect(connectFailure(error(name))).not.toMatch(/unreachable|secret/);
   });
 });

@@ -15,6 +15,28 @@ export interface MongoJobStoreOptions {
   serverSelectionTimeoutMS?: number;
 }
 
+/**
+ * The database a `MONGO_URL` names (`mongodb://host/name?…`), else `litrev`: the driver's own
+ * default would be `test`. The authority holds no raw `/` (credentials are percent-encoded).
+ */
+export function databaseOf(url: string): string {
+  const path = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]*)/i.exec(url)?.[1] ?? "";
+  return decodeURIComponent(path) || "litrev";
+}
+
+/**
+ * What a failed start-up says, by the driver's error class (its message may carry the URL, so
+ * never that): only a server that could not be reached is "unreachable".
+ */
+export function connectFailure(error: unknown): string {
+  const { name, codeName } = error as { name?: string; codeName?: string };
+  if (name === "MongoServerSelectionError" || name === "MongoNetworkError" || name === "MongoNetworkTimeoutError") return "MongoDB is unreachable";
+  if (name === "MongoParseError" || name === "MongoAPIError") return "MONGO_URL is not a valid MongoDB connection string";
+  if (codeName === "AuthenticationFailed" || codeName === "Unauthorized") return `MongoDB refused the credentials or their rights (${codeName})`;
+  if (codeName) return `MongoDB refused the job store's set-up (${codeName})`;
+  return `MongoDB could not be initialised (${name || "error"})`;
+}
+
 /** One chunk of a run's items (`seq` = chunk number); documents written before chunking hold one item as `data`. */
 interface ItemDoc {
   job_id: string;
@@ -61,7 +83,7 @@ export class MongoJobStore implements JobStore {
     });
     try {
       await client.connect();
-      const db: Db = options.database ? client.db(options.database) : client.db(undefined);
+      const db: Db = client.db(options.database ?? databaseOf(options.url));
       const jobs = db.collection<StoredJob>(options.jobs);
       const items = db.collection<ItemDoc>(options.items);
       await migrateUnfenced(jobs, items);
@@ -105,7 +127,7 @@ export class MongoJobStore implements JobStore {
         if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
       }
       // A row exists that the filter did not match: it refused the write, or it is a concurrent
-      // first write that won the insert. Decide against it once more (rows are never deleted).
+      // first write that won the insert. Decide against it once more (only a client's deletion removes a row).
       const again = await this.jobs.replaceOne(filter, doc, { upsert: false });
       return again.matchedCount === 1 ? "written" : "stale";
     });
@@ -169,6 +191,14 @@ export class MongoJobStore implements JobStore {
 
   getItems(jobId: string): Promise<JsonRecord[]> {
     return collectItems(this.itemChunks(jobId));
+  }
+
+  /** The items first: a row left by a failure half-way still lists the job, so a repeat finds it. */
+  async deleteJob(jobId: string): Promise<void> {
+    await this.#track(async () => {
+      await this.items.deleteMany({ job_id: jobId });
+      await this.jobs.deleteOne({ job_id: jobId });
+    });
   }
 
   async close(): Promise<void> {

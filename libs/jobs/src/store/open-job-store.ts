@@ -3,7 +3,7 @@ import type { JobService } from "@litrev/contracts";
 import type { Logger } from "@litrev/telemetry";
 import { DEFAULT_STORE_RETENTION_MS, EmbeddedJobStore } from "./embedded-job-store";
 import { NoJobStore, type JobStore } from "./job-store";
-import { MongoJobStore } from "./mongo-job-store";
+import { connectFailure, MongoJobStore } from "./mongo-job-store";
 import { RetryingJobStore } from "./retrying-job-store";
 
 export interface OpenJobStoreOptions {
@@ -50,8 +50,8 @@ export async function openJobStore(options: OpenJobStoreOptions): Promise<JobSto
     return new RetryingJobStore(store, logger);
   } catch (error) {
     // The driver's message may carry the URL (and so credentials): only its class is logged.
-    const reason = (error as Error).name || "error";
-    logger.warn({ reason }, "MongoDB is unreachable: continuing without persistence (listings are empty; a finished job is readable once)");
-    return new NoJobStore(`database unreachable at start-up (${reason}); running without persistence`);
+    const reason = connectFailure(error);
+    logger.warn({ reason }, `${reason}: continuing without persistence (listings are empty; a finished job is readable once)`);
+    return new NoJobStore(`database initialisation failed at start-up (${reason}); running without persistence`);
   }
 }

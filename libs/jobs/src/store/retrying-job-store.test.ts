@@ -191,4 +191,26 @@ describe("RetryingJobStore", () => {
     expect(inner.calls).toBe(calls + 1); // the last try at close
     expect(store.pending).toBe(1); // still down: reported as lost at shutdown
   });
+
+  it("says the waiting writes are saved only once they are, not while a write that replaced a kept one is still failing", async () => {
+    const lines: string[] = [];
+    const recording = { info: (message: string) => lines.push(message), warn: (message: string) => lines.push(message), error: () => undefined } as never;
+    const inner = new FlakyStore();
+    const store = new RetryingJobStore(inner, recording);
+    inner.down = true;
+    await expect(store.upsertJob(job("a", "running", 0.5))).rejects.toThrow();
+    inner.delayMs = 100;
+    // A newer write replaces the kept one and is still on its way to the (down) store as a flush runs.
+    const newer = store.upsertJob(job("a", "running", 0.7));
+    await new Promise((r) => setTimeout(r, 20));
+    await store.flush();
+    await expect(newer).rejects.toThrow();
+    expect(lines.filter((line) => /saved/.test(line))).toEqual([]);
+    inner.down = false;
+    inner.delayMs = 0;
+    await until(() => store.pending === 0);
+    await until(() => lines.some((line) => /saved/.test(line)));
+    expect(inner.jobs.get("a")).toMatchObject({ progress: 0.7 });
+    await store.close();
+  });
 });

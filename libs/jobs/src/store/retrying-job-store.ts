@@ -35,6 +35,8 @@ export class RetryingJobStore implements JobStore {
   #background: Promise<void> | undefined;
   /** Writes being retried for their caller's wait: waiting for the store too. */
   #waiting = 0;
+  /** Callers' writes on their way to the store (one that fails is kept): none may be, to say all are saved. */
+  #inFlight = 0;
   #reported = false;
 
   constructor(
@@ -71,7 +73,8 @@ export class RetryingJobStore implements JobStore {
       // Superseded by this write, whatever becomes of it — unless the kept one would win over it.
       if (kept && accepts(kept, job)) this.#jobs.delete(job.job_id);
       try {
-        return await this.#attempt(() => this.inner.upsertJob(job), wait);
+        // The job's kept result chunks go first: a reader never finds a finished row without its results.
+        return await this.#attempt(async () => (await this.#writeKeptItems(job.job_id), this.inner.upsertJob(job)), wait);
       } catch (error) {
         if (!invalid(error)) this.#keepJob(job);
         throw error;
@@ -113,6 +116,15 @@ export class RetryingJobStore implements JobStore {
     return this.inner.getItems(jobId);
   }
 
+  /** After the job's writes in flight, and with its kept writes dropped (they would bring it back). */
+  deleteJob(jobId: string): Promise<void> {
+    return this.#serial(jobId, async () => {
+      this.#jobs.delete(jobId);
+      this.#items.delete(jobId);
+      await this.inner.deleteJob(jobId);
+    });
+  }
+
   /** Tries the waiting writes once more, then closes; what still cannot be written is reported. */
   async close(): Promise<void> {
     this.#closing.abort(new Error("job store closing"));
@@ -132,14 +144,7 @@ export class RetryingJobStore implements JobStore {
         this.#serial(id, async () => {
           // Writes of one job are serialised, so what is kept cannot change while it is written;
           // it stays counted as waiting until the write has landed (or was refused as stale).
-          const items = this.#items.get(id);
-          if (items) {
-            for (const [chunk, chunkItems] of items.chunks) {
-              await this.inner.putItems(id, items.fence, chunk, chunkItems);
-              items.chunks.delete(chunk);
-            }
-            this.#items.delete(id);
-          }
+          await this.#writeKeptItems(id);
           const job = this.#jobs.get(id);
           if (job) {
             await this.inner.upsertJob(job);
@@ -148,10 +153,21 @@ export class RetryingJobStore implements JobStore {
         }).catch(() => undefined),
       ),
     );
-    if (this.pending === 0 && this.#reported) {
+    if (this.pending === 0 && this.#inFlight === 0 && this.#reported) {
       this.#reported = false;
       this.logger.info("job store: writes that waited for the store are saved");
     }
+  }
+
+  /** Writes the kept result chunks of a job (inside its chain of writes); each leaves the kept set once written. */
+  async #writeKeptItems(jobId: string): Promise<void> {
+    const items = this.#items.get(jobId);
+    if (!items) return;
+    for (const [chunk, chunkItems] of items.chunks) {
+      await this.inner.putItems(jobId, items.fence, chunk, chunkItems);
+      items.chunks.delete(chunk);
+    }
+    this.#items.delete(jobId);
   }
 
   /** Keeps `job` unless a kept write of the same job would win over it. */
@@ -171,13 +187,18 @@ export class RetryingJobStore implements JobStore {
 
   /** One write, retried by the policy for as long as its caller waits (once without a wait). */
   async #attempt(write: () => Promise<UpsertOutcome>, wait: WriteWait | undefined): Promise<UpsertOutcome> {
-    if (!wait || wait.budgetMs <= 0 || this.#closing.signal.aborted) return write();
-    this.#waiting++;
+    this.#inFlight++;
     try {
-      const signal = wait.signal ? AbortSignal.any([wait.signal, this.#closing.signal]) : this.#closing.signal;
-      return await retrying(write, { budgetMs: wait.budgetMs, signal, isFinal: invalid });
+      if (!wait || wait.budgetMs <= 0 || this.#closing.signal.aborted) return await write();
+      this.#waiting++;
+      try {
+        const signal = wait.signal ? AbortSignal.any([wait.signal, this.#closing.signal]) : this.#closing.signal;
+        return await retrying(write, { budgetMs: wait.budgetMs, signal, isFinal: invalid });
+      } finally {
+        this.#waiting--;
+      }
     } finally {
-      this.#waiting--;
+      this.#inFlight--;
     }
   }
 

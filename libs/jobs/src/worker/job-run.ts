@@ -1,5 +1,5 @@
 import type { JsMsg } from "@nats-io/jetstream";
-import { jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
+import { JOB_KINDS, jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
 import { keyBindings } from "../key-sealer";
@@ -8,7 +8,8 @@ import { retrying } from "../retry";
 import { applyProgress, isActive, type ProgressReport } from "../state";
 import { toStoredJob, type JsonRecord } from "../store/job-store";
 import { ArtifactWriter } from "../artifact";
-import { PartialFailure } from "./errors";
+import { InputTexts } from "../item-texts";
+import { cancellationOf, JobCancelled, PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
 import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
 import type { JobWorkerOptions } from "./types";
@@ -41,6 +42,8 @@ export class JobRun {
   readonly identity: RunIdentity;
   readonly log: Logger;
   #pending: ProgressReport | undefined;
+  /** The most progress this run reported: every write carries it (a rewound state bucket may have lost the last one). */
+  #progress = 0;
   #writtenStage = "";
   #lastWrite = 0;
   #writes: Promise<void> = Promise.resolve();
@@ -80,6 +83,8 @@ export class JobRun {
       return;
     }
     this.#writtenStage = taken.state.stage;
+    // Cancelled while queued, or while an earlier run held it: stops at the first call.
+    if (cancelRequested(taken.state)) this.cancel();
     if (entry.state.status === "pending") moveStatus(infra.service, "pending", "running");
     void this.#saveProgressRow(taken.state);
     this.log.info({ attempt, resumed: this.identity.deliveries > 1 }, "job started");
@@ -97,14 +102,16 @@ export class JobRun {
       if (this.released || error instanceof HandedBackError) return;
       this.finishing = true;
       if (this.#lostLease(error)) return this.log.warn("job taken over by another worker; this run stops without touching it");
-      if (isInfrastructureFailure(error) && attempt < infra.options.maxAttempts) {
+      const cancelled = cancellationOf(this.controller.signal);
+      if (!cancelled && isInfrastructureFailure(error) && attempt < infra.options.maxAttempts) {
         // Storage or messaging failed, not the job: the next delivery resumes from the checkpoints
         // (within JOB_MAX_ATTEMPTS; the last attempt fails the job as usual).
         this.log.warn({ err: error, attempt }, "job run stopped by a NATS or storage failure; it resumes on its next delivery");
         this.msg.nak(REDELIVERY_DELAY_MS);
         return;
       }
-      const failure = ServiceError.from(error instanceof PartialFailure ? error.failure : error);
+      // A cancel ends the job as cancelled whatever the aborted call threw; the handler's partial results are kept.
+      const failure = cancelled ?? ServiceError.from(error instanceof PartialFailure ? error.failure : error);
       if (failure.category === "unknown") this.log.error({ err: error }, "job failed unexpectedly");
       else this.log.warn({ category: failure.category }, `job failed: ${failure.message}`);
       await this.#finish(error instanceof PartialFailure ? error.partial : {}, failure).catch((finishError: unknown) => {
@@ -114,6 +121,16 @@ export class JobRun {
     } finally {
       clearInterval(heartbeat);
     }
+  }
+
+  /**
+   * The job's client cancelled it: its calls in flight stop (the handler's signal) and the job ends
+   * `failed` / `cancelled` with what finished, like any failure that keeps its partial results.
+   */
+  cancel(): void {
+    if (this.released || this.finishing || this.controller.signal.aborted) return;
+    this.log.info("job cancelled by its client; stopping its calls in flight");
+    this.controller.abort(new JobCancelled());
   }
 
   /** Graceful stop: the job goes back to the queue at once, for another replica to resume. */
@@ -213,7 +230,10 @@ export class JobRun {
     if (this.released) return Promise.reject(new HandedBackError());
     const merged: ProgressReport = { ...this.#pending };
     if (report.stage !== undefined) merged.stage = report.stage;
-    if (report.progress !== undefined) merged.progress = Math.max(report.progress, this.#pending?.progress ?? 0);
+    if (report.progress !== undefined) {
+      merged.progress = Math.max(report.progress, this.#pending?.progress ?? 0);
+      if (Number.isFinite(report.progress)) this.#progress = Math.max(this.#progress, report.progress);
+    }
     if (report.extra) merged.extra = { ...this.#pending?.extra, ...report.extra };
     this.#pending = merged;
     const stageChange = merged.stage !== undefined && merged.stage !== this.#writtenStage;
@@ -232,8 +252,10 @@ export class JobRun {
       if (this.released) return;
       this.#pending = undefined;
       try {
-        const written = await this.#owned((s) => (isActive(s) ? applyProgress(s, pending ?? {}) : null));
+        const written = await this.#owned((s) => (isActive(s) ? applyProgress(s, { ...pending, progress: Math.max(pending?.progress ?? 0, this.#progress) }) : null));
         if (written) this.#writtenStage = written.state.stage;
+        // The cancel mark, should this replica have missed the cancel message.
+        if (written && cancelRequested(written.state)) this.cancel();
       } catch (error) {
         if (error instanceof LeaseLostError || error instanceof HandedBackError) return;
         // NATS briefly unavailable: keep the report for the next write.
@@ -309,29 +331,42 @@ export class JobRun {
     const fence = this.identity.deliveries;
     const record = toStoredJob(state, extras, fence);
     const artifact = new ArtifactWriter(infra.data, infra.service, this.jobId, fence);
+    const texts = this.#inputTexts();
     // The store retries a failed write for the time left (then keeps it for later): one budget for them all.
-    const deadline = Date.now() + STORE_BUDGET_MS;
+    const deadline = Date.now() + (this.deps.storeWaitMs ?? STORE_BUDGET_MS);
     const wait = () => ({ budgetMs: Math.max(1, deadline - Date.now()) });
     let stored = store.persistent;
+    // Every chunk is handed to the store, a failed one too (the store keeps it), and then the row: the
+    // store writes the row behind its kept chunks, so a long outage cannot leave it at `running` for good.
     const toStore = async (write: () => Promise<"written" | "stale">) => {
-      if (!stored) return;
+      if (!store.persistent) return;
       try {
         if ((await write()) === "stale") this.#lose();
       } catch (error) {
         if (this.#lostLease(error)) throw error;
-        this.log.warn({ err: error }, "the store of record did not take the terminal state; the job's artifact holds its results");
+        if (stored) this.log.warn({ err: error }, "the store of record did not take the terminal state in time; it is kept for it, and the job's artifact holds the results meanwhile");
         stored = false;
       }
     };
     for (let n = 0; n < items.count; n++) {
       const chunk = await items.chunk(n);
-      if (artifact.push(chunk)) await retrying(() => artifact.flush(), { isFinal: (e) => this.#lostLease(e) });
+      const chunkTexts = texts && (await retrying(() => texts.of(chunk), { isFinal: (e) => this.#lostLease(e) }));
+      if (artifact.push(chunk, chunkTexts)) await retrying(() => artifact.flush(), { isFinal: (e) => this.#lostLease(e) });
       await toStore(() => store.putItems(this.jobId, fence, n, chunk, wait()));
     }
     await toStore(() => store.upsertJob(record, wait()));
     await this.#assertLease();
     await retrying(() => artifact.finish(record, this.deps.prompts), { isFinal: (e) => this.#lostLease(e) });
     return stored;
+  }
+
+  /** Looks up the finished items' titles and abstracts in the job's input (still there until clean-up), for its artifact. */
+  #inputTexts(): InputTexts | undefined {
+    const { infra } = this.deps;
+    const ref = this.#command?.input;
+    if (!ref) return undefined;
+    const list = JOB_KINDS[infra.service].list;
+    return new InputTexts(infra.service, listChunks(ref), (n) => readListChunk(infra.data, ref, list, n) as Promise<JsonRecord[]>);
   }
 
   /** The job exhausted its deliveries: failed, its (empty) artifact and row written first, then live. */
@@ -360,6 +395,9 @@ export class JobRun {
     await this.#partials?.remove().catch(() => undefined);
   }
 }
+
+/** Whether the job's client asked for it to be cancelled (the mark the owning service sets in its live state). */
+export const cancelRequested = (state: LiveJobState): boolean => typeof state.extra.cancel_requested_at === "string";
 
 function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unknown> {
   return command.input ? readWholeInput(infra.data, command.input) : Promise.resolve(null);

@@ -95,4 +95,6 @@ export interface JobWorkerOptions {
   reportIntervalMs?: number;
   /** The built-in instructions of the kind's prompts, for the methods report in each finished job's artifact. */
   prompts?: PromptInstructions;
+  /** How long a finishing run retries its writes to the store of record before leaving them kept (default 30 s). */
+  storeWaitMs?: number;
 }

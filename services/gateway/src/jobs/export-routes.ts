@@ -1,13 +1,22 @@
 import { Readable } from "node:stream";
 import type { FastifyPluginAsync } from "fastify";
 import { z } from "zod";
-import { ExportQuery, isJobId, JOB_SERVICES, JobIdParams, JobReport, ReportQuery, ServiceError, type ExportFormat } from "@litrev/contracts";
-import { artifactJob, exportBody, reportMarkdown, type RecallCertificates } from "@litrev/jobs/client";
+import { ExportQuery, isJobId, JOB_SERVICES, JobIdParams, JobReport, ReportQuery, ServiceError, type CsvMode, type ExportFormat } from "@litrev/contracts";
+import { artifactJob, completeReport, exportBody, reportMarkdown, type RecallCertificates } from "@litrev/jobs/client";
 import { ownerOf } from "./job-routes";
 import type { JobPolls } from "./job-polls";
 
-const CONTENT_TYPE: Record<ExportFormat, string> = { csv: "text/csv; charset=utf-8", jsonl: "application/x-ndjson; charset=utf-8" };
-const EXPORT_DESCRIPTION = "The job's results, one row (CSV, with a header row) or one JSON object (JSON Lines) per paper or record, streamed.";
+const CONTENT_TYPE: Record<ExportFormat, string> = {
+  csv: "text/csv; charset=utf-8",
+  jsonl: "application/x-ndjson; charset=utf-8",
+  ris: "application/x-research-info-systems; charset=utf-8",
+};
+const EXPORT_DESCRIPTION =
+  "The job's results, one row (CSV, with a header row), one JSON object (JSON Lines) or one RIS record per paper or record, each with its title, streamed. " +
+  "A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name).";
+
+/** Marks the export of a job that did not complete: its items are those that finished. */
+export const PARTIAL_HEADER = "x-litrev-partial";
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
@@ -16,7 +25,8 @@ const notFound = () => new ServiceError("not_found", "Job not found", { simple: 
  * request to the owning service): an export is produced chunk by chunk as the artifact's items are
  * read, its first bytes leaving before the last chunk is read, so no process holds it whole; the
  * report was built by the worker that ended the job and is read from the artifact's head. Same
- * ownership and 404 rules as a poll; a job that has not finished is a 409.
+ * ownership and 404 rules as a poll; a job that has not finished is a 409; a failed one exports
+ * what finished, marked partial.
  */
 export function jobExportRoutes(polls: JobPolls, certificates: RecallCertificates): FastifyPluginAsync {
   return async (app) => {
@@ -27,23 +37,22 @@ export function jobExportRoutes(polls: JobPolls, certificates: RecallCertificate
           schema: {
             params: JobIdParams,
             querystring: ExportQuery,
-            response: { 200: { description: EXPORT_DESCRIPTION, content: { "text/csv": { schema: z.string() }, "application/x-ndjson": { schema: z.string() } } } },
+            response: { 200: { description: EXPORT_DESCRIPTION, content: { "text/csv": { schema: z.string() }, "application/x-ndjson": { schema: z.string() }, "application/x-research-info-systems": { schema: z.string() } } } },
           },
         },
         async (request, reply) => {
           const { job_id } = request.params as { job_id: string };
-          const { format } = request.query as { format: ExportFormat };
+          const { format, csv } = request.query as { format: ExportFormat; csv: CsvMode };
           if (!isJobId(job_id)) throw notFound();
           const { artifact, data } = await polls.finished(service, job_id, ownerOf(request), request.id);
-          // A failed job's results are partial at best: a file of them is easily taken for the whole.
-          if (artifact.head.status !== "completed") {
-            throw new ServiceError("conflict", `Job ${job_id} ${artifact.head.status}: it has no results to export; its report (/report) says why`, { simple: true });
-          }
+          const job = artifactJob(data, artifact.head);
+          // A failed (or cancelled) job exports what finished, marked so that the file is not taken for the whole.
+          if (job.partial) reply.header(PARTIAL_HEADER, "true");
           // Byte mode with a tiny high-water mark: one piece (one chunk's rows) read ahead of the socket.
-          const body = Readable.from(exportBody(service, artifactJob(data, artifact.head), format), { objectMode: false, highWaterMark: 1 });
+          const body = Readable.from(exportBody(service, job, format, csv), { objectMode: false, highWaterMark: 1 });
           return reply
             .type(CONTENT_TYPE[format])
-            .header("content-disposition", `attachment; filename="${service}-${job_id}.${format}"`)
+            .header("content-disposition", `attachment; filename="${service}-${job_id}${job.partial ? "-partial" : ""}.${format}"`)
             .send(body);
         },
       );
@@ -68,8 +77,8 @@ export function jobExportRoutes(polls: JobPolls, certificates: RecallCertificate
           if (!isJobId(job_id)) throw notFound();
           const owner = ownerOf(request);
           const written = (await polls.finished(service, job_id, owner, request.id)).artifact.head.report;
-          // A certificate comes later than the artifact: the job's latest is read beside it.
-          const report = { ...written, recall_certificate: await certificates.latest(service, job_id, owner) };
+          // A certificate comes later than the artifact: the job's latest is read beside it, and the paragraph and checklist written with it.
+          const report = completeReport(written, await certificates.latest(service, job_id, owner));
           if (format === "json") return reply.type("application/json; charset=utf-8").send(JSON.stringify(report));
           return reply.type("text/markdown; charset=utf-8").send(reportMarkdown(report));
         },

@@ -27,7 +27,8 @@ const NAMED_IDS = [...KNOWN_IDS, ...Object.keys(CONFIG_ID_ALIASES).map((alias) =
 function writableId(serviceId: string): string {
   const id = canonicalConfigId(serviceId);
   if (KNOWN_IDS.includes(id)) return id;
-  throw new ServiceError("not_found", `Unknown configuration id '${serviceId}': the known ids are ${NAMED_IDS.join(", ")}`, { simple: true });
+  // A 400, the spec's status for a bad write here (it lists no 404 for this route).
+  throw new ServiceError("validation", `Unknown configuration id '${serviceId}': the known ids are ${NAMED_IDS.join(", ")}`, { simple: true });
 }
 
 /**

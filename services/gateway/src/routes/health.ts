@@ -53,6 +53,8 @@ async function serviceChecks(deps: GatewayDeps): Promise<Record<string, string>>
   for (const [service, count] of instances) checks[`service:${service}`] = `ok (${count} instance${count > 1 ? "s" : ""})`;
   // Which store of record each job service keeps its jobs in (informational).
   for (const reply of replies) if (reply.store) checks[`store:${reply.service}`] = reply.store;
+  // What the service's forecast assumes of the provider's `n` (informational).
+  for (const reply of replies) if (reply.provider_n) checks[`provider_n:${reply.service}`] = reply.provider_n;
 
   const failing = replies.find((r) => r.database.startsWith("error"));
   const usingDb = replies.filter((r) => r.database !== "not_used");
@@ -77,6 +79,8 @@ export function publicDatabaseStatus(status: string): string {
   if (!status.startsWith("error")) return status === "ok" || status === "not_used" ? status : "error: unknown status";
   if (/not connected yet/.test(status)) return "error: database not connected yet";
   if (/waiting for the job store/.test(status)) return "error: writes waiting for the job store";
+  // Reached but refused (credentials, an index conflict, a malformed URL): not "unreachable".
+  if (/initialisation failed/.test(status) && !/unreachable/.test(status)) return "error: database could not be initialised (see the service's log)";
   return "error: database unreachable";
 }
 

@@ -4,6 +4,7 @@ import {
   DEFAULT_MODEL,
   indexerResultChars,
   LIMIT_CEILINGS,
+  type IndexerField,
   type Provenance,
   type ServiceConfigResponse,
 } from "@litrev/contracts";
@@ -18,7 +19,7 @@ export interface IndexerKindOptions {
   config: () => ServiceConfigResponse;
   run: JobHandler;
   /** The job's provenance as admitted (pinned model, prompts, settings); the run refreshes it. */
-  describe?: (input: { model: string; resolved: string; plan: ExtractionPlan }) => Provenance;
+  describe?: (input: { model: string; resolved: string; fields: IndexerField[]; plan: ExtractionPlan }) => Provenance;
 }
 
 /**
@@ -45,7 +46,7 @@ export function indexerJobKind(options: IndexerKindOptions) {
         params,
         input: settings,
         extra: extra as Record<string, unknown>,
-        provenance: options.describe?.({ model: request.model, resolved, plan: extractionPlan(settings, options.config()) }),
+        provenance: options.describe?.({ model: request.model, resolved, fields: request.fields, plan: extractionPlan(settings, options.config()) }),
         // The provider's dated model string replaces this once the first record is answered.
         modelVersion: resolved,
       };

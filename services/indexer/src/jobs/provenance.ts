@@ -1,4 +1,4 @@
-import type { Provenance, ServiceConfigResponse } from "@litrev/contracts";
+import type { IndexerField, Provenance, ServiceConfigResponse } from "@litrev/contracts";
 import { sentParameters, type ProviderIdentity } from "@litrev/llm";
 import { promptUse } from "@litrev/prompts";
 import type { ServiceVersion } from "@litrev/runtime";
@@ -9,6 +9,8 @@ export interface IndexerProvenanceInput {
   /** The model as the job was given it, and what it pointed to at admission. */
   model: string;
   resolved: string;
+  /** The field definitions the job was given. */
+  fields: IndexerField[];
   plan: Pick<ExtractionPlan, "system" | "prefix" | "temperature" | "maxOutputTokens" | "reasoningEffort">;
   config: ServiceConfigResponse;
   provider: ProviderIdentity;
@@ -38,5 +40,6 @@ export function indexerProvenance(input: IndexerProvenanceInput): Provenance {
       "One extraction per record, no votes: each field's value comes with the model's confidence and evidence quotes; " +
       "a quote not found verbatim in the record is dropped and lowers the confidence, a value without a verified quote is capped and flagged unverified.",
     prompts: [promptUse(name, config.prompt_template_id, plan.system), promptUse(`${name}.fields`, config.prompt_template_id, plan.prefix)],
+    fields: input.fields,
   };
 }

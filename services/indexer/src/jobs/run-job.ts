@@ -1,5 +1,5 @@
-import { ServiceError, type IndexerRecord, type LlmUsage, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
-import { CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
+import { ServiceError, type IndexerField, type IndexerRecord, type LlmUsage, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
+import { cancellationOf, CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import { addUsage, firstModel, ZERO_USAGE } from "@litrev/llm";
 import { addQuotes, extractRecord, NO_QUOTES, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "../pipeline/extract-record";
@@ -12,7 +12,7 @@ export interface JobRunnerDeps {
   /** Provider calls in flight per job. */
   concurrency: number;
   /** The job's provenance as this run calls the model (`models_used` is filled in from the replies). */
-  describe?: (input: { model: string; resolved: string; plan: ExtractionPlan }) => Provenance;
+  describe?: (input: { model: string; resolved: string; fields: IndexerField[]; plan: ExtractionPlan }) => Provenance;
 }
 
 /** Running totals for the live state, kept as records finish (restored ones included). */
@@ -84,7 +84,7 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     const config = deps.config();
     // Pinned at admission: a remapped alias applies to new jobs only.
     const plan: ExtractionPlan = { ...extractionPlan(settings, config, ctx.providerKey), resolvedModel: params.model_resolved };
-    const provenance = deps.describe?.({ model: settings.model, resolved: params.model_resolved ?? settings.model, plan });
+    const provenance = deps.describe?.({ model: settings.model, resolved: params.model_resolved ?? settings.model, fields: settings.fields, plan });
 
     // Dense, not `new Array(total)`: array methods skip the holes of a sparse array.
     // Per record only what the result needs (its output and error); usage and quote counts are summed in `progress`.
@@ -127,10 +127,12 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
         },
       });
     } catch (error) {
-      if (ctx.signal.aborted) throw error;
+      // A cancelled job keeps what it finished, like a failed one; any other abort (a hand-back, a lost lease) is the worker's.
+      const cancelled = cancellationOf(ctx.signal);
+      if (ctx.signal.aborted && !cancelled) throw error;
       // A failed job keeps what it finished: polls show it as partial results.
       const partial = collect(finished);
-      const failure = error instanceof CostCeilingExceeded ? error.failure("the finished records are kept.") : ServiceError.from(error);
+      const failure = cancelled ?? (error instanceof CostCeilingExceeded ? error.failure("the finished records are kept.") : ServiceError.from(error));
       throw new PartialFailure(failure, { items: partial.items, result: { errors: partial.errors, partial: true }, extra: progress.extra() });
     }
 

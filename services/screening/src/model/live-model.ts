@@ -2,9 +2,11 @@ import { z } from "zod";
 import { dataBlock, matchById, neutraliseMarkers, type ScreeningPaper, type ServiceConfigResponse } from "@litrev/contracts";
 import type { PromptUse, StageParameters } from "@litrev/contracts";
 import { addUsage, sentParameters, ZERO_USAGE, type LlmClient, type ReasoningEffort } from "@litrev/llm";
+import { forEachLimited } from "@litrev/jobs/worker";
 import { promptUse } from "@litrev/prompts";
 import { PROMPTS, type StageName } from "../prompts";
-import { VERDICTS, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type Theme } from "../pipeline/types";
+import { VERDICTS, type JobFrame, type LabelVote, type ModelCall, type ReasoningInput, type ScreeningModel, type Theme, type VoteSpread } from "../pipeline/types";
+import { voteGroups } from "../pipeline/vote-groups";
 
 export interface LiveModelOptions {
   llm: LlmClient;
@@ -85,7 +87,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
   };
 
   return {
-    async label(papers: ScreeningPaper[], repetitions: number): Promise<ModelCall<LabelVote[][]>> {
+    async label(papers: ScreeningPaper[], repetitions: number, spread?: VoteSpread): Promise<ModelCall<LabelVote[][]>> {
       const c = frame.criteria.length;
       const decision = z.object({ id: z.string(), criteria: z.array(z.enum(VERDICTS)).length(c), include: z.boolean() });
       // Batch-local ids (p1…pN), never the client's ids: those are free text a client chose.
@@ -95,10 +97,11 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       const seen = { invented: 0, missing: 0, examples: [] as string[], replies: 0 };
       const shortOf = (among: number[]) => among.filter((i) => votes[i]!.length < repetitions);
       // One request for the papers in `among` still short of votes; false when it brought no new vote.
-      const ask = async (among: number[]): Promise<boolean> => {
+      const ask = async (among: number[], single = false): Promise<boolean> => {
         const short = shortOf(among);
+        if (short.length === 0) return false;
         const wanted = Math.max(...short.map((i) => repetitions - votes[i]!.length));
-        const n = samplesSupported ? wanted : 1;
+        const n = samplesSupported && !single ? wanted : 1;
         const schema = z.object({ decisions: z.array(decision).length(short.length) });
         const user = labellingMessage(short.map((i) => ({ id: ids[i]!, paper: papers[i]! })));
         const result = await call("labelling", `screening_labels_${short.length}x${c}`, schema, user, "", n);
@@ -127,10 +130,26 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
         return gained;
       };
       const all = papers.map((_, i) => i);
+      // Votes as separate requests, each vote's calls with other batch-mates (a pooled unit).
+      if (spread) {
+        for (let vote = 0; vote < repetitions; vote++) {
+          await forEachLimited(voteGroups(papers.length, spread.callSize, spread.pool, vote), spread.concurrency, options.signal, async (group) => {
+            await ask(group, true);
+          });
+        }
+      }
+      // The papers still short, at most a call's worth at a time.
+      const callSize = spread?.callSize ?? papers.length;
+      const askShort = async (): Promise<boolean> => {
+        const short = shortOf(all);
+        let gained = false;
+        for (let start = 0; start < short.length; start += callSize) gained = (await ask(short.slice(start, start + callSize))) || gained;
+        return gained;
+      };
       // Replies are matched to papers by id; ids the model invented are ignored. Papers a reply left
       // out are asked about again together while that still brings votes in...
       for (let round = 0; shortOf(all).length > 0 && round <= repetitions * 2 + 2; round++) {
-        if (!(await ask(all))) break;
+        if (!(await askShort())) break;
       }
       // ...then each paper still short is asked about alone: a weaker model that mangles a batch's
       // ids often answers a single paper correctly.

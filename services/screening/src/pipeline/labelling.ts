@@ -2,7 +2,8 @@ import type { LlmUsage, ScreeningPaper } from "@litrev/contracts";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import type { StageContext } from "./stage";
 import { batchesOf } from "./batches";
-import type { LabelVote } from "./types";
+import type { LabelVote, VoteSpread } from "./types";
+import { votePool } from "./vote-groups";
 
 interface LabelCheckpoint {
   votes: LabelVote[][];
@@ -25,6 +26,7 @@ export async function labelPapers(
   total: number,
   repetitions: number,
   batchSize: number,
+  spreadVotes: boolean,
   settle: (index: number, paper: ScreeningPaper, votes: LabelVote[], trouble: string | undefined) => void,
   afterBatch?: () => void,
 ): Promise<void> {
@@ -32,13 +34,18 @@ export async function labelPapers(
   let finished = 0;
   let restored = 0;
   await ctx.progress("labelling", 0, total);
+  // Where votes are separate requests, a unit pools `pool` calls' papers, regrouped for each vote;
+  // its calls run side by side, so fewer units run at once and the calls in flight stay the same.
+  const pool = spreadVotes ? votePool(repetitions, batchSize) : 1;
+  const inUnit = Math.min(pool, ctx.concurrency);
+  const spread: VoteSpread | undefined = spreadVotes ? { callSize: batchSize, pool, concurrency: inUnit } : undefined;
   await stage.run({
-    units: batchesOf(papers, batchSize),
-    concurrency: ctx.concurrency,
+    units: batchesOf(papers, batchSize * pool),
+    concurrency: Math.max(1, Math.floor(ctx.concurrency / inUnit)),
     key: (batch) => String(batch.index),
     fits: (saved, batch) => saved.votes.length === batch.items.length,
     run: async (batch) => {
-      const { value: votes, usage, trouble } = await ctx.model.label(batch.items, repetitions);
+      const { value: votes, usage, trouble } = await ctx.model.label(batch.items, repetitions, spread);
       return { votes, usage, ...(trouble ? { trouble } : {}) };
     },
     settle: async (batch, { votes, usage, trouble }, how) => {

@@ -268,6 +268,29 @@ describe("the live model", () => {
     expect(requests.slice(3).map((r) => r.n)).toEqual([1, 1, 1]);
   });
 
+  it("gives each vote of a paper different batch-mates where the provider ignores n (one request per vote), the batch size unchanged", async () => {
+    const { llm, requests } = fakeLlm(() => 1);
+    const withReasons = fakeLlmForReasons();
+    const both = {
+      structured: (req: { schemaName: string }) => (req.schemaName.startsWith("screening_labels_") ? llm.structured(req as never) : withReasons.llm.structured(req as never)),
+    } as unknown as LlmClient;
+    // As admission fixes it for a provider known to ignore n (a unit pools several calls' papers).
+    const job = jobContext(params({ mock: false, repetitions: 3, clusters_type: null, pipeline: { spreadVotes: true } }));
+    await runScreeningPipeline(job, () => live(both), SETTINGS).catch(() => undefined);
+    const calls = requests.filter((r) => r.schemaName.startsWith("screening_labels_")).map((r) => readDataBlocks(r.user)[0]!.records.map((rec) => String(rec.title)));
+    expect(Math.max(...calls.map((c) => c.length))).toBeLessThanOrEqual(SETTINGS.labelBatch);
+    const matesByPaper = new Map<string, string[][]>();
+    for (const call of calls) for (const title of call) matesByPaper.set(title, [...(matesByPaper.get(title) ?? []), call.filter((t) => t !== title).sort()]);
+    expect(matesByPaper.size).toBe(input.papers.length);
+    for (const [title, votes] of matesByPaper) {
+      expect(votes, title).toHaveLength(3);
+      // Every vote in a different company, and no neighbour sits beside the paper in all three.
+      expect(new Set(votes.map((mates) => mates.join("|"))).size, title).toBe(3);
+      const always = votes[0]!.filter((mate) => votes.every((mates) => mates.includes(mate)));
+      expect(always, title).toEqual([]);
+    }
+  });
+
   it("matches labelling replies to papers by id: reordered replies land right, a left-out paper is asked again, invented ids are ignored", async () => {
     const requests: { user: string; n: number | undefined }[] = [];
     let call = 0;

@@ -9,6 +9,7 @@ import {
   type ScreeningStage,
 } from "@litrev/contracts";
 import {
+  cancellationOf,
   CostCeilingExceeded,
   CostMeter,
   ITEM_CHUNK,
@@ -34,6 +35,11 @@ export const PipelineSettingsSchema = z.object({
   assignBatch: z.number().int().min(1),
   maxClusters: z.number().int().min(1),
   callConcurrency: z.number().int().min(1),
+  /**
+   * Set at admission when the provider is known to ignore `n` (each vote a request of its own): the
+   * votes of a paper are sent with different batch-mates (`vote-groups.ts`), fixed for redeliveries.
+   */
+  spreadVotes: z.boolean().optional(),
   /** The share of papers the model may lose (no full set of votes) before the job fails (MAX_LOST_PAPER_SHARE). */
   maxLostShare: z.number().min(0).max(1).optional(),
 });
@@ -110,6 +116,9 @@ export async function runScreeningPipeline(
     throw new PartialFailure(failure(labelled.length), { items: labelled, extra: { ...reportExtras(), usage_by_stage: usage.byStage } });
   };
   const stopAtCeiling = (error: unknown): never => {
+    // A cancelled job keeps the papers labelled so far, like one stopped at its ceiling.
+    const cancelled = cancellationOf(job.signal);
+    if (cancelled) return failWithLabelled(() => cancelled);
     if (!(error instanceof CostCeilingExceeded)) throw error;
     return failWithLabelled((labelled) => error.failure(`${labelled} of ${count} papers were labelled. The progress reached is kept.`));
   };
@@ -120,6 +129,7 @@ export async function runScreeningPipeline(
     count,
     params.repetitions,
     settings.labelBatch,
+    settings.spreadVotes === true && params.repetitions > 1,
     (i, paper, votes, why) => {
       table.set(i, paper.id, votes);
       if (votes.length >= params.repetitions) return;

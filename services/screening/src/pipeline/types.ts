@@ -38,7 +38,8 @@ export interface ModelCall<T> {
  */
 export interface ScreeningModel {
   /** `repetitions` independent votes for each paper of the batch. */
-  label(papers: ScreeningPaper[], repetitions: number): Promise<ModelCall<LabelVote[][]>>;
+  /** With `spread`, each vote is sent in its own calls, regrouped per vote (see `voteGroups`). */
+  label(papers: ScreeningPaper[], repetitions: number, spread?: VoteSpread): Promise<ModelCall<LabelVote[][]>>;
   /**
    * What `reason` will still need of a labelled paper (e.g. the title and an abstract excerpt):
    * the pipeline keeps only this once a paper is labelled, so a job's full texts are not all held.
@@ -81,4 +82,11 @@ export interface JobFrame {
   model: string;
   /** The provider model the alias pointed to at admission: every call of the job goes there. */
   resolvedModel?: string | undefined;
+}
+
+/** How a pooled labelling unit is cut per vote: calls of `callSize` papers, `pool` calls a vote, `concurrency` in flight. */
+export interface VoteSpread {
+  callSize: number;
+  pool: number;
+  concurrency: number;
 }

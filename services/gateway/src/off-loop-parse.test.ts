@@ -1,0 +1,26 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_REQUEST_LIMITS } from "@litrev/contracts";
+import { OffLoopParser } from "./off-loop-parse";
+
+describe("the body parser thread", () => {
+  const parser = new OffLoopParser(DEFAULT_REQUEST_LIMITS);
+  afterAll(() => parser.close());
+  const parse = (body: string) => parser.parse(Buffer.from(body), "createScreeningJob");
+
+  it("answers the validated body as JSON text, the keys the contract strips left out", async () => {
+    const result = await parse(JSON.stringify({ papers: [{ id: "a", title: "T", abstract: "A", junk: [1, 2, 3] }], mock: true }));
+    expect(result.kind).toBe("valid");
+    const body = JSON.parse((result as { json: string }).json);
+    expect(body.papers).toEqual([{ id: "a", title: "T", abstract: "A" }]);
+    expect(body).toMatchObject({ repetitions: 5, threshold: 1, mock: true, model: "llm-5-nano" });
+  });
+
+  it("answers the contract's issues, the configured limits first, and malformed JSON as such", async () => {
+    const invalid = await parse(JSON.stringify({ papers: [{ id: "a" }, { id: "a" }], repetitions: 3, threshold: 4 }));
+    expect(invalid.kind).toBe("issues");
+    expect((invalid as { issues: { loc: unknown[] }[] }).issues.map((issue) => issue.loc)).toEqual([["body", "papers"], ["body", "threshold"]]);
+    const limited = await parse(JSON.stringify({ papers: [{ id: "a" }], repetitions: 10_000 }));
+    expect(limited).toMatchObject({ kind: "issues", issues: [expect.objectContaining({ loc: ["body", "repetitions"] })] });
+    expect(await parse("{\"papers\": [")).toEqual({ kind: "invalid-json" });
+  });
+});
