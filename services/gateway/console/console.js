@@ -585,11 +585,17 @@ async function jobView(view, kind, jobId, signal) {
     cancel.hidden = !isActive(data.status);
     links.replaceChildren(jobLinks(kind, jobId, data.status, signal));
     if (kind === "screening") {
-      renderScreeningResults(results, data, new Map());
       // Titles come from the JSON Lines export (the poll body holds ids only); until they arrive, ids.
+      // The map is filled in place and the paper table redrawn, so nothing the reader started is lost.
+      const titles = new Map();
+      renderScreeningResults(results, data, titles);
       if (Array.isArray(data.results) && !isActive(data.status)) {
         loadTitles(kind, jobId, signal)
-          .then((titles) => titles.size && !signal.aborted && renderScreeningResults(results, data, titles))
+          .then((loaded) => {
+            if (signal.aborted || loaded.size === 0) return;
+            for (const [id, title] of loaded) titles.set(id, title);
+            results.refreshTitles?.();
+          })
           .catch(() => undefined);
       }
     } else renderIndexerResults(results, data);
@@ -672,11 +678,13 @@ function renderScreeningResults(container, job, titles) {
   const labels = new Map(clusters.map((c) => [c.cluster_id, c.label]));
   const criteria = job.results[0]?.criteria_verdicts?.map((v) => ({ name: v.name, type: v.type })) ?? [];
   const threshold = typeof job.config?.threshold === "number" ? job.config.threshold : 1;
+  const browser = paperBrowser(job, criteria, labels, titles);
   container.replaceChildren(
     h("section", { "aria-labelledby": "clusters-title" }, h("h2", { id: "clusters-title", text: "Reason clusters" }), clusterChart(clusters)),
     h("section", { "aria-labelledby": "verdicts-title" }, h("h2", { id: "verdicts-title", text: "Verdicts per criterion" }), verdictSummary(job.results, criteria, threshold)),
-    h("section", { "aria-labelledby": "papers-title" }, h("h2", { id: "papers-title", text: `Papers (${job.results.length})` }), paperBrowser(job, criteria, labels, titles)),
+    h("section", { "aria-labelledby": "papers-title" }, h("h2", { id: "papers-title", text: `Papers (${job.results.length})` }), browser),
   );
+  container.refreshTitles = browser.refreshTitles;
   // validation.js adds its panel on this event (and names papers by their titles when they are known).
   container.dispatchEvent(new CustomEvent("screening-results", { bubbles: true, detail: Object.assign(job, { titles }) }));
 }
@@ -853,10 +861,14 @@ const withDecision = (item, threshold) => ({
 function paperBrowser(job, criteria, labels, titles) {
   const threshold = typeof job.config?.threshold === "number" ? job.config.threshold : 1;
   const papers = job.results.map((item, index) => {
-    const paper = { ...withDecision(item, threshold), index, title: titles.get(String(item.id)) ?? "" };
+    const paper = { ...withDecision(item, threshold), index, title: "" };
     paper.contradiction = contradiction(paper);
     return paper;
   });
+  const fillTitles = () => {
+    for (const paper of papers) paper.title = titles.get(String(paper.id)) ?? "";
+  };
+  fillTitles();
   const state = { sort: "index", direction: 1, filter: "all", query: "", page: 0, selected: null };
   const search = h("input", { id: "paper-search", type: "search", placeholder: "id, title, reasoning or cluster" });
   const filter = h(
@@ -941,7 +953,7 @@ function paperBrowser(job, criteria, labels, titles) {
   prev.addEventListener("click", () => (state.page--, draw()));
   next.addEventListener("click", () => (state.page++, draw()));
   draw();
-  return h(
+  const browser = h(
     "div",
     {},
     h("div", { class: "toolbar" }, h("label", { for: "paper-search" }, "Search", search), h("label", { for: "paper-filter" }, "Show", filter)),
@@ -949,6 +961,8 @@ function paperBrowser(job, criteria, labels, titles) {
     h("div", { class: "toolbar pager" }, prev, pageInfo, next),
     detail,
   );
+  browser.refreshTitles = () => (fillTitles(), draw());
+  return browser;
 }
 
 /** One paper's detail: its votes, each criterion's verdict with the vote counts, reasoning, error. */
