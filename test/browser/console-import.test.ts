@@ -130,4 +130,21 @@ describe("importing references into a new job in the console", () => {
     expect(pageErrors).toEqual([]);
     if (process.env.UPDATE_CONSOLE_SCREENSHOT === "1") copyFileSync(newJobShot, join(ROOT, "docs", "console-new-job.png"));
   }, 120_000);
+
+  it("deletes a finished job from its page", async (ctx) => {
+    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const papers = [1, 2, 3].map((i) => ({ id: `p${i}`, title: `Paper ${i}`, abstract: "An abstract." }));
+    const created = await stack.http("POST", "/v1/screening/jobs", { papers, criteria: [{ name: "Any", type: "include", value: "Anything" }], repetitions: 1, mock: true });
+    expect(created.status).toBe(200);
+    const jobId = created.body.job_id as string;
+    await page.goto(`${stack.baseUrl}/console#/job/screening/${jobId}`);
+    await expect.poll(() => page.locator('[data-fact="status"]').textContent(), { timeout: 30_000 }).toBe("completed");
+    // A finished job offers no cancel.
+    expect(await page.getByRole("button", { name: "Cancel the job" }).isVisible()).toBe(false);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Delete the job" }).click();
+    await page.waitForURL(/#\/jobs$/);
+    expect((await stack.http("GET", `/v1/screening/jobs/${jobId}`)).status).toBe(404);
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
 });
