@@ -36,7 +36,7 @@ describe("importing references into a new job in the console", () => {
     }
     chromiumPath = found.path;
     mkdirSync(CONSOLE_ARTIFACTS, { recursive: true });
-    stack = await startStack({ services: { screening: 1 } });
+    stack = await startStack({ services: { screening: 1, criteria: 1, indexer: 1 } });
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: "reduce", acceptDownloads: true });
     page = await context.newPage();
@@ -130,6 +130,33 @@ describe("importing references into a new job in the console", () => {
     expect(pageErrors).toEqual([]);
     if (process.env.UPDATE_CONSOLE_SCREENSHOT === "1") copyFileSync(newJobShot, join(ROOT, "docs", "console-new-job.png"));
   }, 120_000);
+
+  it("drafts and refines criteria, and suggests extraction fields, through the AI routes (mock)", async (ctx) => {
+    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    await page.goto(`${stack.baseUrl}/console#/new`);
+    await page.getByRole("heading", { name: "New job" }).waitFor();
+    const rows = page.locator("#criteria tbody tr");
+    await page.getByLabel("Review description").fill("Nudges aimed at physicians' prescribing behaviour");
+    await page.getByLabel("Research question").fill("Do nudges change prescribing by physicians?");
+    await page.getByRole("button", { name: "Draft exclude criteria with AI" }).click();
+    await expect.poll(() => rows.count()).toBeGreaterThan(0);
+    expect(await rows.first().locator('[data-field="type"]').inputValue()).toBe("exclude");
+    expect(await rows.first().locator('[data-field="value"]').inputValue()).not.toBe("");
+    await page.getByRole("button", { name: "Refine these criteria with AI" }).click();
+    await expect.poll(() => page.locator("#criteria-editor [role=status]").textContent()).toMatch(/^Done/);
+    expect(await rows.count()).toBeGreaterThan(0);
+
+    await page.getByRole("radio", { name: /^Extraction/ }).check();
+    expect(await page.locator("#criteria-editor").isVisible()).toBe(false);
+    await page.getByLabel(/^Reference files/).setInputFiles(join(FIXTURES, "pubmed.nbib"));
+    await page.locator("#import-counts").waitFor();
+    await page.getByRole("button", { name: "Suggest fields with AI" }).click();
+    await expect.poll(() => page.locator("#fields tbody tr").count()).toBeGreaterThan(0);
+    expect(await page.locator('#fields tbody tr [data-field="name"]').first().inputValue()).not.toBe("");
+    await page.getByRole("button", { name: "Estimate the cost" }).click();
+    await expect.poll(() => page.locator('#estimate [data-fact="estimated cost"]').textContent()).toMatch(/^\$\d/);
+    expect(pageErrors).toEqual([]);
+  });
 
   it("deletes a finished job from its page", async (ctx) => {
     if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
