@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JobStatus, Timestamp } from "./common";
+import { CsvMode, JobStatus, Timestamp } from "./common";
 import { IndexerField } from "./indexer-fields";
 import { AskedCriterion, JobUsage, Provenance } from "./provenance";
 import { ReportCertificate } from "./screening-validation";
@@ -12,8 +12,6 @@ import { ReportCertificate } from "./screening-validation";
 export const ExportFormat = z.enum(["csv", "jsonl", "ris"]);
 export type ExportFormat = z.infer<typeof ExportFormat>;
 
-export const CsvMode = z.enum(["spreadsheet", "plain"]);
-export type CsvMode = z.infer<typeof CsvMode>;
 
 export const ExportQuery = z.object({
   format: ExportFormat.default("csv").describe(

@@ -72,6 +72,7 @@ const ADDED_ROUTES = [
   "DELETE /v1/screening/jobs/{job_id}",
   "POST /v1/indexer/jobs/{job_id}/cancel",
   "DELETE /v1/indexer/jobs/{job_id}",
+  "GET /v1/screening/jobs/{job_id}/validation-samples/{sample_id}/download",
 ];
 
 let app: FastifyInstance | undefined;

@@ -11,6 +11,8 @@ export { PartialReader } from "./partial-reader";
 export { JobReader } from "./reader";
 export { csvCell, csvRow } from "./csv";
 export { exportBody } from "./exports";
+export { sampleDownload } from "./sample-download";
+export type { SampleFormat } from "./sample-download";
 export type { FinishedJob } from "./exports";
 export { buildReport, OutcomeCounter, reportMarkdown } from "./report";
 export type { PromptInstructions } from "./report";

@@ -1,4 +1,4 @@
-import { JOB_KINDS, JobUsage, Provenance, type ItemText, type JobReport, type JobService, type PrismaCounts, type ReportCertificate } from "@litrev/contracts";
+import { JOB_KINDS, JobUsage, Provenance, type ItemText, type JobReport, type JobService, type PrismaCounts } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import { NOT_SENT } from "./methods-text";
 import { resultOf, type JobRecord } from "./views";
