@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -113,6 +113,11 @@ describe("the console's validation panel in headless Chromium", () => {
     expect(await page.locator("#sample-summary").textContent()).toMatch(/120 papers \(simple, seed \d+\), 0 labelled\. One-sided: recall of at least 80% with 95% confidence/);
     const sampleId = await page.locator("#sample-id").inputValue();
     const ids: string[] = (await stack.http("GET", `/v1/screening/jobs/${jobId}/validation-samples/${sampleId}`)).body.paper_ids.map(String);
+    // The sample for blind screening, as the service writes it: order, id, title, abstract, an empty decision.
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download the sample (CSV)" }).click()]);
+    const sampleText = readFileSync((await download.path())!, "utf8");
+    expect(sampleText.replace(/^\uFEFF/, "").split(/\r?\n/, 1)[0]).toBe("order,id,title,abstract,included");
+    expect(sampleText.trimEnd().split(/\r?\n/)).toHaveLength(121);
     const batch = (from: number, to: number) => ["id,included", ...ids.slice(from, to).map((id) => `${id},${score.get(id)! >= 2 ? 1 : 0}`)].join("\n");
     for (const [from, to] of [[0, 60], [60, 120]] as const) {
       await page.locator("#sample-labels").fill(batch(from, to));

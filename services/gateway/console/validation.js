@@ -92,16 +92,19 @@ async function call(method, path, body) {
   return parsed;
 }
 
-/** A cell a spreadsheet would not run as a formula (=, +, -, @, tab or CR first get a leading '). */
-export function csvCell(value) {
-  let text = String(value ?? "");
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** The sample for blind screening: its order and ids, no scores, an empty decision column. */
-export function sampleCsv(sample) {
-  return ["order,id,included", ...sample.paper_ids.map((id, i) => `${i + 1},${csvCell(id)},`)].join("\n");
+/**
+ * Saves the sample for blind screening as the service writes it (`…/download`): its papers in the
+ * order drawn with titles and abstracts, nothing of the model's, an empty `included` column.
+ */
+async function downloadSample(path, filename) {
+  const res = await fetch(path, { headers: { "X-API-Key": sessionStorage.getItem(KEY_ITEM) ?? "" } });
+  if (!res.ok) throw new Error(`Could not download the sample: HTTP ${res.status}`);
+  const url = URL.createObjectURL(await res.blob());
+  const link = h("a", { href: url, download: filename, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 function samplePanel(job) {
@@ -157,17 +160,15 @@ function samplePanel(job) {
       }
       return run(() => call("POST", `${base}/${encodeURIComponent(current.sample_id)}/labels`, { labels }));
     },
-  }, h("label", { for: "sample-labels", text: "A batch of labels for papers of the sample, in its order, as CSV lines id,included" }), batch, h("div", { class: "toolbar" }, h("button", { type: "submit", text: "Add labels" }), h("button", {
+  }, h("label", { for: "sample-labels", text: "A batch of labels for papers of the sample, in its order, as CSV lines id,included" }), batch, h("div", { class: "toolbar" }, h("button", { type: "submit", text: "Add labels" }), ["csv", "ris"].map((format) => h("button", {
     type: "button",
-    text: "Download the sample (CSV)",
+    text: `Download the sample (${format.toUpperCase()})`,
     onclick: () => {
       if (!current) return showError("Draw or open a sample first");
-      const url = URL.createObjectURL(new Blob([sampleCsv(current)], { type: "text/csv" }));
-      const link = h("a", { href: url, download: `validation-sample-${current.sample_id}.csv` });
-      link.click();
-      setTimeout(() => URL.revokeObjectURL(url), 1000);
+      const id = encodeURIComponent(current.sample_id);
+      downloadSample(`${base}/${id}/download?format=${format}`, `validation-sample-${current.sample_id}.${format}`).catch((error) => showError(error.message));
     },
-  })));
+  }))));
   return h(
     "section",
     { "aria-labelledby": "sample-title", class: "panel", id: "validation-sample" },
