@@ -42,6 +42,7 @@ export async function newJobView(view, signal) {
   const estimate = h("div", { id: "estimate" });
   const runBox = h("div", { id: "run" });
   const mock = h("input", { id: "job-mock", type: "checkbox", checked: true });
+  const mockText = h("span", { text: "Mock job (no provider, no cost)" });
   const reps = h("input", { id: "job-reps", type: "number", min: "1", max: "5", value: "3" });
   const ceiling = h("input", { id: "job-ceiling", type: "number", min: "0", step: "0.01", placeholder: "none" });
   const problem = h("p", { class: "error", role: "alert", hidden: true });
@@ -54,7 +55,8 @@ export async function newJobView(view, signal) {
     state.kind = kind;
     criteria.section.hidden = kind !== "screening";
     fields.section.hidden = kind !== "indexer";
-    mock.closest("label").hidden = kind !== "screening";
+    // Extraction jobs have no mock mode: the box then applies to the field suggestions only.
+    mockText.textContent = kind === "screening" ? "Mock job (no provider, no cost)" : "Mock suggestions (an extraction job itself always calls the provider)";
     reps.closest("label").hidden = kind !== "screening";
     estimate.replaceChildren();
   };
@@ -259,7 +261,7 @@ export async function newJobView(view, signal) {
         { class: "toolbar" },
         h("label", { for: "job-reps" }, "Repetitions", reps),
         h("label", { for: "job-ceiling" }, "Cost ceiling (USD, optional)", ceiling),
-        h("label", { for: "job-mock", class: "inline" }, mock, "Mock job (no provider, no cost)"),
+        h("label", { for: "job-mock", class: "inline" }, mock, mockText),
         h("button", { type: "button", class: "quiet", text: "Estimate the cost", onclick: askEstimate }),
         h("button", { type: "button", id: "start-job", text: "Start the job", onclick: start }),
       ),
