@@ -1,7 +1,7 @@
-// The console: plain JavaScript served by the gateway as it is (no build step, nothing loaded
-// from elsewhere). Every call carries the service key, which lives only in this tab's
-// sessionStorage. Live progress comes from the job event streams, read with fetch() because
-// EventSource cannot send a header (docs/console.md).
+// The console: plain JavaScript served by the gateway as it is (only the import library is
+// bundled, by the gateway; nothing is loaded from elsewhere). Every call carries the service key,
+// which lives only in this tab's sessionStorage. Live progress comes from the job event streams,
+// read with fetch() because EventSource cannot send a header (docs/console.md).
 
 import { newJobView } from "./new-job.js";
 
@@ -401,10 +401,13 @@ async function jobsView(view, signal) {
   );
 
   const refresh = async () => {
-    const [screening, indexer] = await Promise.all([
-      api(`/v1/screening/jobs?limit=${LIST_FETCH}`, { signal }),
-      api(`/v1/indexer/jobs?limit=${LIST_FETCH}`, { signal }),
-    ]);
+    // A gateway whose MAX_LIST_LIMIT is below LIST_FETCH refuses it (400): then its default page.
+    const list = (kind) =>
+      api(`/v1/${kind}/jobs?limit=${LIST_FETCH}`, { signal }).catch((error) => {
+        if (error instanceof ApiError && error.status === 400) return api(`/v1/${kind}/jobs`, { signal });
+        throw error;
+      });
+    const [screening, indexer] = await Promise.all([list("screening"), list("indexer")]);
     tables.screening.items = screening;
     tables.indexer.items = indexer;
     drawAll();
