@@ -582,7 +582,7 @@ async function jobView(view, kind, jobId, signal) {
       }
     },
   });
-  view.insertBefore(h("div", { class: "toolbar" }, cancel, remove, actionNote), links);
+  view.insertBefore(h("div", { class: "toolbar", id: "job-actions" }, cancel, remove, actionNote), links);
   const finish = (data) => {
     show(data);
     cancel.hidden = !isActive(data.status);
