@@ -55,6 +55,7 @@ const tolerate = (values.tolerate ?? "").split(",").filter(Boolean) as Invariant
 const run = await runChaos({ jobs, faults, projects, seed, maxMs: maxMinutes * 60_000, keep: values.keep, natsCluster: values["nats-cluster"], tolerate });
 console.log(run.report);
 console.log(`[chaos] at most ${run.maxOverlap} faults at once; ${run.takeovers} stale run(s) found their job taken over and stopped`);
+if (values["nats-cluster"]) console.log(`[chaos] streams rewound by a leader change (acknowledged writes lost by nats-server): ${run.rewinds}`);
 console.log(`[chaos] ${run.jobs} jobs accepted, ${run.faults} faults, wall time ${(run.wallMs / 1000).toFixed(1)} s`);
 for (const line of run.skipped) console.log(`[chaos] ${line}`);
 if (!run.result.valid || values.keep) console.log(`[chaos] logs and history.jsonl: ${run.dir}`);

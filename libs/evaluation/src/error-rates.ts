@@ -1,4 +1,5 @@
 import { incompleteBeta } from "./binomial";
+import { generator } from "./random";
 import { keptAt, missedUpperBound, recommendedThreshold, type VoteLevel } from "./certificate";
 
 /**
@@ -40,20 +41,6 @@ export interface ErrorRates {
   missedWrong: number;
   /** Labels at the first certifying look, summed over the runs that certified (for the mean). */
   labelsAtCertification: number;
-}
-
-/** Small replayable generator (xorshift-multiply), independent of the service's draws. */
-export function generator(seed: number): () => number {
-  let a = seed >>> 0 || 1;
-  return () => {
-    a = (a + 0x9e3779b9) >>> 0;
-    let t = a ^ (a >>> 16);
-    t = Math.imul(t, 0x21f0aaad);
-    t ^= t >>> 15;
-    t = Math.imul(t, 0x735a2d97);
-    t ^= t >>> 15;
-    return (t >>> 0) / 4294967296;
-  };
 }
 
 export function trueRecall(levels: Scenario["levels"], votes: number): number {

@@ -2,6 +2,7 @@ export * from "./binomial";
 export * from "./certificate";
 export * from "./error-rates";
 export * from "./metrics";
+export * from "./random";
 export * from "./randomness";
 export * from "./sequence";
 export * from "./validation";

@@ -1,6 +1,6 @@
 import type { SampleDesign } from "@litrev/contracts";
 import { allocate, keptAt } from "./certificate";
-import { generator } from "./error-rates";
+import { generator } from "./random";
 import type { JobPaper } from "./validation";
 
 /**

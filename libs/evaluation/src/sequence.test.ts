@@ -1,18 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { generator } from "./random";
 import { allocate, recallCertificate } from "./certificate";
 import { upperGamma, voteLevelChiSquare } from "./randomness";
 import { countBounds } from "./sequence";
 
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("anytime-valid bounds on a finite group's includes", () => {
   it("is exact with everything labelled, vacuous with nothing, and always holds what was seen", () => {

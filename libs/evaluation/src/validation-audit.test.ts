@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { generator } from "./random";
 import { validateJob, type JobPaper, type ValidationInput } from "./validation";
 
 /**
@@ -6,17 +7,6 @@ import { validateJob, type JobPaper, type ValidationInput } from "./validation";
  * answer computed independently of the code under test.
  */
 
-/** mulberry-style generator for replayable samples in these tests. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffled<T>(items: readonly T[], next: () => number): T[] {
   const out = [...items];

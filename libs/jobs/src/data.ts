@@ -154,8 +154,9 @@ export class JobData {
     );
   }
 
-  /** Removes a list written by `putLines` (or a single object, for refs without chunks). */
+  /** Removes a list written by `putLines` (or a single object, for refs without chunks; nothing for an inline value). */
   async deleteLines(ref: ObjectRef): Promise<void> {
+    if (ref.inline !== undefined) return; // carried in its message, never stored
     if (ref.chunks === undefined) return this.delete(ref.object);
     await this.delete(linesObject(ref.object, "head"));
     for (let n = 0; n < ref.chunks; n++) await this.delete(linesObject(ref.object, n));

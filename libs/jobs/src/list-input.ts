@@ -24,11 +24,14 @@ const gone = () => new ServiceError("unknown", "The job's input is no longer ava
 /** An admitted job's input exists until it expires: its absence is believed only once confirmed. */
 const stored = <T>(read: () => Promise<T | null>): Promise<T> => confirmedRead(read, gone);
 
+/** An input stored whole: carried in the reference (`ObjectRef.inline`), else one JSON object. */
+const whole = (data: JobData, ref: ObjectRef): Promise<Record<string, unknown>> =>
+  ref.inline !== undefined ? Promise.resolve(ref.inline as Record<string, unknown>) : stored(() => data.getJson<Record<string, unknown>>(ref.object));
+
 /** The input's fields other than its list, and how many items the list has. */
 export async function readListHead(data: JobData, ref: ObjectRef, list: string): Promise<{ head: Record<string, unknown>; count: number }> {
   if (ref.chunks === undefined) {
-    const whole = await stored(() => data.getJson<Record<string, unknown>>(ref.object));
-    const { [list]: items, ...head } = whole;
+    const { [list]: items, ...head } = await whole(data, ref);
     return { head, count: Array.isArray(items) ? items.length : 0 };
   }
   const { head } = await stored(() => data.readHead<ListHead>(ref));
@@ -41,16 +44,13 @@ export const listChunks = (ref: ObjectRef): number => ref.chunks ?? 1;
 /** Chunk `n` of the input's list. */
 export async function readListChunk(data: JobData, ref: ObjectRef, list: string, n: number): Promise<unknown[]> {
   if (ref.chunks !== undefined) return data.readChunk(ref, n);
-  const whole = await stored(() => data.getJson<Record<string, unknown>>(ref.object));
-  const items = whole[list];
+  const items = (await whole(data, ref))[list];
   return Array.isArray(items) ? items : [];
 }
 
 /** The whole input as one value (for small inputs and handlers that need it all at once). */
 export async function readWholeInput(data: JobData, ref: ObjectRef): Promise<unknown> {
-  if (ref.chunks === undefined) {
-    return stored(() => data.getJson(ref.object));
-  }
+  if (ref.chunks === undefined) return whole(data, ref);
   const head = await stored(() => data.readHead<ListHead>(ref));
   const items: unknown[] = [];
   for await (const chunk of data.readLines(ref)) for (const item of chunk) items.push(item);

@@ -55,6 +55,8 @@ export interface ChaosRun {
   maxOverlap: number;
   /** Stale runs that logged finding their job taken over by another worker (split leases fenced out). */
   takeovers: number;
+  /** On a NATS cluster: streams whose new leader lacked writes the cluster had acknowledged (`StreamRewind`). */
+  rewinds: number;
   wallMs: number;
 }
 
@@ -110,6 +112,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   });
   log(`[chaos] cluster up in ${((Date.now() - began) / 1000).toFixed(1)} s: 2 gateways, 2 screening, 2 indexer${options.natsCluster ? ", 3 clustered nats-servers (NATS_REPLICAS=3)" : " (each through its own relay to NATS), nats-server"}; logs in ${dir}; seed ${options.seed}`);
   for (const line of skipped) log(`[chaos] ${line}`);
+  cluster.natsCluster?.watchRewinds((r) =>
+    log(`[nats] stream ${r.stream} rewound: its leader ${r.leader} has last sequence ${r.lastSeq}, though a server had applied up to ${r.seenSeq} (acknowledged writes lost)`),
+  );
   if (cluster.startRetries) log(`[chaos] ${cluster.startRetries} process start(s) retried after an exit at start-up (see the logs)`);
 
   const base = 1_000 + (options.seed % 1_000) * 100;
@@ -191,5 +196,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
   const report = formatReport(result);
   if (result.valid && !options.keep) rmSync(dir, { recursive: true, force: true });
   const takeovers = cluster.nodes.reduce((sum, n) => sum + n.takeovers, 0);
-  return { result, report, dir, jobs: workload.accepted, faults: nemesis.faults, skipped, maxOverlap: nemesis.maxOverlap, takeovers, wallMs: Date.now() - began };
+  const rewinds = cluster.natsCluster?.rewinds.length ?? 0;
+  return { result, report, dir, jobs: workload.accepted, faults: nemesis.faults, skipped, maxOverlap: nemesis.maxOverlap, takeovers, rewinds, wallMs: Date.now() - began };
 }
