@@ -347,6 +347,24 @@ export interface paths {
         get: operations["getScreeningJob"];
         put?: never;
         post?: never;
+        /** Delete a screening job: cancelled first if it is still pending or running, then its input, results, artifact, stored row and validation samples are erased */
+        delete: operations["deleteScreeningJob"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a pending or running screening job: it ends failed (error_category cancelled), keeps what finished and frees its project */
+        post: operations["cancelScreeningJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -433,6 +451,24 @@ export interface paths {
         get: operations["getIndexerJob"];
         put?: never;
         post?: never;
+        /** Delete a extraction job: cancelled first if it is still pending or running, then its input, results, artifact, stored row and validation samples are erased */
+        delete: operations["deleteIndexerJob"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/indexer/jobs/{job_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a pending or running extraction job: it ends failed (error_category cancelled), keeps what finished and frees its project */
+        post: operations["cancelIndexerJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -524,6 +560,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screening/jobs/{job_id}/validation-samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Draw a validation sample of a completed screening job (simple, stratified by vote level, or below a threshold), with the labels the target needs */
+        post: operations["drawValidationSample"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a batch of labels to a validation sample: the recall certificate, valid however often it is asked for */
+        post: operations["labelValidationSample"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A validation sample with its labels, every recorded look and its latest certificate */
+        get: operations["getValidationSample"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/screening/jobs/{job_id}/validation": {
         parameters: {
             query?: never;
@@ -533,7 +620,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Validate a completed screening job on the team's labelled sample: recall with exact bounds per vote threshold, the threshold to use, agreement */
+        /** Validate a completed screening job on the team's labelled sample: a certified recall lower bound per vote threshold (one-sided by default), the threshold to use, agreement */
         post: operations["validateScreeningJob"];
         delete?: never;
         options?: never;
@@ -609,7 +696,16 @@ export interface components {
                     name: string;
                     template_id: string;
                     sha256: string;
+                    text?: string;
                 }[];
+                criteria?: {
+                    name: string;
+                    /** @enum {string} */
+                    type: "include" | "exclude";
+                    text: string;
+                }[];
+                questions?: string[];
+                fields?: components["schemas"]["IndexerField"][];
             } | null;
             usage: {
                 input_tokens?: number;
@@ -761,7 +857,16 @@ export interface components {
                     name: string;
                     template_id: string;
                     sha256: string;
+                    text?: string;
                 }[];
+                criteria?: {
+                    name: string;
+                    /** @enum {string} */
+                    type: "include" | "exclude";
+                    text: string;
+                }[];
+                questions?: string[];
+                fields?: components["schemas"]["IndexerField"][];
             } | null;
             actual_cost_usd: number | null;
         };
@@ -1747,8 +1852,10 @@ export interface operations {
     exportScreeningJob: {
         parameters: {
             query?: {
-                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line */
-                format?: "csv" | "jsonl";
+                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md) */
+                format?: "csv" | "jsonl" | "ris";
+                /** @description spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python) */
+                csv?: "spreadsheet" | "plain";
             };
             header?: never;
             path: {
@@ -1758,7 +1865,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The job's results, one row (CSV, with a header row) or one JSON object (JSON Lines) per paper or record, streamed. */
+            /** @description The job's results, one row (CSV, with a header row), one JSON object (JSON Lines) or one RIS record per paper or record, each with its title, streamed. A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1766,6 +1873,7 @@ export interface operations {
                 content: {
                     "text/csv": string;
                     "application/x-ndjson": string;
+                    "application/x-research-info-systems": string;
                 };
             };
             /** @description The request is invalid */
@@ -1927,6 +2035,19 @@ export interface operations {
                         duration_ms: number | null;
                         error: string | null;
                         limitations: string[];
+                        recall_certificate?: {
+                            sample_id: string;
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            sample_size: number;
+                            labelled: number;
+                            labelled_included: number;
+                            threshold: number | null;
+                            recall_lower: number | null;
+                            statement: string;
+                            method: string;
+                            at: string;
+                        } | null;
                     };
                 };
             };
@@ -2007,8 +2128,10 @@ export interface operations {
     exportIndexerJob: {
         parameters: {
             query?: {
-                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line */
-                format?: "csv" | "jsonl";
+                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md) */
+                format?: "csv" | "jsonl" | "ris";
+                /** @description spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python) */
+                csv?: "spreadsheet" | "plain";
             };
             header?: never;
             path: {
@@ -2018,7 +2141,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The job's results, one row (CSV, with a header row) or one JSON object (JSON Lines) per paper or record, streamed. */
+            /** @description The job's results, one row (CSV, with a header row), one JSON object (JSON Lines) or one RIS record per paper or record, each with its title, streamed. A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2026,6 +2149,7 @@ export interface operations {
                 content: {
                     "text/csv": string;
                     "application/x-ndjson": string;
+                    "application/x-research-info-systems": string;
                 };
             };
             /** @description The request is invalid */
@@ -2187,6 +2311,19 @@ export interface operations {
                         duration_ms: number | null;
                         error: string | null;
                         limitations: string[];
+                        recall_certificate?: {
+                            sample_id: string;
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            sample_size: number;
+                            labelled: number;
+                            labelled_included: number;
+                            threshold: number | null;
+                            recall_lower: number | null;
+                            statement: string;
+                            method: string;
+                            at: string;
+                        } | null;
                     };
                 };
             };
@@ -3288,6 +3425,165 @@ export interface operations {
             };
         };
     };
+    deleteScreeningJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: later reads of the job answer 404 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    cancelScreeningJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScreeningJob"];
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
     getActiveScreeningJob: {
         parameters: {
             query: {
@@ -3877,6 +4173,165 @@ export interface operations {
             };
         };
     };
+    deleteIndexerJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted: later reads of the job answer 404 */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    cancelIndexerJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexerJob"];
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
     getActiveIndexerJob: {
         parameters: {
             query: {
@@ -4426,6 +4881,613 @@ export interface operations {
             };
         };
     };
+    drawValidationSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default 0.95 */
+                    target_recall?: number;
+                    /** @default 0.95 */
+                    confidence?: number;
+                    /**
+                     * @default one
+                     * @enum {string}
+                     */
+                    sides?: "one" | "two";
+                    /**
+                     * @default simple
+                     * @enum {string}
+                     */
+                    design?: "simple" | "stratified" | "below_threshold";
+                    size?: number;
+                    seed?: number;
+                    threshold?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sample_id: string;
+                        job_id: string;
+                        created_at: string;
+                        /** @enum {string} */
+                        design: "simple" | "stratified" | "below_threshold";
+                        seed: number;
+                        threshold: number | null;
+                        target_recall: number;
+                        confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
+                        paper_ids: (string | number)[];
+                        strata: {
+                            votes: number | null;
+                            papers: number;
+                            sampled: number;
+                            inclusion_probability: number;
+                        }[];
+                        labels_needed: number | null;
+                        feasible: boolean;
+                        labelled: number;
+                        labels: {
+                            id: string | number;
+                            included: boolean;
+                        }[];
+                        looks: {
+                            at: string;
+                            labelled: number;
+                            labelled_included: number;
+                            recommended_votes: number | null;
+                            recall_lower: number | null;
+                        }[];
+                        certificate: {
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        agreement: {
+                            kappa: number | null;
+                            discordant: {
+                                id: string | number;
+                                votes: number | null;
+                                /** @enum {string} */
+                                job_decision: "include" | "exclude";
+                                /** @enum {string} */
+                                label: "include" | "exclude";
+                            }[];
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    labelValidationSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    labels: {
+                        id: string | number;
+                        included: boolean;
+                    }[];
+                    includes_read?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sample_id: string;
+                        job_id: string;
+                        created_at: string;
+                        /** @enum {string} */
+                        design: "simple" | "stratified" | "below_threshold";
+                        seed: number;
+                        threshold: number | null;
+                        target_recall: number;
+                        confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
+                        paper_ids: (string | number)[];
+                        strata: {
+                            votes: number | null;
+                            papers: number;
+                            sampled: number;
+                            inclusion_probability: number;
+                        }[];
+                        labels_needed: number | null;
+                        feasible: boolean;
+                        labelled: number;
+                        labels: {
+                            id: string | number;
+                            included: boolean;
+                        }[];
+                        looks: {
+                            at: string;
+                            labelled: number;
+                            labelled_included: number;
+                            recommended_votes: number | null;
+                            recall_lower: number | null;
+                        }[];
+                        certificate: {
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        agreement: {
+                            kappa: number | null;
+                            discordant: {
+                                id: string | number;
+                                votes: number | null;
+                                /** @enum {string} */
+                                job_decision: "include" | "exclude";
+                                /** @enum {string} */
+                                label: "include" | "exclude";
+                            }[];
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    getValidationSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sample_id: string;
+                        job_id: string;
+                        created_at: string;
+                        /** @enum {string} */
+                        design: "simple" | "stratified" | "below_threshold";
+                        seed: number;
+                        threshold: number | null;
+                        target_recall: number;
+                        confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
+                        paper_ids: (string | number)[];
+                        strata: {
+                            votes: number | null;
+                            papers: number;
+                            sampled: number;
+                            inclusion_probability: number;
+                        }[];
+                        labels_needed: number | null;
+                        feasible: boolean;
+                        labelled: number;
+                        labels: {
+                            id: string | number;
+                            included: boolean;
+                        }[];
+                        looks: {
+                            at: string;
+                            labelled: number;
+                            labelled_included: number;
+                            recommended_votes: number | null;
+                            recall_lower: number | null;
+                        }[];
+                        certificate: {
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        agreement: {
+                            kappa: number | null;
+                            discordant: {
+                                id: string | number;
+                                votes: number | null;
+                                /** @enum {string} */
+                                job_decision: "include" | "exclude";
+                                /** @enum {string} */
+                                label: "include" | "exclude";
+                            }[];
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
     validateScreeningJob: {
         parameters: {
             query?: never;
@@ -4446,6 +5508,11 @@ export interface operations {
                     target_recall?: number;
                     /** @default 0.95 */
                     confidence?: number;
+                    /**
+                     * @default one
+                     * @enum {string}
+                     */
+                    sides?: "one" | "two";
                 };
             };
         };
@@ -4464,6 +5531,8 @@ export interface operations {
                         repetitions: number;
                         target_recall: number;
                         confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
                         thresholds: {
                             votes: number;
                             tp: number;
@@ -4495,6 +5564,7 @@ export interface operations {
                             };
                             workload: number;
                             work_saved: number;
+                            net_work_saved: number;
                         } | null;
                         recommendation_reason: string | null;
                         agreement: {
@@ -4511,6 +5581,63 @@ export interface operations {
                             labelled_includes_below: number;
                             estimate: number;
                             upper: number;
+                        } | null;
+                        certificate: {
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        randomness: {
+                            chi2: number;
+                            df: number;
+                            p_value: number;
                         } | null;
                         warnings: string[];
                     };
