@@ -9,6 +9,7 @@ import { createLogger } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { readArtifactHead } from "./artifact";
 import { admitJob } from "./client/admission";
+import type { OwnerStorage } from "./client/owner-storage";
 import { openJobInfra, type JobInfra } from "./infra";
 import { cancelJob, deleteJob } from "./job-cancel";
 import { KeySealer } from "./key-sealer";
@@ -107,8 +108,11 @@ describe("cancel and delete against a real nats-server", { timeout: 30_000 }, ()
       await waitFor(async () => (await store.getItems(state.job_id)).length === 2);
       expect(await readArtifactHead(infra.data, state.job_id)).toMatchObject({ status: "failed", items: { lines: 2 } });
       await waitFor(async () => (await infra.registry.lockHolder(502, "alice")) === null);
-      // Deleting it leaves nothing: live state, artifact, row, items.
-      await deleteJob(deps(), state.job_id, "alice");
+      // Deleting it leaves nothing: live state, artifact, row, items; its storage reservation is given back.
+      const givenBack: string[][] = [];
+      const storage = { cancel: async (owner: string, jobId: string) => void givenBack.push([owner, jobId]) } as unknown as OwnerStorage;
+      await deleteJob({ ...deps(), storage }, state.job_id, "alice");
+      expect(givenBack).toEqual([["alice", state.job_id]]);
       expect(await infra.registry.get(state.job_id)).toBeNull();
       expect(await readArtifactHead(infra.data, state.job_id)).toBeNull();
       expect(await store.getJob(state.job_id)).toBeNull();
