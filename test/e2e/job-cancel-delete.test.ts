@@ -162,12 +162,35 @@ describe("cancel and delete jobs (2 gateways, 2 replicas of each job service, lo
 
       // The project is free after the deletions too.
       const third = await create();
-      expect((await stack.http("DELETE", `${jobs}/${third}`, undefined, as(ALICE))).status).toBe(204);
+      expect((await stack.http("DELETE", `/${kind.service}/jobs/${third}`, undefined, as(ALICE))).status).toBe(204);
 
       // Nothing in NATS names the deleted jobs: no key, no object, no message.
       expect(await withServiceNats(kind.service, (nc) => tracesOf(nc, kind.service, [id, next, third]))).toEqual([]);
     });
   }
+
+  it("erases a completed screening job's validation samples and certificate with it", { timeout: 120_000 }, async () => {
+    const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(60), criteria: CRITERIA, repetitions: 3, threshold: 2, mock: true }, as(ALICE));
+    expect(created.status).toBe(200);
+    const id = created.body.job_id as string;
+    const done = await waitFor(async () => {
+      const res = await stack.http("GET", `/v1/screening/jobs/${id}`, undefined, as(ALICE));
+      return res.body.status === "completed" ? res.body : null;
+    }, 60_000, 100);
+    // Completed: a cancel is a 409.
+    expect(await stack.http("POST", `/v1/screening/jobs/${id}/cancel`, undefined, as(ALICE))).toMatchObject({ status: 409, body: { detail: `Job ${id} is already completed` } });
+    const drawn = await stack.http("POST", `/v1/screening/jobs/${id}/validation-samples`, { size: 20, seed: 1 }, as(ALICE));
+    expect(drawn.status, JSON.stringify(drawn.body).slice(0, 300)).toBe(200);
+    const labels = (drawn.body.paper_ids as string[]).map((paper, i) => ({ id: paper, included: i % 2 === 0 }));
+    expect((await stack.http("POST", `/v1/screening/jobs/${id}/validation-samples/${drawn.body.sample_id}/labels`, { labels }, as(ALICE))).status).toBe(200);
+    expect(done.results).toHaveLength(60);
+
+    const before = await withServiceNats("screening", (nc) => tracesOf(nc, "screening", [id]));
+    expect(before.filter((trace) => trace.startsWith("KV_litrev_validation_screening")).length, before.join("\n")).toBeGreaterThanOrEqual(2);
+    expect((await stack.http("DELETE", `/v1/screening/jobs/${id}`, undefined, as(ALICE))).status).toBe(204);
+    expect((await stack.http("GET", `/v1/screening/jobs/${id}/validation-samples/${drawn.body.sample_id}`, undefined, as(ALICE))).status).toBe(404);
+    expect(await withServiceNats("screening", (nc) => tracesOf(nc, "screening", [id]))).toEqual([]);
+  });
 
   it("answers an unknown or malformed job id with 404", { timeout: 60_000 }, async () => {
     const unknown = "00000000-0000-4000-8000-000000000000";
