@@ -30,8 +30,8 @@ describe("live model configuration (2 screening replicas, criteria, real nats-se
         JOB_ACK_WAIT_MS: "5000",
         // Service models this suite sets by name (the allowlist, docs/security.md).
         ALLOWED_MODELS: "gpt-4.1-mini,gpt-4.1-nano",
-        // A remap needs the target's price (a 400 naming MODEL_PRICES otherwise).
-        MODEL_PRICES: '{"gpt-5.1-nano":{"input":0.05,"output":0.4}}',
+        // A remap, and a non-mock job on a configured model, need the model's price (a 400 naming MODEL_PRICES otherwise).
+        MODEL_PRICES: '{"gpt-5.1-nano":{"input":0.05,"output":0.4},"gpt-4.1-nano":{"input":0.1,"output":0.4}}',
       },
     });
   });

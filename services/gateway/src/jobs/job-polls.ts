@@ -22,6 +22,9 @@ export interface FinishedRead {
 export type PollBody = { finished: false; status: JobStatus; body: string } | ({ finished: true } & FinishedRead);
 
 
+/** A finished poll body larger than this counts as a heavy read (docs/limits.md). */
+const LARGE_POLL_BYTES = 1024 * 1024;
+
 const jobNotFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
 /**
@@ -107,6 +110,11 @@ export class JobPolls {
   }
 
   /** Sends a poll body as the response (JSON; a large finished body streamed chunk by chunk). */
+  /** A finished body over 1 MiB (streamed from its chunks, or held whole just past the size kept whole): a heavy read. */
+  static isLarge(poll: PollBody): boolean {
+    return poll.finished && (poll.artifact.body?.length ?? Infinity) > LARGE_POLL_BYTES;
+  }
+
   static send(reply: FastifyReply, poll: PollBody): FastifyReply {
     reply.type("application/json; charset=utf-8");
     if (!poll.finished) return reply.send(poll.body);

@@ -80,7 +80,7 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
       const { job_id } = request.params as { job_id: string };
       const poll = await polls.read(service, job_id, ownerOf(request), request.id);
       // A finished job too large for one body is streamed: a heavy read, counted like an export (docs/limits.md).
-      if (poll.finished && poll.artifact.body === undefined) await request.countHeavyRead(reply);
+      if (JobPolls.isLarge(poll)) await request.countHeavyRead(reply);
       return JobPolls.send(reply, poll);
     });
 
