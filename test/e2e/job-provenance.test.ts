@@ -109,7 +109,13 @@ describe("job provenance, usage and lost papers (screening + indexer, real nats-
       expect(stored.provenance!.parameters.labelling).toEqual({ temperature: null, max_output_tokens: 4096, reasoning_effort: "minimal" });
       // The labelling prompt's hash is the hash of the exact system text sent (no paper data in it).
       const labellingSystem = systemOf(bodyOf(calls.find((r) => schemaNameOf(bodyOf(r)).startsWith("screening_labels_"))!));
-      expect(stored.provenance!.prompts.find((p) => p.name === "screening.labelling")?.sha256).toBe(sha256(labellingSystem));
+      const labelling = stored.provenance!.prompts.find((p) => p.name === "screening.labelling");
+      expect(labelling?.sha256).toBe(sha256(labellingSystem));
+      // The whole text is recorded too, so that anyone can check the hash (issue 28), with what the job was asked.
+      expect(labelling?.text).toBe(labellingSystem);
+      for (const prompt of stored.provenance!.prompts) expect(sha256(prompt.text!)).toBe(prompt.sha256);
+      expect(stored.provenance!.criteria).toEqual(CRITERIA.map((c) => ({ name: c.name, type: c.type, text: c.value })));
+      expect(stored.provenance!.questions).toEqual([]);
       expect(stored.usage).toMatchObject({ calls: calls.length, retries: 0 });
       expect(stored.usage.input_tokens).toBeGreaterThan(0);
       expect(stored.actual_cost_usd).toBeGreaterThan(0);
@@ -168,6 +174,20 @@ describe("job provenance, usage and lost papers (screening + indexer, real nats-
     expect(final.error).not.toMatch(/Unexpected server error/);
     // The failed job keeps what it spent.
     expect(final.actual_cost_usd).toBeGreaterThan(0);
+    // What finished is exportable, marked partial (issue 28): here the papers the model lost, each with its error and title.
+    const res = await fetch(`${stack.baseUrl}/v1/screening/jobs/${created.body.job_id}/export?format=jsonl`, { headers: { authorization: "Bearer test-service-key-0123456789" } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-litrev-partial")).toBe("true");
+    expect(res.headers.get("content-disposition")).toContain(`screening-${created.body.job_id}-partial.jsonl`);
+    const lines = (await res.text()).trimEnd().split("\n").filter(Boolean).map((line) => JSON.parse(line) as { id: string; title: string; error?: string });
+    const report = (await stack.http("GET", `/v1/screening/jobs/${created.body.job_id}/report?format=json`)).body as { outcomes: { items: number }; prisma: { records_in: number; results: number } };
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.length).toBe(report.outcomes.items);
+    expect(report.prisma).toMatchObject({ records_in: 12, results: lines.length });
+    for (const line of lines) {
+      expect(line.title.length).toBeGreaterThan(0);
+      expect(line.error).toBeTruthy();
+    }
   });
 
   it("a mock job names no provider and no dollar cost", async () => {
@@ -200,7 +220,11 @@ describe("job provenance, usage and lost papers (screening + indexer, real nats-
       repetitions: null,
       threshold: null,
     });
-    expect(stored.provenance!.prompts.find((p) => p.name === "indexer.extraction")?.sha256).toBe(sha256(systemOf(bodyOf(calls[0]!))));
+    const extraction = stored.provenance!.prompts.find((p) => p.name === "indexer.extraction");
+    expect(extraction?.sha256).toBe(sha256(systemOf(bodyOf(calls[0]!))));
+    expect(extraction?.text).toBe(systemOf(bodyOf(calls[0]!)));
+    for (const prompt of stored.provenance!.prompts) expect(sha256(prompt.text!)).toBe(prompt.sha256);
+    expect(stored.provenance!.fields).toEqual(FIELDS);
     expect(stored.usage).toMatchObject({ calls: calls.length, retries: 0 });
     expect(stored.actual_cost_usd).toBeGreaterThan(0);
   });

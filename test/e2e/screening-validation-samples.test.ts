@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { risTagRecords } from "@litrev/references";
+import { parseCsv } from "../support/dataset";
 import { startStack, waitFor, type HttpResult, type Stack } from "../support/stack";
 import { CRITERIA, screeningPapers } from "./screening-fixtures";
 
@@ -111,6 +113,32 @@ describe("validation samples drawn and kept by the screening service (gateway + 
     const markdown = await stack.http("GET", `/v1/screening/jobs/${jobId}/report`, undefined, as(ALICE));
     expect(String(markdown.body)).toContain("## Recall certificate");
     expect(String(markdown.body)).toContain(`Sample ${sample.sample_id} (stratified, 200 papers; 200 labelled, ${includes} included)`);
+
+    // The sample downloads for blind screening: its papers in the order drawn, titles and abstracts, nothing of the model's.
+    const byId = new Map(screeningPapers(400).map((p) => [p.id, p]));
+    const download = async (format: string, key = ALICE) => {
+      const res = await fetch(`${stack.baseUrl}${base}/download?format=${format}`, { headers: { "x-api-key": key } });
+      return { status: res.status, body: new TextDecoder("utf-8", { ignoreBOM: true }).decode(await res.arrayBuffer()) };
+    };
+    const csv = await download("csv");
+    expect(csv.status).toBe(200);
+    expect(csv.body.startsWith("\uFEFForder,id,title,abstract,included\r\n")).toBe(true);
+    const rows = parseCsv(csv.body.slice(1)).slice(1);
+    expect(rows.map((r) => r[1])).toEqual(sample.paper_ids.map(String));
+    for (const [i, row] of rows.entries()) {
+      const paper = byId.get(row[1]!)!;
+      const guarded = (text: string) => text.replace(/^([=+\-@\t\r])/, "'$1");
+      expect(row).toEqual([String(i + 1), paper.id, guarded(paper.title), guarded(paper.abstract), ""]);
+    }
+    const ris = await download("ris");
+    expect(ris.status).toBe(200);
+    const records = risTagRecords(ris.body);
+    expect(records.map((r) => r.ID)).toEqual(sample.paper_ids.map(String));
+    for (const record of records) {
+      expect(record.TI).toBe(byId.get(String(record.ID))!.title);
+      expect(record.KW ?? record.N1).toBeUndefined();
+    }
+    expect((await download("csv", BOB)).status).toBe(404);
 
     // Another client: 404, for reading and for labelling; an unknown sample too.
     expect((await stack.http("GET", base, undefined, as(BOB))).status).toBe(404);

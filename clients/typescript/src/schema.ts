@@ -611,6 +611,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A validation sample's papers for blind screening, in the order drawn: CSV or RIS with titles and abstracts, no decisions or scores */
+        get: operations["downloadValidationSample"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/screening/jobs/{job_id}/validation": {
         parameters: {
             query?: never;
@@ -1972,6 +1989,7 @@ export interface operations {
                 content: {
                     "text/markdown": string;
                     "application/json": {
+                        title?: string;
                         job_id: string;
                         /** @enum {string} */
                         kind: "screening" | "indexer";
@@ -2011,6 +2029,7 @@ export interface operations {
                             template_id: string;
                             sha256: string;
                             instructions: string | null;
+                            text?: string;
                         }[] | null;
                         outcomes: {
                             items: number;
@@ -2048,6 +2067,33 @@ export interface operations {
                             method: string;
                             at: string;
                         } | null;
+                        asked?: {
+                            criteria: {
+                                name: string;
+                                /** @enum {string} */
+                                type: "include" | "exclude";
+                                text: string;
+                            }[] | null;
+                            questions: string[] | null;
+                            fields: components["schemas"]["IndexerField"][] | null;
+                        };
+                        prisma?: {
+                            records_in: number;
+                            results: number;
+                            included: number | null;
+                            excluded: number | null;
+                            errored: number;
+                            without_abstract: number | null;
+                            exclusion_reasons: {
+                                [key: string]: number;
+                            };
+                        };
+                        methods_paragraph?: string;
+                        checklist?: {
+                            guidelines: ("RAISE" | "PRISMA-trAIce")[];
+                            item: string;
+                            answer: string | null;
+                        }[];
                     };
                 };
             };
@@ -2248,6 +2294,7 @@ export interface operations {
                 content: {
                     "text/markdown": string;
                     "application/json": {
+                        title?: string;
                         job_id: string;
                         /** @enum {string} */
                         kind: "screening" | "indexer";
@@ -2287,6 +2334,7 @@ export interface operations {
                             template_id: string;
                             sha256: string;
                             instructions: string | null;
+                            text?: string;
                         }[] | null;
                         outcomes: {
                             items: number;
@@ -2324,6 +2372,33 @@ export interface operations {
                             method: string;
                             at: string;
                         } | null;
+                        asked?: {
+                            criteria: {
+                                name: string;
+                                /** @enum {string} */
+                                type: "include" | "exclude";
+                                text: string;
+                            }[] | null;
+                            questions: string[] | null;
+                            fields: components["schemas"]["IndexerField"][] | null;
+                        };
+                        prisma?: {
+                            records_in: number;
+                            results: number;
+                            included: number | null;
+                            excluded: number | null;
+                            errored: number;
+                            without_abstract: number | null;
+                            exclusion_reasons: {
+                                [key: string]: number;
+                            };
+                        };
+                        methods_paragraph?: string;
+                        checklist?: {
+                            guidelines: ("RAISE" | "PRISMA-trAIce")[];
+                            item: string;
+                            answer: string | null;
+                        }[];
                     };
                 };
             };
@@ -5452,6 +5527,98 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    downloadValidationSample: {
+        parameters: {
+            query?: {
+                /** @description csv: order, id, title, abstract and an empty `included` column; ris: one record per paper (ID, TI, AB) */
+                format?: "csv" | "ris";
+                /** @description spreadsheet (default): a byte-order mark and the formula guard on text cells; plain: values as they are */
+                csv?: "spreadsheet" | "plain";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sample's papers in the order to screen them, with titles and abstracts and nothing of the model's (blind screening) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-research-info-systems": string;
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

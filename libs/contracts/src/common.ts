@@ -78,3 +78,7 @@ export function uniqueIds<T>(idOf: (item: T) => string | number, what: string) {
     ctx.addIssue({ code: "custom", message: `duplicate ${what}: ${named.join(", ")}${more}; each must be unique` });
   };
 }
+
+/** How a CSV download is written: `spreadsheet` (a byte-order mark, the formula guard) or `plain` (values as they are, for scripts). */
+export const CsvMode = z.enum(["spreadsheet", "plain"]);
+export type CsvMode = z.infer<typeof CsvMode>;

@@ -1,6 +1,7 @@
 import { z } from "zod";
-import { JobStatus, Timestamp } from "./common";
-import { JobUsage, Provenance } from "./provenance";
+import { CsvMode, JobStatus, Timestamp } from "./common";
+import { IndexerField } from "./indexer-fields";
+import { AskedCriterion, JobUsage, Provenance } from "./provenance";
 import { ReportCertificate } from "./screening-validation";
 
 /**
@@ -11,8 +12,6 @@ import { ReportCertificate } from "./screening-validation";
 export const ExportFormat = z.enum(["csv", "jsonl", "ris"]);
 export type ExportFormat = z.infer<typeof ExportFormat>;
 
-export const CsvMode = z.enum(["spreadsheet", "plain"]);
-export type CsvMode = z.infer<typeof CsvMode>;
 
 export const ExportQuery = z.object({
   format: ExportFormat.default("csv").describe(
@@ -56,13 +55,50 @@ export const ReportPrompt = z.object({
   sha256: z.string(),
   /** The prompt's built-in instructions as this service version ships them; null when unknown. */
   instructions: z.string().nullable(),
+  /** The whole text as sent (no paper data): its SHA-256 is `sha256`. Absent for jobs recorded before it was kept. */
+  text: z.string().optional(),
 });
+
+/** What the job was asked, from its provenance (null: not recorded, or not this kind's). */
+export const ReportAsked = z.object({
+  criteria: z.array(AskedCriterion).nullable(),
+  questions: z.array(z.string()).nullable(),
+  fields: z.array(IndexerField).nullable(),
+});
+
+/** The counts a PRISMA flow diagram needs for the step the job did. */
+export const PrismaCounts = z.object({
+  /** Papers or records the job was given. */
+  records_in: z.number().int().nonnegative(),
+  /** Items with a result (fewer than `records_in` when the job failed or was cancelled). */
+  results: z.number().int().nonnegative(),
+  /** Screening: papers included and excluded (errored papers are included, for a reviewer); null for the indexer. */
+  included: z.number().int().nonnegative().nullable(),
+  excluded: z.number().int().nonnegative().nullable(),
+  /** Items that got no usable answer from the model. */
+  errored: z.number().int().nonnegative(),
+  /** Items whose input had no abstract; null when the job did not keep its texts. */
+  without_abstract: z.number().int().nonnegative().nullable(),
+  /** Excluded papers by the criterion they fell on (a paper may fall on several; one that fell on none is "no single criterion"). */
+  exclusion_reasons: z.record(z.string(), z.number().int().nonnegative()),
+});
+export type PrismaCounts = z.infer<typeof PrismaCounts>;
+
+/** One row of the reporting checklist: the guideline's item, and the job's answer or null ("for you to fill in"). */
+export const ChecklistRow = z.object({
+  guidelines: z.array(z.enum(["RAISE", "PRISMA-trAIce"])),
+  item: z.string(),
+  answer: z.string().nullable(),
+});
+export type ChecklistRow = z.infer<typeof ChecklistRow>;
 
 /**
  * A job's methods report as fields. Fields a job did not record (jobs from before provenance was
  * kept) are null; the Markdown form says "not recorded" for them.
  */
 export const JobReport = z.object({
+  /** A heading naming the task (not the job id). Absent in reports written before it existed. */
+  title: z.string().optional(),
   job_id: z.string(),
   kind: z.enum(["screening", "indexer"]),
   task: z.string(),
@@ -92,5 +128,11 @@ export const JobReport = z.object({
   limitations: z.array(z.string()),
   /** Screening: the latest recall certificate of the job's validation samples (the service adds it). */
   recall_certificate: ReportCertificate.nullable().optional(),
+  asked: ReportAsked.optional(),
+  prisma: PrismaCounts.optional(),
+  /** A methods paragraph written from the job, with placeholders in [brackets] for what only the team knows. Added when the report is read. */
+  methods_paragraph: z.string().optional(),
+  /** RAISE and PRISMA-trAIce reporting items, answered where the job knows. Added when the report is read. */
+  checklist: z.array(ChecklistRow).optional(),
 });
 export type JobReport = z.infer<typeof JobReport>;

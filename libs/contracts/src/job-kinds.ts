@@ -74,6 +74,8 @@ export interface JobKindTable {
     votes: boolean;
     /** The criteria an excluded item fell on (its reasons in a PRISMA flow), or none. */
     exclusionReasons(item: Json): string[];
+    /** The config field holding how many items the job was given. */
+    countField: string;
   };
 }
 
@@ -188,6 +190,7 @@ const screening: JobKindTable = {
     outcomeField: "decision",
     votes: true,
     exclusionReasons: screeningReasons,
+    countField: "papers_count",
   },
 };
 
@@ -256,6 +259,7 @@ const indexer: JobKindTable = {
     failedOutcome: "error",
     votes: false,
     exclusionReasons: () => [],
+    countField: "record_count",
   },
 };
 

@@ -337,6 +337,14 @@ export const apiOperations: readonly ApiOperation[] = [
     tag: "screening",
     errors: { ...forwarded, ...withParams, 404: S },
   },
+  {
+    method: "GET",
+    path: "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}/download",
+    operationId: "downloadValidationSample",
+    summary: "A validation sample's papers for blind screening, in the order drawn: CSV or RIS with titles and abstracts, no decisions or scores",
+    tag: "screening",
+    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+  },
   { method: "GET", path: "/v1/screening/jobs", operationId: "listScreeningJobs", summary: "List screening jobs, newest first", tag: "screening", errors: { ...forwarded, ...withParams } },
   {
     method: "GET",

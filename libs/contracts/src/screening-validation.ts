@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CsvMode } from "./common";
 import { MAX_SCREENING_PAPERS } from "./screening";
 
 /**
@@ -212,6 +213,12 @@ export const ValidationSampleLabelsRequest = z.object({
 export type ValidationSampleLabelsRequest = z.infer<typeof ValidationSampleLabelsRequest>;
 
 export const ValidationSampleParams = z.object({ job_id: z.string(), sample_id: z.string() });
+
+/** `GET …/validation-samples/{sample_id}/download`: the sample's papers for blind screening. */
+export const ValidationSampleDownloadQuery = z.object({
+  format: z.enum(["csv", "ris"]).default("csv").describe("csv: order, id, title, abstract and an empty `included` column; ris: one record per paper (ID, TI, AB)"),
+  csv: CsvMode.default("spreadsheet").describe("spreadsheet (default): a byte-order mark and the formula guard on text cells; plain: values as they are"),
+});
 
 /** A vote level's share of the sample: its inclusion probability is sampled / papers. */
 export const SampleStratum = z.object({

@@ -7,7 +7,9 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operations, toIndexerJob, toScreeningJob } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
-import { artifactJob, pollPieces, readArtifactHead, writeArtifact } from "./artifact";
+import { ArtifactWriter, artifactJob, pollPieces, readArtifactHead, writeArtifact } from "./artifact";
+import { withTexts } from "./client/exports";
+import { eraseJobData } from "./erase";
 import type { JobMirror } from "./client/mirror";
 import type { PartialReader } from "./client/partial-reader";
 import { JobReader } from "./client/reader";
@@ -51,6 +53,41 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
   async function* chunksOf(items: JsonRecord[], size: number): AsyncGenerator<JsonRecord[]> {
     for (let at = 0; at < items.length; at += size) yield items.slice(at, at + size);
   }
+
+  it("keeps each item's title and abstract beside it, outside the poll body, and erases every object of the job", async () => {
+    const items = Array.from({ length: 1_200 }, (_, i) => item(i));
+    const row = screeningRow("failed", 1_500);
+    const writer = new ArtifactWriter(data, "screening", row.job_id, row.fence);
+    for (let at = 0; at < items.length; at += 500) {
+      const chunk = items.slice(at, at + 500);
+      if (writer.push(chunk, chunk.map((it) => ({ title: `Title of ${String(it.id)}`, abstract: Number(String(it.id).replace("p", "")) % 7 ? "An abstract" : "" })))) await writer.flush();
+    }
+    const head = await writer.finish(row);
+    expect(head.texts?.lines).toBe(items.length);
+    expect(await text(pollPieces(data, head))).not.toContain("Title of");
+    const job = artifactJob(data, head);
+    expect(job.partial).toBe(true);
+    let n = 0;
+    for await (const chunk of withTexts(job)) {
+      for (const [it, t] of chunk) {
+        expect(t.title).toBe(`Title of ${String(it.id)}`);
+        n++;
+      }
+    }
+    expect(n).toBe(items.length);
+    expect(head.report.prisma).toMatchObject({ records_in: 1_500, results: 1_200, without_abstract: items.filter((_, i) => i % 7 === 0).length });
+
+    // Other jobs' objects stay; every object of this one goes (input, partial chunks of any run, artifact).
+    await data.putJson(`input/${row.job_id}`, { papers: [] });
+    await data.putLines(`partial/${row.job_id}/3`, {}, [{ id: 1 }]);
+    const other = screeningRow("completed", 1);
+    await writeArtifact(data, "screening", other, chunksOf([item(1)], 1));
+    const names = async () => (await data.store.list()).filter((e) => !e.deleted).map((e) => e.name);
+    expect((await names()).filter((name) => name.includes(row.job_id)).length).toBeGreaterThan(4);
+    await eraseJobData(data, row.job_id);
+    expect((await names()).filter((name) => name.includes(row.job_id))).toEqual([]);
+    expect(await readArtifactHead(data, other.job_id)).not.toBeNull();
+  });
 
   it("streams the poll body of several chunks, byte for byte the JSON of the whole poll response", async () => {
     const items = Array.from({ length: 2_500 }, (_, i) => item(i));

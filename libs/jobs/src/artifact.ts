@@ -55,7 +55,7 @@ export class ArtifactWriter {
    * in order; none when the input is gone); true when a chunk is full (`flush` writes it).
    */
   push(items: readonly JsonRecord[], texts?: readonly ItemText[]): boolean {
-    this.#outcomes.add(items);
+    this.#outcomes.add(items, texts);
     const full = this.#lines.push(items);
     if (!texts) return full;
     if (texts.length !== items.length) throw new Error(`${texts.length} texts for ${items.length} items`);
@@ -78,7 +78,7 @@ export class ArtifactWriter {
       status: record.status,
       poll: pollFrame(this.service, record),
       record: record as unknown as JsonRecord,
-      report: buildReport(this.service, record, this.#outcomes.outcomes, prompts),
+      report: buildReport(this.service, record, this.#outcomes, prompts),
       items,
       // Every item has its text, or the input was gone and none has.
       ...(texts.lines === items.lines && (texts.lines ?? 0) > 0 ? { texts } : {}),

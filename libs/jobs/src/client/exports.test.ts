@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
+import type { ItemText } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import { exportBody, type FinishedJob } from "./exports";
 
 const record = (config: Record<string, unknown>) =>
   ({ job_id: "j", status: "completed", config, model_version: "m", created_at: "", completed_at: "", duration_ms: 1, estimated_cost_usd: null, error: null }) as unknown as FinishedJob["record"];
 
-function job(config: Record<string, unknown>, chunks: JsonRecord[][], result: JsonRecord = {}): FinishedJob & { reads: number } {
+function job(config: Record<string, unknown>, chunks: JsonRecord[][], result: JsonRecord = {}, texts?: ItemText[][]): FinishedJob & { reads: number } {
   const out = {
     record: record(config),
     result,
@@ -14,6 +15,7 @@ function job(config: Record<string, unknown>, chunks: JsonRecord[][], result: Js
       out.reads++;
       for (const chunk of chunks) yield chunk;
     },
+    ...(texts ? { texts: async function* () { yield* texts; } } : {}),
   };
   return out;
 }
@@ -34,25 +36,80 @@ describe("exportBody", () => {
     const source = job({ criteria_count: 2, repetitions: 3 }, [[lost], [done("p2"), done("p3")]], { clusters: [{ cluster_id: 0, label: "Nudges", count: 2 }] });
     const text = await joined(exportBody("screening", source, "csv"));
     const lines = text.split("\r\n");
-    expect(lines[0]).toBe("id,decision,final_score,include_votes,repetitions,cluster_id,cluster_label,criterion_1: C0,criterion_2: C1,reasoning,error");
-    expect(lines[1]).toBe("p1,include,,,3,-1,,,,,The model never answered for this paper");
+    expect(lines[0]).toBe("\uFEFFid,title,decision,final_score,include_votes,repetitions,cluster_id,cluster_label,criterion_1: C0,criterion_2: C1,reasoning,error");
+    expect(lines[1]).toBe("p1,,include,,,3,-1,,,,,The model never answered for this paper");
     // The reasoning would run as a formula in a spreadsheet: neutralised.
-    expect(lines[2]).toBe("p2,include,2,2,3,0,Nudges,met,unclear,'=cmd|' /C calc'!A0,");
+    expect(lines[2]).toBe("p2,,include,2,2,3,0,Nudges,met,unclear,'=cmd|' /C calc'!A0,");
     expect(lines).toHaveLength(5); // three rows and the final CRLF
   });
 
   it("needs no look-ahead when the job has no criteria, and writes one JSON object per line", async () => {
     const items = [{ id: 1, decision: "exclude", votes: ["exclude"], criteria_verdicts: [], cluster_id: 0 }];
     const source = job({ criteria_count: 0, repetitions: 1 }, [items]);
-    expect((await joined(exportBody("screening", source, "csv"))).split("\r\n")[0]).toBe("id,decision,final_score,include_votes,repetitions,cluster_id,cluster_label,reasoning,error");
+    expect((await joined(exportBody("screening", source, "csv", "plain"))).split("\r\n")[0]).toBe("id,title,decision,final_score,include_votes,repetitions,cluster_id,cluster_label,reasoning,error");
     expect(source.reads).toBe(1);
     const jsonl = await joined(exportBody("screening", source, "jsonl"));
-    expect(jsonl).toBe(`${JSON.stringify({ ...items[0], cluster_label: null })}\n`);
+    expect(jsonl).toBe(`${JSON.stringify({ id: 1, title: "", ...items[0], cluster_label: null })}\n`);
   });
 
   it("writes an indexer field's value, confidence and quotes", async () => {
     const item = { ID: "r1", indexing_status: "ok", n: { value: 120, confidence: 0.9, evidence: [{ quote: "120 adults" }, { quote: "n = 120" }] }, tags: { value: ["a", "b"], confidence: 0.5, evidence: [] } };
-    const text = await joined(exportBody("indexer", job({ fields_count: 2 }, [[item]]), "csv"));
-    expect(text).toBe("ID,indexing_status,n,n_confidence,n_evidence,tags,tags_confidence,tags_evidence\r\nr1,ok,120,0.9,120 adults; n = 120,a; b,0.5,\r\n");
+    const text = await joined(exportBody("indexer", job({ fields_count: 2 }, [[item]]), "csv", "plain"));
+    expect(text).toBe("ID,title,indexing_status,n,n_confidence,n_evidence,tags,tags_confidence,tags_evidence\r\nr1,,ok,120,0.9,120 adults; n = 120,a; b,0.5,\r\n");
+  });
+
+  const paper = (id: string | number, decision: string, verdict: string) => ({
+    id,
+    decision,
+    final_score: decision === "include" ? 2 : 0,
+    cluster_id: 0,
+    reasoning: "-2 votes \nsaid so",
+    votes: decision === "include" ? ["include", "include"] : ["exclude", "exclude"],
+    criteria_verdicts: [{ name: "Adults", type: "include", verdict }],
+  });
+  // Texts in other chunk sizes than the items: they are read line for line beside them.
+  const titled = () =>
+    job({ criteria_count: 1, repetitions: 2, threshold: 1 }, [[paper("-2", "include", "met"), paper(7, "exclude", "not_met")], [paper("=1", "exclude", "met")]], {}, [
+      [{ title: "Zoë and α ≥ β", abstract: "An abstract\nover lines" }],
+      [{ title: "=HYPERLINK(\"x\")", abstract: "" }, { title: "Third", abstract: "Text" }],
+    ]);
+
+  it("gives every row its title; a spreadsheet CSV guards text cells but never the id, a plain one writes values as they are", async () => {
+    const sheet = (await joined(exportBody("screening", titled(), "csv"))).split("\r\n");
+    expect(sheet[0]!.startsWith("\uFEFFid,title,")).toBe(true);
+    expect(sheet[1]!.startsWith("-2,Zoë and α ≥ β,include,2,2,2,")).toBe(true);
+    expect(sheet[2]!.startsWith(`7,"'=HYPERLINK(""x"")",exclude,`)).toBe(true);
+    expect(sheet[3]!.startsWith("=1,Third,exclude,")).toBe(true);
+    const plain = await joined(exportBody("screening", titled(), "csv", "plain"));
+    expect(plain.startsWith("id,title,")).toBe(true);
+    expect(plain).toContain(`7,"=HYPERLINK(""x"")",exclude,`);
+    expect(plain).not.toContain("'");
+  });
+
+  it("writes one RIS record per paper: id, title, abstract on one line, the decision and reasons in KW and N1", async () => {
+    const ris = await joined(exportBody("screening", titled(), "ris"));
+    const records = ris.split("ER  - \r\n").filter(Boolean);
+    expect(ris.endsWith("ER  - \r\n")).toBe(true);
+    expect(records).toHaveLength(3);
+    expect(records[0]).toBe(
+      [
+        "TY  - JOUR",
+        "ID  - -2",
+        "TI  - Zoë and α ≥ β",
+        "AB  - An abstract over lines",
+        "KW  - litrev: include",
+        "KW  - litrev theme: ",
+        "",
+      ].join("\r\n").replace("KW  - litrev theme: \r\n", "") +
+        "N1  - litrev screening decision: include (2 of 2 votes for include; threshold 1).\r\nN1  - Reasoning: -2 votes said so\r\nN1  - Criteria: Adults (include): met.\r\n",
+    );
+    expect(records[1]).toContain("KW  - litrev: exclude\r\nKW  - litrev reason: Adults\r\n");
+    expect(records[1]).not.toContain("AB  - ");
+  });
+
+  it("writes titles into JSON Lines next to the id", async () => {
+    const [first] = (await joined(exportBody("screening", titled(), "jsonl"))).trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(Object.keys(first!).slice(0, 2)).toEqual(["id", "title"]);
+    expect(first!.title).toBe("Zoë and α ≥ β");
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { JobReport, type Provenance } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import type { FinishedJob } from "./exports";
+import { completeReport } from "./methods-text";
 import { buildReport as reportOf, OutcomeCounter, reportMarkdown, type PromptInstructions } from "./report";
 
 const record = (over: Record<string, unknown> = {}) =>
@@ -39,7 +40,7 @@ const paper = (id: string, decision: string, error?: string) => ({ id, decision,
 async function buildReport(service: "screening" | "indexer", job: FinishedJob, prompts?: PromptInstructions) {
   const counter = new OutcomeCounter(service);
   for await (const chunk of job.chunks()) counter.add(chunk);
-  return reportOf(service, job.record, counter.outcomes, prompts);
+  return reportOf(service, job.record, counter, prompts);
 }
 
 describe("methods report", () => {
@@ -124,5 +125,40 @@ describe("methods report", () => {
     // What the service itself writes keeps its form.
     expect(md).toContain("Vote on each paper.");
     expect(md).toMatch(/^## Known limitations$/m);
+  });
+
+  it("prints what the job was asked and each prompt's text in a fence that a criterion's backticks cannot close", async () => {
+    const criterion = "Adults ``` # not a heading";
+    const extra = {
+      provenance: {
+        model_requested: "llm-5-nano",
+        model_resolved: "gpt-5-nano",
+        models_used: [],
+        service_version: { version: "1", commit: null },
+        provider: { host: "api.example.org", profile: "openai" },
+        parameters: { labelling: { temperature: null, max_output_tokens: 4096, reasoning_effort: "minimal" } },
+        repetitions: 3,
+        threshold: 1,
+        decision_rule: "include when at least 1 of 3 votes say include",
+        prompts: [{ name: "screening.labelling", template_id: "t", sha256: "b".repeat(64), text: `System.\n${criterion}` }],
+        criteria: [{ name: "Population", type: "include", text: criterion }],
+        questions: ["Does it work?"],
+      } satisfies Provenance,
+    };
+    const report = completeReport(await buildReport("screening", finished([[paper("a", "include"), paper("b", "exclude")]], { extra })), null);
+    const md = reportMarkdown(report);
+    expect(md).toContain("# Methods report: Title and abstract screening of 5 papers against 1 criterion");
+    expect(md).toContain("- Criterion 1 (include), Population: Adults \\`\\`\\` # not a heading");
+    expect(md).toContain("- Research question 1: Does it work?");
+    expect(md).toContain(["````text", "System.", criterion, "````"].join("\n"));
+    expect(md).toContain("- labelling: temperature not sent (provider default), max output tokens 4096, reasoning effort minimal");
+    // Both decisions are listed, a zero too; the PRISMA counts and the checklist follow.
+    expect(md).toContain("- include: 1\n- exclude: 1");
+    expect(report.prisma).toEqual({ records_in: 5, results: 2, included: 1, excluded: 1, errored: 0, without_abstract: null, exclusion_reasons: { "no single criterion": 1 } });
+    expect(md).toContain("| RAISE, PRISMA-trAIce | Role of the AI (sole screener, second reviewer, triage) and human oversight | *for you to fill in* |");
+    expect(report.methods_paragraph).toContain("through the provider at api.example.org");
+    expect(report.methods_paragraph).toContain("Each paper was judged 3 times independently against 1 eligibility criterion (1 for inclusion, 0 for exclusion) and 1 research question");
+    expect(report.methods_paragraph).toContain("[For you to fill in: the model's role in the review");
+    expect(JobReport.parse(report)).toEqual(report);
   });
 });

@@ -1,5 +1,6 @@
-import { JOB_KINDS, JobUsage, Provenance, type JobReport, type JobService } from "@litrev/contracts";
+import { JOB_KINDS, JobUsage, Provenance, type ItemText, type JobReport, type JobService, type PrismaCounts } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
+import { NOT_SENT } from "./methods-text";
 import { resultOf, type JobRecord } from "./views";
 
 /** What a service knows about its prompts beyond a job's record: the built-in text of each, by name. */
@@ -11,29 +12,44 @@ function recorded<T>(view: JsonRecord, field: string, schema: { safeParse(v: unk
   return view[field] !== undefined && view[field] !== null && parsed.success ? parsed.data : null;
 }
 
-/** Per-item outcomes, counted as the items go by, chunk by chunk. */
+/** An excluded paper that fell on no single criterion (its votes excluded it overall). */
+export const NO_SINGLE_CRITERION = "no single criterion";
+
+/** Per-item outcomes, counted as the items go by, chunk by chunk (with their texts, when the job keeps them). */
 export class OutcomeCounter {
   readonly #byOutcome: Record<string, number> = {};
+  readonly #reasons: Record<string, number> = {};
   #items = 0;
   #errors = 0;
+  #withoutAbstract: number | null = null;
   readonly #kind;
 
   constructor(service: JobService) {
     this.#kind = JOB_KINDS[service].report;
   }
 
-  add(items: readonly JsonRecord[]): void {
+  add(items: readonly JsonRecord[], texts?: readonly ItemText[]): void {
     const { outcomeField, failedOutcome } = this.#kind;
     for (const item of items) {
       this.#items++;
       const outcome = typeof item[outcomeField] === "string" ? (item[outcomeField] as string) : "unknown";
       this.#byOutcome[outcome] = (this.#byOutcome[outcome] ?? 0) + 1;
       if ((typeof item.error === "string" && item.error) || outcome === failedOutcome) this.#errors++;
+      if (outcome === "exclude") {
+        const reasons = this.#kind.exclusionReasons(item);
+        for (const reason of reasons.length > 0 ? new Set(reasons) : [NO_SINGLE_CRITERION]) this.#reasons[reason] = (this.#reasons[reason] ?? 0) + 1;
+      }
     }
+    if (texts) this.#withoutAbstract = (this.#withoutAbstract ?? 0) + texts.filter((t) => !t.abstract.trim()).length;
   }
 
   get outcomes(): JobReport["outcomes"] {
     return { items: this.#items, by_outcome: { ...this.#byOutcome }, errors: this.#errors };
+  }
+
+  /** What the PRISMA counts take from the items beyond `outcomes`. */
+  get flow(): Pick<PrismaCounts, "without_abstract" | "exclusion_reasons"> {
+    return { without_abstract: this.#items === 0 ? 0 : this.#withoutAbstract, exclusion_reasons: { ...this.#reasons } };
   }
 }
 
@@ -42,8 +58,9 @@ export class OutcomeCounter {
  * results count, and the known limits of the method. Built once, by the worker that ends the job,
  * into the job's artifact.
  */
-export function buildReport(service: JobService, record: JobRecord, outcomes: JobReport["outcomes"], prompts: PromptInstructions = () => undefined): JobReport {
+export function buildReport(service: JobService, record: JobRecord, counted: OutcomeCounter, prompts: PromptInstructions = () => undefined): JobReport {
   const kind = JOB_KINDS[service];
+  const outcomes = counted.outcomes;
   const view = kind.view(record, { items: [], result: resultOf(record) }, []) as JsonRecord;
   const provenance = recorded(view, "provenance", Provenance);
   const usage = recorded(view, "usage", JobUsage);
@@ -69,6 +86,9 @@ export function buildReport(service: JobService, record: JobRecord, outcomes: Jo
     decision_rule: provenance?.decision_rule ?? null,
     prompts: provenance ? provenance.prompts.map((p) => ({ ...p, instructions: prompts(p.name) ?? null })) : null,
     outcomes,
+    title: reportTitle(service, record, provenance),
+    asked: { criteria: provenance?.criteria ?? null, questions: provenance?.questions ?? null, fields: provenance?.fields ?? null },
+    prisma: prismaCounts(service, record, counted),
     usage,
     estimated_cost_usd: record.estimated_cost_usd,
     actual_cost_usd: actual,
@@ -77,6 +97,31 @@ export function buildReport(service: JobService, record: JobRecord, outcomes: Jo
     duration_ms: record.duration_ms,
     error: record.error,
     limitations: kind.report.limitations,
+  };
+}
+
+/** The report's heading: the task, its size and what it was asked (a job id names nothing for a reader). */
+function reportTitle(service: JobService, record: JobRecord, provenance: Provenance | null): string {
+  const n = Number(record.config[JOB_KINDS[service].report.countField] ?? 0);
+  if (service === "screening") {
+    const criteria = provenance?.criteria?.length ?? Number(record.config.criteria_count ?? 0);
+    return `Title and abstract screening of ${n} ${n === 1 ? "paper" : "papers"} against ${criteria} ${criteria === 1 ? "criterion" : "criteria"}`;
+  }
+  const fields = provenance?.fields?.length ?? Number(record.config.fields_count ?? 0);
+  return `Data extraction of ${fields} ${fields === 1 ? "field" : "fields"} from ${n} ${n === 1 ? "record" : "records"}`;
+}
+
+function prismaCounts(service: JobService, record: JobRecord, counted: OutcomeCounter): PrismaCounts {
+  const { items, by_outcome: by, errors } = counted.outcomes;
+  const given = record.config[JOB_KINDS[service].report.countField];
+  const votes = JOB_KINDS[service].report.votes;
+  return {
+    records_in: typeof given === "number" && Number.isInteger(given) ? given : items,
+    results: items,
+    included: votes ? (by.include ?? 0) : null,
+    excluded: votes ? (by.exclude ?? 0) : null,
+    errored: errors,
+    ...counted.flow,
   };
 }
 
@@ -97,8 +142,16 @@ function inertInMarkdown(report: JobReport): JobReport {
     if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, inert(inner)]));
     return value;
   };
-  const prompts = report.prompts?.map((prompt) => ({ ...(inert(prompt) as typeof prompt), instructions: prompt.instructions }));
+  // Texts printed whole go in fenced blocks (`fenced`), where escapes would show: they stay as sent.
+  const prompts = report.prompts?.map((prompt) => ({ ...(inert(prompt) as typeof prompt), instructions: prompt.instructions, text: prompt.text }));
   return { ...(inert(report) as JobReport), limitations: report.limitations, prompts: prompts ?? null };
+}
+
+/** A fenced code block that no run of backticks inside the text can close. */
+function fenced(text: string): string[] {
+  const longest = Math.max(0, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+  const fence = "`".repeat(Math.max(3, longest + 1));
+  return [`${fence}text`, text, fence];
 }
 
 /** The report as Markdown, in plain words, for a methods section and its appendix. */
@@ -107,11 +160,14 @@ export function reportMarkdown(recorded: JobReport): string {
   const { noun, votes } = JOB_KINDS[report.kind].report;
   const count = (n: number) => `${n} ${n === 1 ? noun.slice(0, -1) : noun}`;
   const lines: string[] = [];
-  lines.push(`# Methods report: ${report.kind} job ${report.job_id}`, "");
+  lines.push(`# Methods report: ${report.title ?? `${report.kind} job`}`, "");
+  lines.push(`- Job: ${report.job_id}`);
   lines.push(`- Task: ${report.task}.`);
   lines.push(`- Tool: ${report.tool.name}, version ${orNot(report.tool.version)}${report.tool.commit ? ` (commit ${report.tool.commit})` : ""}.`);
   lines.push(`- Status: ${report.status}${report.error ? ` (${report.error})` : ""}.`);
   if (report.mock) lines.push("- Mock job: answers came from the service's deterministic stand-in, not from a model; no cost was incurred.");
+  if (report.methods_paragraph) lines.push("", "## Methods paragraph", "", report.methods_paragraph);
+  lines.push(...askedSection(report));
   lines.push("", "## Model", "");
   lines.push(`- Requested: ${report.model.requested}`);
   lines.push(`- Resolved at admission: ${orNot(report.model.resolved)}`);
@@ -126,13 +182,18 @@ export function reportMarkdown(recorded: JobReport): string {
   if (report.parameters === null) lines.push(`- Sampling settings per stage: ${NOT_RECORDED}`);
   else {
     for (const [stage, p] of Object.entries(report.parameters)) {
-      lines.push(`- ${stage}: temperature ${orNot(p.temperature)}, max output tokens ${orNot(p.max_output_tokens)}, reasoning effort ${orNot(p.reasoning_effort)}`);
+      const sent = (value: string | number | null) => (value === null ? NOT_SENT : String(value));
+      lines.push(`- ${stage}: temperature ${sent(p.temperature)}, max output tokens ${sent(p.max_output_tokens)}, reasoning effort ${sent(p.reasoning_effort)}`);
     }
   }
   lines.push("", "## Records and outcomes", "");
   lines.push(`- ${count(report.outcomes.items)} in the results.`);
-  for (const [outcome, count] of Object.entries(report.outcomes.by_outcome)) lines.push(`- ${outcome}: ${count}`);
+  // Both decisions always, a zero too: "include: 882" alone reads as if exclusion was not possible.
+  const outcomes = { ...(votes ? { include: 0, exclude: 0 } : {}), ...report.outcomes.by_outcome };
+  for (const [outcome, count] of Object.entries(outcomes)) lines.push(`- ${outcome}: ${count}`);
   lines.push(`- ${noun} with an error: ${report.outcomes.errors}`);
+  lines.push(...prismaSection(report));
+  lines.push(...checklistSection(report));
   lines.push("", "## Usage, cost and time", "");
   const u = report.usage;
   lines.push(`- Tokens: ${u ? `${orNot(u.input_tokens)} input (${orNot(u.cached_input_tokens)} cached), ${orNot(u.output_tokens)} output` : NOT_RECORDED}`);
@@ -144,7 +205,8 @@ export function reportMarkdown(recorded: JobReport): string {
   else if (report.prompts.length === 0) lines.push("No prompts were sent (mock job).");
   for (const prompt of report.prompts ?? []) {
     lines.push(`### ${prompt.name}`, "", `Template \`${prompt.template_id}\`; SHA-256 of the exact text sent (without paper data): \`${prompt.sha256}\`.`, "");
-    if (prompt.instructions) lines.push("Built-in instructions of this service version (a configured override replaces them; the hash tells which text was sent):", "", "```text", prompt.instructions, "```", "");
+    if (prompt.text !== undefined) lines.push("The text as sent (its SHA-256 is the hash above):", "", ...fenced(prompt.text), "");
+    else if (prompt.instructions) lines.push("Built-in instructions of this service version (a configured override replaces them; the hash tells which text was sent):", "", ...fenced(prompt.instructions), "");
   }
   const c = report.recall_certificate;
   if (c) {
@@ -154,4 +216,42 @@ export function reportMarkdown(recorded: JobReport): string {
   lines.push("", "## Known limitations", "");
   for (const limitation of report.limitations) lines.push(`- ${limitation}`);
   return `${lines.join("\n")}\n`;
+}
+
+function askedSection(report: JobReport): string[] {
+  const asked = report.asked;
+  if (!asked) return [];
+  const lines = ["", "## What the job was asked", ""];
+  if (asked.criteria !== null) {
+    if (asked.criteria.length === 0) lines.push("- No eligibility criteria.");
+    asked.criteria.forEach((c, i) => lines.push(`- Criterion ${i + 1} (${c.type})${c.name ? `, ${c.name}` : ""}: ${c.text}`));
+  }
+  if (asked.questions !== null) for (const [i, q] of asked.questions.entries()) lines.push(`- Research question ${i + 1}: ${q}`);
+  if (asked.fields !== null) for (const f of asked.fields) lines.push(`- Field ${f.name} (${f.data_type_primary}${f.data_type_secondary && f.data_type_secondary !== "NA" ? `, ${f.data_type_secondary}` : ""}): ${f.description}`);
+  if (asked.criteria === null && asked.questions === null && asked.fields === null) lines.push(NOT_RECORDED);
+  return lines;
+}
+
+function prismaSection(report: JobReport): string[] {
+  const p = report.prisma;
+  if (!p) return [];
+  const lines = ["", "## PRISMA counts", "", `- Records in: ${p.records_in}`, `- With a result: ${p.results}`];
+  if (p.included !== null) lines.push(`- Included: ${p.included}`);
+  if (p.excluded !== null) lines.push(`- Excluded: ${p.excluded}`);
+  lines.push(`- Errored (no usable answer from the model): ${p.errored}`);
+  lines.push(`- Without abstract: ${p.without_abstract === null ? NOT_RECORDED : p.without_abstract}`);
+  const reasons = Object.entries(p.exclusion_reasons);
+  if (p.excluded !== null) {
+    lines.push("- Exclusion reasons by criterion (a paper may fall on several):");
+    if (reasons.length === 0) lines.push("  - none");
+    for (const [reason, n] of reasons) lines.push(`  - ${reason}: ${n}`);
+  }
+  return lines;
+}
+
+function checklistSection(report: JobReport): string[] {
+  if (!report.checklist) return [];
+  const lines = ["", "## Reporting checklist (RAISE, PRISMA-trAIce)", "", "| Guideline | Item | Answer |", "| --- | --- | --- |"];
+  for (const row of report.checklist) lines.push(`| ${row.guidelines.join(", ")} | ${row.item} | ${row.answer ?? "*for you to fill in*"} |`);
+  return lines;
 }

@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import type { FastifyPluginAsync } from "fastify";
 import { z } from "zod";
 import { ExportQuery, isJobId, JOB_SERVICES, JobIdParams, JobReport, ReportQuery, ServiceError, type CsvMode, type ExportFormat } from "@litrev/contracts";
-import { artifactJob, exportBody, reportMarkdown, type RecallCertificates } from "@litrev/jobs/client";
+import { artifactJob, completeReport, exportBody, reportMarkdown, type RecallCertificates } from "@litrev/jobs/client";
 import { ownerOf } from "./job-routes";
 import type { JobPolls } from "./job-polls";
 
@@ -77,8 +77,8 @@ export function jobExportRoutes(polls: JobPolls, certificates: RecallCertificate
           if (!isJobId(job_id)) throw notFound();
           const owner = ownerOf(request);
           const written = (await polls.finished(service, job_id, owner, request.id)).artifact.head.report;
-          // A certificate comes later than the artifact: the job's latest is read beside it.
-          const report = { ...written, recall_certificate: await certificates.latest(service, job_id, owner) };
+          // A certificate comes later than the artifact: the job's latest is read beside it, and the paragraph and checklist written with it.
+          const report = completeReport(written, await certificates.latest(service, job_id, owner));
           if (format === "json") return reply.type("application/json; charset=utf-8").send(JSON.stringify(report));
           return reply.type("text/markdown; charset=utf-8").send(reportMarkdown(report));
         },

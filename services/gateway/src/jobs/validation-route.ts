@@ -6,16 +6,19 @@ import {
   operations,
   type Operation,
   ValidationSample,
+  ValidationSampleDownloadQuery,
   ValidationSampleLabelsRequest,
   ValidationSampleParams,
   ValidationSampleRequest,
   ScreeningValidationRequest,
   ScreeningValidationResponse,
   ServiceError,
+  type CsvMode,
   type ValidationIssue,
 } from "@litrev/contracts";
+import { z } from "zod";
 import { jobPaperOf, LabelError, thresholdOf, validateJob, type JobPaper } from "@litrev/evaluation";
-import { artifactJob } from "@litrev/jobs/client";
+import { artifactJob, sampleDownload, type SampleFormat } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import type { JobPolls } from "./job-polls";
@@ -59,6 +62,37 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
       "/v1/screening/jobs/:job_id/validation-samples/:sample_id",
       { schema: { params: ValidationSampleParams, response: { 200: ValidationSample } } },
       (request) => forward(request, operations.getValidationSample, "GET"),
+    );
+
+    app.get(
+      "/v1/screening/jobs/:job_id/validation-samples/:sample_id/download",
+      {
+        schema: {
+          params: ValidationSampleParams,
+          querystring: ValidationSampleDownloadQuery,
+          response: {
+            200: {
+              description: "The sample's papers in the order to screen them, with titles and abstracts and nothing of the model's (blind screening)",
+              content: { "text/csv": { schema: z.string() }, "application/x-research-info-systems": { schema: z.string() } },
+            },
+          },
+        },
+      },
+      async (request, reply) => {
+        const { format, csv } = request.query as { format: SampleFormat; csv: CsvMode };
+        const { job_id, sample_id } = request.params as { job_id: string; sample_id: string };
+        // The sample under the caller's owner (another's: 404), then its papers' texts from the job's artifact.
+        const sample = ValidationSample.parse(await forward(request, operations.getValidationSample, "GET"));
+        const { artifact, data } = await polls.finished("screening", job_id, ownerOf(request), request.id);
+        if (!artifact.head.texts) {
+          throw new ServiceError("conflict", `Job ${job_id} no longer holds its papers' titles and abstracts (they are kept with its results for JOB_RETENTION_MS); download the sample's ids from GET …/validation-samples/${sample_id}`, { simple: true });
+        }
+        const body = await sampleDownload(artifactJob(data, artifact.head), sample.paper_ids, format, csv);
+        return reply
+          .type(format === "csv" ? "text/csv; charset=utf-8" : "application/x-research-info-systems; charset=utf-8")
+          .header("content-disposition", `attachment; filename="validation-sample-${sample.sample_id}.${format}"`)
+          .send(body);
+      },
     );
 
     app.post(

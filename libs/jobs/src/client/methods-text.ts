@@ -1,0 +1,133 @@
+import type { ChecklistRow, JobReport, ReportCertificate } from "@litrev/contracts";
+
+/**
+ * The parts of a methods report a team pastes: a methods paragraph written from the job, and the
+ * RAISE / PRISMA-trAIce reporting items answered where the job knows. Made when the report is read,
+ * because the latest recall certificate comes later than the job's artifact. What only the team
+ * knows is left as a bracketed placeholder in the paragraph and as a null answer in the checklist
+ * ("for you to fill in"); the service never guesses it.
+ */
+
+/** A sampling setting the service did not send: the provider used its own default. */
+export const NOT_SENT = "not sent (provider default)";
+
+const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+
+/** Where the titles and abstracts went. */
+export function providerText(report: JobReport): string {
+  if (report.mock) return "no provider: the service's deterministic mock answered, and no text left the service";
+  const host = report.model.provider?.host;
+  return host ? `the provider at ${host}` : "a provider not recorded by this job";
+}
+
+/** Each stage's sampling settings in words, "not sent (provider default)" where nothing was sent. */
+export function settingsText(report: JobReport): string | null {
+  if (report.parameters === null) return null;
+  const stages = Object.entries(report.parameters);
+  if (stages.length === 0) return "none (no model was called)";
+  const value = (v: string | number | null) => (v === null ? NOT_SENT : String(v));
+  return stages
+    .map(([stage, p]) => `${stage}: temperature ${value(p.temperature)}, max output tokens ${value(p.max_output_tokens)}, reasoning effort ${value(p.reasoning_effort)}`)
+    .join("; ");
+}
+
+function modelText(report: JobReport): string {
+  if (report.mock) return "the service's deterministic mock (no language model)";
+  const resolved = report.model.resolved ?? report.model.requested;
+  const reported = report.model.reported?.map((m) => m.model).filter((m) => m !== resolved) ?? [];
+  return `the model ${resolved}${report.model.requested !== resolved ? ` (requested as ${report.model.requested})` : ""}${reported.length > 0 ? `, reported by the provider as ${reported.join(", ")}` : ""}`;
+}
+
+function toolText(report: JobReport): string {
+  return `${report.tool.name}${report.tool.version ? ` version ${report.tool.version}` : ""}${report.tool.commit ? ` (commit ${report.tool.commit})` : ""}`;
+}
+
+const day = (timestamp: string | null) => (timestamp ? timestamp.slice(0, 10) : null);
+
+function certificateText(c: ReportCertificate): string {
+  const result = c.threshold === null ? "the target was not certified" : `at threshold ${c.threshold}, recall was at least ${(c.recall_lower! * 100).toFixed(1)}%`;
+  return `${c.statement} On a ${c.design} validation sample of ${c.sample_size} papers (${c.labelled} labelled by the team, ${c.labelled_included} of them included), ${result} (${c.method}).`;
+}
+
+/** The methods paragraph: what was done, with which tool and model, on what, with what outcome. */
+export function methodsParagraph(report: JobReport): string {
+  const p = report.prisma;
+  const asked = report.asked;
+  const when = day(report.completed_at) ?? day(report.created_at);
+  const settings = settingsText(report);
+  const sentences: string[] = [];
+  if (report.kind === "screening") {
+    const criteria = asked?.criteria ?? null;
+    const inclusion = criteria?.filter((c) => c.type === "include").length ?? 0;
+    const exclusion = criteria ? criteria.length - inclusion : 0;
+    sentences.push(
+      `Titles and abstracts of ${plural(p?.records_in ?? report.outcomes.items, "record", "records")} were screened on ${when} with ${toolText(report)}, using ${modelText(report)} through ${providerText(report)}.`,
+    );
+    sentences.push(
+      `Each paper was judged ${plural(report.repetitions ?? 1, "time", "times")} independently against ${criteria ? `${plural(criteria.length, "eligibility criterion", "eligibility criteria")} (${inclusion} for inclusion, ${exclusion} for exclusion)` : "eligibility criteria not recorded by the job"}${asked?.questions?.length ? ` and ${plural(asked.questions.length, "research question", "research questions")}` : ""}; the decision rule was: ${report.decision_rule ?? "not recorded"}`,
+    );
+    if (settings) sentences.push(`Sampling settings per stage: ${settings}.`);
+    if (p && p.included !== null && p.excluded !== null) {
+      sentences.push(
+        `Of ${plural(p.results, "screened record", "screened records")}, ${p.included} ${p.included === 1 ? "was" : "were"} included and ${p.excluded} excluded; ${p.errored} received no usable decision from the model and ${p.errored === 1 ? "was" : "were"} passed to a reviewer` +
+          (p.without_abstract !== null ? `; ${p.without_abstract} had no abstract and ${p.without_abstract === 1 ? "was" : "were"} screened on the title alone.` : "."),
+      );
+    }
+  } else {
+    const fields = asked?.fields ?? null;
+    sentences.push(
+      `Data were extracted from the titles and abstracts of ${plural(p?.records_in ?? report.outcomes.items, "record", "records")} on ${when} with ${toolText(report)}, using ${modelText(report)} through ${providerText(report)}, ${fields ? `for ${plural(fields.length, "field", "fields")} (${fields.map((f) => f.name).join(", ")})` : "for fields not recorded by the job"}; each value came with the model's confidence and quotes checked verbatim against the record.`,
+    );
+    if (settings) sentences.push(`Sampling settings: ${settings}.`);
+    if (p) {
+      sentences.push(
+        `${plural(p.results, "record was", "records were")} processed; ${p.errored} ended without extracted values` + (p.without_abstract !== null ? ` (${p.without_abstract} had no abstract).` : "."),
+      );
+    }
+  }
+  if (report.status !== "completed") sentences.push(`The job did not complete (${report.error ?? report.status}); the figures above cover the items that finished.`);
+  if (report.recall_certificate) sentences.push(certificateText(report.recall_certificate));
+  else if (report.kind === "screening") sentences.push("[For you to fill in: how the model's decisions were validated, e.g. a recall certificate on a validation sample.]");
+  sentences.push("[For you to fill in: the model's role in the review — sole screener, second reviewer beside a human, or triage — and how disagreements were resolved.]");
+  sentences.push("The full prompts as sent, with their SHA-256 hashes, are given in the appendix.");
+  return sentences.join(" ");
+}
+
+/**
+ * The reporting items of RAISE (Responsible AI in Evidence Synthesis) and PRISMA-trAIce (the PRISMA
+ * extension for AI use), in our words, merged where both ask the same: the job's answer, or null.
+ */
+export function checklist(report: JobReport): ChecklistRow[] {
+  const both: ChecklistRow["guidelines"] = ["RAISE", "PRISMA-trAIce"];
+  const settings = settingsText(report);
+  const p = report.prisma;
+  const rows: ChecklistRow[] = [
+    { guidelines: both, item: "AI tool: name, version and developer", answer: toolText(report) },
+    { guidelines: both, item: "Model used, as run (name and version)", answer: report.mock ? "none (mock job)" : `${report.model.resolved ?? report.model.requested}${report.model.reported?.length ? `; reported by the provider: ${report.model.reported.map((m) => `${m.model} (${m.calls} calls)`).join(", ")}` : ""}` },
+    { guidelines: ["PRISMA-trAIce"], item: "Review stage and task the AI performed", answer: report.task },
+    { guidelines: both, item: "Role of the AI (sole screener, second reviewer, triage) and human oversight", answer: null },
+    { guidelines: ["RAISE"], item: "Justification for using AI in this review", answer: null },
+    { guidelines: both, item: "Input given to the AI and where it was sent", answer: `${p ? plural(p.records_in, "record", "records") : "records"} (titles and abstracts) sent to ${providerText(report)}` },
+    { guidelines: both, item: "Prompts (full text) and instructions", answer: report.prompts === null ? null : report.prompts.length === 0 ? "none (mock job)" : `${plural(report.prompts.length, "prompt", "prompts")}, full text and SHA-256 in the appendix` },
+    { guidelines: ["PRISMA-trAIce"], item: "Settings (sampling parameters, repetitions, threshold, decision rule)", answer: [settings, report.repetitions !== null ? `${report.repetitions} repetitions` : null, report.threshold !== null ? `threshold ${report.threshold}` : null, report.decision_rule].filter(Boolean).join("; ") || null },
+    { guidelines: ["PRISMA-trAIce"], item: "Dates of use", answer: `${report.created_at} to ${report.completed_at ?? "not completed"}` },
+    { guidelines: both, item: "Evaluation of the AI's performance (e.g. recall on a validation sample)", answer: report.recall_certificate ? certificateText(report.recall_certificate) : null },
+    { guidelines: ["PRISMA-trAIce"], item: "Numbers of records processed, included, excluded and not decided by the AI", answer: p ? prismaText(p) : null },
+    { guidelines: ["RAISE"], item: "Cost and resources", answer: report.mock ? "none (mock job)" : report.actual_cost_usd !== null ? `$${report.actual_cost_usd.toFixed(4)} provider cost` : null },
+    { guidelines: both, item: "Limitations of the AI method", answer: "listed under Known limitations" },
+    { guidelines: ["RAISE"], item: "Conflicts of interest and funding related to the AI tool", answer: null },
+    { guidelines: ["PRISMA-trAIce"], item: "Availability of prompts, settings and outputs", answer: "prompts and settings in this report; outputs exportable as CSV, JSON Lines and RIS" },
+  ];
+  return rows;
+}
+
+function prismaText(p: NonNullable<JobReport["prisma"]>): string {
+  const decided = p.included !== null ? `, ${p.included} included, ${p.excluded} excluded` : "";
+  return `${p.records_in} in, ${p.results} with a result${decided}, ${p.errored} errored${p.without_abstract !== null ? `, ${p.without_abstract} without abstract` : ""}`;
+}
+
+/** The report as read: the written report, the job's latest certificate, the paragraph and the checklist. */
+export function completeReport(written: JobReport, certificate: ReportCertificate | null): JobReport {
+  const report = { ...written, recall_certificate: certificate };
+  return { ...report, methods_paragraph: methodsParagraph(report), checklist: checklist(report) };
+}
