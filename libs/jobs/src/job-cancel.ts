@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { isJobId, JobRunCommand, jobStateKeys, ServiceError, subjects, type LiveJobState } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, isJobId, JobRunCommand, jobStateKeys, ServiceError, subjects, type LiveJobState } from "@litrev/contracts";
 import type { Logger } from "@litrev/telemetry";
 import { ArtifactWriter, readArtifactHead } from "./artifact";
 import type { OwnerStorage } from "./client/owner-storage";
@@ -122,7 +122,11 @@ async function waitTerminal(deps: JobCancelDeps, jobId: string): Promise<LiveJob
   for (;;) {
     const entry = await deps.infra.registry.get(jobId);
     if (!entry) throw notFound(); // deleted meanwhile
-    if (!isActive(entry.state)) return entry.state;
+    // Ended by its worker just before the cancel reached it: it was not cancelled after all.
+    if (!isActive(entry.state)) {
+      if (entry.state.error_category !== "cancelled") throw alreadyEnded(jobId, entry.state.status);
+      return entry.state;
+    }
     if (Date.now() >= deadline) {
       throw new ServiceError("timeout", `Job ${jobId} is marked cancelled, but its worker did not stop it within ${Math.round((deps.waitMs ?? CANCEL_WAIT_MS) / 1000)} s; it ends cancelled when its worker next runs`);
     }
@@ -154,7 +158,7 @@ export async function deleteJob(deps: JobCancelDeps, jobId: string, owner: strin
   if (ended?.state.project_id != null) await infra.registry.releaseLock(ended.state.project_id, jobId, ended.state.owner);
   await eraseJobTraces(infra, jobId);
   if (store.persistent) await store.deleteJob(jobId);
-  await deps.storage?.cancel(found.owner ?? owner ?? "", jobId).catch((error: unknown) => deps.logger.warn({ err: error, job_id: jobId }, "could not give back the deleted job's storage reservation"));
+  await deps.storage?.cancel(found.owner ?? DEFAULT_JOB_OWNER, jobId).catch((error: unknown) => deps.logger.warn({ err: error, job_id: jobId }, "could not give back the deleted job's storage reservation"));
   infra.nc.publish(subjects.jobErased(infra.service), JSON.stringify({ job_id: jobId }));
   deps.logger.info({ job_id: jobId }, "job deleted by its client");
 }

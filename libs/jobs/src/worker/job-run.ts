@@ -35,6 +35,10 @@ const STORE_BUDGET_MS = 30_000;
  */
 export class JobRun {
   readonly controller = new AbortController();
+  /** Aborted when the job's client cancels it: stops the handler, never the run's own finishing writes. */
+  readonly #cancel = new AbortController();
+  /** The handler's signal: a hand-back, a lost lease, or a cancel. */
+  readonly #signal = AbortSignal.any([this.controller.signal, this.#cancel.signal]);
   /** Set once the job was handed back on shutdown: nothing more may be written or acked. */
   released = false;
   /** Set once the handler returned or threw: the run ends on its own, shutdown leaves it be. */
@@ -102,7 +106,7 @@ export class JobRun {
       if (this.released || error instanceof HandedBackError) return;
       this.finishing = true;
       if (this.#lostLease(error)) return this.log.warn("job taken over by another worker; this run stops without touching it");
-      const cancelled = cancellationOf(this.controller.signal);
+      const cancelled = cancellationOf(this.#cancel.signal);
       if (!cancelled && isInfrastructureFailure(error) && attempt < infra.options.maxAttempts) {
         // Storage or messaging failed, not the job: the next delivery resumes from the checkpoints
         // (within JOB_MAX_ATTEMPTS; the last attempt fails the job as usual).
@@ -128,9 +132,9 @@ export class JobRun {
    * `failed` / `cancelled` with what finished, like any failure that keeps its partial results.
    */
   cancel(): void {
-    if (this.released || this.finishing || this.controller.signal.aborted) return;
+    if (this.released || this.finishing || this.#signal.aborted) return;
     this.log.info("job cancelled by its client; stopping its calls in flight");
-    this.controller.abort(new JobCancelled());
+    this.#cancel.abort(new JobCancelled());
   }
 
   /** Graceful stop: the job goes back to the queue at once, for another replica to resume. */
@@ -151,7 +155,7 @@ export class JobRun {
 
   #context(command: JobRunCommand, state: LiveJobState, attempt: number): JobContext {
     const { infra, sealer } = this.deps;
-    const signal = this.controller.signal;
+    const signal = this.#signal;
     let input: Promise<unknown> | undefined;
     this.#partials = new PartialWriter(infra.data, this.jobId, this.identity.deliveries, async () => void (await this.#assertLease()));
     const partials = this.#partials;
