@@ -158,6 +158,21 @@ describe("importing references into a new job in the console", () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it("cancels a running job from its page", async (ctx) => {
+    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    // A large mock job: still running when the page cancels it a moment after it opens.
+    const papers = Array.from({ length: 20_000 }, (_, i) => ({ id: `p${i}`, title: `Paper ${i}`, abstract: "An abstract about nudges and prescribing." }));
+    const created = await stack.http("POST", "/v1/screening/jobs", { papers, criteria: [{ name: "Any", type: "include", value: "Anything" }], repetitions: 5, mock: true });
+    expect(created.status).toBe(200);
+    const jobId = created.body.job_id as string;
+    await page.goto(`${stack.baseUrl}/console#/job/screening/${jobId}`);
+    await page.getByRole("button", { name: "Cancel the job" }).click();
+    await expect.poll(() => page.locator('[data-fact="status"]').textContent(), { timeout: 30_000 }).toBe("failed");
+    expect(await page.getByRole("alert").first().textContent()).toContain("(cancelled): Cancelled by the client");
+    expect(await page.getByRole("button", { name: "Cancel the job" }).isVisible()).toBe(false);
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+
   it("deletes a finished job from its page", async (ctx) => {
     if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
     const papers = [1, 2, 3].map((i) => ({ id: `p${i}`, title: `Paper ${i}`, abstract: "An abstract." }));
