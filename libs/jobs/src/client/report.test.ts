@@ -43,6 +43,19 @@ async function buildReport(service: "screening" | "indexer", job: FinishedJob, p
   return reportOf(service, job.record, counter, prompts);
 }
 
+const BARE_PROVENANCE: Provenance = {
+  model_requested: "llm-5-nano",
+  model_resolved: "gpt-5-nano",
+  models_used: [],
+  service_version: { version: "1", commit: null },
+  provider: { host: "api.example.org", profile: "openai" },
+  parameters: {},
+  repetitions: 3,
+  threshold: 1,
+  decision_rule: "include when at least 1 of 3 votes say include",
+  prompts: [],
+};
+
 describe("methods report", () => {
   it("counts decisions and errors over every chunk, and fills what the record has", async () => {
     const report = await buildReport("screening", finished([[paper("a", "include"), paper("b", "exclude")], [paper("c", "include", "The model lost this paper"), paper("d", "exclude"), paper("e", "exclude")]]));
@@ -93,6 +106,16 @@ describe("methods report", () => {
     expect(md).toContain("Vote on each paper.");
     expect(md).toContain("- Actual cost: $0.0123");
     expect(md).toContain("- Calls: 14; retries: 1");
+  });
+
+  it("lists both decisions when every paper went one way, and says a setting the service did not send was the provider's default", async () => {
+    const md = reportMarkdown(
+      await buildReport("screening", finished([[paper("a", "include"), paper("b", "include")]], {
+        extra: { provenance: { ...BARE_PROVENANCE, parameters: { labelling: { temperature: null, max_output_tokens: 4096, reasoning_effort: null } } } },
+      })),
+    );
+    expect(md).toContain("- include: 2\n- exclude: 0\n");
+    expect(md).toContain("- labelling: temperature not sent (provider default), max output tokens 4096, reasoning effort not sent (provider default)");
   });
 
   it("shows no dollar figure for a mock job", async () => {
@@ -158,7 +181,8 @@ describe("methods report", () => {
     expect(md).toContain("| RAISE, PRISMA-trAIce | Role of the AI (sole screener, second reviewer, triage) and human oversight | *for you to fill in* |");
     expect(report.methods_paragraph).toContain("through the provider at api.example.org");
     expect(report.methods_paragraph).toContain("Each paper was judged 3 times independently against 1 eligibility criterion (1 for inclusion, 0 for exclusion) and 1 research question");
-    expect(report.methods_paragraph).toContain("[For you to fill in: the model's role in the review");
+    expect(report.methods_paragraph).toContain("{For you to fill in: the model's role in the review");
+    expect(md).toContain("{For you to fill in: the model's role in the review");
     expect(JobReport.parse(report)).toEqual(report);
   });
 });
