@@ -153,6 +153,9 @@ export async function deleteJob(deps: JobCancelDeps, jobId: string, owner: strin
       if (!(error instanceof ServiceError && error.category === "conflict")) throw error;
     });
   }
+  // Its worker cleans up (lock, input, partial chunks) after the terminal state and acks last: erasing
+  // before that could race its deletes, which would leave delete markers behind.
+  await settled(infra, jobId, CANCEL_WAIT_MS);
   // Its worker frees the project as it ends the job; should it have died first, the lock goes here.
   const ended = await infra.registry.get(jobId);
   if (ended?.state.project_id != null) await infra.registry.releaseLock(ended.state.project_id, jobId, ended.state.owner);
@@ -161,6 +164,12 @@ export async function deleteJob(deps: JobCancelDeps, jobId: string, owner: strin
   await deps.storage?.cancel(found.owner ?? DEFAULT_JOB_OWNER, jobId).catch((error: unknown) => deps.logger.warn({ err: error, job_id: jobId }, "could not give back the deleted job's storage reservation"));
   infra.nc.publish(subjects.jobErased(infra.service), JSON.stringify({ job_id: jobId }));
   deps.logger.info({ job_id: jobId }, "job deleted by its client");
+}
+
+/** Waits (at most `ms`) until the job's command has left the work queue: its worker acked it after cleaning up. */
+async function settled(infra: JobInfra, jobId: string, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && (await infra.queue.isQueued(jobId))) await sleep(50);
 }
 
 /**
