@@ -21,6 +21,7 @@ export const ErrorCategory = z.enum([
   "timeout",
   "not_implemented",
   "model_output",
+  "cancelled",
 ]);
 export type ErrorCategory = z.infer<typeof ErrorCategory>;
 
@@ -41,6 +42,7 @@ export const RETRYABLE: Record<ErrorCategory, boolean> = {
   timeout: true,
   not_implemented: false,
   model_output: false,
+  cancelled: false,
 };
 
 /** One field-level validation problem, in the spec's (FastAPI-compatible) shape. */

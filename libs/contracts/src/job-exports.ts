@@ -35,6 +35,10 @@ export const ReportQuery = z.object({
 export const ArtifactWritten = z.object({ written: z.boolean() });
 export type ArtifactWritten = z.infer<typeof ArtifactWritten>;
 
+/** The owning service's answer to a job's deletion (the gateway answers the client 204 without a body). */
+export const JobDeleted = z.object({ deleted: z.literal(true) });
+export type JobDeleted = z.infer<typeof JobDeleted>;
+
 /** Counts of the job's per-item outcomes, read from its stored results. */
 export const ReportOutcomes = z.object({
   /** Papers (screening) or records (indexer) in the stored results. */

@@ -29,7 +29,16 @@ export interface ExportTable {
 
 export interface JobKindTable {
   /** The kind's NATS operations (the owning service serves them). */
-  operations: { create: Operation; get: Operation; list: Operation; active: Operation; estimate: Operation; artifact: Operation };
+  operations: {
+    create: Operation;
+    get: Operation;
+    list: Operation;
+    active: Operation;
+    estimate: Operation;
+    artifact: Operation;
+    cancel: Operation;
+    delete: Operation;
+  };
   /** The creation's item list (staged by the gateway when large). */
   list: "papers" | "records";
   /** One active job per (owner, project): a second creation is a 409 naming the first. */
@@ -99,6 +108,8 @@ const screening: JobKindTable = {
     active: operations.activeScreeningJob,
     estimate: operations.estimateScreening,
     artifact: operations.artifactScreeningJob,
+    cancel: operations.cancelScreeningJob,
+    delete: operations.deleteScreeningJob,
   },
   list: "papers",
   exclusiveProject: true,
@@ -191,6 +202,8 @@ const indexer: JobKindTable = {
     active: operations.activeIndexerJob,
     estimate: operations.estimateIndexer,
     artifact: operations.artifactIndexerJob,
+    cancel: operations.cancelIndexerJob,
+    delete: operations.deleteIndexerJob,
   },
   list: "records",
   exclusiveProject: false,

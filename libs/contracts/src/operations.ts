@@ -2,7 +2,7 @@ import { z } from "zod";
 import { ActiveJobQuery, JobIdParams, ListJobsQuery } from "./common";
 import * as criteria from "./criteria";
 import * as indexer from "./indexer";
-import { ArtifactWritten } from "./job-exports";
+import { ArtifactWritten, JobDeleted } from "./job-exports";
 import * as screening from "./screening";
 import * as validation from "./screening-validation";
 import type { BackendService } from "./subjects";
@@ -44,6 +44,8 @@ export const operations = {
   listScreeningJobs: op("screening", "list-jobs", listQuery, z.array(screening.ScreeningJobListItem)),
   activeScreeningJob: op("screening", "active-job", activeQuery, screening.ScreeningJob.nullable()),
   artifactScreeningJob: op("screening", "write-artifact", byJobId, ArtifactWritten),
+  cancelScreeningJob: op("screening", "cancel-job", byJobId, screening.ScreeningJob),
+  deleteScreeningJob: op("screening", "delete-job", byJobId, JobDeleted),
   estimateScreening: op("screening", "estimate", screening.ScreeningEstimateRequest, screening.ScreeningEstimateResponse),
   // Validation samples: drawn, labelled and kept by the screening service (the gateway forwards path and body as one request).
   drawValidationSample: op("screening", "validation-draw", validation.ValidationSampleRequest.extend({ job_id: z.string() }), validation.ValidationSample),
@@ -56,6 +58,8 @@ export const operations = {
   listIndexerJobs: op("indexer", "list-jobs", listQuery, z.array(indexer.IndexerJobListItem)),
   activeIndexerJob: op("indexer", "active-job", activeQuery, indexer.IndexerJob.nullable()),
   artifactIndexerJob: op("indexer", "write-artifact", byJobId, ArtifactWritten),
+  cancelIndexerJob: op("indexer", "cancel-job", byJobId, indexer.IndexerJob),
+  deleteIndexerJob: op("indexer", "delete-job", byJobId, JobDeleted),
   estimateIndexer: op("indexer", "estimate", indexer.IndexerEstimateRequest, indexer.IndexerEstimateResponse),
   suggestFields: op("indexer", "suggest-fields", indexer.SuggestFieldsRequest, indexer.SuggestFieldsResponse),
   refineFields: op("indexer", "refine-fields", indexer.RefineFieldsRequest, indexer.RefineFieldsResponse),
@@ -65,7 +69,7 @@ export type OperationKey = keyof typeof operations;
 
 /** An HTTP route of the spec that the gateway forwards to one backend operation. */
 export interface ForwardedRoute {
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "DELETE";
   /** Canonical path under `/v1` (the gateway also serves it unprefixed). */
   path: string;
   operation: OperationKey;
@@ -73,6 +77,8 @@ export interface ForwardedRoute {
   input: "body" | "params+query";
   params?: z.ZodObject;
   query?: z.ZodObject;
+  /** The success status when it is not 200 (a DELETE answers 204 without a body). */
+  status?: 204;
 }
 
 const post = (path: string, operation: OperationKey): ForwardedRoute => ({ method: "POST", path, operation, input: "body" });
@@ -82,6 +88,16 @@ const get = (path: string, operation: OperationKey, parts: { params?: z.ZodObjec
   operation,
   input: "params+query",
   ...parts,
+});
+
+/** A job route taking only the job id from the path (cancel: no body, or `{}`). */
+const onJob = (method: "POST" | "DELETE", path: string, operation: OperationKey): ForwardedRoute => ({
+  method,
+  path,
+  operation,
+  input: "params+query",
+  params: byJobId,
+  ...(method === "DELETE" ? { status: 204 as const } : {}),
 });
 
 /** Summaries, operation ids and documented statuses of these routes live in `apiOperations` below. */
@@ -95,6 +111,8 @@ export const forwardedRoutes: ForwardedRoute[] = [
 
   post("/v1/screening/jobs", "createScreeningJob"),
   get("/v1/screening/jobs/:job_id", "getScreeningJob", { params: byJobId }),
+  onJob("POST", "/v1/screening/jobs/:job_id/cancel", "cancelScreeningJob"),
+  onJob("DELETE", "/v1/screening/jobs/:job_id", "deleteScreeningJob"),
   get("/v1/screening/jobs", "listScreeningJobs", { query: listQuery }),
   get("/v1/screening/active-job", "activeScreeningJob", { query: activeQuery }),
   post("/v1/screening/estimate", "estimateScreening"),
@@ -102,6 +120,8 @@ export const forwardedRoutes: ForwardedRoute[] = [
   post("/v1/indexer/run", "indexerRun"),
   post("/v1/indexer/jobs", "createIndexerJob"),
   get("/v1/indexer/jobs/:job_id", "getIndexerJob", { params: byJobId }),
+  onJob("POST", "/v1/indexer/jobs/:job_id/cancel", "cancelIndexerJob"),
+  onJob("DELETE", "/v1/indexer/jobs/:job_id", "deleteIndexerJob"),
   get("/v1/indexer/jobs", "listIndexerJobs", { query: listQuery }),
   get("/v1/indexer/active-job", "activeIndexerJob", { query: activeQuery }),
   post("/v1/indexer/estimate", "estimateIndexer"),
@@ -246,6 +266,22 @@ export const apiOperations: readonly ApiOperation[] = [
     errors: { ...forwarded, ...withParams, 404: S },
   },
   {
+    method: "POST",
+    path: "/v1/screening/jobs/{job_id}/cancel",
+    operationId: "cancelScreeningJob",
+    summary: "Cancel a pending or running screening job: it ends failed (error_category cancelled), keeps what finished and frees its project",
+    tag: "screening",
+    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/screening/jobs/{job_id}",
+    operationId: "deleteScreeningJob",
+    summary: "Delete a screening job: cancelled first if it is still pending or running, then its input, results, artifact, stored row and validation samples are erased",
+    tag: "screening",
+    errors: { ...forwarded, ...withParams, 404: S },
+  },
+  {
     method: "GET",
     path: "/v1/screening/jobs/{job_id}/export",
     operationId: "exportScreeningJob",
@@ -334,6 +370,22 @@ export const apiOperations: readonly ApiOperation[] = [
     path: "/v1/indexer/jobs/{job_id}",
     operationId: "getIndexerJob",
     summary: "Poll an extraction job",
+    tag: "indexer",
+    errors: { ...forwarded, ...withParams, 404: S },
+  },
+  {
+    method: "POST",
+    path: "/v1/indexer/jobs/{job_id}/cancel",
+    operationId: "cancelIndexerJob",
+    summary: "Cancel a pending or running extraction job: it ends failed (error_category cancelled), keeps what finished and frees its project",
+    tag: "indexer",
+    errors: { ...forwarded, ...withParams, 404: S, 409: S },
+  },
+  {
+    method: "DELETE",
+    path: "/v1/indexer/jobs/{job_id}",
+    operationId: "deleteIndexerJob",
+    summary: "Delete a extraction job: cancelled first if it is still pending or running, then its input, results, artifact, stored row and validation samples are erased",
     tag: "indexer",
     errors: { ...forwarded, ...withParams, 404: S },
   },

@@ -20,6 +20,16 @@ export const subjects = {
    * replica listens (no queue group), the one running the request aborts its provider calls.
    */
   cancel: (service: BackendService) => `${ROOT}.cancel.${service}`,
+  /**
+   * Cancellations of a job service's running jobs (`{job_id}`): published by the replica that took
+   * the client's cancel, heard by every replica's worker (no queue group); the one running the job stops it.
+   */
+  jobCancel: (service: BackendService) => `${ROOT}.jobs-cancel.${service}`,
+  /**
+   * Erased jobs (`{job_id}`): published by the job service that deleted one, heard by every gateway,
+   * which drops what it cached of the job.
+   */
+  jobErased: (service: BackendService) => `${ROOT}.jobs-erased.${service}`,
   /** Queue group shared by all replicas of one service, so each request reaches one replica. */
   queueGroup: (service: BackendService) => `${ROOT}-${service}`,
 };

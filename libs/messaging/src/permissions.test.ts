@@ -33,10 +33,11 @@ describe("NATS permission table", () => {
     }
   });
 
-  it("lets each user subscribe only to its own inbox (and a service to its own requests, their cancellations and the health broadcast)", () => {
-    expect(natsPermissions("gateway").subscribe).toEqual([`${inboxPrefix("gateway")}.>`]);
+  it("lets each user subscribe only to its own inbox (and a service to its own requests, their cancellations and the health broadcast; the gateway to deleted jobs)", () => {
+    expect(natsPermissions("gateway").subscribe).toEqual([`${inboxPrefix("gateway")}.>`, "litrev.jobs-erased.screening", "litrev.jobs-erased.indexer"]);
     for (const service of ["criteria", "screening", "indexer"] as const) {
-      expect(natsPermissions(service).subscribe.sort()).toEqual([`${inboxPrefix(service)}.>`, `litrev.rpc.${service}.>`, `litrev.cancel.${service}`, "litrev.health"].sort());
+      const jobCancels = service === "criteria" ? [] : [`litrev.jobs-cancel.${service}`];
+      expect(natsPermissions(service).subscribe.sort()).toEqual([`${inboxPrefix(service)}.>`, `litrev.rpc.${service}.>`, `litrev.cancel.${service}`, ...jobCancels, "litrev.health"].sort());
       expect(natsPermissions(service).allowResponses).toBe(true);
     }
     expect(natsPermissions("gateway").allowResponses).toBe(false);

@@ -167,7 +167,8 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
         ...readStream(kvStream(LIMITS_BUCKET)),
         `$KV.${LIMITS_BUCKET}.${limitKeys.gatewayPrefix}.>`,
       ],
-      subscribe: inbox,
+      // A deleted job's cached artifact is dropped by every gateway.
+      subscribe: [...inbox, ...JOB_SERVICES.map((s) => subjects.jobErased(s))],
       allowResponses: false,
     };
   }
@@ -182,12 +183,12 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
       ...ownStream(kvStream(LIMITS_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
       ...(user === "criteria" ? [] : [`$KV.${LIMITS_BUCKET}.${limitKeys.storagePrefix(user)}.>`]),
       ...usePayloads(user, true),
-      ...(user === "criteria" ? [] : ownJobs(user)),
+      ...(user === "criteria" ? [] : [...ownJobs(user), subjects.jobCancel(user), subjects.jobErased(user)]),
       // Every replica that calls a provider: its heartbeats in the keys' shared budgets (created by whoever starts first).
       ...ownStream(kvStream(PROVIDER_BUDGET_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
       `$KV.${PROVIDER_BUDGET_BUCKET}.>`,
     ],
-    subscribe: [...inbox, subjects.rpcWildcard(user), subjects.cancel(user), subjects.health()],
+    subscribe: [...inbox, subjects.rpcWildcard(user), subjects.cancel(user), ...(user === "criteria" ? [] : [subjects.jobCancel(user)]), subjects.health()],
     allowResponses: true,
   };
 }

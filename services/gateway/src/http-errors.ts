@@ -15,6 +15,8 @@ export const HTTP_STATUS: Record<ErrorCategory, number> = {
   // The model answered, but not usably (the spec's codes: a failure on the server's side).
   model_output: 500,
   orphan_cleanup: 500,
+  // Jobs only (a cancelled job's category): the client's own request ended the job.
+  cancelled: 409,
   not_implemented: 501,
   provider_unavailable: 502,
   service_unavailable: 503,

@@ -69,6 +69,10 @@ const ADDED_ROUTES = [
   "POST /v1/screening/jobs/{job_id}/validation-samples/{sample_id}/labels",
   "GET /v1/screening/jobs/{job_id}/validation-samples/{sample_id}",
   "GET /v1/screening/jobs/{job_id}/validation-samples/{sample_id}/download",
+  "POST /v1/screening/jobs/{job_id}/cancel",
+  "DELETE /v1/screening/jobs/{job_id}",
+  "POST /v1/indexer/jobs/{job_id}/cancel",
+  "DELETE /v1/indexer/jobs/{job_id}",
 ];
 
 let app: FastifyInstance | undefined;

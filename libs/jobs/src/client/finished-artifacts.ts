@@ -20,10 +20,14 @@ export interface FinishedArtifact {
   body?: Buffer;
 }
 
+/** Deleted jobs remembered per process, so a read that was in flight as one was deleted is not cached. */
+const ERASED_JOBS = 10_000;
+
 /**
  * Finished jobs' artifact heads (and small poll bodies) of both job kinds in one bounded cache: an
- * artifact never changes once its head is written, so it never needs invalidating. Concurrent
- * misses of one job share one read (`LRUCache.fetch`); a job without an artifact is not remembered.
+ * artifact never changes once its head is written, so the only invalidation is a job's deletion
+ * (`forget`, told by the owning service to every gateway). Concurrent misses of one job share one
+ * read (`LRUCache.fetch`); a job without an artifact is not remembered.
  */
 export class FinishedArtifacts {
   readonly #cache: LRUCache<string, FinishedArtifact, JobData>;
@@ -32,6 +36,8 @@ export class FinishedArtifacts {
    * large job read each chunk once and send the same bytes (the bound keeps a few jobs' worth).
    */
   readonly #chunks: LRUCache<string, Uint8Array, { data: JobData; artifact: FinishedArtifact; n: number }>;
+  /** Jobs deleted while this process ran (job ids are never reused). */
+  readonly #erased = new LRUCache<string, true>({ max: ERASED_JOBS });
 
   constructor(maxBytes = CACHE_BYTES, chunkBytes = CHUNK_CACHE_BYTES) {
     this.#cache = new LRUCache<string, FinishedArtifact, JobData>({
@@ -60,9 +66,31 @@ export class FinishedArtifacts {
     return this.#cache.get(`${service}/${jobId}`);
   }
 
-  /** The cached artifact, else read from `data` (null when the job has none). */
+  /** The cached artifact, else read from `data` (null when the job has none, or was deleted). */
   async fetch(service: JobService, jobId: string, data: JobData): Promise<FinishedArtifact | null> {
-    return (await this.#cache.fetch(`${service}/${jobId}`, { context: data })) ?? null;
+    const key = `${service}/${jobId}`;
+    if (this.#erased.has(key)) return null;
+    const artifact = (await this.#cache.fetch(key, { context: data })) ?? null;
+    // Deleted while it was being read: not kept, not answered.
+    if (artifact && this.#erased.has(key)) {
+      this.#cache.delete(key);
+      return null;
+    }
+    return artifact;
+  }
+
+  /** Drops a deleted job's artifact (and its large body's chunks): from now on it is read from the bucket, where it is gone. */
+  forget(service: JobService, jobId: string): void {
+    const key = `${service}/${jobId}`;
+    this.#erased.set(key, true);
+    this.#cache.delete(key);
+    for (const chunk of [...this.#chunks.keys()]) if (chunk.startsWith(`${key}/`)) this.#chunks.delete(chunk);
+  }
+
+  /** Drops every cached artifact (a gateway that lost NATS for a while may have missed deletions). */
+  clear(): void {
+    this.#cache.clear();
+    this.#chunks.clear();
   }
 }
 

@@ -9,6 +9,7 @@ import type { OwnerStorage } from "../client/owner-storage";
 import type { KeySealer } from "../key-sealer";
 import type { JobInfra } from "../infra";
 import { stagedList } from "../list-input";
+import { cancelJob, deleteJob } from "../job-cancel";
 import { newJobState } from "../state";
 import type { JobStore } from "../store/job-store";
 import type { JobKind, KindRequest } from "./define";
@@ -34,7 +35,7 @@ export interface KindHandlerDeps {
 type AnyKind = JobKind<KindRequest & Record<string, unknown>, { model: string }>;
 
 /**
- * A job kind's operations: create (admission), estimate, get, list, active, and write-artifact.
+ * A job kind's operations: create (admission), estimate, get, list, active, write-artifact, cancel and delete.
  * Polls of running jobs are normally answered by the gateway's mirror; the service answers the
  * rest through the reader every kind shares. Reads see only the requesting client's jobs.
  */
@@ -45,6 +46,7 @@ export function jobKindHandlers<C extends KindRequest, E extends { model: string
     deps.chooseModel ? { ...request, model: deps.chooseModel(request.model, kind.defaultModel) } : request;
   const ops = JOB_KINDS[kind.service].operations;
   const { reader } = deps;
+  const cancelDeps = { infra: deps.infra, store: deps.store, logger: deps.logger, prompts: kind.prompts, storage: deps.storage };
   return [
     // The list may be empty over NATS: the gateway stages a large list and sends its reference.
     handler({ ...ops.create, request: kind.createMessage }, (request, ctx) => admitKindJob(kind, deps, pricing, withModel(request as KindRequest & Record<string, unknown>), ctx)),
@@ -55,6 +57,17 @@ export function jobKindHandlers<C extends KindRequest, E extends { model: string
     handler(ops.artifact, async (request, ctx) => {
       await reader.ensureArtifact((request as { job_id: string }).job_id, requestOwner(ctx.header), kind.prompts);
       return { written: true };
+    }),
+    // Cancel and delete: ended (and erased) by whichever replica takes the request; a running job's worker is told on the cancel subject.
+    handler(ops.cancel, async (request, ctx) => {
+      const { job_id } = request as { job_id: string };
+      const owner = requestOwner(ctx.header);
+      await cancelJob(cancelDeps, job_id, owner);
+      return reader.get(job_id, owner, kind.prompts);
+    }),
+    handler(ops.delete, async (request, ctx) => {
+      await deleteJob(cancelDeps, (request as { job_id: string }).job_id, requestOwner(ctx.header));
+      return { deleted: true };
     }),
     // Priced with the model a job of the same request would use, through the same alias table.
     handler(ops.estimate, async (request) => {

@@ -1,15 +1,19 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from "@nats-io/jetstream";
+import { DeliverPolicy, DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import pLimit from "p-limit";
 import { jobNames, type JobNames, type JobService } from "@litrev/contracts";
 import { keepStreamLimits, storageQuotas, streamReplicas } from "@litrev/messaging";
+import { eraseKeysNaming, eraseObjectsNaming } from "../erase";
 import { finiteOrNull } from "../finite";
 import { ownedBy } from "../state";
 import { isStreamOrMessageNotFound, isWrongLastSequence, shortReason, withDeadline } from "./jetstream-codes";
 import { accepts, checkChunk, checkFence, collectItems, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
+
+/** How far before a job's creation time its listing entry may sit (replicas' clocks differ). */
+const INDEX_CLOCK_SLACK_MS = 10 * 60 * 1000;
 
 export const DEFAULT_STORE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -302,6 +306,47 @@ export class EmbeddedJobStore implements JobStore {
 
   getItems(jobId: string): Promise<JsonRecord[]> {
     return collectItems(this.itemChunks(jobId));
+  }
+
+  /**
+   * The row's listing entry, then its items and its keys (row and active-job key), each subject
+   * purged so no marker is left: a failure half-way leaves the row, so a repeat finds the job again.
+   */
+  deleteJob(jobId: string): Promise<void> {
+    if (!JOB_ID.test(jobId)) return Promise.resolve();
+    return this.#call("delete", this.transferTimeoutMs, async () => {
+      const row = await this.#row(jobId);
+      if (row) await this.#unindex(jobId, row.created_at);
+      await eraseObjectsNaming(this.jsm, this.objects, this.names.storeItemsBucket, jobId);
+      await eraseKeysNaming(this.jsm, this.names.storeBucket, jobId);
+    });
+  }
+
+  /**
+   * Deletes the job's listing entry: read from a little before the job's creation onwards (the
+   * entry was published at its first row write), so the scan costs the jobs created since, not all.
+   */
+  async #unindex(jobId: string, createdAt: string): Promise<void> {
+    const from = new Date(Math.max(0, Date.parse(createdAt) - INDEX_CLOCK_SLACK_MS) || 0).toISOString();
+    const consumer = await this.js.consumers.get(this.names.storeIndexStream, { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from });
+    try {
+      // Entries are published once per job (de-duplicated by id): the scan ends at the first match.
+      let remaining = (await consumer.info()).num_pending;
+      while (remaining > 0) {
+        const batch = await consumer.fetch({ max_messages: Math.min(256, remaining), expires: 5_000 });
+        let read = 0;
+        for await (const message of batch) {
+          read++;
+          if (parseIndexEntry(message.data)?.job_id !== jobId) continue;
+          await this.jsm.streams.deleteMessage(this.names.storeIndexStream, message.seq, false);
+          return;
+        }
+        if (read === 0) return;
+        remaining -= read;
+      }
+    } finally {
+      await consumer.delete().catch(() => undefined);
+    }
   }
 
   /** The connection belongs to the caller; nothing else to release. */

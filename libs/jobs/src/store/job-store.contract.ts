@@ -239,6 +239,32 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
       expect(await store.getItems(job.job_id)).toEqual([{ id: "a", score: null, nested: [1, null] }]);
     });
 
+    it("deletes a job: row, items of every fence, listing entry and active-job look-up, leaving its neighbours", async () => {
+      const project = newProject();
+      const owner = `o${newProject()}`;
+      const before = storedJob({ projectId: project, status: "completed", owner });
+      const job = storedJob({ projectId: project, status: "running", fence: 2, owner });
+      const after = storedJob({ projectId: project, status: "running", owner });
+      for (const row of [before, job, after]) await store.upsertJob(row);
+      await store.putItems(job.job_id, 1, 0, [{ id: "old fence" }]);
+      await store.putItems(job.job_id, 2, 0, [{ id: "a" }]);
+      await store.putItems(job.job_id, 2, 1, [{ id: "b" }]);
+      await store.putItems(after.job_id, 0, 0, [{ id: "neighbour" }]);
+
+      await store.deleteJob(job.job_id);
+      expect(await store.getJob(job.job_id)).toBeNull();
+      expect(await store.getItems(job.job_id)).toEqual([]);
+      expect((await store.listJobs(10, owner)).map((j) => j.job_id)).toEqual([after.job_id, before.job_id]);
+      expect((await store.activeJobs(project, owner)).map((j) => j.job_id)).toEqual([after.job_id]);
+      expect(await store.getItems(after.job_id)).toEqual([{ id: "neighbour" }]);
+      // A new row under the same id starts from nothing (no items of the deleted job come back).
+      await store.upsertJob({ ...job, fence: 2 });
+      expect(await store.getItems(job.job_id)).toEqual([]);
+      await store.deleteJob(job.job_id);
+      await store.deleteJob(job.job_id); // an unknown job: nothing to do
+      expect(await store.getJob(job.job_id)).toBeNull();
+    });
+
     it("keeps everything across a reopen of the store", async () => {
       const project = newProject();
       const job = storedJob({ projectId: project, status: "running", fence: 1 });

@@ -68,6 +68,11 @@ export interface JobStore {
   itemChunks(jobId: string): AsyncIterable<JsonRecord[]>;
   /** All of `itemChunks` at once, for small jobs and tests. */
   getItems(jobId: string): Promise<JsonRecord[]>;
+  /**
+   * Erases the job: its row, its items of every fence and its place in listings and active-job
+   * look-ups, leaving no trace in the store (a client's deletion). Nothing to do for an unknown job.
+   */
+  deleteJob(jobId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -137,6 +142,7 @@ export class NoJobStore implements JobStore {
     return "written";
   }
   async *itemChunks(_jobId: string): AsyncGenerator<JsonRecord[]> {}
+  async deleteJob(_jobId: string): Promise<void> {}
   async getItems(_jobId: string): Promise<JsonRecord[]> {
     return [];
   }
@@ -197,6 +203,10 @@ export class MemoryJobStore implements JobStore {
   }
   getItems(jobId: string): Promise<JsonRecord[]> {
     return collectItems(this.itemChunks(jobId));
+  }
+  async deleteJob(jobId: string): Promise<void> {
+    this.jobs.delete(jobId);
+    this.items.delete(jobId);
   }
   async close(): Promise<void> {}
 }

@@ -127,7 +127,7 @@ export class MongoJobStore implements JobStore {
         if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
       }
       // A row exists that the filter did not match: it refused the write, or it is a concurrent
-      // first write that won the insert. Decide against it once more (rows are never deleted).
+      // first write that won the insert. Decide against it once more (only a client's deletion removes a row).
       const again = await this.jobs.replaceOne(filter, doc, { upsert: false });
       return again.matchedCount === 1 ? "written" : "stale";
     });
@@ -191,6 +191,14 @@ export class MongoJobStore implements JobStore {
 
   getItems(jobId: string): Promise<JsonRecord[]> {
     return collectItems(this.itemChunks(jobId));
+  }
+
+  /** The items first: a row left by a failure half-way still lists the job, so a repeat finds it. */
+  async deleteJob(jobId: string): Promise<void> {
+    await this.#track(async () => {
+      await this.items.deleteMany({ job_id: jobId });
+      await this.jobs.deleteOne({ job_id: jobId });
+    });
   }
 
   async close(): Promise<void> {

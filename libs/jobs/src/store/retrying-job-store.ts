@@ -116,6 +116,15 @@ export class RetryingJobStore implements JobStore {
     return this.inner.getItems(jobId);
   }
 
+  /** After the job's writes in flight, and with its kept writes dropped (they would bring it back). */
+  deleteJob(jobId: string): Promise<void> {
+    return this.#serial(jobId, async () => {
+      this.#jobs.delete(jobId);
+      this.#items.delete(jobId);
+      await this.inner.deleteJob(jobId);
+    });
+  }
+
   /** Tries the waiting writes once more, then closes; what still cannot be written is reported. */
   async close(): Promise<void> {
     this.#closing.abort(new Error("job store closing"));

@@ -1,5 +1,5 @@
 /** The worker side of the job machinery: the pull loop, leases, progress, checkpoints. */
-export { PartialFailure } from "./errors";
+export { cancellationOf, cancelledFailure, JobCancelled, PartialFailure } from "./errors";
 export { JobWorker } from "./job-worker";
 export type { JobWorkerOptions } from "./types";
 export { arrayChunks, HandedBackError, ITEM_CHUNK, LeaseLostError } from "./types";

@@ -9,7 +9,7 @@ import { applyProgress, isActive, type ProgressReport } from "../state";
 import { toStoredJob, type JsonRecord } from "../store/job-store";
 import { ArtifactWriter } from "../artifact";
 import { InputTexts } from "../item-texts";
-import { PartialFailure } from "./errors";
+import { cancellationOf, JobCancelled, PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
 import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
 import type { JobWorkerOptions } from "./types";
@@ -35,6 +35,10 @@ const STORE_BUDGET_MS = 30_000;
  */
 export class JobRun {
   readonly controller = new AbortController();
+  /** Aborted when the job's client cancels it: stops the handler, never the run's own finishing writes. */
+  readonly #cancel = new AbortController();
+  /** The handler's signal: a hand-back, a lost lease, or a cancel. */
+  readonly #signal = AbortSignal.any([this.controller.signal, this.#cancel.signal]);
   /** Set once the job was handed back on shutdown: nothing more may be written or acked. */
   released = false;
   /** Set once the handler returned or threw: the run ends on its own, shutdown leaves it be. */
@@ -83,6 +87,8 @@ export class JobRun {
       return;
     }
     this.#writtenStage = taken.state.stage;
+    // Cancelled while queued, or while an earlier run held it: stops at the first call.
+    if (cancelRequested(taken.state)) this.cancel();
     if (entry.state.status === "pending") moveStatus(infra.service, "pending", "running");
     void this.#saveProgressRow(taken.state);
     this.log.info({ attempt, resumed: this.identity.deliveries > 1 }, "job started");
@@ -100,14 +106,16 @@ export class JobRun {
       if (this.released || error instanceof HandedBackError) return;
       this.finishing = true;
       if (this.#lostLease(error)) return this.log.warn("job taken over by another worker; this run stops without touching it");
-      if (isInfrastructureFailure(error) && attempt < infra.options.maxAttempts) {
+      const cancelled = cancellationOf(this.#cancel.signal);
+      if (!cancelled && isInfrastructureFailure(error) && attempt < infra.options.maxAttempts) {
         // Storage or messaging failed, not the job: the next delivery resumes from the checkpoints
         // (within JOB_MAX_ATTEMPTS; the last attempt fails the job as usual).
         this.log.warn({ err: error, attempt }, "job run stopped by a NATS or storage failure; it resumes on its next delivery");
         this.msg.nak(REDELIVERY_DELAY_MS);
         return;
       }
-      const failure = ServiceError.from(error instanceof PartialFailure ? error.failure : error);
+      // A cancel ends the job as cancelled whatever the aborted call threw; the handler's partial results are kept.
+      const failure = cancelled ?? ServiceError.from(error instanceof PartialFailure ? error.failure : error);
       if (failure.category === "unknown") this.log.error({ err: error }, "job failed unexpectedly");
       else this.log.warn({ category: failure.category }, `job failed: ${failure.message}`);
       await this.#finish(error instanceof PartialFailure ? error.partial : {}, failure).catch((finishError: unknown) => {
@@ -117,6 +125,16 @@ export class JobRun {
     } finally {
       clearInterval(heartbeat);
     }
+  }
+
+  /**
+   * The job's client cancelled it: its calls in flight stop (the handler's signal) and the job ends
+   * `failed` / `cancelled` with what finished, like any failure that keeps its partial results.
+   */
+  cancel(): void {
+    if (this.released || this.finishing || this.#signal.aborted) return;
+    this.log.info("job cancelled by its client; stopping its calls in flight");
+    this.#cancel.abort(new JobCancelled());
   }
 
   /** Graceful stop: the job goes back to the queue at once, for another replica to resume. */
@@ -137,7 +155,7 @@ export class JobRun {
 
   #context(command: JobRunCommand, state: LiveJobState, attempt: number): JobContext {
     const { infra, sealer } = this.deps;
-    const signal = this.controller.signal;
+    const signal = this.#signal;
     let input: Promise<unknown> | undefined;
     this.#partials = new PartialWriter(infra.data, this.jobId, this.identity.deliveries, async () => void (await this.#assertLease()));
     const partials = this.#partials;
@@ -240,6 +258,8 @@ export class JobRun {
       try {
         const written = await this.#owned((s) => (isActive(s) ? applyProgress(s, { ...pending, progress: Math.max(pending?.progress ?? 0, this.#progress) }) : null));
         if (written) this.#writtenStage = written.state.stage;
+        // The cancel mark, should this replica have missed the cancel message.
+        if (written && cancelRequested(written.state)) this.cancel();
       } catch (error) {
         if (error instanceof LeaseLostError || error instanceof HandedBackError) return;
         // NATS briefly unavailable: keep the report for the next write.
@@ -379,6 +399,9 @@ export class JobRun {
     await this.#partials?.remove().catch(() => undefined);
   }
 }
+
+/** Whether the job's client asked for it to be cancelled (the mark the owning service sets in its live state). */
+export const cancelRequested = (state: LiveJobState): boolean => typeof state.extra.cancel_requested_at === "string";
 
 function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unknown> {
   return command.input ? readWholeInput(infra.data, command.input) : Promise.resolve(null);

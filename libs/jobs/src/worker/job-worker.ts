@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { Consumer, JsMsg } from "@nats-io/jetstream";
-import { JobCommand } from "@litrev/contracts";
+import type { Subscription } from "@nats-io/transport-node";
+import { JobCommand, subjects } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
 import { isActive } from "../state";
 import { JobRun } from "./job-run";
@@ -21,6 +22,7 @@ export class JobWorker {
   #loop: Promise<void> | undefined;
   #stopQueueGauge: (() => void) | undefined;
   #slotFreed: (() => void) | undefined;
+  #cancels: Subscription | undefined;
 
   constructor(private readonly options: JobWorkerOptions) {
     this.#concurrency = options.concurrency ?? 2;
@@ -36,6 +38,14 @@ export class JobWorker {
     this.#stopQueueGauge ??= metrics.queueDepth(infra.service, async () =>
       (await infra.jsm.consumers.info(infra.names.commandStream, infra.names.consumer)).num_pending,
     );
+    // Every replica hears every cancel (no queue group): the one running the job stops it.
+    this.#cancels ??= infra.nc.subscribe(subjects.jobCancel(infra.service), {
+      callback: (error, msg) => {
+        if (error) return;
+        const jobId = (safeJson(msg) as { job_id?: unknown } | undefined)?.job_id;
+        if (typeof jobId === "string") this.#runs.get(jobId)?.run.cancel();
+      },
+    });
     this.#loop ??= this.#pull();
   }
 
@@ -46,6 +56,7 @@ export class JobWorker {
   async stop(): Promise<void> {
     this.#stopping = true;
     this.#stopQueueGauge?.();
+    this.#cancels?.unsubscribe();
     this.#slotFreed?.();
     const runs = [...this.#runs.values()];
     await Promise.all(runs.map(({ run }) => run.handBack()));

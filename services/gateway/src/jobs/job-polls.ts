@@ -47,7 +47,14 @@ export class JobPolls {
   constructor(
     private readonly deps: GatewayDeps,
     private readonly live: LiveJobsRegistry,
-  ) {}
+  ) {
+    live.onErased = (service, jobId) => (jobId === null ? this.#artifacts.clear() : this.#artifacts.forget(service, jobId));
+  }
+
+  /** A job this gateway deleted: its cached artifact stops answering at once (other gateways hear it from the service). */
+  forget(service: JobService, jobId: string): void {
+    this.#artifacts.forget(service, jobId);
+  }
 
   /** The mirror, or null when it cannot be opened yet (no service has created the buckets): the service answers. */
   async opened(service: JobService): Promise<LiveJobs | null> {

@@ -84,6 +84,19 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
       return JobPolls.send(reply, poll);
     });
 
+    // Cancel and delete are decided by the owning service (any replica; it reaches the worker holding the job).
+    handlers.set(ops.cancel, async (request) => {
+      const { job_id } = request.params as { job_id: string };
+      return callOperation(deps.link, ops.cancel, { job_id }, { requestId: request.id, timeoutMs: deps.env.RPC_TIMEOUT_MS, headers: { [headers.owner]: ownerOf(request) } });
+    });
+
+    handlers.set(ops.delete, async (request, reply) => {
+      const { job_id } = request.params as { job_id: string };
+      await callOperation(deps.link, ops.delete, { job_id }, { requestId: request.id, timeoutMs: deps.env.RPC_TIMEOUT_MS, headers: { [headers.owner]: ownerOf(request) } });
+      polls.forget(service, job_id);
+      return reply.code(204).send();
+    });
+
     handlers.set(ops.active, async (request, reply) => {
       const { project_id } = request.query as { project_id: number };
       const owner = ownerOf(request);

@@ -1,4 +1,5 @@
-import type { JobService } from "@litrev/contracts";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { subjects, type JobService } from "@litrev/contracts";
 import { JobData, JobMirror, JobReader, NoJobStore, PartialReader } from "@litrev/jobs/client";
 import type { NatsLink } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
@@ -20,6 +21,8 @@ export class LiveJobsRegistry {
   readonly #open = new Map<JobService, Promise<LiveJobs>>();
   /** Resolved ones, for the synchronous hot path of polls. */
   readonly #ready = new Map<JobService, LiveJobs>();
+  /** Told of every deleted job of an opened service, and (job null) of every reconnect, when deletions may have been missed. */
+  onErased: ((service: JobService, jobId: string | null) => void) | undefined;
 
   constructor(
     private readonly link: NatsLink,
@@ -32,6 +35,7 @@ export class LiveJobsRegistry {
     if (!live) {
       live = (async () => {
         const [mirror, data] = await Promise.all([JobMirror.open(nc, service, this.logger), JobData.open(nc, service)]);
+        this.#listenForErasures(nc, service);
         // The gateway has no store of record: it answers only active jobs itself.
         return { mirror, data, reader: new JobReader(service, mirror, data, new PartialReader(data), new NoJobStore()) };
       })();
@@ -42,6 +46,28 @@ export class LiveJobsRegistry {
       this.#open.set(service, live);
     }
     return live;
+  }
+
+  /**
+   * The owning service publishes every job it deletes; this gateway drops what it cached of it. The
+   * subscription survives reconnects, but what was published while the connection was down is lost:
+   * a reconnect therefore counts as "anything may have been deleted".
+   */
+  #listenForErasures(nc: NatsConnection, service: JobService): void {
+    nc.subscribe(subjects.jobErased(service), {
+      callback: (error, msg) => {
+        if (error) return;
+        try {
+          const jobId = (msg.json() as { job_id?: unknown }).job_id;
+          if (typeof jobId === "string") this.onErased?.(service, jobId);
+        } catch {
+          // Not JSON: nobody but the owning service may publish here.
+        }
+      },
+    });
+    void (async () => {
+      for await (const status of nc.status()) if (status.type === "reconnect") this.onErased?.(service, null);
+    })().catch(() => undefined);
   }
 
   /** The opened mirror, or undefined before the first open completed (or while NATS is down). */

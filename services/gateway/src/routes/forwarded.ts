@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerHookHandler, preValidationHookHandler } from "fastify";
+import { z } from "zod";
 import {
   type ForwardedRoute,
   type Operation,
@@ -48,7 +49,7 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
           ...(route.input === "body" ? { body: operation.request } : {}),
           ...(route.params ? { params: route.params } : {}),
           ...(route.query ? { querystring: route.query } : {}),
-          response: { 200: operation.response },
+          response: route.status === 204 ? { 204: z.null().describe("Deleted: later reads of the job answer 404") } : { 200: operation.response },
         },
         // Polls and active-job reads have nothing to bound: no hook on the hot path.
         ...(route.input === "body" || route.query?.shape.limit ? { preValidation: limitsCheck(route, deps.env) } : {}),

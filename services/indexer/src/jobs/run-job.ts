@@ -1,5 +1,5 @@
 import { ServiceError, type IndexerField, type IndexerRecord, type LlmUsage, type Provenance, type ServiceConfigResponse } from "@litrev/contracts";
-import { CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
+import { cancellationOf, CostCeilingExceeded, CostMeter, jobReportExtras, PartialFailure, type JobContext, type JobHandler, type PartialRecord } from "@litrev/jobs";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import { addUsage, firstModel, ZERO_USAGE } from "@litrev/llm";
 import { addQuotes, extractRecord, NO_QUOTES, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "../pipeline/extract-record";
@@ -127,10 +127,12 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
         },
       });
     } catch (error) {
-      if (ctx.signal.aborted) throw error;
+      // A cancelled job keeps what it finished, like a failed one; any other abort (a hand-back, a lost lease) is the worker's.
+      const cancelled = cancellationOf(ctx.signal);
+      if (ctx.signal.aborted && !cancelled) throw error;
       // A failed job keeps what it finished: polls show it as partial results.
       const partial = collect(finished);
-      const failure = error instanceof CostCeilingExceeded ? error.failure("the finished records are kept.") : ServiceError.from(error);
+      const failure = cancelled ?? (error instanceof CostCeilingExceeded ? error.failure("the finished records are kept.") : ServiceError.from(error));
       throw new PartialFailure(failure, { items: partial.items, result: { errors: partial.errors, partial: true }, extra: progress.extra() });
     }
 

@@ -9,6 +9,7 @@ import {
   type ScreeningStage,
 } from "@litrev/contracts";
 import {
+  cancellationOf,
   CostCeilingExceeded,
   CostMeter,
   ITEM_CHUNK,
@@ -115,6 +116,9 @@ export async function runScreeningPipeline(
     throw new PartialFailure(failure(labelled.length), { items: labelled, extra: { ...reportExtras(), usage_by_stage: usage.byStage } });
   };
   const stopAtCeiling = (error: unknown): never => {
+    // A cancelled job keeps the papers labelled so far, like one stopped at its ceiling.
+    const cancelled = cancellationOf(job.signal);
+    if (cancelled) return failWithLabelled(() => cancelled);
     if (!(error instanceof CostCeilingExceeded)) throw error;
     return failWithLabelled((labelled) => error.failure(`${labelled} of ${count} papers were labelled. The progress reached is kept.`));
   };
