@@ -1,4 +1,5 @@
 import { build, type Plugin } from "esbuild";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, type ServiceProcess } from "./launch";
 
@@ -59,5 +60,12 @@ export async function buildService(service: ServiceProcess, outDir: string): Pro
     logLevel: "warning",
     plugins: [npmPackagesExternal],
   });
-  return Object.keys(result.metafile.outputs);
+  const files = Object.keys(result.metafile.outputs);
+  if (service === "gateway") {
+    // The console's reference import for the browser, built now: the image carries no esbuild.
+    const { buildReferencesBundle, REFERENCES_BUNDLE } = await import("../../services/gateway/src/console/references-bundle");
+    writeFileSync(join(outDir, REFERENCES_BUNDLE), await buildReferencesBundle());
+    files.push(join(outDir, REFERENCES_BUNDLE));
+  }
+  return files;
 }

@@ -115,6 +115,10 @@ describe("image rehearsal: the Dockerfile's build stage and start command, run h
       return ["completed", "failed"].includes(res.body.status) ? res.body : null;
     }, 60_000, 100);
     expect(final.status, JSON.stringify(final).slice(0, 500)).toBe("completed");
+    // The console's reference import, written by the build (the image has no esbuild to make it).
+    const bundle = await fetch(`${base}/console/references.js`);
+    expect(bundle.status).toBe(200);
+    expect(await bundle.text()).toMatch(/importReferences/);
 
     for (const [service, { child, output }] of started) {
       const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, extname, join } from "node:path";
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
-import { buildReferencesBundle } from "./references-bundle";
+import { buildReferencesBundle, prebuiltReferencesBundle } from "./references-bundle";
 
 /**
  * Where the console's files live: plain HTML, CSS and JavaScript, served as they are (no build step),
@@ -70,7 +70,7 @@ export function consoleRoutes(dir = CONSOLE_DIR): FastifyPluginAsync {
     // Built once, on the first request for it (only a reviewer importing files needs it).
     let bundle: Promise<Buffer> | undefined;
     app.get("/console/references.js", { schema: { hide: true } }, async (request, reply) => {
-      bundle ??= buildReferencesBundle().then((text) => Buffer.from(text));
+      bundle ??= Promise.resolve(prebuiltReferencesBundle()).then(async (built) => built ?? Buffer.from(await buildReferencesBundle()));
       try {
         return reply.headers(SECURITY_HEADERS).type(TYPES[".js"]!).send(await bundle);
       } catch (error) {
