@@ -1,11 +1,10 @@
-import { spawnSync } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT } from "../../scripts/lib/launch";
 import { screeningPapers, CRITERIA } from "../e2e/screening-fixtures";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
+import { CHROMIUM_ARGS, CONSOLE_ARTIFACTS, findChromium } from "../support/browser";
 
 /**
  * The console's validation panel in headless Chromium: on a completed mock screening job's page, a
@@ -14,8 +13,7 @@ import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
  * goes to test-artifacts/console/.
  */
 
-const ARTIFACTS = join(ROOT, "test-artifacts", "console");
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
+const ARTIFACTS = CONSOLE_ARTIFACTS;
 const R = 5;
 
 describe("the console's validation panel in headless Chromium", () => {
@@ -28,12 +26,12 @@ describe("the console's validation panel in headless Chromium", () => {
   const outside: string[] = [];
 
   beforeAll(async () => {
-    const found = spawnSync("bash", [join(ROOT, "scripts/ensure-chromium.sh")], { encoding: "utf8", timeout: 900_000 });
-    chromiumPath = found.status === 0 ? (found.stdout.trim().split("\n").at(-1) ?? "") : "";
-    if (!chromiumPath) {
-      skipReason = found.stderr.trim().split("\n").at(-1) || `scripts/ensure-chromium.sh exited ${found.status}`;
+    const found = findChromium();
+    if ("reason" in found) {
+      skipReason = found.reason;
       return;
     }
+    chromiumPath = found.path;
     mkdirSync(ARTIFACTS, { recursive: true });
     stack = await startStack({ services: { screening: 1 } });
     browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
@@ -115,6 +113,11 @@ describe("the console's validation panel in headless Chromium", () => {
     expect(await page.locator("#sample-summary").textContent()).toMatch(/120 papers \(simple, seed \d+\), 0 labelled\. One-sided: recall of at least 80% with 95% confidence/);
     const sampleId = await page.locator("#sample-id").inputValue();
     const ids: string[] = (await stack.http("GET", `/v1/screening/jobs/${jobId}/validation-samples/${sampleId}`)).body.paper_ids.map(String);
+    // The sample for blind screening, as the service writes it: order, id, title, abstract, an empty decision.
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Download the sample (CSV)" }).click()]);
+    const sampleText = readFileSync((await download.path())!, "utf8");
+    expect(sampleText.replace(/^\uFEFF/, "").split(/\r?\n/, 1)[0]).toBe("order,id,title,abstract,included");
+    expect(sampleText.trimEnd().split(/\r?\n/)).toHaveLength(121);
     const batch = (from: number, to: number) => ["id,included", ...ids.slice(from, to).map((id) => `${id},${score.get(id)! >= 2 ? 1 : 0}`)].join("\n");
     for (const [from, to] of [[0, 60], [60, 120]] as const) {
       await page.locator("#sample-labels").fill(batch(from, to));

@@ -1,4 +1,3 @@
-import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -8,6 +7,7 @@ import { extractionResponder } from "../../services/indexer/src/testing/responde
 import { ROOT } from "../../scripts/lib/launch";
 import { indexerRecords } from "../support/dataset";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
+import { CHROMIUM_ARGS, CONSOLE_ARTIFACTS, findChromium } from "../support/browser";
 
 /**
  * The console in a real browser: headless Chromium (Debian's package, installed by
@@ -19,16 +19,7 @@ import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
  * UPDATE_CONSOLE_SCREENSHOT=1 also copies the job page's screenshot to docs/console.png (the README's).
  */
 
-const ARTIFACTS = join(ROOT, "test-artifacts", "console");
-/** Flags for a closed network: without the background-networking ones Chromium keeps trying to reach the outside. */
-const CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"];
-
-function findChromium(): { path: string } | { reason: string } {
-  const result = spawnSync("bash", [join(ROOT, "scripts/ensure-chromium.sh")], { encoding: "utf8", timeout: 900_000 });
-  const path = result.stdout.trim().split("\n").at(-1) ?? "";
-  if (result.status === 0 && path) return { path };
-  return { reason: result.stderr.trim().split("\n").at(-1) || `scripts/ensure-chromium.sh exited ${result.status}` };
-}
+const ARTIFACTS = CONSOLE_ARTIFACTS;
 
 describe("the console in headless Chromium", () => {
   let chromiumPath: string | undefined;
@@ -126,6 +117,16 @@ describe("the console in headless Chromium", () => {
     expect(await row.locator('[data-cell="mode"]').textContent()).toBe("mock");
     expect(await row.locator('[data-cell="created"]').textContent()).not.toBe("—");
     await shot("2-jobs");
+    // The list filters by status and text.
+    await page.locator("#jobs-status").selectOption("failed");
+    expect(await page.locator("#screening-jobs tr[data-job-id]").count()).toBe(0);
+    await page.locator("#jobs-status").selectOption("all");
+    await page.locator("#jobs-text").fill(jobId.slice(0, 8));
+    expect(await page.locator("#screening-jobs tr[data-job-id]").count()).toBe(1);
+    expect(await page.locator("#screening-jobs-page").textContent()).toBe("Page 1 of 1 · 1 jobs");
+    await page.locator("#jobs-text").fill("");
+    // The favicon loads without a key.
+    expect((await page.request.get(`${stack.baseUrl}/favicon.ico`)).status()).toBe(200);
 
     // The job's page: clusters as an SVG chart, verdicts per criterion, the papers.
     await row.getByRole("link").click();
@@ -137,6 +138,11 @@ describe("the console in headless Chromium", () => {
     const counts = await page.locator("#clusters-chart g > text:last-of-type").allTextContents();
     expect(counts.map(Number).reduce((a, b) => a + b, 0)).toBe(5000);
     expect(await page.locator("#verdicts tbody tr").count()).toBe(3);
+    // The exclusion criterion ("Design") is coloured by what it does: met excludes.
+    const design = page.locator("#verdicts tbody tr").nth(2);
+    expect(await design.locator("td").first().textContent()).toBe("exclude (met excludes)");
+    expect(await design.locator("td").nth(1).getAttribute("class")).toBe("num verdict-rejects");
+    expect(await page.locator("#contradictions").textContent()).toMatch(/^(\d+ papers have a decision their own verdicts contradict|No paper's decision contradicts)/);
     // The papers: 25 a page, paged, sorted, filtered, searched, and opened one by one.
     const paperIds = () => page.locator("#papers tbody tr th").allTextContents();
     expect(await page.locator("#papers tbody tr").count()).toBe(25);
@@ -145,7 +151,7 @@ describe("the console in headless Chromium", () => {
     expect((await paperIds())[0]).toBe("demo-26");
     await page.getByRole("button", { name: "Score" }).click();
     expect(await page.locator('th[data-sort="score"]').getAttribute("aria-sort")).toBe("ascending");
-    const scores = async () => (await page.locator("#papers tbody tr td:nth-child(3)").allTextContents()).map(Number);
+    const scores = async () => (await page.locator("#papers tbody tr td:nth-child(4)").allTextContents()).map(Number);
     const ascending = await scores();
     expect(ascending).toEqual([...ascending].sort((a, b) => a - b));
     await page.getByRole("button", { name: "Score" }).click();
@@ -154,7 +160,7 @@ describe("the console in headless Chromium", () => {
     expect(descending).toEqual([...descending].sort((a, b) => b - a));
     expect(descending[0]).toBeGreaterThanOrEqual(ascending.at(-1)!);
     await page.getByLabel("Show").selectOption("exclude");
-    const excluded = await page.locator("#papers tbody tr td:nth-child(2)").allTextContents();
+    const excluded = await page.locator("#papers tbody tr td:nth-child(3)").allTextContents();
     expect(excluded.length).toBeGreaterThan(0);
     expect(new Set(excluded)).toEqual(new Set(["exclude"]));
     await page.getByLabel("Show").selectOption("all");
@@ -178,16 +184,16 @@ describe("the console in headless Chromium", () => {
     const jobShot = await shot("3-job");
     
     // Download links save the export through the API (with the key); the report shows in the page.
-    const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download CSV" }).click()]);
+    const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("link", { name: "Download CSV", exact: true }).click()]);
     expect(csvDownload.suggestedFilename()).toBe(`screening-${jobId}.csv`);
     const csvText = readFileSync((await csvDownload.path())!, "utf8");
     const csvLines = csvText.trimEnd().split("\r\n");
-    expect(csvLines[0]).toMatch(/^id,decision,final_score,include_votes,repetitions,cluster_id,cluster_label,criterion_1: Population,/);
+    expect(csvLines[0]).toMatch(/^\uFEFFid,title,decision,final_score,include_votes,repetitions,cluster_id,cluster_label,criterion_1: Population,/);
     expect(csvLines).toHaveLength(5001);
     await page.getByRole("link", { name: "Methods report" }).click();
     const reportText = await page.locator("#report pre").textContent();
-    expect(reportText).toContain(`# Methods report: screening job ${jobId}`);
-    expect(reportText).toContain("- 5000 papers in the results.");
+    expect(reportText).toMatch(/^# Methods report: /);
+    expect(reportText).toMatch(/- 5,?000 papers in the results\./);
     expect(reportText).toContain("Repetitions (votes per paper): 5");
     await shot("3-job-full", true);
     expect(await page.locator("#stage-timings tbody tr").count()).toBe(4);
@@ -199,6 +205,7 @@ describe("the console in headless Chromium", () => {
     await page.goto(`${stack.baseUrl}/console#/job/indexer/${extraction.body.job_id}`);
     await expect.poll(() => page.locator('[data-fact="status"]').textContent(), { timeout: 60_000, interval: 100 }).toBe("completed");
     expect(await page.locator("#records tbody tr").count()).toBe(6);
+    expect(await page.locator("#records-page").textContent()).toBe("Page 1 of 1 · 6 records");
     expect(await page.locator("#records thead th").allTextContents()).toContain("design");
     await shot("5-extraction-job", true);
 
@@ -207,6 +214,12 @@ describe("the console in headless Chromium", () => {
     await page.locator("#prompts tbody tr").first().waitFor();
     expect(await page.locator("#services tbody tr").count()).toBeGreaterThan(0);
     expect(await page.locator("#aliases tbody tr").count()).toBeGreaterThan(0);
+    // A long system prompt opens in full.
+    const prompt = page.locator("#services details.full-text").first();
+    if (await prompt.count()) {
+      await prompt.locator("summary").click();
+      expect((await prompt.locator("pre").textContent())!.length).toBeGreaterThan(80);
+    }
     await shot("4-config", true);
 
     // Forgetting the key returns to the sign-in form.

@@ -165,6 +165,13 @@ describe("job exports and methods reports (issue 19)", () => {
     expect(md.body).toContain("## Methods paragraph");
     expect(md.body).toContain("| Guideline | Item | Answer |");
     expect(md.body).toMatch(/\| RAISE, PRISMA-trAIce \| Role of the AI .* \| \*for you to fill in\* \|/);
+    // Usage, cost and time as the poll has them.
+    const usage = job.usage as { input_tokens: number; cached_input_tokens: number; output_tokens: number; calls: number; retries: number };
+    expect(md.body).toContain(`- Tokens: ${usage.input_tokens} input (${usage.cached_input_tokens} cached), ${usage.output_tokens} output`);
+    expect(md.body).toContain(`- Calls: ${usage.calls}; retries: ${usage.retries}`);
+    expect(md.body).toContain(`- Actual cost: $${(job.actual_cost_usd as number).toFixed(4)}; estimated at creation: $${(job.estimated_cost_usd as number).toFixed(4)}`);
+    expect(md.body).toContain(`- Created: ${job.created_at}; completed: ${job.completed_at}; duration: ${(job.duration_ms / 1000).toFixed(1)} s`);
+    expect(md.body).toContain(`- Threshold: ${job.provenance.threshold}`);
     // Temperature is not sent to this model family: said as such, not "not recorded".
     expect(md.body).toContain("temperature not sent (provider default)");
 

@@ -177,17 +177,18 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
   }, 90_000);
 
   it("counts polls of a large finished job (streamed in parts) as heavy reads, and never small polls", async () => {
-    const small = await finishedJob("mallory", 3);
-    // Short abstracts: a body over one part (1 MiB), an input well within her storage quota.
-    const big = await createJob("mallory", screeningPapers(2_500).map((p) => ({ ...p, abstract: "a" })), { project_id: 7 });
+    const small = await finishedJob("alice", 3);
+    // Short abstracts: a body over one part (1 MiB), an input well within the storage quota
+    // (alice's: mallory's storage is still held by the attack's jobs).
+    const big = await createJob("alice", screeningPapers(2_500).map((p) => ({ ...p, abstract: "a" })), { project_id: 7 });
     expect(big.status, JSON.stringify(big.body)).toBe(200);
     const id = big.body.job_id as string;
     const poll = (who: Owner, job: string) => stack.http("GET", `/v1/screening/jobs/${job}`, undefined, { headers: { "x-api-key": KEYS[who] } });
-    await waitFor(async () => (await poll("mallory", id)).body?.status === "completed", 60_000, 250);
-    expect(JSON.stringify((await poll("mallory", id)).body).length).toBeGreaterThan(1024 * 1024);
+    await waitFor(async () => (await poll("alice", id)).body?.status === "completed", 60_000, 250);
+    expect(JSON.stringify((await poll("alice", id)).body).length).toBeGreaterThan(1024 * 1024);
 
-    // Twelve at once: beyond her two heavy places (KEY_HEAVY_CONCURRENCY=2) while the others stream, a poll is refused…
-    const large = await Promise.all(Array.from({ length: 12 }, () => poll("mallory", id)));
+    // Twelve at once: beyond the two heavy places (KEY_HEAVY_CONCURRENCY=2) while the others stream, a poll is refused…
+    const large = await Promise.all(Array.from({ length: 12 }, () => poll("alice", id)));
     const refused = large.filter((r) => r.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     expect(large.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(2);
@@ -196,8 +197,8 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
       expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     }
     expect(large.every((r) => r.status === 200 || r.status === 429)).toBe(true);
-    // …while polls of her small job are never counted, however many at once.
-    const smallPolls = await Promise.all(Array.from({ length: 12 }, () => poll("mallory", small)));
+    // …while polls of the small job are never counted, however many at once.
+    const smallPolls = await Promise.all(Array.from({ length: 12 }, () => poll("alice", small)));
     expect(smallPolls.map((r) => r.status)).toEqual(Array(12).fill(200));
   }, 90_000);
 });

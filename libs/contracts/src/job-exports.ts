@@ -130,7 +130,7 @@ export const JobReport = z.object({
   recall_certificate: ReportCertificate.nullable().optional(),
   asked: ReportAsked.optional(),
   prisma: PrismaCounts.optional(),
-  /** A methods paragraph written from the job, with placeholders in [brackets] for what only the team knows. Added when the report is read. */
+  /** A methods paragraph written from the job, with placeholders in {braces} for what only the team knows. Added when the report is read. */
   methods_paragraph: z.string().optional(),
   /** RAISE and PRISMA-trAIce reporting items, answered where the job knows. Added when the report is read. */
   checklist: z.array(ChecklistRow).optional(),

@@ -181,5 +181,11 @@ export const JobArtifactHead = z.object({
    * store of record). Kept apart so that the poll body stays the spec's.
    */
   texts: ObjectRef.optional(),
+  /**
+   * False when the service had no store of record (the spec's "without persistence"): the job is
+   * read once, by its first poll, through the owning service, which then erases it; later reads
+   * are 404 as the spec says. Absent: persistent.
+   */
+  persistent: z.literal(false).optional(),
 });
 export type JobArtifactHead = z.infer<typeof JobArtifactHead>;

@@ -69,7 +69,7 @@ export class ArtifactWriter {
   }
 
   /** The last chunk, then the head: from here on the artifact is complete. */
-  async finish(record: StoredJob, prompts?: PromptInstructions): Promise<JobArtifactHead> {
+  async finish(record: StoredJob, prompts?: PromptInstructions, persistent = true): Promise<JobArtifactHead> {
     const items = await this.#lines.close();
     const texts = await this.#texts.close();
     const head: JobArtifactHead = {
@@ -82,6 +82,7 @@ export class ArtifactWriter {
       items,
       // Every item has its text, or the input was gone and none has.
       ...(texts.lines === items.lines && (texts.lines ?? 0) > 0 ? { texts } : {}),
+      ...(persistent ? {} : { persistent: false as const }),
     };
     await this.data.putJson(jobDataObjects.artifactHead(this.jobId), head);
     return head;

@@ -1,10 +1,14 @@
-// The console: plain JavaScript served by the gateway as it is (no build step, nothing loaded
-// from elsewhere). Every call carries the service key, which lives only in this tab's
-// sessionStorage. Live progress comes from the job event streams, read with fetch() because
-// EventSource cannot send a header (docs/console.md).
+// The console: plain JavaScript served by the gateway as it is (only the import library is
+// bundled, by the gateway; nothing is loaded from elsewhere). Every call carries the service key,
+// which lives only in this tab's sessionStorage. Live progress comes from the job event streams,
+// read with fetch() because EventSource cannot send a header (docs/console.md).
+
+import { newJobView } from "./new-job.js";
 
 const KEY_ITEM = "litrev.console.apiKey";
-const LIST_LIMIT = 25;
+/** Jobs read per kind for the list, which is then filtered and paged here (the listing route takes only `limit`). */
+const LIST_FETCH = 500;
+const JOBS_PER_PAGE = 25;
 const MAX_LIVE_STREAMS = 20;
 const ROWS_PER_PAGE = 100;
 const PAPERS_PER_PAGE = 25;
@@ -212,7 +216,7 @@ function render() {
   $("#forget").hidden = false;
   const hash = location.hash || "#/jobs";
   const job = /^#\/job\/(screening|indexer)\/([^/]+)$/.exec(hash);
-  const section = job ? "jobs" : hash === "#/config" ? "config" : "jobs";
+  const section = job ? "jobs" : hash === "#/config" ? "config" : hash === "#/new" ? "new" : "jobs";
   for (const link of document.querySelectorAll("#nav a")) {
     if (link.dataset.section === section) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
@@ -226,6 +230,7 @@ function render() {
   };
   if (job) jobView(view, job[1], decodeURIComponent(job[2]), signal).catch(failed);
   else if (section === "config") configView(view, signal).catch(failed);
+  else if (section === "new") newJobView(view, signal).catch(failed);
   else jobsView(view, signal).catch(failed);
 }
 
@@ -317,13 +322,28 @@ async function jobsView(view, signal) {
     start,
   );
   const tables = {};
+  // The listing route pages by `limit` only: the newest LIST_FETCH jobs are filtered and paged here.
+  const filters = { kind: "all", status: "all", text: "" };
+  const kindFilter = h("select", { id: "jobs-kind" }, [["all", "All kinds"], ["screening", "Screening"], ["indexer", "Extraction"]].map(([value, text]) => h("option", { value, text })));
+  const statusFilter = h("select", { id: "jobs-status" }, ["all", "pending", "running", "completed", "failed"].map((value) => h("option", { value, text: value === "all" ? "Any status" : value })));
+  const textFilter = h("input", { id: "jobs-text", type: "search", placeholder: "job id, project, model, error" });
+  const filterBar = h(
+    "div",
+    { class: "toolbar", role: "search", "aria-label": "Filter the jobs" },
+    h("label", { for: "jobs-kind" }, "Kind", kindFilter),
+    h("label", { for: "jobs-status" }, "Status", statusFilter),
+    h("label", { for: "jobs-text" }, "Find", textFilter),
+  );
   const sections = ["screening", "indexer"].map((kind) => {
     const tbody = h("tbody");
-    tables[kind] = { tbody, rows: new Map(), streams: new Map() };
+    const info = h("span", { id: `${kind}-jobs-page`, role: "status" });
+    const prev = h("button", { type: "button", class: "quiet", text: "Newer jobs", "aria-label": `Newer ${kind} jobs`, onclick: () => (table.page--, draw(kind)) });
+    const next = h("button", { type: "button", class: "quiet", text: "Older jobs", "aria-label": `Older ${kind} jobs`, onclick: () => (table.page++, draw(kind)) });
+    const table = (tables[kind] = { tbody, rows: new Map(), streams: new Map(), items: [], page: 0, info, prev, next });
     const title = kind === "screening" ? "Screening jobs" : "Extraction jobs";
-    return h(
+    const section = h(
       "section",
-      { "aria-labelledby": `${kind}-title` },
+      { "aria-labelledby": `${kind}-title`, "data-kind": kind },
       h("h2", { id: `${kind}-title`, text: title }),
       h(
         "div",
@@ -331,13 +351,40 @@ async function jobsView(view, signal) {
         h(
           "table",
           { id: `${kind}-jobs` },
-          h("caption", { text: `The ${LIST_LIMIT} newest ${kind === "screening" ? "screening" : "extraction"} jobs; running ones update live.` }),
+          h("caption", { text: `${kind === "screening" ? "Screening" : "Extraction"} jobs, newest first; running ones update live.` }),
           h("thead", {}, h("tr", {}, LIST_COLUMNS[kind].map((c) => h("th", { scope: "col", class: NUMERIC_COLUMNS.has(c) ? "num" : undefined, text: c })))),
           tbody,
         ),
       ),
+      h("div", { class: "toolbar pager" }, prev, info, next),
     );
+    table.section = section;
+    return section;
   });
+  const matches = (item) => {
+    if (filters.status !== "all" && item.status !== filters.status) return false;
+    const q = filters.text.toLowerCase();
+    return !q || [item.job_id, item.project_id, item.model, item.error, item.stage].some((v) => v !== undefined && v !== null && String(v).toLowerCase().includes(q));
+  };
+  const draw = (kind) => {
+    const table = tables[kind];
+    table.section.hidden = filters.kind !== "all" && filters.kind !== kind;
+    const items = table.items.filter(matches);
+    const pages = Math.max(1, Math.ceil(items.length / JOBS_PER_PAGE));
+    table.page = Math.max(0, Math.min(table.page, pages - 1));
+    fillTable(kind, table, items.slice(table.page * JOBS_PER_PAGE, (table.page + 1) * JOBS_PER_PAGE), signal);
+    table.info.textContent = items.length === table.items.length ? `Page ${table.page + 1} of ${pages} · ${items.length} jobs` : `Page ${table.page + 1} of ${pages} · ${items.length} of ${table.items.length} jobs`;
+    table.prev.disabled = table.page === 0;
+    table.next.disabled = table.page >= pages - 1;
+  };
+  const drawAll = () => (draw("screening"), draw("indexer"));
+  const refilter = () => {
+    for (const table of Object.values(tables)) table.page = 0;
+    drawAll();
+  };
+  kindFilter.addEventListener("change", () => ((filters.kind = kindFilter.value), refilter()));
+  statusFilter.addEventListener("change", () => ((filters.status = statusFilter.value), refilter()));
+  textFilter.addEventListener("input", () => ((filters.text = textFilter.value.trim()), refilter()));
   view.append(
     h("h1", { text: "Jobs" }),
     h(
@@ -347,17 +394,23 @@ async function jobsView(view, signal) {
       form,
       h("p", { id: "mock-hint", class: "hint", text: "Mock mode: no provider key and no cost; the same input always gives the same output." }),
       status,
+      h("p", { class: "hint" }, "To screen your own references (RIS, NBIB, CSV) open ", h("a", { href: "#/new", text: "New job" }), "."),
     ),
+    filterBar,
     ...sections,
   );
 
   const refresh = async () => {
-    const [screening, indexer] = await Promise.all([
-      api(`/v1/screening/jobs?limit=${LIST_LIMIT}`, { signal }),
-      api(`/v1/indexer/jobs?limit=${LIST_LIMIT}`, { signal }),
-    ]);
-    fillTable("screening", tables.screening, screening, signal);
-    fillTable("indexer", tables.indexer, indexer, signal);
+    // A gateway whose MAX_LIST_LIMIT is below LIST_FETCH refuses it (400): then its default page.
+    const list = (kind) =>
+      api(`/v1/${kind}/jobs?limit=${LIST_FETCH}`, { signal }).catch((error) => {
+        if (error instanceof ApiError && error.status === 400) return api(`/v1/${kind}/jobs`, { signal });
+        throw error;
+      });
+    const [screening, indexer] = await Promise.all([list("screening"), list("indexer")]);
+    tables.screening.items = screening;
+    tables.indexer.items = indexer;
+    drawAll();
   };
   await refresh();
   (async () => {
@@ -397,9 +450,10 @@ function fillTable(kind, table, items, signal) {
       table.rows.delete(id);
     }
   }
-  if (items.length === 0 && !table.tbody.querySelector(".empty")) {
-    table.tbody.append(h("tr", { class: "empty" }, h("td", { colspan: String(LIST_COLUMNS[kind].length), class: "muted", text: "No jobs yet." })));
-  } else if (items.length > 0) table.tbody.querySelector(".empty")?.remove();
+  table.tbody.querySelector(".empty")?.remove();
+  if (items.length === 0) {
+    table.tbody.append(h("tr", { class: "empty" }, h("td", { colspan: String(LIST_COLUMNS[kind].length), class: "muted", text: table.items.length ? "No job matches." : "No jobs yet." })));
+  }
 }
 
 function listRow(kind, item) {
@@ -495,11 +549,59 @@ async function jobView(view, kind, jobId, signal) {
         : []),
     );
   };
+  const base = `/v1/${kind}/jobs/${encodeURIComponent(jobId)}`;
+  const actionNote = h("span", { class: "hint", role: "status" });
+  const cancel = h("button", {
+    type: "button",
+    class: "quiet",
+    id: "cancel-job",
+    text: "Cancel the job",
+    onclick: async () => {
+      cancel.disabled = true;
+      try {
+        finish(await api(`${base}/cancel`, { method: "POST", body: {}, signal }));
+      } catch (error) {
+        actionNote.textContent = `Could not cancel: ${error.message}`;
+        cancel.disabled = false;
+      }
+    },
+  });
+  const remove = h("button", {
+    type: "button",
+    class: "quiet",
+    id: "delete-job",
+    text: "Delete the job",
+    onclick: async () => {
+      if (!window.confirm("Delete this job with its papers, results and report? This cannot be undone.")) return;
+      try {
+        await api(base, { method: "DELETE", signal });
+        announce(`Job ${shortId(jobId)} deleted`);
+        location.hash = "#/jobs";
+      } catch (error) {
+        actionNote.textContent = `Could not delete: ${error.message}`;
+      }
+    },
+  });
+  view.insertBefore(h("div", { class: "toolbar", id: "job-actions" }, cancel, remove, actionNote), links);
   const finish = (data) => {
     show(data);
+    cancel.hidden = !isActive(data.status);
     links.replaceChildren(jobLinks(kind, jobId, data.status, signal));
-    if (kind === "screening") renderScreeningResults(results, data);
-    else renderIndexerResults(results, data);
+    if (kind === "screening") {
+      // Titles come from the JSON Lines export (the poll body holds ids only); until they arrive, ids.
+      // The map is filled in place and the paper table redrawn, so nothing the reader started is lost.
+      const titles = new Map();
+      renderScreeningResults(results, data, titles);
+      if (Array.isArray(data.results) && !isActive(data.status)) {
+        loadTitles(kind, jobId, signal)
+          .then((loaded) => {
+            if (signal.aborted || loaded.size === 0) return;
+            for (const [id, title] of loaded) titles.set(id, title);
+            results.refreshTitles?.();
+          })
+          .catch(() => undefined);
+      }
+    } else renderIndexerResults(results, data);
   };
   finish(job);
   if (isActive(job.status)) {
@@ -530,7 +632,47 @@ function stageTimingsTable(timings, status) {
   );
 }
 
-function renderScreeningResults(container, job) {
+/** id → title from a finished job's JSON Lines export (empty when the export carries no titles). */
+async function loadTitles(kind, jobId, signal) {
+  const res = await fetch(`/v1/${kind}/jobs/${encodeURIComponent(jobId)}/export?format=jsonl`, { headers: { "X-API-Key": apiKey() ?? "" }, signal });
+  const titles = new Map();
+  if (!res.ok) return titles;
+  for (const line of (await res.text()).split("\n")) {
+    if (!line) continue;
+    const item = JSON.parse(line);
+    const id = item.id ?? item.ID;
+    const title = item.title ?? item.Title;
+    if (id !== undefined && typeof title === "string" && title) titles.set(String(id), title);
+  }
+  return titles;
+}
+
+/** What a criterion's verdict does to the paper: an exclusion criterion that is met excludes it. */
+function verdictEffect(type, verdict) {
+  if (verdict === "unclear" || !VERDICTS.includes(verdict)) return "unclear";
+  return (verdict === "met") === (type !== "exclude") ? "keeps" : "rejects";
+}
+const effectText = (type, verdict) => {
+  const text = VERDICT_TEXT[verdict];
+  if (!text) return dash;
+  const effect = verdictEffect(type, verdict);
+  return type === "exclude" && effect === "rejects" ? `${text} (excludes)` : text;
+};
+
+/**
+ * Why a paper's decision disagrees with its own verdicts, or null: included although an exclusion
+ * criterion is met or an inclusion criterion is not; excluded although every criterion keeps it.
+ */
+function contradiction(item) {
+  const verdicts = item.criteria_verdicts ?? [];
+  if (verdicts.length === 0 || item.error) return null;
+  const rejecting = verdicts.filter((v) => verdictEffect(v.type, v.verdict) === "rejects");
+  if (item.decision === "include" && rejecting.length) return `included although ${rejecting.map((v) => `“${v.name || v.type}” ${v.type === "exclude" ? "is met" : "is not met"}`).join(", ")}`;
+  if (item.decision === "exclude" && verdicts.every((v) => verdictEffect(v.type, v.verdict) === "keeps")) return "excluded although every criterion keeps it";
+  return null;
+}
+
+function renderScreeningResults(container, job, titles) {
   if (!Array.isArray(job.results)) {
     container.replaceChildren(h("p", { class: "muted", text: isActive(job.status) ? "Results appear here when the job completes." : "This job has no results." }));
     return;
@@ -538,13 +680,16 @@ function renderScreeningResults(container, job) {
   const clusters = [...(job.clusters ?? [])].sort((a, b) => b.count - a.count);
   const labels = new Map(clusters.map((c) => [c.cluster_id, c.label]));
   const criteria = job.results[0]?.criteria_verdicts?.map((v) => ({ name: v.name, type: v.type })) ?? [];
+  const threshold = typeof job.config?.threshold === "number" ? job.config.threshold : 1;
+  const browser = paperBrowser(job, criteria, labels, titles);
   container.replaceChildren(
     h("section", { "aria-labelledby": "clusters-title" }, h("h2", { id: "clusters-title", text: "Reason clusters" }), clusterChart(clusters)),
-    h("section", { "aria-labelledby": "verdicts-title" }, h("h2", { id: "verdicts-title", text: "Verdicts per criterion" }), verdictSummary(job.results, criteria)),
-    h("section", { "aria-labelledby": "papers-title" }, h("h2", { id: "papers-title", text: `Papers (${job.results.length})` }), paperBrowser(job, criteria, labels)),
+    h("section", { "aria-labelledby": "verdicts-title" }, h("h2", { id: "verdicts-title", text: "Verdicts per criterion" }), verdictSummary(job.results, criteria, threshold)),
+    h("section", { "aria-labelledby": "papers-title" }, h("h2", { id: "papers-title", text: `Papers (${job.results.length})` }), browser),
   );
-  // validation.js adds its panel on this event.
-  container.dispatchEvent(new CustomEvent("screening-results", { bubbles: true, detail: job }));
+  container.refreshTitles = browser.refreshTitles;
+  // validation.js adds its panel on this event (and names papers by their titles when they are known).
+  container.dispatchEvent(new CustomEvent("screening-results", { bubbles: true, detail: Object.assign(job, { titles }) }));
 }
 
 /** The clusters as a horizontal bar chart (inline SVG), with the numbers as a table for screen readers. */
@@ -586,8 +731,9 @@ function clusterChart(clusters) {
 const VERDICTS = ["met", "not_met", "unclear"];
 const VERDICT_TEXT = { met: "met", not_met: "not met", unclear: "unclear" };
 
-function verdictSummary(results, criteria) {
+function verdictSummary(results, criteria, threshold) {
   if (criteria.length === 0) return h("p", { class: "muted", text: "The job had no criteria." });
+  const contradicting = results.filter((item) => contradiction(withDecision(item, threshold))).length;
   const counts = criteria.map(() => ({ met: 0, not_met: 0, unclear: 0 }));
   for (const item of results) item.criteria_verdicts?.forEach((v, c) => counts[c] && VERDICTS.includes(v.verdict) && counts[c][v.verdict]++);
   return h(
@@ -605,7 +751,7 @@ function verdictSummary(results, criteria) {
           const total = VERDICTS.reduce((sum, v) => sum + counts[c][v], 0) || 1;
           const stack = h("div", { class: "stack", role: "img", "aria-label": VERDICTS.map((v) => `${VERDICT_TEXT[v]} ${counts[c][v]}`).join(", ") });
           for (const v of VERDICTS) {
-            const part = h("span", { class: `s-${v}` });
+            const part = h("span", { class: `s-${verdictEffect(criterion.type, v)}` });
             part.style.width = `${(100 * counts[c][v]) / total}%`;
             stack.append(part);
           }
@@ -613,12 +759,19 @@ function verdictSummary(results, criteria) {
             "tr",
             {},
             h("th", { scope: "row", text: criterion.name || `Criterion ${c + 1}` }),
-            h("td", { text: criterion.type }),
-            ...VERDICTS.map((v) => h("td", { class: "num", text: String(counts[c][v]) })),
+            h("td", { text: criterion.type === "exclude" ? "exclude (met excludes)" : criterion.type }),
+            ...VERDICTS.map((v) => h("td", { class: `num verdict-${verdictEffect(criterion.type, v)}`, text: String(counts[c][v]) })),
             h("td", {}, stack),
           );
         }),
       ),
+    ),
+    h(
+      "p",
+      { id: "contradictions", class: contradicting ? "alert" : "hint" },
+      contradicting
+        ? `${contradicting} papers have a decision their own verdicts contradict (marked ⚠ in the table; "Show" → "Contradicted" lists them).`
+        : "No paper's decision contradicts its verdicts.",
     ),
   );
 }
@@ -682,10 +835,14 @@ function jobLinks(kind, jobId, status, signal) {
       }
     },
   });
-  const downloads =
-    status === "completed"
-      ? [link("Download CSV", `${base}/export?format=csv`, `${kind}-${jobId}.csv`), link("Download JSON Lines", `${base}/export?format=jsonl`, `${kind}-${jobId}.jsonl`)]
-      : [];
+  // A failed or cancelled job exports the items that finished, marked partial (docs/reporting.md).
+  const partial = status === "completed" ? "" : "-partial";
+  const downloads = [
+    link(`Download CSV${partial ? " (partial)" : ""}`, `${base}/export?format=csv`, `${kind}-${jobId}${partial}.csv`),
+    link(`Download CSV for scripts${partial ? " (partial)" : ""}`, `${base}/export?format=csv&csv=plain`, `${kind}-${jobId}${partial}-plain.csv`),
+    link(`Download RIS${partial ? " (partial)" : ""}`, `${base}/export?format=ris`, `${kind}-${jobId}${partial}.ris`),
+    link(`Download JSON Lines${partial ? " (partial)" : ""}`, `${base}/export?format=jsonl`, `${kind}-${jobId}${partial}.jsonl`),
+  ];
   return h("div", { id: "job-links" }, h("nav", { class: "toolbar links", "aria-label": "Exports" }, ...downloads, showReport), problem, report);
 }
 
@@ -698,19 +855,29 @@ const PAPER_SORTS = {
   cluster: (a, b) => a.cluster_id - b.cluster_id,
 };
 
-function paperBrowser(job, criteria, labels) {
+/** A result with its decision: the job's own, else the score against the threshold. */
+const withDecision = (item, threshold) => ({
+  ...item,
+  decision: item.decision ?? (typeof item.final_score === "number" && item.final_score >= threshold ? "include" : "exclude"),
+});
+
+function paperBrowser(job, criteria, labels, titles) {
   const threshold = typeof job.config?.threshold === "number" ? job.config.threshold : 1;
-  const papers = job.results.map((item, index) => ({
-    ...item,
-    index,
-    decision: item.decision ?? (typeof item.final_score === "number" && item.final_score >= threshold ? "include" : "exclude"),
-  }));
+  const papers = job.results.map((item, index) => {
+    const paper = { ...withDecision(item, threshold), index, title: "" };
+    paper.contradiction = contradiction(paper);
+    return paper;
+  });
+  const fillTitles = () => {
+    for (const paper of papers) paper.title = titles.get(String(paper.id)) ?? "";
+  };
+  fillTitles();
   const state = { sort: "index", direction: 1, filter: "all", query: "", page: 0, selected: null };
-  const search = h("input", { id: "paper-search", type: "search", placeholder: "id, reasoning or cluster" });
+  const search = h("input", { id: "paper-search", type: "search", placeholder: "id, title, reasoning or cluster" });
   const filter = h(
     "select",
     { id: "paper-filter" },
-    [["all", "All papers"], ["include", "Included"], ["exclude", "Excluded"], ["error", "With an error"]].map(([value, text]) => h("option", { value, text })),
+    [["all", "All papers"], ["include", "Included"], ["exclude", "Excluded"], ["contradicted", "Contradicted"], ["error", "With an error"]].map(([value, text]) => h("option", { value, text })),
   );
   const tbody = h("tbody");
   const pageInfo = h("span", { id: "papers-page", role: "status" });
@@ -719,6 +886,7 @@ function paperBrowser(job, criteria, labels) {
   const detail = h("section", { id: "paper-detail", "aria-labelledby": "paper-detail-title", class: "panel", hidden: true });
   const heads = [
     ["id", "Paper"],
+    [null, "Title"],
     ["decision", "Decision"],
     ["score", "Score"],
     ["cluster", "Cluster"],
@@ -735,8 +903,9 @@ function paperBrowser(job, criteria, labels) {
     const q = state.query.toLowerCase();
     const rows = papers.filter(
       (p) =>
-        (state.filter === "all" || (state.filter === "error" ? Boolean(p.error) : p.decision === state.filter)) &&
-        (!q || `${p.id} ${p.reasoning ?? ""} ${labels.get(p.cluster_id) ?? ""}`.toLowerCase().includes(q)),
+        (state.filter === "all" ||
+          (state.filter === "error" ? Boolean(p.error) : state.filter === "contradicted" ? Boolean(p.contradiction) : p.decision === state.filter)) &&
+        (!q || `${p.id} ${p.title} ${p.reasoning ?? ""} ${labels.get(p.cluster_id) ?? ""}`.toLowerCase().includes(q)),
     );
     const compare = PAPER_SORTS[state.sort] ?? ((a, b) => a.index - b.index);
     return rows.sort((a, b) => state.direction * compare(a, b) || a.index - b.index);
@@ -751,12 +920,13 @@ function paperBrowser(job, criteria, labels) {
           "tr",
           { "data-paper-id": String(item.id), class: item.error ? "has-error" : undefined },
           h("th", { scope: "row", class: "mono" }, h("button", { type: "button", class: "link", "aria-label": `Details of paper ${item.id}`, text: String(item.id), onclick: () => open(item) })),
-          h("td", { text: item.decision }),
+          h("td", { class: "title", text: item.title || dash }),
+          h("td", {}, item.decision, item.contradiction ? h("span", { class: "flag", title: item.contradiction, "aria-label": `contradicted: ${item.contradiction}`, text: " ⚠" }) : null),
           h("td", { class: "num", text: item.final_score ?? dash }),
           h("td", { text: item.cluster_id >= 0 ? labels.get(item.cluster_id) ?? `#${item.cluster_id}` : dash }),
-          ...criteria.map((_, c) => {
+          ...criteria.map((criterion, c) => {
             const verdict = item.criteria_verdicts?.[c]?.verdict;
-            return h("td", { class: `verdict-${verdict}`, text: VERDICT_TEXT[verdict] ?? dash });
+            return h("td", { class: `verdict-${verdictEffect(criterion.type, verdict)}`, text: effectText(criterion.type, verdict) });
           }),
           h("td", { class: "reason", text: item.error ? `Error: ${item.error}` : item.reasoning || dash }),
         ),
@@ -786,7 +956,7 @@ function paperBrowser(job, criteria, labels) {
   prev.addEventListener("click", () => (state.page--, draw()));
   next.addEventListener("click", () => (state.page++, draw()));
   draw();
-  return h(
+  const browser = h(
     "div",
     {},
     h("div", { class: "toolbar" }, h("label", { for: "paper-search" }, "Search", search), h("label", { for: "paper-filter" }, "Show", filter)),
@@ -794,6 +964,8 @@ function paperBrowser(job, criteria, labels) {
     h("div", { class: "toolbar pager" }, prev, pageInfo, next),
     detail,
   );
+  browser.refreshTitles = () => (fillTitles(), draw());
+  return browser;
 }
 
 /** One paper's detail: its votes, each criterion's verdict with the vote counts, reasoning, error. */
@@ -801,6 +973,8 @@ function paperDetail(item, labels) {
   const votes = item.votes ?? [];
   return [
     h("h3", { id: "paper-detail-title" }, "Paper ", h("span", { class: "mono", text: String(item.id) })),
+    item.title ? h("p", { class: "paper-title", "data-detail": "title", text: item.title }) : null,
+    item.contradiction ? h("p", { class: "alert", "data-detail": "contradiction", text: `Contradiction: ${item.contradiction}.` }) : null,
     h(
       "dl",
       { class: "facts" },
@@ -832,7 +1006,7 @@ function paperDetail(item, labels) {
                 {},
                 h("th", { scope: "row", text: v.name || `Criterion ${c + 1}` }),
                 h("td", { text: v.type }),
-                h("td", { class: `verdict-${v.verdict}`, text: VERDICT_TEXT[v.verdict] ?? dash }),
+                h("td", { class: `verdict-${verdictEffect(v.type, v.verdict)}`, text: effectText(v.type, v.verdict) }),
                 ...VERDICTS.map((k) => h("td", { class: "num", text: String(v[k] ?? dash) })),
               ),
             ),
@@ -845,9 +1019,18 @@ function renderIndexerResults(container, job) {
   const records = job.partial_results ?? [];
   const keys = [...new Set(records.slice(0, 50).flatMap((r) => Object.keys(r)))].slice(0, 10);
   const tbody = h("tbody");
-  for (const record of records.slice(0, ROWS_PER_PAGE)) {
-    tbody.append(h("tr", {}, keys.map((k) => h("td", { text: cellText(record[k]) }))));
-  }
+  const pages = Math.max(1, Math.ceil(records.length / ROWS_PER_PAGE));
+  let page = 0;
+  const info = h("span", { id: "records-page", role: "status" });
+  const prev = h("button", { type: "button", class: "quiet", text: "Previous records", onclick: () => (page--, draw()) });
+  const next = h("button", { type: "button", class: "quiet", text: "Next records", onclick: () => (page++, draw()) });
+  const draw = () => {
+    tbody.replaceChildren(...records.slice(page * ROWS_PER_PAGE, (page + 1) * ROWS_PER_PAGE).map((record) => h("tr", {}, keys.map((k) => h("td", { text: cellText(record[k]) })))));
+    info.textContent = `Page ${page + 1} of ${pages} · ${records.length} records`;
+    prev.disabled = page === 0;
+    next.disabled = page >= pages - 1;
+  };
+  draw();
   container.replaceChildren(
     h(
       "section",
@@ -855,7 +1038,10 @@ function renderIndexerResults(container, job) {
       h("h2", { id: "records-title", text: `Records (${records.length}${isActive(job.status) ? " so far" : ""})` }),
       records.length === 0
         ? h("p", { class: "muted", text: "No records yet." })
-        : h("div", { class: "table-wrap" }, h("table", { id: "records" }, h("thead", {}, h("tr", {}, keys.map((k) => h("th", { scope: "col", text: k })))), tbody)),
+        : [
+            h("div", { class: "table-wrap" }, h("table", { id: "records" }, h("thead", {}, h("tr", {}, keys.map((k) => h("th", { scope: "col", text: k })))), tbody)),
+            h("div", { class: "toolbar pager" }, prev, info, next),
+          ],
     ),
     h(
       "section",
@@ -864,6 +1050,12 @@ function renderIndexerResults(container, job) {
       (job.errors ?? []).length === 0 ? h("p", { class: "muted", text: "None." }) : h("ul", {}, job.errors.slice(0, 200).map((e) => h("li", { text: e }))),
     ),
   );
+}
+
+/** A long text that opens in full: its first line as the summary, all of it inside. */
+function fullText(text) {
+  if (text.length <= 80) return text;
+  return h("details", { class: "full-text" }, h("summary", { text: `${text.slice(0, 79)}…` }), h("pre", { class: "report", text }));
 }
 
 function cellText(value) {
@@ -888,6 +1080,8 @@ async function configView(view, signal) {
     api("/v1/config/models", { signal }),
     api("/v1/config/prompts", { signal }),
   ]);
+  // A cell is text, or an element (a system prompt opens in full).
+  const cell = (c, i) => (i === 0 ? h("th", { scope: "row", text: c }) : h("td", {}, c));
   const table = (id, heads, rows) =>
     h(
       "div",
@@ -896,7 +1090,7 @@ async function configView(view, signal) {
         "table",
         { id },
         h("thead", {}, h("tr", {}, heads.map((c) => h("th", { scope: "col", text: c })))),
-        h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map((c, i) => (i === 0 ? h("th", { scope: "row", text: c }) : h("td", { text: c })))))),
+        h("tbody", {}, rows.map((cells) => h("tr", {}, cells.map(cell)))),
       ),
     );
   const aliases = Object.entries(models.aliases ?? {}).sort(([a], [b]) => a.localeCompare(b));
@@ -906,7 +1100,7 @@ async function configView(view, signal) {
     table(
       "services",
       ["Service", "Model", "Temperature", "Max output tokens", "Prompt template", "System prompt"],
-      services.map((c) => [c.service_id, c.model, String(c.temperature), String(c.max_output_tokens), c.prompt_template_id || dash, c.system_prompt ? `${c.system_prompt.slice(0, 80)}${c.system_prompt.length > 80 ? "…" : ""}` : dash]),
+      services.map((c) => [c.service_id, c.model, String(c.temperature), String(c.max_output_tokens), c.prompt_template_id || dash, c.system_prompt ? fullText(c.system_prompt) : dash]),
     ),
     h("h2", { text: "Model aliases" }),
     table(
@@ -950,3 +1144,5 @@ function init() {
 }
 
 init();
+
+export { ApiError, announce, api, dash, fmtCost, followJob, h, progressBar, setProgress, shortId, statusBadge };

@@ -28,6 +28,13 @@ function el(ns, tag, props = {}, ...children) {
 const h = (tag, props, ...children) => el(null, tag, props, ...children);
 const s = (tag, props, ...children) => el(SVG_NS, tag, props, ...children);
 
+/** The job's titles by paper id (from its export; empty until they are known): lists name papers by title. */
+let titles = new Map();
+const named = (id) => {
+  const title = titles.get(String(id));
+  return title ? `${id} “${title.length > 80 ? `${title.slice(0, 79)}…` : title}”` : String(id);
+};
+
 const pct = (v, digits = 1) => (typeof v === "number" ? `${(v * 100).toFixed(digits)}%` : "—");
 const ci = (interval) => (interval ? `${pct(interval.low)}–${pct(interval.high)}` : "—");
 
@@ -85,16 +92,19 @@ async function call(method, path, body) {
   return parsed;
 }
 
-/** A cell a spreadsheet would not run as a formula (=, +, -, @, tab or CR first get a leading '). */
-export function csvCell(value) {
-  let text = String(value ?? "");
-  if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/** The sample for blind screening: its order and ids, no scores, an empty decision column. */
-export function sampleCsv(sample) {
-  return ["order,id,included", ...sample.paper_ids.map((id, i) => `${i + 1},${csvCell(id)},`)].join("\n");
+/**
+ * Saves the sample for blind screening as the service writes it (`…/download`): its papers in the
+ * order drawn with titles and abstracts, nothing of the model's, an empty `included` column.
+ */
+async function downloadSample(path, filename) {
+  const res = await fetch(path, { headers: { "X-API-Key": sessionStorage.getItem(KEY_ITEM) ?? "" } });
+  if (!res.ok) throw new Error(`Could not download the sample: HTTP ${res.status}`);
+  const url = URL.createObjectURL(await res.blob());
+  const link = h("a", { href: url, download: filename, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 function samplePanel(job) {
@@ -150,17 +160,15 @@ function samplePanel(job) {
       }
       return run(() => call("POST", `${base}/${encodeURIComponent(current.sample_id)}/labels`, { labels }));
     },
-  }, h("label", { for: "sample-labels", text: "A batch of labels for papers of the sample, in its order, as CSV lines id,included" }), batch, h("div", { class: "toolbar" }, h("button", { type: "submit", text: "Add labels" }), h("button", {
+  }, h("label", { for: "sample-labels", text: "A batch of labels for papers of the sample, in its order, as CSV lines id,included" }), batch, h("div", { class: "toolbar" }, h("button", { type: "submit", text: "Add labels" }), ["csv", "ris"].map((format) => h("button", {
     type: "button",
-    text: "Download the sample (CSV)",
+    text: `Download the sample (${format.toUpperCase()})`,
     onclick: () => {
       if (!current) return showError("Draw or open a sample first");
-      const url = URL.createObjectURL(new Blob([sampleCsv(current)], { type: "text/csv" }));
-      const link = h("a", { href: url, download: `validation-sample-${current.sample_id}.csv` });
-      link.click();
-      setTimeout(() => URL.revokeObjectURL(url), 1000);
+      const id = encodeURIComponent(current.sample_id);
+      downloadSample(`${base}/${id}/download?format=${format}`, `validation-sample-${current.sample_id}.${format}`).catch((error) => showError(error.message));
     },
-  })));
+  }))));
   return h(
     "section",
     { "aria-labelledby": "sample-title", class: "panel", id: "validation-sample" },
@@ -192,7 +200,7 @@ function renderSample(sample) {
   if (sample.looks.length) parts.push(looksPlot(sample));
   if (sample.agreement) {
     const d = sample.agreement.discordant;
-    parts.push(h("p", { id: "sample-agreement", text: `Cohen's kappa ${sample.agreement.kappa === null ? "—" : sample.agreement.kappa.toFixed(3)}; discordant (${d.length}): ${d.slice(0, LISTED_IDS).map((p) => `${p.id} (job ${p.job_decision}, label ${p.label})`).join(", ") || "none"}` }));
+    parts.push(h("p", { id: "sample-agreement", text: `Cohen's kappa ${sample.agreement.kappa === null ? "—" : sample.agreement.kappa.toFixed(3)}; discordant (${d.length}): ${d.slice(0, LISTED_IDS).map((p) => `${named(p.id)} (job ${p.job_decision}, label ${p.label})`).join(", ") || "none"}` }));
   }
   if (sample.warnings.length) parts.push(h("ul", { class: "alert" }, sample.warnings.map((w) => h("li", { text: w }))));
   return parts;
@@ -367,7 +375,7 @@ function recallPlot(a) {
 
 function agreementBlock(a) {
   const g = a.agreement;
-  const ids = (list) => (list.length ? `${list.slice(0, LISTED_IDS).join(", ")}${list.length > LISTED_IDS ? ` and ${list.length - LISTED_IDS} more` : ""}` : "none");
+  const ids = (list) => (list.length ? `${list.slice(0, LISTED_IDS).map(named).join("; ")}${list.length > LISTED_IDS ? ` and ${list.length - LISTED_IDS} more` : ""}` : "none");
   return h(
     "div",
     { id: "validation-agreement" },
@@ -381,6 +389,7 @@ function agreementBlock(a) {
 // The job page tells when a screening job's results are shown; completed jobs get the panel.
 document.addEventListener("screening-results", (event) => {
   const job = event.detail;
+  titles = job?.titles instanceof Map ? job.titles : new Map();
   if (job?.status !== "completed" || !(event.target instanceof Element)) return;
   event.target.append(samplePanel(job), validationPanel(job));
 });

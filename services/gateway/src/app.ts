@@ -40,7 +40,7 @@ export type { GatewayDeps } from "./deps";
 const HEALTH = [/^\/health(\/ready)?$/];
 const DOCS = [/^\/docs(\/|$)/, /^\/openapi\.json$/];
 /** The console's static files hold no data (its API calls carry the key), so they load without one. */
-const CONSOLE = [/^\/console(\/[\w.-]*)?$/];
+const CONSOLE = [/^\/console(\/[\w.-]*)?$/, /^\/favicon\.ico$/];
 
 /**
  * `/v1/x` and `/x` are the same route (spec, Versioning). One route table under `/v1` keeps the
@@ -50,7 +50,7 @@ const CONSOLE = [/^\/console(\/[\w.-]*)?$/];
 export function rewriteUrl(url: string): string {
   if (url.startsWith("/v1/health")) return url.slice(3);
   if (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?")) return url;
-  if (/^\/(health|docs|openapi\.json|console)(\/|\?|$)/.test(url)) return url;
+  if (/^\/(health|docs|openapi\.json|console|favicon\.ico)(\/|\?|$)/.test(url)) return url;
   return `/v1${url}`;
 }
 

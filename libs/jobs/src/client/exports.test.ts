@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ItemText } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import { exportBody, type FinishedJob } from "./exports";
+import { risRecord } from "./ris";
 
 const record = (config: Record<string, unknown>) =>
   ({ job_id: "j", status: "completed", config, model_version: "m", created_at: "", completed_at: "", duration_ms: 1, estimated_cost_usd: null, error: null }) as unknown as FinishedJob["record"];
@@ -70,7 +71,7 @@ describe("exportBody", () => {
   // Texts in other chunk sizes than the items: they are read line for line beside them.
   const titled = () =>
     job({ criteria_count: 1, repetitions: 2, threshold: 1 }, [[paper("-2", "include", "met"), paper(7, "exclude", "not_met")], [paper("=1", "exclude", "met")]], {}, [
-      [{ title: "Zoë and α ≥ β", abstract: "An abstract\nover lines" }],
+      [{ title: "Zoë and α ≥ β", abstract: "An abstract\u2028\nover lines" }],
       [{ title: "=HYPERLINK(\"x\")", abstract: "" }, { title: "Third", abstract: "Text" }],
     ]);
 
@@ -105,6 +106,10 @@ describe("exportBody", () => {
     );
     expect(records[1]).toContain("KW  - litrev: exclude\r\nKW  - litrev reason: Adults\r\n");
     expect(records[1]).not.toContain("AB  - ");
+    // A title cannot end its record or start another: line breaks inside a value become spaces.
+    const forged = risRecord({ id: "1", title: "T\r\nER  - \r\nTY  - JOUR\nTI  - forged", abstract: "", keywords: [], notes: [] });
+    expect(forged.match(/^TY {2}- /gm)).toHaveLength(1);
+    expect(forged).toContain("TI  - T ER  - TY  - JOUR TI  - forged\r\n");
   });
 
   it("writes titles into JSON Lines next to the id", async () => {

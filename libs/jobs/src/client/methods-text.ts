@@ -4,7 +4,8 @@ import type { ChecklistRow, JobReport, ReportCertificate } from "@litrev/contrac
  * The parts of a methods report a team pastes: a methods paragraph written from the job, and the
  * RAISE / PRISMA-trAIce reporting items answered where the job knows. Made when the report is read,
  * because the latest recall certificate comes later than the job's artifact. What only the team
- * knows is left as a bracketed placeholder in the paragraph and as a null answer in the checklist
+ * knows is left as a placeholder in braces in the paragraph (braces, unlike brackets, need no
+ * escape in Markdown, so the paragraph pastes as it reads) and as a null answer in the checklist
  * ("for you to fill in"); the service never guesses it.
  */
 
@@ -13,11 +14,11 @@ export const NOT_SENT = "not sent (provider default)";
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-/** Where the titles and abstracts went. */
-export function providerText(report: JobReport): string {
-  if (report.mock) return "no provider: the service's deterministic mock answered, and no text left the service";
+/** Where the titles and abstracts went, as the end of a clause ("… using the model X through …"). */
+function viaText(report: JobReport): string {
+  if (report.mock) return ", and no text left the service";
   const host = report.model.provider?.host;
-  return host ? `the provider at ${host}` : "a provider not recorded by this job";
+  return ` through ${host ? `the provider at ${host}` : "a provider not recorded by this job"}`;
 }
 
 /** Each stage's sampling settings in words, "not sent (provider default)" where nothing was sent. */
@@ -35,12 +36,16 @@ function modelText(report: JobReport): string {
   if (report.mock) return "the service's deterministic mock (no language model)";
   const resolved = report.model.resolved ?? report.model.requested;
   const reported = report.model.reported?.map((m) => m.model).filter((m) => m !== resolved) ?? [];
-  return `the model ${resolved}${report.model.requested !== resolved ? ` (requested as ${report.model.requested})` : ""}${reported.length > 0 ? `, reported by the provider as ${reported.join(", ")}` : ""}`;
+  const notes = [...(report.model.requested !== resolved ? [`requested as ${report.model.requested}`] : []), ...(reported.length > 0 ? [`reported by the provider as ${reported.join(", ")}`] : [])];
+  return `the model ${resolved}${notes.length > 0 ? ` (${notes.join("; ")})` : ""}`;
 }
 
 function toolText(report: JobReport): string {
   return `${report.tool.name}${report.tool.version ? ` version ${report.tool.version}` : ""}${report.tool.commit ? ` (commit ${report.tool.commit})` : ""}`;
 }
+
+/** Ends the text with a full stop unless it has one. */
+const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `${text.trim()}.`);
 
 const day = (timestamp: string | null) => (timestamp ? timestamp.slice(0, 10) : null);
 
@@ -61,10 +66,10 @@ export function methodsParagraph(report: JobReport): string {
     const inclusion = criteria?.filter((c) => c.type === "include").length ?? 0;
     const exclusion = criteria ? criteria.length - inclusion : 0;
     sentences.push(
-      `Titles and abstracts of ${plural(p?.records_in ?? report.outcomes.items, "record", "records")} were screened on ${when} with ${toolText(report)}, using ${modelText(report)} through ${providerText(report)}.`,
+      `Titles and abstracts of ${plural(p?.records_in ?? report.outcomes.items, "record", "records")} were screened on ${when} with ${toolText(report)}, using ${modelText(report)}${viaText(report)}.`,
     );
     sentences.push(
-      `Each paper was judged ${plural(report.repetitions ?? 1, "time", "times")} independently against ${criteria ? `${plural(criteria.length, "eligibility criterion", "eligibility criteria")} (${inclusion} for inclusion, ${exclusion} for exclusion)` : "eligibility criteria not recorded by the job"}${asked?.questions?.length ? ` and ${plural(asked.questions.length, "research question", "research questions")}` : ""}; the decision rule was: ${report.decision_rule ?? "not recorded"}`,
+      `Each paper was judged ${plural(report.repetitions ?? 1, "time", "times")} independently against ${criteria ? `${plural(criteria.length, "eligibility criterion", "eligibility criteria")} (${inclusion} for inclusion, ${exclusion} for exclusion)` : "eligibility criteria not recorded by the job"}${asked?.questions?.length ? ` and ${plural(asked.questions.length, "research question", "research questions")}` : ""}; the decision rule was: ${sentence(report.decision_rule ?? "not recorded")}`,
     );
     if (settings) sentences.push(`Sampling settings per stage: ${settings}.`);
     if (p && p.included !== null && p.excluded !== null) {
@@ -76,7 +81,7 @@ export function methodsParagraph(report: JobReport): string {
   } else {
     const fields = asked?.fields ?? null;
     sentences.push(
-      `Data were extracted from the titles and abstracts of ${plural(p?.records_in ?? report.outcomes.items, "record", "records")} on ${when} with ${toolText(report)}, using ${modelText(report)} through ${providerText(report)}, ${fields ? `for ${plural(fields.length, "field", "fields")} (${fields.map((f) => f.name).join(", ")})` : "for fields not recorded by the job"}; each value came with the model's confidence and quotes checked verbatim against the record.`,
+      `Data were extracted from the titles and abstracts of ${plural(p?.records_in ?? report.outcomes.items, "record", "records")} on ${when} with ${toolText(report)}, using ${modelText(report)}${viaText(report)}, ${fields ? `for ${plural(fields.length, "field", "fields")} (${fields.map((f) => f.name).join(", ")})` : "for fields not recorded by the job"}; each value came with the model's confidence and quotes checked verbatim against the record.`,
     );
     if (settings) sentences.push(`Sampling settings: ${settings}.`);
     if (p) {
@@ -87,8 +92,8 @@ export function methodsParagraph(report: JobReport): string {
   }
   if (report.status !== "completed") sentences.push(`The job did not complete (${report.error ?? report.status}); the figures above cover the items that finished.`);
   if (report.recall_certificate) sentences.push(certificateText(report.recall_certificate));
-  else if (report.kind === "screening") sentences.push("[For you to fill in: how the model's decisions were validated, e.g. a recall certificate on a validation sample.]");
-  sentences.push("[For you to fill in: the model's role in the review — sole screener, second reviewer beside a human, or triage — and how disagreements were resolved.]");
+  else if (report.kind === "screening") sentences.push("{For you to fill in: how the model's decisions were validated, e.g. a recall certificate on a validation sample.}");
+  sentences.push("{For you to fill in: the model's role in the review — sole screener, second reviewer beside a human, or triage — and how disagreements were resolved.}");
   sentences.push("The full prompts as sent, with their SHA-256 hashes, are given in the appendix.");
   return sentences.join(" ");
 }
@@ -107,7 +112,7 @@ export function checklist(report: JobReport): ChecklistRow[] {
     { guidelines: ["PRISMA-trAIce"], item: "Review stage and task the AI performed", answer: report.task },
     { guidelines: both, item: "Role of the AI (sole screener, second reviewer, triage) and human oversight", answer: null },
     { guidelines: ["RAISE"], item: "Justification for using AI in this review", answer: null },
-    { guidelines: both, item: "Input given to the AI and where it was sent", answer: `${p ? plural(p.records_in, "record", "records") : "records"} (titles and abstracts) sent to ${providerText(report)}` },
+    { guidelines: both, item: "Input given to the AI and where it was sent", answer: `${p ? plural(p.records_in, "record", "records") : "records"} (titles and abstracts)${report.mock ? ": none sent anywhere (mock job)" : ` sent${viaText(report)}`}` },
     { guidelines: both, item: "Prompts (full text) and instructions", answer: report.prompts === null ? null : report.prompts.length === 0 ? "none (mock job)" : `${plural(report.prompts.length, "prompt", "prompts")}, full text and SHA-256 in the appendix` },
     { guidelines: ["PRISMA-trAIce"], item: "Settings (sampling parameters, repetitions, threshold, decision rule)", answer: [settings, report.repetitions !== null ? `${report.repetitions} repetitions` : null, report.threshold !== null ? `threshold ${report.threshold}` : null, report.decision_rule].filter(Boolean).join("; ") || null },
     { guidelines: ["PRISMA-trAIce"], item: "Dates of use", answer: `${report.created_at} to ${report.completed_at ?? "not completed"}` },

@@ -1,5 +1,6 @@
 import { isJobId, JOB_KINDS, ServiceError, type JobArtifactHead, type JobKindTable, type JobService } from "@litrev/contracts";
 import { artifactJob, pollPieces, readArtifactHead, writeArtifact } from "../artifact";
+import { eraseJobData } from "../erase";
 import type { FinishedJob } from "./exports";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
@@ -61,6 +62,8 @@ export class JobReader {
     if (entry) await this.mirror.removeIfUnchanged(jobId, entry);
     const pieces: Buffer[] = [];
     for await (const piece of pollPieces(this.data, head)) pieces.push(Buffer.from(piece));
+    // Without a store of record the job lived only until this first poll (the spec's "without persistence").
+    if (head.persistent === false) await eraseJobData(this.data, jobId);
     return JSON.parse(Buffer.concat(pieces).toString("utf8")) as unknown;
   }
 

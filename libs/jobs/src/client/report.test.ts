@@ -43,6 +43,19 @@ async function buildReport(service: "screening" | "indexer", job: FinishedJob, p
   return reportOf(service, job.record, counter, prompts);
 }
 
+const BARE_PROVENANCE: Provenance = {
+  model_requested: "llm-5-nano",
+  model_resolved: "gpt-5-nano",
+  models_used: [],
+  service_version: { version: "1", commit: null },
+  provider: { host: "api.example.org", profile: "openai" },
+  parameters: {},
+  repetitions: 3,
+  threshold: 1,
+  decision_rule: "include when at least 1 of 3 votes say include",
+  prompts: [],
+};
+
 describe("methods report", () => {
   it("counts decisions and errors over every chunk, and fills what the record has", async () => {
     const report = await buildReport("screening", finished([[paper("a", "include"), paper("b", "exclude")], [paper("c", "include", "The model lost this paper"), paper("d", "exclude"), paper("e", "exclude")]]));
@@ -95,6 +108,16 @@ describe("methods report", () => {
     expect(md).toContain("- Calls: 14; retries: 1");
   });
 
+  it("lists both decisions when every paper went one way, and says a setting the service did not send was the provider's default", async () => {
+    const md = reportMarkdown(
+      await buildReport("screening", finished([[paper("a", "include"), paper("b", "include")]], {
+        extra: { provenance: { ...BARE_PROVENANCE, parameters: { labelling: { temperature: null, max_output_tokens: 4096, reasoning_effort: null } } } },
+      })),
+    );
+    expect(md).toContain("- include: 2\n- exclude: 0\n");
+    expect(md).toContain("- labelling: temperature not sent (provider default), max output tokens 4096, reasoning effort not sent (provider default)");
+  });
+
   it("shows no dollar figure for a mock job", async () => {
     const md = reportMarkdown(await buildReport("screening", finished([[paper("a", "include")]], { config: { model: "llm-5-nano", repetitions: 1, mock: true } })));
     expect(md).toContain("- Actual cost: none (mock job); estimated at creation: none (mock job)");
@@ -131,15 +154,8 @@ describe("methods report", () => {
     const criterion = "Adults ``` # not a heading";
     const extra = {
       provenance: {
-        model_requested: "llm-5-nano",
-        model_resolved: "gpt-5-nano",
-        models_used: [],
-        service_version: { version: "1", commit: null },
-        provider: { host: "api.example.org", profile: "openai" },
+        ...BARE_PROVENANCE,
         parameters: { labelling: { temperature: null, max_output_tokens: 4096, reasoning_effort: "minimal" } },
-        repetitions: 3,
-        threshold: 1,
-        decision_rule: "include when at least 1 of 3 votes say include",
         prompts: [{ name: "screening.labelling", template_id: "t", sha256: "b".repeat(64), text: `System.\n${criterion}` }],
         criteria: [{ name: "Population", type: "include", text: criterion }],
         questions: ["Does it work?"],
@@ -158,7 +174,8 @@ describe("methods report", () => {
     expect(md).toContain("| RAISE, PRISMA-trAIce | Role of the AI (sole screener, second reviewer, triage) and human oversight | *for you to fill in* |");
     expect(report.methods_paragraph).toContain("through the provider at api.example.org");
     expect(report.methods_paragraph).toContain("Each paper was judged 3 times independently against 1 eligibility criterion (1 for inclusion, 0 for exclusion) and 1 research question");
-    expect(report.methods_paragraph).toContain("[For you to fill in: the model's role in the review");
+    expect(report.methods_paragraph).toContain("{For you to fill in: the model's role in the review");
+    expect(md).toContain("{For you to fill in: the model's role in the review");
     expect(JobReport.parse(report)).toEqual(report);
   });
 });

@@ -12,7 +12,7 @@ export interface RisRecord {
   notes: readonly string[];
 }
 
-const oneLine = (value: string) => value.replace(/\s*[\r\n]+\s*/g, " ").trim();
+const oneLine = (value: string) => value.replace(/\s*[\r\n\u2028\u2029]+\s*/g, " ").trim();
 
 /** One record, CRLF line ends (as most databases write RIS), empty tags left out. */
 export function risRecord(record: RisRecord): string {

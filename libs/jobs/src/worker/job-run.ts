@@ -360,7 +360,7 @@ export class JobRun {
     }
     await toStore(() => store.upsertJob(record, wait()));
     await this.#assertLease();
-    await retrying(() => artifact.finish(record, this.deps.prompts), { isFinal: (e) => this.#lostLease(e) });
+    await retrying(() => artifact.finish(record, this.deps.prompts, store.persistent), { isFinal: (e) => this.#lostLease(e) });
     return stored;
   }
 

@@ -46,6 +46,23 @@ describe("the console's files", () => {
     expect((await app.inject({ method: "GET", url: "/v1/console" })).statusCode).toBe(401);
   });
 
+  it("answers /favicon.ico without a key", async () => {
+    for (const url of ["/favicon.ico"]) {
+      const res = await app.inject({ method: "GET", url });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.headers["content-type"]).toBe("image/svg+xml");
+    }
+  });
+
+  it("serves the reference import bundled for the browser, without a key", async () => {
+    const res = await app.inject({ method: "GET", url: "/console/references.js" });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+    // An ES module the page imports: the library's functions, and no Node built-in left in it.
+    expect(res.body).toMatch(/export\s*\{[^}]*importReferences/);
+    expect(res.body).not.toMatch(/from\s*"(node:)?(fs|path|stream|http)"/);
+  });
+
   it("reads only known kinds of file, within its bounds", () => {
     const dir = mkdtempSync(join(tmpdir(), "litrev-console-"));
     try {

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, extname, join } from "node:path";
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
+import { buildReferencesBundle } from "./references-bundle";
 
 /**
  * Where the console's files live: plain HTML, CSS and JavaScript, served as they are (no build step),
@@ -66,6 +67,20 @@ export function consoleRoutes(dir = CONSOLE_DIR): FastifyPluginAsync {
       if (!file) return reply.status(404).send({ detail: "Not Found" });
       return reply.headers(SECURITY_HEADERS).type(file.type).send(file.body);
     };
+    // Built once, on the first request for it (only a reviewer importing files needs it).
+    let bundle: Promise<Buffer> | undefined;
+    app.get("/console/references.js", { schema: { hide: true } }, async (request, reply) => {
+      bundle ??= buildReferencesBundle().then((text) => Buffer.from(text));
+      try {
+        return reply.headers(SECURITY_HEADERS).type(TYPES[".js"]!).send(await bundle);
+      } catch (error) {
+        bundle = undefined;
+        request.log.error({ err: error }, "the console's reference import could not be bundled");
+        return reply.status(503).send({ detail: "The reference import is not available on this gateway" });
+      }
+    });
+    // Browsers ask for it on every page; it holds no data.
+    app.get("/favicon.ico", { schema: { hide: true } }, (_request, reply) => send(reply, "favicon.svg"));
     app.get("/console", { schema: { hide: true } }, (_request, reply) => send(reply, "index.html"));
     app.get("/console/", { schema: { hide: true } }, (_request, reply) => send(reply, "index.html"));
     app.get("/console/:file", { schema: { hide: true } }, (request, reply) => send(reply, (request.params as { file: string }).file));

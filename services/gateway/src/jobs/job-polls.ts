@@ -74,7 +74,7 @@ export class JobPolls {
     if (!isJobId(jobId)) throw jobNotFound();
     const cached = this.#artifacts.peek(service, jobId);
     const ready = cached && this.live.ready(service);
-    if (cached && ready) return this.#finished(service, cached, owner, ready.data);
+    if (cached && ready) return this.#finished(service, cached, owner, ready.data, requestId);
     const jobs = await this.opened(service);
     if (!jobs) return this.#ask(service, jobId, owner, requestId, null);
     let entry = jobs.mirror.get(jobId) ?? null;
@@ -83,7 +83,7 @@ export class JobPolls {
     // A finished job (its artifact was written before its state turned terminal), or one this
     // mirror has not seen: its artifact first, so a finished job costs no read of its state.
     const artifact = await this.#artifacts.fetch(service, jobId, jobs.data);
-    if (artifact) return this.#finished(service, artifact, owner, jobs.data);
+    if (artifact) return this.#finished(service, artifact, owner, jobs.data, requestId);
     // Else the state, read directly (a job created a moment ago through another gateway, or a copy not trusted after a stall).
     entry ??= await jobs.mirror.fetch(jobId);
     if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
@@ -95,6 +95,7 @@ export class JobPolls {
   async finished(service: JobService, jobId: string, owner: string, requestId: string): Promise<FinishedRead> {
     const poll = await this.read(service, jobId, owner, requestId);
     if (poll.finished) return poll;
+    if (isTerminalStatus(poll.status)) throw new ServiceError("conflict", `Job ${jobId} has ${poll.status} without a store of record: its results were answered once, by this poll`, { simple: true });
     throw new ServiceError("conflict", `Job ${jobId} is still ${poll.status}: its export and report are available once it has finished`, { simple: true });
   }
 
@@ -130,9 +131,18 @@ export class JobPolls {
     yield* poll.pieces();
   }
 
-  #finished(service: JobService, artifact: FinishedArtifact, owner: string, data: JobData): PollBody {
+  #finished(service: JobService, artifact: FinishedArtifact, owner: string, data: JobData, requestId: string): PollBody | Promise<PollBody> {
     if (!ownedBy(artifact.head, owner)) throw jobNotFound();
+    // A job kept without a store of record is answered once, by the service, which then erases it.
+    if (artifact.head.persistent === false) return this.#once(service, artifact.jobId, owner, requestId);
     return { finished: true, artifact, data, pieces: () => this.#artifacts.pollPieces(service, artifact, data) };
+  }
+
+  /** The one poll a job kept without a store of record answers: through its service, which erases it (later: 404). */
+  async #once(service: JobService, jobId: string, owner: string, requestId: string): Promise<PollBody> {
+    const options = { requestId, timeoutMs: this.deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } };
+    const data = (await callOperation(this.deps.link, JOB_KINDS[service].operations.get, { job_id: jobId }, options)) as { status: JobStatus };
+    return { finished: false, status: data.status, body: JSON.stringify(data) };
   }
 
   /**
@@ -156,7 +166,7 @@ export class JobPolls {
             },
           );
           const artifact = written ? await this.#artifacts.fetch(service, jobId, jobs.data) : null;
-          if (artifact) return this.#finished(service, artifact, owner, jobs.data);
+          if (artifact) return this.#finished(service, artifact, owner, jobs.data, requestId);
         }
         const data = (await callOperation(this.deps.link, JOB_KINDS[service].operations.get, { job_id: jobId }, options)) as { status: JobStatus };
         if (isTerminalStatus(data.status)) throw new ServiceError("service_unavailable", "The finished job's results could not be read yet; retry shortly");

@@ -1,10 +1,9 @@
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { jobNames, ServiceError, ValidationSample, type StoredCertificate } from "@litrev/contracts";
+import { jobNames, ServiceError, ValidationSample, type ReportCertificate, type StoredCertificate } from "@litrev/contracts";
 import { isWrongRevision } from "@litrev/jobs";
 import { streamReplicas } from "@litrev/messaging";
 import { z } from "zod";
-import { reportCertificateOf } from "./report-certificate";
 
 /**
  * Validation samples, kept by the screening service in its own KV bucket: one value per sample
@@ -79,6 +78,23 @@ function encode(record: StoredSample): Uint8Array {
     throw new ServiceError("validation", `The sample's record would be ${Math.ceil(bytes.length / 1024)} KiB, over the ${MAX_RECORD_BYTES / 1024} KiB one record may hold: draw a smaller sample`, { simple: true });
   }
   return bytes;
+}
+
+/** A labelled sample's certificate as the methods report cites it (the sample's newest look). */
+export function reportCertificateOf({ sample }: StoredSample): ReportCertificate {
+  const cert = sample.certificate;
+  return {
+    sample_id: sample.sample_id,
+    design: sample.design,
+    sample_size: sample.paper_ids.length,
+    labelled: cert.labelled,
+    labelled_included: cert.labelled_included,
+    threshold: cert.recommended?.votes ?? null,
+    recall_lower: cert.recommended?.recall_lower ?? null,
+    statement: cert.statement,
+    method: cert.method,
+    at: sample.looks.at(-1)!.at,
+  };
 }
 
 export const sampleNotFound = () => new ServiceError("not_found", "Validation sample not found", { simple: true });
