@@ -8,7 +8,7 @@ import { eraseJobData, eraseKeysNaming, eraseObjectsNaming } from "./erase";
 import type { JobInfra } from "./infra";
 import { isNotFound, isWrongRevision } from "./nats-errors";
 import { safeJson } from "./safe-json";
-import { isActive, ownedBy } from "./state";
+import { cancelRequested, isActive, ownedBy } from "./state";
 import { toStoredJob, type JobStore } from "./store/job-store";
 import { cancelledFailure } from "./worker/errors";
 import { failedState } from "./worker/transitions";
@@ -43,12 +43,13 @@ async function findJob(deps: JobCancelDeps, jobId: string): Promise<{ owner: str
  * Cancels a pending or running job for `owner` (a poll's ownership rules: another client's job is
  * not found) and answers once its live state is terminal: `failed`, `error_category` `cancelled`.
  *
+ * The cancel is first marked in the live state (`extra.cancel_requested_at`, compare-and-set), so a
+ * worker that takes the job from then on stops it at once. Then:
  * - **Pending** (its command queued, no worker yet): ended here. Its (empty) artifact and stored
  *   row first, then the live state by compare-and-set on the revision just read, then the command
  *   leaves the queue and the project lock and input go. Should a worker take the job in between,
  *   the compare-and-set fails and the job is cancelled as a running one.
- * - **Running**: the cancel is marked in the live state (compare-and-set, so a worker that takes the
- *   job later sees it) and published on the service's cancel subject, which every worker replica
+ * - **Running**: the cancel is published on the service's cancel subject, which every worker replica
  *   hears; the one holding the job aborts its calls in flight and ends the job with what finished
  *   (its artifact, row and live state in the usual order), releasing the project. 504 when the job
  *   is not terminal within `waitMs` (its worker unreachable): the mark stays, and the run that
@@ -66,15 +67,17 @@ export async function cancelJob(deps: JobCancelDeps, jobId: string, owner: strin
     }
     if (!ownedBy(entry.state, owner)) throw notFound();
     if (!isActive(entry.state)) throw alreadyEnded(jobId, entry.state.status);
+    // The mark first: a worker that takes the job from here on stops it at once.
+    if (!cancelRequested(entry.state)) {
+      const mark = { ...entry.state, extra: { ...entry.state.extra, cancel_requested_at: new Date().toISOString() } };
+      await compareAndSet(infra, mark, entry.revision);
+      continue; // read it again, marked (or changed by someone else: decide again)
+    }
     if (entry.state.status === "pending") {
       const ended = await endPending(deps, entry.state, entry.revision);
       if (ended) return ended;
-      continue; // a worker took it meanwhile: cancel it as a running job
+      continue; // a worker took it meanwhile: it stops at the mark; wait for it as for a running job
     }
-    const marked = await infra.registry.update(jobId, (s) =>
-      isActive(s) && s.extra.cancel_requested_at === undefined ? { ...s, extra: { ...s.extra, cancel_requested_at: new Date().toISOString() } } : null,
-    );
-    if (!marked) continue;
     infra.nc.publish(subjects.jobCancel(infra.service), JSON.stringify({ job_id: jobId }));
     return waitTerminal(deps, jobId);
   }
@@ -90,18 +93,24 @@ async function endPending(deps: JobCancelDeps, state: LiveJobState, revision: nu
   // The artifact and the row before the state turns terminal: whoever sees it terminal finds them.
   if (store.persistent) await store.upsertJob(record);
   await new ArtifactWriter(infra.data, infra.service, state.job_id, state.attempt).finish(record, deps.prompts);
-  try {
-    await infra.registry.kv.update(jobStateKeys.job(state.job_id), JSON.stringify(final), revision);
-  } catch (error) {
-    if (isWrongRevision(error)) return null;
-    throw error;
-  }
+  if (!(await compareAndSet(infra, final, revision))) return null;
   const command = await queuedCommand(infra, state.job_id);
   await infra.queue.discard(state.job_id);
   if (state.project_id !== null) await infra.registry.releaseLock(state.project_id, state.job_id, state.owner);
   if (command?.input) await infra.data.deleteLines(command.input);
   deps.logger.info({ job_id: state.job_id }, "pending job cancelled by its client");
   return final;
+}
+
+/** Writes the job's live state if it is still at `revision`; false when anything changed it first. */
+async function compareAndSet(infra: JobInfra, state: LiveJobState, revision: number): Promise<boolean> {
+  try {
+    await infra.registry.kv.update(jobStateKeys.job(state.job_id), JSON.stringify(state), revision);
+    return true;
+  } catch (error) {
+    if (isWrongRevision(error)) return false;
+    throw error;
+  }
 }
 
 /** The job's command while it is queued (it names the job's input), else null. */

@@ -89,6 +89,9 @@ export const ownedBy = (record: { owner?: string | undefined }, owner: string | 
 
 export const isActive = (state: Pick<LiveJobState, "status">) => state.status === "pending" || state.status === "running";
 
+/** Whether the job's client asked for it to be cancelled (the mark the owning service sets in its live state). */
+export const cancelRequested = (state: Pick<LiveJobState, "extra">): boolean => typeof state.extra.cancel_requested_at === "string";
+
 /** Whole milliseconds between two ISO timestamps (null when either is missing). */
 export function durationMs(from: string | null, to: Date): number | null {
   if (!from) return null;

@@ -5,7 +5,7 @@ import type { JobInfra } from "../infra";
 import { keyBindings } from "../key-sealer";
 import type { LiveEntry, UpdatedEntry } from "../registry";
 import { retrying } from "../retry";
-import { applyProgress, isActive, type ProgressReport } from "../state";
+import { applyProgress, cancelRequested, isActive, type ProgressReport } from "../state";
 import { toStoredJob, type JsonRecord } from "../store/job-store";
 import { ArtifactWriter } from "../artifact";
 import { InputTexts } from "../item-texts";
@@ -399,9 +399,6 @@ export class JobRun {
     await this.#partials?.remove().catch(() => undefined);
   }
 }
-
-/** Whether the job's client asked for it to be cancelled (the mark the owning service sets in its live state). */
-export const cancelRequested = (state: LiveJobState): boolean => typeof state.extra.cancel_requested_at === "string";
 
 function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unknown> {
   return command.input ? readWholeInput(infra.data, command.input) : Promise.resolve(null);
