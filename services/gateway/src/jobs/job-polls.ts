@@ -22,6 +22,13 @@ export interface FinishedRead {
 export type PollBody = { finished: false; status: JobStatus; body: string } | ({ finished: true } & FinishedRead);
 
 
+/** How the gateway asks the owning service for a job, for one owner. */
+interface ServiceReadOptions {
+  requestId: string;
+  timeoutMs: number;
+  headers: Record<string, string>;
+}
+
 /** A finished poll body larger than this counts as a heavy read (docs/limits.md). */
 const LARGE_POLL_BYTES = 1024 * 1024;
 
@@ -139,10 +146,18 @@ export class JobPolls {
   }
 
   /** The one poll a job kept without a store of record answers: through its service, which erases it (later: 404). */
-  async #once(service: JobService, jobId: string, owner: string, requestId: string): Promise<PollBody> {
-    const options = { requestId, timeoutMs: this.deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } };
+  #once(service: JobService, jobId: string, owner: string, requestId: string): Promise<PollBody & { finished: false }> {
+    return this.#servicePoll(service, jobId, this.#options(owner, requestId));
+  }
+
+  /** The owning service's answer to a poll, for the owner the options name. */
+  async #servicePoll(service: JobService, jobId: string, options: ServiceReadOptions): Promise<PollBody & { finished: false }> {
     const data = (await callOperation(this.deps.link, JOB_KINDS[service].operations.get, { job_id: jobId }, options)) as { status: JobStatus };
     return { finished: false, status: data.status, body: JSON.stringify(data) };
+  }
+
+  #options(owner: string, requestId: string): ServiceReadOptions {
+    return { requestId, timeoutMs: this.deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } };
   }
 
   /**
@@ -154,7 +169,7 @@ export class JobPolls {
     const key = `${service}/${jobId}/${owner}`;
     let read = this.#asking.get(key);
     if (!read) {
-      const options = { requestId, timeoutMs: this.deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } };
+      const options = this.#options(owner, requestId);
       read = (async (): Promise<PollBody> => {
         if (jobs) {
           const written = await callOperation(this.deps.link, JOB_KINDS[service].operations.artifact, { job_id: jobId }, options).then(
@@ -168,9 +183,9 @@ export class JobPolls {
           const artifact = written ? await this.#artifacts.fetch(service, jobId, jobs.data) : null;
           if (artifact) return this.#finished(service, artifact, owner, jobs.data, requestId);
         }
-        const data = (await callOperation(this.deps.link, JOB_KINDS[service].operations.get, { job_id: jobId }, options)) as { status: JobStatus };
-        if (isTerminalStatus(data.status)) throw new ServiceError("service_unavailable", "The finished job's results could not be read yet; retry shortly");
-        return { finished: false, status: data.status, body: JSON.stringify(data) };
+        const poll = await this.#servicePoll(service, jobId, options);
+        if (isTerminalStatus(poll.status)) throw new ServiceError("service_unavailable", "The finished job's results could not be read yet; retry shortly");
+        return poll;
       })();
       this.#asking.set(key, read);
       const forget = () => this.#asking.delete(key);
