@@ -87,14 +87,16 @@ export class JobPolls {
     let entry = jobs.mirror.get(jobId) ?? null;
     if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
     if (entry && isActive(entry.state)) return { finished: false, status: entry.state.status, body: await this.active(jobs, entry) };
-    // A finished job (its artifact was written before its state turned terminal), or one this
-    // mirror has not seen: its artifact first, so a finished job costs no read of its state.
-    const artifact = await this.#artifacts.fetch(service, jobId, jobs.data);
-    if (artifact) return this.#finished(service, artifact, owner, jobs.data, requestId);
-    // Else the state, read directly (a job created a moment ago through another gateway, or a copy not trusted after a stall).
+    // A copy this mirror does not hold (a job created a moment ago through another gateway, one
+    // released, or a copy not trusted after a stall): the state first, read directly. The worker
+    // writes the artifact before it turns the state terminal, so in between (longer through a NATS
+    // outage) the job must still read as active, as the active-job route and the 409 see it; only
+    // then is its artifact read and cached (a cached artifact's state has ended for good).
     entry ??= await jobs.mirror.fetch(jobId);
     if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
     if (entry && isActive(entry.state)) return { finished: false, status: entry.state.status, body: await this.active(jobs, entry) };
+    const artifact = await this.#artifacts.fetch(service, jobId, jobs.data);
+    if (artifact) return this.#finished(service, artifact, owner, jobs.data, requestId);
     return this.#ask(service, jobId, owner, requestId, jobs);
   }
 
