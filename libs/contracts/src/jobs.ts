@@ -152,7 +152,7 @@ export const PartialItemsRef = z.object({
 });
 export type PartialItemsRef = z.infer<typeof PartialItemsRef>;
 
-/** One line of an artifact's `texts`: the item's title and abstract as the job was given them. */
+/** An item's title and abstract as the job was given them (the artifact keeps them as two line lists, `titles` and `abstracts`). */
 export const ItemText = z.object({ title: z.string(), abstract: z.string() });
 export type ItemText = z.infer<typeof ItemText>;
 
@@ -176,11 +176,14 @@ export const JobArtifactHead = z.object({
   report: JobReport,
   items: ObjectRef,
   /**
-   * Each item's title and abstract (`ItemText`), line for line beside `items`, copied from the job's
-   * input as the items were written; absent when the input was gone (an artifact written from the
-   * store of record). Kept apart so that the poll body stays the spec's.
+   * Each item's title, then each item's abstract: two line lists (one JSON string per line), line
+   * for line beside `items`, copied from the job's input as the items were written; absent when the
+   * input was gone (an artifact written from the store of record). Kept apart from the items so
+   * that the poll body stays the spec's, and from each other so that the exports that name each
+   * item (CSV, JSON Lines) read only the titles; RIS and validation samples also read the abstracts.
    */
-  texts: ObjectRef.optional(),
+  titles: ObjectRef.optional(),
+  abstracts: ObjectRef.optional(),
   /**
    * False when the service had no store of record (the spec's "without persistence"): the job is
    * read once, by its first poll, through the owning service, which then erases it; later reads

@@ -194,8 +194,10 @@ export const jobDataObjects = {
   artifactHead: (jobId: string) => `finished/${jobId}/head`,
   /** The artifact's items, a chunked list of the run that ended the job (chunks only: the artifact head says where). */
   artifactItems: (jobId: string, fence: number) => `finished/${jobId}/${fence}`,
-  /** Each artifact item's title and abstract, one line per item in the items' order (exports and sample downloads read them). */
-  artifactTexts: (jobId: string, fence: number) => `finished/${jobId}/texts/${fence}`,
+  /** Each artifact item's title, one line per item in the items' order (every export and sample download reads them). */
+  artifactTitles: (jobId: string, fence: number) => `finished/${jobId}/titles/${fence}`,
+  /** Each artifact item's abstract, likewise (only RIS exports and sample downloads read them). */
+  artifactAbstracts: (jobId: string, fence: number) => `finished/${jobId}/abstracts/${fence}`,
   /** Every name prefix the data store keeps one job's objects under (its input, any run's items, its artifact): erasure deletes them all. */
   ofJob: (jobId: string) => [`input/${jobId}`, `partial/${jobId}/`, `finished/${jobId}/`],
 };

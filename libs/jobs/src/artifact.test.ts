@@ -63,16 +63,18 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
       if (writer.push(chunk, chunk.map((it) => ({ title: `Title of ${String(it.id)}`, abstract: Number(String(it.id).replace("p", "")) % 7 ? "An abstract" : "" })))) await writer.flush();
     }
     const head = await writer.finish(row);
-    expect(head.texts?.lines).toBe(items.length);
+    expect(head.titles?.lines).toBe(items.length);
+    expect(head.abstracts?.lines).toBe(items.length);
     expect(await text(pollPieces(data, head))).not.toContain("Title of");
     const job = artifactJob(data, head);
     expect(job.partial).toBe(true);
     let n = 0;
-    for await (const chunk of withTexts(job)) {
-      for (const [it, t] of chunk) {
-        expect(t.title).toBe(`Title of ${String(it.id)}`);
+    for await (const { items: chunk, titles, abstracts } of withTexts(job, true)) {
+      chunk.forEach((it, i) => {
+        expect(titles[i]).toBe(`Title of ${String(it.id)}`);
+        expect(abstracts![i]).toBe(Number(String(it.id).replace("p", "")) % 7 ? "An abstract" : "");
         n++;
-      }
+      });
     }
     expect(n).toBe(items.length);
     expect(head.report.prisma).toMatchObject({ records_in: 1_500, results: 1_200, without_abstract: items.filter((_, i) => i % 7 === 0).length });

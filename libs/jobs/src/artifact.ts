@@ -1,4 +1,4 @@
-import { DEFAULT_JOB_OWNER, ItemText, JOB_KINDS, JobArtifactHead, jobDataObjects, type JobService } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, JOB_KINDS, JobArtifactHead, jobDataObjects, ServiceError, type ItemText, type JobService, type ObjectRef } from "@litrev/contracts";
 import { JsonLines, type JobData, type LinesWriter } from "./data";
 import type { FinishedJob } from "./client/exports";
 import { buildReport, OutcomeCounter, type PromptInstructions } from "./client/report";
@@ -11,9 +11,10 @@ import type { JsonRecord, StoredJob } from "./store/job-store";
  * terminal. The items are a chunked list in the one chunk format (`finished/<id>/<fence>/<n>`, the
  * run's fence keeping a stale run's chunks apart); the head (`finished/<id>/head`) is written last
  * and holds the owner, the status, the poll body's text around the item list, the stored record
- * and the methods report. Beside the items, line for line, each item's title and abstract from the
- * job's input (`texts`): exports name each paper, and validation samples download its text, after
- * the input itself is gone. Every gateway streams polls, exports, the end event, the validation's
+ * and the methods report. Beside the items, line for line, each item's title (`titles`) and its
+ * abstract (`abstracts`) from the job's input, two lists: every export names each paper, and RIS
+ * exports and validation samples carry its abstract too, after the input itself is gone; a CSV or
+ * JSON Lines export reads the small list only. Every gateway streams polls, exports, the end event, the validation's
  * read and the report from it, without asking the owning service.
  */
 
@@ -36,7 +37,8 @@ export function pollFrame(service: JobService, record: StoredJob): JobArtifactHe
 /** Writes one job's artifact: its items chunk by chunk as they come (counted for the report), then its head. */
 export class ArtifactWriter {
   readonly #lines: LinesWriter;
-  readonly #texts: LinesWriter;
+  readonly #titles: LinesWriter;
+  readonly #abstracts: LinesWriter;
   readonly #outcomes: OutcomeCounter;
 
   constructor(
@@ -46,7 +48,8 @@ export class ArtifactWriter {
     fence: number,
   ) {
     this.#lines = data.lines(jobDataObjects.artifactItems(jobId, fence));
-    this.#texts = data.lines(jobDataObjects.artifactTexts(jobId, fence));
+    this.#titles = data.lines(jobDataObjects.artifactTitles(jobId, fence));
+    this.#abstracts = data.lines(jobDataObjects.artifactAbstracts(jobId, fence));
     this.#outcomes = new OutcomeCounter(service);
   }
 
@@ -59,19 +62,22 @@ export class ArtifactWriter {
     const full = this.#lines.push(items);
     if (!texts) return full;
     if (texts.length !== items.length) throw new Error(`${texts.length} texts for ${items.length} items`);
-    return this.#texts.push(texts) || full;
+    const titlesFull = this.#titles.push(texts.map((text) => text.title));
+    return this.#abstracts.push(texts.map((text) => text.abstract)) || titlesFull || full;
   }
 
   /** Writes the buffered items (and texts) as chunks; may be repeated after a failure (the buffers are kept until they land). */
   async flush(): Promise<void> {
     await this.#lines.flush();
-    await this.#texts.flush();
+    await this.#titles.flush();
+    await this.#abstracts.flush();
   }
 
   /** The last chunk, then the head: from here on the artifact is complete. */
   async finish(record: StoredJob, prompts?: PromptInstructions, persistent = true): Promise<JobArtifactHead> {
     const items = await this.#lines.close();
-    const texts = await this.#texts.close();
+    const titles = await this.#titles.close();
+    const abstracts = await this.#abstracts.close();
     const head: JobArtifactHead = {
       version: 1,
       owner: record.owner ?? DEFAULT_JOB_OWNER,
@@ -81,7 +87,7 @@ export class ArtifactWriter {
       report: buildReport(this.service, record, this.#outcomes, prompts),
       items,
       // Every item has its text, or the input was gone and none has.
-      ...(texts.lines === items.lines && (texts.lines ?? 0) > 0 ? { texts } : {}),
+      ...(titles.lines === items.lines && abstracts.lines === items.lines && (items.lines ?? 0) > 0 ? { titles, abstracts } : {}),
       ...(persistent ? {} : { persistent: false as const }),
     };
     await this.data.putJson(jobDataObjects.artifactHead(this.jobId), head);
@@ -91,7 +97,8 @@ export class ArtifactWriter {
   /** Removes the chunks written so far (a run that may no longer finish the job). */
   async discard(): Promise<void> {
     await this.data.deleteLines(this.#lines.ref);
-    await this.data.deleteLines(this.#texts.ref);
+    await this.data.deleteLines(this.#titles.ref);
+    await this.data.deleteLines(this.#abstracts.ref);
   }
 }
 
@@ -144,22 +151,29 @@ export async function* pollPieces(data: JobData, head: JobArtifactHead, read = (
 
 const COMMA = Buffer.from(",");
 
-/** The finished job as exports read it: its record and its items, chunk by chunk from the artifact, with their texts when it kept them. */
+/**
+ * The finished job as exports read it: its record, its items chunk by chunk from the artifact (one
+ * chunk read ahead), and, when it kept them, its titles and abstracts, each list read only when
+ * asked for and one chunk at a time (a title list chunk covers many item chunks).
+ */
 export function artifactJob(data: JobData, head: JobArtifactHead): FinishedJob {
   const record = head.record as unknown as StoredJob;
-  const lines = (ref: JobArtifactHead["items"]) =>
-    async function* () {
-      for await (const bytes of inOrder(ref.chunks ?? 0, (n) => data.readChunkBytes(ref, n))) yield JsonLines.parse(bytes);
-    };
-  const texts = head.texts;
+  const { titles, abstracts } = head;
   return {
     record,
     result: resultOf(record),
     partial: head.status !== "completed",
-    chunks: lines(head.items) as () => AsyncIterable<JsonRecord[]>,
-    ...(texts ? { texts: async function* () {
-      for await (const chunk of lines(texts)()) yield chunk.map((line) => ItemText.parse(line));
-    } } : {}),
+    chunks: async function* () {
+      for await (const bytes of inOrder(head.items.chunks ?? 0, (n) => data.readChunkBytes(head.items, n))) yield JsonLines.parse(bytes) as JsonRecord[];
+    },
+    ...(titles && abstracts ? { titles: () => stringLines(data, titles), abstracts: () => stringLines(data, abstracts) } : {}),
   };
 }
 
+/** A list of strings written by this module, chunk by chunk: each line checked to be one (no schema object per line on an export's path). */
+async function* stringLines(data: JobData, ref: ObjectRef): AsyncGenerator<string[]> {
+  for await (const chunk of data.readLines(ref)) {
+    if (!chunk.every((line) => typeof line === "string")) throw new ServiceError("unknown", `The stored list ${ref.object} holds a line that is not a string`);
+    yield chunk as string[];
+  }
+}

@@ -112,7 +112,7 @@ async function admit(infra: JobInfra, store: JobStore, request: AdmitRequest): P
   try {
     request.check?.();
     if (request.storage) {
-      // The results stay counted until they expire, with the titles and abstracts the artifact keeps beside them (at most the input's size).
+      // The results stay counted until they expire, with the titles and abstracts the artifact keeps beside them (two lists of JSON strings: at most the input's size).
       const input = inputBytes(request);
       await request.storage.quota.reserve(owner ?? DEFAULT_JOB_OWNER, jobId, { input, results: request.storage.resultBytes + input });
       reserved = true;

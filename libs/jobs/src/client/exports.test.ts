@@ -2,21 +2,33 @@ import { describe, expect, it } from "vitest";
 import type { ItemText } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import { exportBody, type FinishedJob } from "./exports";
+import { sampleDownload } from "./sample-download";
 import { risRecord } from "./ris";
 
 const record = (config: Record<string, unknown>) =>
   ({ job_id: "j", status: "completed", config, model_version: "m", created_at: "", completed_at: "", duration_ms: 1, estimated_cost_usd: null, error: null }) as unknown as FinishedJob["record"];
 
-function job(config: Record<string, unknown>, chunks: JsonRecord[][], result: JsonRecord = {}, texts?: ItemText[][]): FinishedJob & { reads: number } {
+function job(config: Record<string, unknown>, chunks: JsonRecord[][], result: JsonRecord = {}, texts?: ItemText[][]): FinishedJob & { reads: number; abstractReads: number } {
   const out = {
     record: record(config),
     result,
     reads: 0,
+    abstractReads: 0,
     chunks: async function* () {
       out.reads++;
       for (const chunk of chunks) yield chunk;
     },
-    ...(texts ? { texts: async function* () { yield* texts; } } : {}),
+    ...(texts
+      ? {
+          titles: async function* () {
+            for (const chunk of texts) yield chunk.map((t) => t.title);
+          },
+          abstracts: async function* () {
+            out.abstractReads++;
+            for (const chunk of texts) yield chunk.map((t) => t.abstract);
+          },
+        }
+      : {}),
   };
   return out;
 }
@@ -42,6 +54,7 @@ describe("exportBody", () => {
     // The reasoning would run as a formula in a spreadsheet: neutralised.
     expect(lines[2]).toBe("p2,,include,2,2,3,0,Nudges,met,unclear,'=cmd|' /C calc'!A0,");
     expect(lines).toHaveLength(5); // three rows and the final CRLF
+    expect(source.reads).toBe(2); // the columns showed in the second chunk: the rows read the items again
   });
 
   it("needs no look-ahead when the job has no criteria, and writes one JSON object per line", async () => {
@@ -76,7 +89,10 @@ describe("exportBody", () => {
     ]);
 
   it("gives every row its title; a spreadsheet CSV guards text cells but never the id, a plain one writes values as they are", async () => {
-    const sheet = (await joined(exportBody("screening", titled(), "csv"))).split("\r\n");
+    const source = titled();
+    const sheet = (await joined(exportBody("screening", source, "csv"))).split("\r\n");
+    // The first paper shows the criteria columns: the rows go on from the same read of the items.
+    expect(source.reads).toBe(1);
     expect(sheet[0]!.startsWith("\uFEFFid,title,")).toBe(true);
     expect(sheet[1]!.startsWith("-2,Zoë and α ≥ β,include,2,2,2,")).toBe(true);
     expect(sheet[2]!.startsWith(`7,"'=HYPERLINK(""x"")",exclude,`)).toBe(true);
@@ -116,5 +132,30 @@ describe("exportBody", () => {
     const [first] = (await joined(exportBody("screening", titled(), "jsonl"))).trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(Object.keys(first!).slice(0, 2)).toEqual(["id", "title"]);
     expect(first!.title).toBe("Zoë and α ≥ β");
+  });
+
+  it("reads the abstracts only for RIS and the sample download: CSV and JSON Lines read the titles alone", async () => {
+    for (const format of ["csv", "jsonl"] as const) {
+      const source = titled();
+      expect(await joined(exportBody("screening", source, format))).toContain("Third");
+      expect(source.abstractReads).toBe(0);
+    }
+    const ris = titled();
+    expect(await joined(exportBody("screening", ris, "ris"))).toContain("AB  - Text");
+    expect(ris.abstractReads).toBe(1);
+    const sample = titled();
+    const download = await sampleDownload(sample, ["=1", 7], "csv", "plain");
+    expect(download.split("\r\n").slice(1, 3)).toEqual(["1,=1,Third,Text,", '2,7,"=HYPERLINK(""x"")",,']);
+    expect(sample.abstractReads).toBe(1);
+  });
+
+  it("gives a large chunk's rows in pieces of about 64 KiB, not the chunk's text at once", async () => {
+    const items = Array.from({ length: 4_000 }, (_, i) => ({ id: `p${i}`, decision: "exclude", votes: ["exclude"], criteria_verdicts: [], cluster_id: 0 }));
+    const titles = items.map((_, i) => ({ title: `A title long enough to count, number ${i}`.padEnd(120, "."), abstract: "" }));
+    const pieces: string[] = [];
+    for await (const piece of exportBody("screening", job({ criteria_count: 0, repetitions: 1 }, [items], {}, [titles]), "jsonl")) pieces.push(piece);
+    expect(pieces.join("").split("\n")).toHaveLength(items.length + 1);
+    expect(pieces.length).toBeGreaterThan(5);
+    expect(Math.max(...pieces.map((p) => p.length))).toBeLessThan(64 * 1024 + 1_000);
   });
 });

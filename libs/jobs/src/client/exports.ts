@@ -1,4 +1,4 @@
-import { JOB_KINDS, type ExportFormat, type ItemText, type JobService } from "@litrev/contracts";
+import { JOB_KINDS, type ExportFormat, type JobService } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import { csvRow, UTF8_BOM, type CsvMode } from "./csv";
 import { risRecord } from "./ris";
@@ -9,40 +9,109 @@ export interface FinishedJob {
   record: JobRecord;
   result: JsonRecord;
   chunks: () => AsyncIterable<JsonRecord[]>;
-  /** Each item's title and abstract, line for line beside `chunks`; absent when the job kept none. */
-  texts?: () => AsyncIterable<ItemText[]>;
+  /**
+   * Each item's title, then each item's abstract, line for line beside `chunks` (in chunks of their
+   * own, not the items'); absent when the job kept none. Two lists, so that a read that needs
+   * only the titles never reads the abstracts.
+   */
+  titles?: () => AsyncIterable<string[]>;
+  abstracts?: () => AsyncIterable<string[]>;
   /** The job did not complete: its items are those that finished before it failed or was cancelled. */
   partial?: boolean;
 }
 
-const NO_TEXT: ItemText = { title: "", abstract: "" };
+/** One chunk of items with the lines of the lists read beside them, index for index. */
+export interface ItemsWithTexts {
+  items: JsonRecord[];
+  titles: string[];
+  /** Only when asked for. */
+  abstracts: string[] | null;
+}
 
-/** The items chunk by chunk, each with its text (empty texts when the job kept none). */
-export async function* withTexts(job: FinishedJob): AsyncGenerator<[JsonRecord, ItemText][]> {
-  const texts = job.texts?.()[Symbol.asyncIterator]();
-  let pending: ItemText[] = [];
-  let at = 0;
-  const next = async (): Promise<ItemText> => {
-    while (texts && at >= pending.length) {
-      const read = await texts.next();
-      if (read.done) return NO_TEXT;
-      pending = read.value;
-      at = 0;
-    }
-    return texts ? pending[at++]! : NO_TEXT;
-  };
-  for await (const chunk of job.chunks()) {
-    const out: [JsonRecord, ItemText][] = [];
-    for (const item of chunk) out.push([item, await next()]);
-    yield out;
+/**
+ * The lines of a list read beside the items, taken as many at a time as an items chunk holds.
+ * Its first chunk is asked for at once, so that it is read while the first items chunk is; after
+ * that one chunk at a time, when needed. Past its end (or without a list) a line is empty.
+ */
+class LinesBeside {
+  readonly #lines: AsyncIterator<string[]> | undefined;
+  #next: Promise<IteratorResult<string[]>> | undefined;
+  #chunk: string[] = [];
+  #at = 0;
+
+  constructor(list: (() => AsyncIterable<string[]>) | undefined) {
+    this.#lines = list?.()[Symbol.asyncIterator]();
+    this.#next = this.#lines?.next();
+    this.#next?.catch(() => undefined); // awaited by the first `take`
   }
+
+  async take(count: number): Promise<string[]> {
+    const out: string[] = [];
+    while (out.length < count) {
+      if (this.#at < this.#chunk.length) {
+        const end = Math.min(this.#chunk.length, this.#at + count - out.length);
+        for (; this.#at < end; this.#at++) out.push(this.#chunk[this.#at]!);
+        continue;
+      }
+      const step = this.#lines ? await (this.#next ?? this.#lines.next()) : undefined;
+      this.#next = undefined;
+      if (!step || step.done) {
+        while (out.length < count) out.push("");
+        break;
+      }
+      this.#chunk = step.value;
+      this.#at = 0;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.#lines?.return?.();
+  }
+}
+
+/** The items chunk by chunk (`chunks`: a read of them already begun), each with its titles (and abstracts when asked; empty lines when the job kept none). */
+export async function* withTexts(job: FinishedJob, abstracts = false, chunks: AsyncIterable<JsonRecord[]> = job.chunks()): AsyncGenerator<ItemsWithTexts> {
+  const titles = new LinesBeside(job.titles);
+  const abstractLines = abstracts ? new LinesBeside(job.abstracts) : null;
+  try {
+    for await (const items of chunks) {
+      yield { items, titles: await titles.take(items.length), abstracts: abstractLines ? await abstractLines.take(items.length) : null };
+    }
+  } finally {
+    await titles.close();
+    await abstractLines?.close();
+  }
+}
+
+/** About this much text per piece of an export: small pieces leave early and die young. */
+const PIECE_CHARS = 64 * 1024;
+
+/** One text line per item, in pieces of about PIECE_CHARS. */
+async function* rowPieces(
+  job: FinishedJob,
+  abstracts: boolean,
+  row: (item: JsonRecord, title: string, abstract: string) => string,
+  chunks?: AsyncIterable<JsonRecord[]>,
+): AsyncGenerator<string> {
+  let piece = "";
+  for await (const chunk of withTexts(job, abstracts, chunks)) {
+    for (let i = 0; i < chunk.items.length; i++) {
+      piece += row(chunk.items[i]!, chunk.titles[i]!, chunk.abstracts?.[i] ?? "");
+      if (piece.length >= PIECE_CHARS) {
+        yield piece;
+        piece = "";
+      }
+    }
+  }
+  if (piece) yield piece;
 }
 
 /**
  * A finished job's export as text pieces, produced chunk by chunk as the items are read (one chunk
  * in memory at a time), so a 50,000-paper export never exists whole in any process and its first
  * piece leaves before its last chunk is read. CSV reads ahead only as far as the first item that
- * shows the columns. Every format names each item's title (the `title` column or field, `_title`
+ * shows the columns. Pieces are about PIECE_CHARS each, not a whole chunk's rows. Every format names each item's title (the `title` column or field, `_title`
  * when an indexer field is itself called `title`); RIS also carries the abstract.
  */
 export async function* exportBody(service: JobService, job: FinishedJob, format: ExportFormat, csv: CsvMode = "spreadsheet"): AsyncGenerator<string> {
@@ -50,49 +119,57 @@ export async function* exportBody(service: JobService, job: FinishedJob, format:
   const idKey = JOB_KINDS[service].inputKeys.id;
   if (format === "jsonl") {
     const line = kind.line(job.result);
-    for await (const chunk of withTexts(job)) {
-      if (chunk.length === 0) continue;
-      yield chunk
-        .map(([item, text]) => {
-          const { [idKey]: id, ...rest } = line(item);
-          return `${JSON.stringify({ [idKey]: id, [titleKey(rest)]: text.title, ...rest })}\n`;
-        })
-        .join("");
-    }
+    yield* rowPieces(job, false, (item, title) => {
+      const { [idKey]: id, ...rest } = line(item);
+      return `${JSON.stringify({ [idKey]: id, [titleKey(rest)]: title, ...rest })}\n`;
+    });
     return;
   }
   if (format === "ris") {
     const tags = kind.ris(job.record, job.result);
-    for await (const chunk of withTexts(job)) {
-      yield chunk.map(([item, text]) => risRecord({ id: String(item[idKey] ?? ""), title: text.title, abstract: text.abstract, ...tags(item) })).join("");
-    }
+    yield* rowPieces(job, true, (item, title, abstract) => risRecord({ id: String(item[idKey] ?? ""), title, abstract, ...tags(item) }));
     return;
   }
-  let sample: JsonRecord | undefined;
-  if (kind.needsSample(job.record)) {
-    search: for await (const chunk of job.chunks()) {
-      for (const item of chunk) {
-        if (kind.isSample(item)) {
-          sample = item;
-          break search;
-        }
-      }
-    }
-  }
+  const { sample, chunks } = kind.needsSample(job.record) ? await findSample(job, kind.isSample) : { sample: undefined, chunks: undefined };
   const table = kind.table(job.record, job.result, sample);
   const guard = csv === "spreadsheet";
   const [idColumn, ...rest] = table.header;
   // The id (first column) is never guarded: `-2` must stay `-2` for a join by id.
   if (guard) yield UTF8_BOM;
   yield csvRow([idColumn, rest.includes("title") ? "_title" : "title", ...rest], guard, 1);
-  for await (const chunk of withTexts(job)) {
-    if (chunk.length === 0) continue;
-    yield chunk
-      .map(([item, text]) => {
-        const [id, ...cells] = table.row(item);
-        return csvRow([id, text.title, ...cells], guard, 1);
-      })
-      .join("");
+  yield* rowPieces(job, false, (item, title) => {
+    const [id, ...cells] = table.row(item);
+    return csvRow([id, title, ...cells], guard, 1);
+  }, chunks);
+}
+
+/**
+ * The first item that shows the columns, read chunk by chunk. Found in the first chunk (the usual
+ * case), the rows go on from that same read (`chunks`: that chunk, then the rest), so the header
+ * does not wait for a second read; found later or not at all, the rows read the items again.
+ */
+async function findSample(job: FinishedJob, isSample: (item: JsonRecord) => boolean): Promise<{ sample: JsonRecord | undefined; chunks: AsyncIterable<JsonRecord[]> | undefined }> {
+  const read = job.chunks()[Symbol.asyncIterator]();
+  let first: JsonRecord[] | undefined;
+  for (let step = await read.next(); !step.done; step = await read.next()) {
+    const sample = step.value.find(isSample);
+    if (sample && !first) return { sample, chunks: resumed(step.value, read) };
+    first ??= step.value;
+    if (sample) {
+      await read.return?.();
+      return { sample, chunks: undefined };
+    }
+  }
+  return { sample: undefined, chunks: undefined };
+}
+
+/** `first`, then the rest of the read it came from. */
+async function* resumed(first: JsonRecord[], rest: AsyncIterator<JsonRecord[]>): AsyncGenerator<JsonRecord[]> {
+  try {
+    yield first;
+    for (let step = await rest.next(); !step.done; step = await rest.next()) yield step.value;
+  } finally {
+    await rest.return?.();
   }
 }
 

@@ -15,11 +15,11 @@ export type SampleFormat = "csv" | "ris";
 export async function sampleDownload(job: FinishedJob, paperIds: readonly (string | number)[], format: SampleFormat, csv: CsvMode = "spreadsheet"): Promise<string> {
   const wanted = new Set(paperIds.map(String));
   const texts = new Map<string, ItemText>();
-  for await (const chunk of withTexts(job)) {
-    for (const [item, text] of chunk) {
+  for await (const { items, titles, abstracts } of withTexts(job, true)) {
+    items.forEach((item, i) => {
       const id = String(item.id);
-      if (wanted.has(id)) texts.set(id, text);
-    }
+      if (wanted.has(id)) texts.set(id, { title: titles[i]!, abstract: abstracts![i]! });
+    });
   }
   const empty: ItemText = { title: "", abstract: "" };
   if (format === "ris") return paperIds.map((id) => risRecord({ id: String(id), ...(texts.get(String(id)) ?? empty), keywords: [], notes: [] })).join("");

@@ -84,7 +84,7 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
         // The sample under the caller's owner (another's: 404), then its papers' texts from the job's artifact.
         const sample = ValidationSample.parse(await forward(request, operations.getValidationSample, "GET"));
         const { artifact, data } = await polls.finished("screening", job_id, ownerOf(request), request.id);
-        if (!artifact.head.texts) {
+        if (!artifact.head.titles) {
           throw new ServiceError("conflict", `Job ${job_id} no longer holds its papers' titles and abstracts (they are kept with its results for JOB_RETENTION_MS); download the sample's ids from GET …/validation-samples/${sample_id}`, { simple: true });
         }
         const body = await sampleDownload(artifactJob(data, artifact.head), sample.paper_ids, format, csv);
