@@ -115,18 +115,22 @@ export async function readArtifactHead(data: JobData, jobId: string): Promise<Jo
   return head.success ? head.data : null;
 }
 
-/** Chunks `0 … count-1` in order, as `read` gives them, one read ahead of the consumer. */
+/**
+ * Chunks `0 … count-1` in order, as `read` gives them, one read ahead of the consumer: the next
+ * read starts once the current chunk is in (while the consumer works on it), so at most one read
+ * is in flight, and the first chunk does not share the connection with the second.
+ */
 async function* inOrder(count: number, read: (n: number) => Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
   let ahead: Promise<Uint8Array> | undefined;
   for (let n = 0; n < count; n++) {
-    const current = ahead ?? read(n);
+    const current = await (ahead ?? read(n));
     ahead = n + 1 < count ? read(n + 1) : undefined;
     ahead?.catch(() => undefined); // awaited in its turn
-    yield await current;
+    yield current;
   }
 }
 
-/** Chunk `n` of the artifact's items as the inside of the poll body's item list (`a,b,c`). */
+/** Chunk `n` of the artifact's items as the inside of the poll body's item list (`a,b,c`), made in the bytes just read. */
 export async function pollChunk(data: JobData, head: JobArtifactHead, n: number): Promise<Uint8Array> {
   return JsonLines.asArrayItems(await data.readChunkBytes(head.items, n));
 }
