@@ -48,8 +48,10 @@ export function jobExportRoutes(polls: JobPolls, certificates: RecallCertificate
           const job = artifactJob(data, artifact.head);
           // A failed (or cancelled) job exports what finished, marked so that the file is not taken for the whole.
           if (job.partial) reply.header(PARTIAL_HEADER, "true");
-          // Byte mode with a tiny high-water mark: one piece (one chunk's rows) read ahead of the socket.
-          const body = Readable.from(exportBody(service, job, format, csv), { objectMode: false, highWaterMark: 1 });
+          // One piece (about 64 KiB of rows) read ahead of the socket. Pieces stay strings down to the
+          // socket, which encodes each into memory freed once written: as Buffers they would be
+          // garbage until V8 next collects, and a large export's would pile up in the meantime.
+          const body = Readable.from(exportBody(service, job, format, csv), { objectMode: true, highWaterMark: 1 });
           return reply
             .type(CONTENT_TYPE[format])
             .header("content-disposition", `attachment; filename="${service}-${job_id}${job.partial ? "-partial" : ""}.${format}"`)
