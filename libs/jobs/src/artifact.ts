@@ -120,8 +120,8 @@ export async function readArtifactHead(data: JobData, jobId: string): Promise<Jo
  * read starts once the current chunk is in (while the consumer works on it), so at most one read
  * is in flight, and the first chunk does not share the connection with the second.
  */
-async function* inOrder(count: number, read: (n: number) => Promise<Uint8Array>): AsyncGenerator<Uint8Array> {
-  let ahead: Promise<Uint8Array> | undefined;
+async function* inOrder<T>(count: number, read: (n: number) => Promise<T>): AsyncGenerator<T> {
+  let ahead: Promise<T> | undefined;
   for (let n = 0; n < count; n++) {
     const current = await (ahead ?? read(n));
     ahead = n + 1 < count ? read(n + 1) : undefined;
@@ -168,7 +168,7 @@ export function artifactJob(data: JobData, head: JobArtifactHead): FinishedJob {
     result: resultOf(record),
     partial: head.status !== "completed",
     chunks: async function* () {
-      for await (const bytes of inOrder(head.items.chunks ?? 0, (n) => data.readChunkBytes(head.items, n))) yield JsonLines.parse(bytes) as JsonRecord[];
+      for await (const parts of inOrder(head.items.chunks ?? 0, (n) => data.readChunkParts(head.items, n))) yield JsonLines.parse(parts) as JsonRecord[];
     },
     ...(titles && abstracts ? { titles: () => stringLines(data, titles), abstracts: () => stringLines(data, abstracts) } : {}),
   };

@@ -7,7 +7,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ServiceError } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
-import { JobData } from "./data";
+import { JobData, JsonLines } from "./data";
 import { listChunks, putListInput, readListChunk, readListHead, readWholeInput, stagedList } from "./list-input";
 
 /**
@@ -170,5 +170,20 @@ describe("JobData reads against a real nats-server", { timeout: 30_000 }, () => 
     await expect(withStaging.readHead(sealed)).rejects.toThrow(/changed after/);
     // A list missing a part cannot be sealed.
     await expect(withStaging.seal({ ...staged, object: "staged/absent" })).rejects.toThrow(ServiceError);
+  });
+});
+
+describe("JsonLines", () => {
+  it("parses a chunk delivered in pieces the same as in one buffer, lines and characters split anywhere", () => {
+    const values = [{ id: "p1", title: "Zoë ≥ α 🙂" }, "a line", 3, { nested: ["x\ny"] }];
+    const bytes = Buffer.from(values.map((v) => `${JSON.stringify(v)}\n`).join(""));
+    expect(JsonLines.parse(bytes)).toEqual(values);
+    for (let size = 1; size < 12; size++) {
+      const parts: Buffer[] = [];
+      for (let at = 0; at < bytes.length; at += size) parts.push(bytes.subarray(at, at + size));
+      expect(JsonLines.parse(parts)).toEqual(values);
+    }
+    // No final newline, and an empty piece.
+    expect(JsonLines.parse([Buffer.from('"a"\n"b'), Buffer.alloc(0), Buffer.from('c"')])).toEqual(["a", "bc"]);
   });
 });

@@ -71,7 +71,7 @@ export class JobData {
   getJson<T = unknown>(name: string): Promise<T | null> {
     let read = this.#reads.get(name);
     if (!read) {
-      read = this.#read(name).then((bytes) => (bytes ? (JSON.parse(decoder.decode(bytes)) as unknown) : null));
+      read = this.#read(name).then((parts) => (parts ? (JSON.parse(decoder.decode(joined(parts))) as unknown) : null));
       const shared = read;
       void shared.then(
         () => this.#reads.delete(name),
@@ -129,8 +129,8 @@ export class JobData {
     const name = linesObject(ref.object, "head");
     const digest = ref.digests?.[0];
     if (digest === undefined) return this.getJson<T>(name);
-    const bytes = await this.#read(name, digest);
-    return bytes ? (JSON.parse(decoder.decode(bytes)) as T) : null;
+    const parts = await this.#read(name, digest);
+    return parts ? (JSON.parse(decoder.decode(joined(parts))) as T) : null;
   }
 
   /**
@@ -143,11 +143,19 @@ export class JobData {
 
   /** Chunk `n` of a list written by `putLines`, its items parsed; throws when it is missing. */
   async readChunk(ref: ObjectRef, n: number): Promise<unknown[]> {
-    return JsonLines.parse(await this.readChunkBytes(ref, n));
+    return JsonLines.parse(await this.readChunkParts(ref, n));
   }
 
-  /** Chunk `n` of a list as stored (JSON Lines, each line ending in a newline); throws when it is missing. */
-  readChunkBytes(ref: ObjectRef, n: number): Promise<Uint8Array> {
+  /** Chunk `n` of a list as stored (JSON Lines, each line ending in a newline), in one buffer; throws when it is missing. */
+  async readChunkBytes(ref: ObjectRef, n: number): Promise<Uint8Array> {
+    return joined(await this.readChunkParts(ref, n));
+  }
+
+  /**
+   * Chunk `n` of a list as stored, in the pieces the store delivered it (for `JsonLines.parse`: a
+   * chunk that is only parsed is never copied into one buffer); throws when it is missing.
+   */
+  readChunkParts(ref: ObjectRef, n: number): Promise<Parts> {
     return confirmedRead(
       () => this.#read(linesObject(ref.object, n), ref.digests?.[n + 1]),
       () => new ServiceError("unknown", `The stored list ${ref.object} is no longer complete (chunk ${n} is missing)`),
@@ -187,7 +195,7 @@ export class JobData {
    * client's reader waits for the last chunk forever, and chunks purged by a concurrent delete
    * never come: so a read that stalls asks whether the object still exists, and ends with null if not.
    */
-  async #read(name: string, digest?: string): Promise<Uint8Array | null> {
+  async #read(name: string, digest?: string): Promise<Parts | null> {
     const bucket = this.#bucket(name);
     const found = await this.#readFrom(bucket, name, digest);
     // Staged before the staging store existed: still in the data store.
@@ -199,7 +207,7 @@ export class JobData {
    * new consumer: on a NATS cluster, the first one may sit on a server that restarted or lost its
    * stream's leadership, and would never deliver the rest. Within the read budget.
    */
-  async #readFrom(bucket: ObjectStore, name: string, digest?: string): Promise<Uint8Array | null> {
+  async #readFrom(bucket: ObjectStore, name: string, digest?: string): Promise<Parts | null> {
     const deadline = Date.now() + this.#readBudgetMs;
     for (;;) {
       const read = await this.#readOnce(bucket, name, digest);
@@ -212,8 +220,8 @@ export class JobData {
     }
   }
 
-  /** One consumer's read of the object: its bytes, null if absent, or STALLED when a chunk took too long. */
-  async #readOnce(bucket: ObjectStore, name: string, digest?: string): Promise<Uint8Array | null | typeof STALLED> {
+  /** One consumer's read of the object: its bytes as delivered, null if absent, or STALLED when a chunk took too long. */
+  async #readOnce(bucket: ObjectStore, name: string, digest?: string): Promise<Parts | null | typeof STALLED> {
     const result = await bucket.get(name).catch((error: unknown) => {
       throw unavailable(error, "The job data store");
     });
@@ -228,7 +236,6 @@ export class JobData {
     result.error.catch(() => undefined);
     const reader = result.data.getReader();
     const chunks: Uint8Array[] = [];
-    let size = 0;
     let finished = false;
     let next = reader.read();
     try {
@@ -237,7 +244,6 @@ export class JobData {
         if (step === STALLED) return STALLED;
         if (step.done) break;
         chunks.push(step.value);
-        size += step.value.length;
         next = reader.read();
       }
       finished = true;
@@ -250,7 +256,7 @@ export class JobData {
         void reader.cancel().catch(() => undefined);
       }
     }
-    return Buffer.concat(chunks, size);
+    return chunks;
   }
 }
 
@@ -271,17 +277,33 @@ export async function confirmedRead<T>(read: () => Promise<T | null>, missing: (
   throw missing();
 }
 
+/** An object's bytes in the pieces the store delivered them. */
+export type Parts = readonly Uint8Array[];
+
+/** The pieces in one buffer. */
+const joined = (parts: Parts): Uint8Array => (parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+
 /** A chunk's bytes in the one chunk format: one JSON value per line. */
 export const JsonLines = {
-  parse(bytes: Uint8Array): unknown[] {
+  /** The chunk's values, from its bytes in one buffer or in pieces (a line may span pieces). */
+  parse(bytes: Uint8Array | Parts): unknown[] {
     const items: unknown[] = [];
-    const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    let start = 0;
-    for (let end = buffer.indexOf(NEWLINE); end >= 0; end = buffer.indexOf(NEWLINE, start)) {
-      if (end > start) items.push(JSON.parse(buffer.toString("utf8", start, end)));
-      start = end + 1;
+    const line = (text: string) => {
+      if (text.length > 0) items.push(JSON.parse(text));
+    };
+    // The start of a line that a later piece ends (bytes: a character may be split too).
+    let begun: Buffer | undefined;
+    for (const part of bytes instanceof Uint8Array ? [bytes] : bytes) {
+      const buffer = Buffer.from(part.buffer, part.byteOffset, part.length);
+      let start = 0;
+      for (let end = buffer.indexOf(NEWLINE); end >= 0; end = buffer.indexOf(NEWLINE, start)) {
+        line(begun ? Buffer.concat([begun, buffer.subarray(start, end)]).toString("utf8") : buffer.toString("utf8", start, end));
+        begun = undefined;
+        start = end + 1;
+      }
+      if (start < buffer.length) begun = begun ? Buffer.concat([begun, buffer.subarray(start)]) : buffer.subarray(start);
     }
-    if (start < buffer.length) items.push(JSON.parse(buffer.toString("utf8", start)));
+    if (begun) line(begun.toString("utf8"));
     return items;
   },
   /**

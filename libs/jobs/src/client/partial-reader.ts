@@ -35,9 +35,9 @@ export class PartialReader {
     const name = `${ref.object}/${n}`;
     const cached = this.#chunks.get(name);
     if (cached) return cached.items;
-    const bytes = await this.data.readChunkBytes(ref, n);
-    const items = JsonLines.parse(bytes) as JsonRecord[];
-    this.#chunks.set(name, { items, bytes: Math.max(1, bytes.length) });
+    const parts = await this.data.readChunkParts(ref, n);
+    const items = JsonLines.parse(parts) as JsonRecord[];
+    this.#chunks.set(name, { items, bytes: Math.max(1, parts.reduce((sum, part) => sum + part.length, 0)) });
     return items;
   }
 }
