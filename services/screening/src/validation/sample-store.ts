@@ -9,8 +9,9 @@ import { streamReplicas } from "@litrev/messaging";
  * (`sample.<job>.<sample>`), holding its owner, its papers' votes and job decisions (so a look
  * needs no second read of the job), its labels and every look. A batch of labels is one
  * compare-and-set on the value's revision, so two batches at once never lose each other's labels.
+ * The record's schema (`StoredValidationSample`) is in libs/contracts: gateways read a sample's
+ * papers and labels from it for an export that marks them.
  */
-
 
 /** Bucket size: a few hundred full samples of long ids; samples expire with the store of record's rows (`JOB_STORE_RETENTION_MS`). */
 const BUCKET_BYTES = 256 * 1024 * 1024;
