@@ -25,12 +25,12 @@ describe("validation samples drawn and kept by the screening service (gateway + 
   const as = (key: string) => ({ headers: { "x-api-key": key } });
   const post = (path: string, body: unknown, key = ALICE): Promise<HttpResult> => stack.http("POST", path, body, as(key));
 
-  async function finishedJob(papers: number): Promise<{ jobId: string; results: Result[] }> {
-    const created = await post("/v1/screening/jobs", { papers: screeningPapers(papers), criteria: CRITERIA, repetitions: 5, threshold: 2, mock: true });
+  async function finishedJob(papers: number, key = ALICE): Promise<{ jobId: string; results: Result[] }> {
+    const created = await post("/v1/screening/jobs", { papers: screeningPapers(papers), criteria: CRITERIA, repetitions: 5, threshold: 2, mock: true }, key);
     expect(created.status).toBe(200);
     const jobId = created.body.job_id as string;
     const done = await waitFor(async () => {
-      const res = await stack.http("GET", `/v1/screening/jobs/${jobId}`, undefined, as(ALICE));
+      const res = await stack.http("GET", `/v1/screening/jobs/${jobId}`, undefined, as(key));
       return res.body.status === "completed" ? res.body : null;
     }, 90_000, 100);
     return { jobId, results: done.results.map((r: Result) => ({ id: String(r.id), final_score: r.final_score })) };
@@ -154,6 +154,48 @@ describe("validation samples drawn and kept by the screening service (gateway + 
     const relabel = await post(`${base}/labels`, { labels: [{ id: sample.paper_ids[1], included: !truth(String(sample.paper_ids[1]), 1) }] });
     expect(relabel.status).toBe(400);
     expect(relabel.body.detail[0].msg).toMatch(/^Labelled differently in an earlier batch/);
+  });
+
+  it("marks a sample's papers and labels in the job's export with sample=<sample_id>, for the sample's owner only", async () => {
+    const { jobId, results } = await finishedJob(60);
+    const drawn = await post(`/v1/screening/jobs/${jobId}/validation-samples`, { size: 20, seed: 7 });
+    expect(drawn.status).toBe(200);
+    const sampleId = drawn.body.sample_id as string;
+    const sampled: string[] = drawn.body.paper_ids.map(String);
+    // The first eight labelled, alternately included and excluded; the other twelve not yet.
+    const labels = sampled.slice(0, 8).map((id, i) => ({ id, included: i % 2 === 0 }));
+    expect((await post(`/v1/screening/jobs/${jobId}/validation-samples/${sampleId}/labels`, { labels })).status).toBe(200);
+    const exported = async (query: string, key = ALICE) => {
+      const res = await fetch(`${stack.baseUrl}/v1/screening/jobs/${jobId}/export?${query}`, { headers: { "x-api-key": key } });
+      return { status: res.status, body: await res.text() };
+    };
+
+    const csv = await exported(`format=csv&csv=plain&sample=${sampleId}`);
+    expect(csv.status).toBe(200);
+    const [header, ...rows] = parseCsv(csv.body);
+    expect(header!.slice(-2)).toEqual(["validation_sampled", "validation_label"]);
+    expect(rows).toHaveLength(results.length);
+    const label = new Map(labels.map((l) => [l.id, l.included ? "include" : "exclude"]));
+    for (const row of rows) {
+      const id = row[0]!;
+      expect(row.slice(-2), id).toEqual([String(sampled.includes(id)), label.get(id) ?? ""]);
+    }
+    expect(rows.filter((r) => r.at(-2) === "true")).toHaveLength(20);
+    // Without the parameter the export is as before: no marks.
+    const plain = await exported("format=csv&csv=plain");
+    expect(parseCsv(plain.body)[0]).toEqual(header!.slice(0, -2));
+
+    // Another client's sample (drawn on that client's own job) or an unknown one: 404 as the sample routes answer; a malformed id: 400.
+    const bob = await finishedJob(10, BOB);
+    const bobs = await post(`/v1/screening/jobs/${bob.jobId}/validation-samples`, { size: 5, seed: 1 }, BOB);
+    expect(bobs.status).toBe(200);
+    for (const other of [bobs.body.sample_id, "00000000-0000-4000-8000-000000000000"]) {
+      const res = await exported(`format=csv&sample=${other}`);
+      expect(res.status).toBe(404);
+      expect(JSON.parse(res.body)).toEqual({ detail: "Validation sample not found" });
+    }
+    expect((await exported(`format=csv&sample=${sampleId}`, BOB)).status).toBe(404);
+    expect((await exported("format=csv&sample=not-a-sample")).status).toBe(400);
   });
 
   it("says in plain words that 95%/95% cannot be shown on an 882-paper review with 8 includes in 180 labels, and what can", async () => {

@@ -1873,6 +1873,8 @@ export interface operations {
                 format?: "csv" | "jsonl" | "ris";
                 /** @description spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python) */
                 csv?: "spreadsheet" | "plain";
+                /** @description A validation sample of this job (its sample_id): every paper gets validation_sampled (true/false) and validation_label (include/exclude; empty in CSV, null in JSON Lines, when not labelled) as the last CSV columns and JSON Lines fields, and a sampled paper gets KW and N1 tags in RIS (docs/reporting.md). Another client's or an unknown sample: 404 */
+                sample?: string;
             };
             header?: never;
             path: {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { CsvMode, JobStatus, Timestamp } from "./common";
 import { IndexerField } from "./indexer-fields";
 import { AskedCriterion, JobUsage, Provenance } from "./provenance";
-import { ReportCertificate } from "./screening-validation";
+import { ReportCertificate, SAMPLE_MARK_FIELDS, SampleId } from "./screening-validation";
 
 /**
  * Exports and methods reports of finished jobs (`/jobs/{id}/export`, `/jobs/{id}/report`): what a
@@ -19,6 +19,13 @@ export const ExportQuery = z.object({
   ),
   csv: CsvMode.default("spreadsheet").describe(
     "spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python)",
+  ),
+});
+
+/** A screening job's export: it can also mark the papers of one of the job's validation samples. */
+export const ScreeningExportQuery = ExportQuery.extend({
+  sample: SampleId.optional().describe(
+    `A validation sample of this job (its sample_id): every paper gets ${SAMPLE_MARK_FIELDS.sampled} (true/false) and ${SAMPLE_MARK_FIELDS.label} (include/exclude; empty in CSV, null in JSON Lines, when not labelled) as the last CSV columns and JSON Lines fields, and a sampled paper gets KW and N1 tags in RIS (docs/reporting.md). Another client's or an unknown sample: 404`,
   ),
 });
 

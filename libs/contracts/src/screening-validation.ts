@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CsvMode } from "./common";
+import { ServiceError } from "./errors";
 import { MAX_SCREENING_PAPERS } from "./screening";
 
 /**
@@ -214,6 +215,12 @@ export type ValidationSampleLabelsRequest = z.infer<typeof ValidationSampleLabel
 
 export const ValidationSampleParams = z.object({ job_id: z.string(), sample_id: z.string() });
 
+/** Sample ids are the UUIDs the service draws; anything else names no sample. */
+export const SampleId = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, "Expected a validation sample id (a UUID)");
+
+/** The answer for a sample that is missing or another client's (as a poll answers for a job). */
+export const sampleNotFound = () => new ServiceError("not_found", "Validation sample not found", { simple: true });
+
 /** `GET …/validation-samples/{sample_id}/download`: the sample's papers for blind screening. */
 export const ValidationSampleDownloadQuery = z.object({
   format: z.enum(["csv", "ris"]).default("csv").describe("csv: order, id, title, abstract and an empty `included` column; ris: one record per paper (ID, TI, AB)"),
@@ -295,3 +302,42 @@ export type ReportCertificate = z.infer<typeof ReportCertificate>;
  */
 export const StoredCertificate = z.object({ owner: z.string().nullable(), certificate: ReportCertificate });
 export type StoredCertificate = z.infer<typeof StoredCertificate>;
+
+/**
+ * A validation sample as the screening service keeps it (`sample.<job>.<sample>` in its validation
+ * bucket): the answer as last given, plus what the next look needs. Written by the service only;
+ * a gateway reads the part an export marks (`SampleMembership`).
+ */
+export const StoredValidationSample = z.object({
+  owner: z.string().nullable(),
+  /** Per sampled paper, in the sample's order: include votes and the job's decision. */
+  scores: z.array(z.number().nullable()),
+  decisions: z.array(z.boolean().nullable()),
+  /** The job's vote levels (papers per level), as drawn. */
+  levels: z.array(z.object({ score: z.number().nullable(), papers: z.number().int() })),
+  repetitions: z.number().int(),
+  job_threshold: z.number(),
+  includes_read: z.number().int().nullable(),
+  sample: ValidationSample,
+});
+export type StoredValidationSample = z.infer<typeof StoredValidationSample>;
+
+/** What an export reads of a stored sample: its owner, papers and labels (at most MAX_VALIDATION_SAMPLE each, so held whole while the export streams). */
+export const SampleMembership = z.object({
+  owner: z.string().nullable(),
+  sample: z.object({
+    sample_id: z.string(),
+    job_id: z.string(),
+    paper_ids: z.array(PaperId).max(MAX_VALIDATION_SAMPLE),
+    labels: z.array(ValidationLabel).max(MAX_VALIDATION_SAMPLE),
+  }),
+});
+export type SampleMembership = z.infer<typeof SampleMembership>;
+
+/** The columns (CSV) and fields (JSON Lines) a screening export adds with `sample=<sample_id>`. */
+export const SAMPLE_MARK_FIELDS = {
+  /** true when the paper is in the sample, false otherwise. */
+  sampled: "validation_sampled",
+  /** The human label: include or exclude; empty (CSV) or null (JSON Lines) when not labelled or not sampled. */
+  label: "validation_label",
+} as const;

@@ -1,17 +1,12 @@
 import { JetStreamApiCodes, JetStreamApiError, JetStreamError } from "@nats-io/jetstream";
 import { errors } from "@nats-io/transport-node";
 import { ServiceError } from "@litrev/contracts";
+import { findCause } from "@litrev/messaging";
 import { retrying } from "./retry";
 
 /** JetStream answers recognised by the API error codes the client exposes, never by message text. */
 
-/** The error or one of its causes, if it is of the given class. */
-function find<T extends Error>(error: unknown, type: new (...args: never[]) => T): T | undefined {
-  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
-    if (e instanceof type) return e;
-  }
-  return undefined;
-}
+const find = findCause;
 
 const apiCode = (error: unknown) => find(error, JetStreamApiError)?.code;
 
@@ -21,15 +16,6 @@ const apiCode = (error: unknown) => find(error, JetStreamApiError)?.code;
  */
 export function isNoResponders(error: unknown): boolean {
   return find(error, errors.NoRespondersError) !== undefined;
-}
-
-/**
- * The job's messaging failed, not the job (a NATS request that timed out or found no responder, a
- * JetStream API error): worth another delivery, which resumes from the checkpoints, rather than a
- * failed job. Stored data found missing is not: it stays missing (docs/resilience.md, open findings).
- */
-export function isInfrastructureFailure(error: unknown): boolean {
-  return find(error, errors.TimeoutError) !== undefined || find(error, errors.NoRespondersError) !== undefined || find(error, JetStreamApiError) !== undefined;
 }
 
 /** This process closed its connection: nothing sent on it can succeed again. */

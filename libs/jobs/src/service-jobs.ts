@@ -1,5 +1,6 @@
 import type { NatsConnection } from "@nats-io/transport-node";
 import type { JobService } from "@litrev/contracts";
+import { duringStartUp } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import { JobMirror } from "./client/mirror";
 import { PartialReader } from "./client/partial-reader";
@@ -37,8 +38,9 @@ export interface ServiceJobs {
 /** Opens one service's job side, the same way for every job kind. */
 export async function openServiceJobs(nc: NatsConnection, service: JobService, options: ServiceJobsOptions): Promise<ServiceJobs> {
   const { logger } = options;
-  const infra = await openJobInfra(nc, service, options);
-  const store = await openJobStore({
+  // Each step on JetStream waits out a NATS cluster electing its leaders (docs/resilience.md).
+  const infra = await duringStartUp("job streams and buckets", () => openJobInfra(nc, service, options), logger);
+  const store = await duringStartUp("store of record", () => openJobStore({
     url: options.mongoUrl,
     nc,
     service,
@@ -46,8 +48,8 @@ export async function openServiceJobs(nc: NatsConnection, service: JobService, o
     items: `${service}_results`,
     retentionMs: options.storeRetentionMs,
     logger,
-  });
-  const mirror = await JobMirror.open(nc, service, logger);
+  }), logger);
+  const mirror = await duringStartUp("job state mirror", () => JobMirror.open(nc, service, logger), logger);
   const reader = new JobReader(service, mirror, infra.data, new PartialReader(infra.data), store);
   // Every job kind's orphans end here, whether or not its kind ever admits another job of the project.
   const sweep = new OrphanSweep(infra, store, { leaseMs: options.orphanLeaseMs, intervalMs: options.orphanSweepMs, logger });

@@ -10,3 +10,4 @@ export * from "./permissions";
 export * from "./quotas";
 export * from "./provider-budgets";
 export * from "./shared-records";
+export * from "./start-up";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
-import { ConfigStore, NatsLink, PayloadStore, ProviderBudgets, SharedRecords, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection, type RecordStore } from "@litrev/messaging";
+import { ConfigStore, duringStartUp, NatsLink, PayloadStore, ProviderBudgets, SharedRecords, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection, type RecordStore } from "@litrev/messaging";
 import { LlmClient, ModelAvailability, chooseModel, providerIdentity } from "@litrev/llm";
 import { serviceVersion, type ServiceVersion } from "./service-version";
 import { createLogger, type Logger } from "@litrev/telemetry";
@@ -69,16 +69,18 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   const nc = await link.ready();
 
   const configId = CONFIG_SERVICE_ID[service];
-  const store = await ConfigStore.open(nc);
+  // Each step on JetStream waits out a NATS cluster electing its leaders (docs/resilience.md).
+  const starting = <T>(what: string, step: () => Promise<T>) => duringStartUp(what, step, logger);
+  const store = await starting("config bucket", () => ConfigStore.open(nc));
   // The service's bucket for large request and reply bodies exists before it serves a request.
-  await PayloadStore.create(nc, service);
+  await starting("payload store", () => PayloadStore.create(nc, service));
   // The per-owner limit counters that gateways share and job services keep storage quotas in.
-  const limits = await SharedRecords.open(nc);
-  await store.announce(configId, { config: definition.defaults, prompts: definition.prompts });
+  const limits = await starting("limits bucket", () => SharedRecords.open(nc));
+  await starting("announcement", () => store.announce(configId, { config: definition.defaults, prompts: definition.prompts }));
   let current = definition.defaults;
   const announced = definition.defaults.model;
   // One budget per provider key across every replica that calls with it (docs/operations.md).
-  const sharedBudgets = await ProviderBudgets.open(nc, { member: instance });
+  const sharedBudgets = await starting("provider budgets", () => ProviderBudgets.open(nc, { member: instance }));
   shutdown.add("provider budgets", () => sharedBudgets.close());
   // What the service learns of its provider's `n` outlives the process: kept in the config bucket
   // for the provider host it was learned on, so the first forecast after a start already knows it.
@@ -100,7 +102,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   const recheckModels = () => {
     if (env.OPENAI_API_KEY) void availability.check().catch(() => undefined);
   };
-  const stopWatch = await store.watch(
+  const stopWatch = await starting("config watch", () => store.watch(
     configId,
     (config) => {
       const modelChanged = config.model !== current.model;
@@ -109,7 +111,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
       logger.info({ model: config.model, prompt_template_id: config.prompt_template_id }, "configuration applied");
     },
     (key) => logger.warn({ key }, "malformed configuration entry ignored"),
-  );
+  ));
   shutdown.add("config watch", stopWatch);
 
   const model = (requested: string, specDefault: string) => {
@@ -117,9 +119,9 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
     llm.assertAllowed(chosen); // the gateway checks the request; this also covers the configured model
     return chosen;
   };
-  await store.announceModelAliases(llm.defaultModelAliases);
+  await starting("model aliases", () => store.announceModelAliases(llm.defaultModelAliases));
   let aliasesApplied = false;
-  const stopAliasWatch = await store.watchModelAliases(
+  const stopAliasWatch = await starting("model alias watch", () => store.watchModelAliases(
     (overrides) => {
       llm.setAliasOverrides(overrides);
       logger.info({ aliases: llm.modelAliases }, "model aliases applied");
@@ -128,7 +130,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
       aliasesApplied = true;
     },
     (key) => logger.warn({ key }, "malformed model alias table ignored"),
-  );
+  ));
   shutdown.add("model alias watch", stopAliasWatch);
   if (env.OPENAI_API_KEY) shutdown.add("model availability", availability.start(env.LLM_MODEL_CHECK_INTERVAL_MS));
 

@@ -1,5 +1,6 @@
 import { DEFAULT_MODEL, type ScreeningCriterion, type ScreeningJobParams } from "@litrev/contracts";
 import { KeySealer, serveJobKind, type JobStore } from "@litrev/jobs";
+import { duringStartUp } from "@litrev/messaging";
 import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
 import { screeningJobKind } from "./job-kind";
@@ -69,7 +70,7 @@ await startService({
     });
     const served = await serveJobKind(runtime, env, kind);
     store = served.jobs.store;
-    const samples = await SampleStore.open(runtime.nc, env.JOB_STORE_RETENTION_MS);
+    const samples = await duringStartUp("validation bucket", () => SampleStore.open(runtime.nc, env.JOB_STORE_RETENTION_MS), runtime.logger);
     return [...served.handlers, ...validationSampleHandlers(served.jobs.reader, samples)];
   },
 });

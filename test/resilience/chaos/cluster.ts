@@ -197,6 +197,19 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   for (const role of ["screening", "indexer"] as const) {
     for (let i = 0; i < options[role]; i++) nodes.push(node(`${role}-${i}`, role, undefined, env, logFor(`${role}-${i}`), await relayFor()));
   }
+  // A process that exits at start-up is started again, as a supervisor would (`npm start`, Kubernetes):
+  // on a fresh cluster replicated streams take a moment to settle after their creation, and a process
+  // may outlast its start-up budget while leaders are elected after a fault. Counted and reported.
+  const supervised = async (n: Node) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await n.start();
+      } catch (error) {
+        if (attempt >= 3) throw error;
+        cluster.startRetries++;
+      }
+    }
+  };
   const cluster: Cluster = {
     natsUrl,
     natsCluster,
@@ -216,7 +229,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       if (nats && (nats.process.exitCode !== null || nats.process.signalCode !== null)) nats = await startNatsServer({ storeDir, port: nats.port });
       await natsCluster?.heal();
       await mongo?.open();
-      await Promise.all(nodes.map((n) => n.start()));
+      await Promise.all(nodes.map(supervised));
     },
     async stop() {
       await Promise.all(nodes.map((n) => n.kill("SIGTERM")));
@@ -230,23 +243,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   try {
     if (!natsCluster) await Promise.all(nodes.map((n) => n.start()));
     else {
-      // On a fresh cluster, replicated streams take a moment to settle after their creation: a
-      // process that raced another to create one may exit at start-up, and is started again (as a
-      // supervisor would). The first process of each kind starts alone (it creates the streams),
-      // the others together.
-      const start = async (n: Node) => {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            return await n.start();
-          } catch (error) {
-            if (attempt >= 3) throw error;
-            cluster.startRetries++;
-          }
-        }
-      };
+      // The first process of each kind starts alone (it creates the streams), the others together.
       const firsts = nodes.filter((n, i) => nodes.findIndex((m) => m.role === n.role) === i);
-      for (const n of firsts) await start(n);
-      await Promise.all(nodes.filter((n) => !firsts.includes(n)).map(start));
+      for (const n of firsts) await supervised(n);
+      await Promise.all(nodes.filter((n) => !firsts.includes(n)).map(supervised));
     }
   } catch (error) {
     await cluster.stop();

@@ -2,6 +2,7 @@ import { JOB_KINDS, type ExportFormat, type JobService } from "@litrev/contracts
 import type { JsonRecord } from "../store/job-store";
 import { csvRow, UTF8_BOM, type CsvMode } from "./csv";
 import { risRecord } from "./ris";
+import { markedExport, type SampleMarks } from "./sample-marks";
 import type { JobRecord } from "./views";
 
 /** A finished job as exports read it: its record, its small extras, and its items chunk by chunk (each call reads them again). */
@@ -114,9 +115,9 @@ async function* rowPieces(
  * shows the columns. Pieces are about PIECE_CHARS each, not a whole chunk's rows. Every format names each item's title (the `title` column or field, `_title`
  * when an indexer field is itself called `title`); RIS also carries the abstract.
  */
-export async function* exportBody(service: JobService, job: FinishedJob, format: ExportFormat, csv: CsvMode = "spreadsheet"): AsyncGenerator<string> {
-  const kind = JOB_KINDS[service].export;
+export async function* exportBody(service: JobService, job: FinishedJob, format: ExportFormat, csv: CsvMode = "spreadsheet", marks?: SampleMarks): AsyncGenerator<string> {
   const idKey = JOB_KINDS[service].inputKeys.id;
+  const kind = marks ? markedExport(JOB_KINDS[service].export, idKey, marks) : JOB_KINDS[service].export;
   if (format === "jsonl") {
     const line = kind.line(job.result);
     yield* rowPieces(job, false, (item, title) => {

@@ -20,6 +20,7 @@ export { completeReport, methodsParagraph, checklist } from "./methods-text";
 export { ArtifactWriter, artifactJob, pollFrame, pollPieces, readArtifactHead, writeArtifact } from "../artifact";
 export { FinishedArtifacts } from "./finished-artifacts";
 export { RecallCertificates } from "./recall-certificates";
+export type { SampleMarks } from "./sample-marks";
 export type { FinishedArtifact } from "./finished-artifacts";
 export type { JobRecord, JobResults } from "./views";
 export type { PartialRecord } from "@litrev/contracts";

@@ -1,5 +1,6 @@
 import type { JsMsg } from "@nats-io/jetstream";
 import { JOB_KINDS, jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
+import { isInfrastructureFailure } from "@litrev/messaging";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
 import { keyBindings } from "../key-sealer";
@@ -15,7 +16,6 @@ import { completedState, exhaustion, failedState, holds, takenState, type RunIde
 import type { JobWorkerOptions } from "./types";
 import { listChunks, readListChunk, readListHead, readWholeInput } from "../list-input";
 import { arrayChunks, HandedBackError, LeaseLostError, type ItemChunks, type JobContext, type JobOutcome } from "./types";
-import { isInfrastructureFailure } from "../nats-errors";
 
 /** How long a run stopped by a NATS or storage failure waits before its job is delivered again. */
 const REDELIVERY_DELAY_MS = 2_000;
@@ -109,7 +109,8 @@ export class JobRun {
       const cancelled = cancellationOf(this.#cancel.signal);
       if (!cancelled && isInfrastructureFailure(error) && attempt < infra.options.maxAttempts) {
         // Storage or messaging failed, not the job: the next delivery resumes from the checkpoints
-        // (within JOB_MAX_ATTEMPTS; the last attempt fails the job as usual).
+        // (within JOB_MAX_ATTEMPTS; the last attempt fails the job as usual). Stored data found
+        // missing is not such a failure: it stays missing (docs/resilience.md, open findings).
         this.log.warn({ err: error, attempt }, "job run stopped by a NATS or storage failure; it resumes on its next delivery");
         this.msg.nak(REDELIVERY_DELAY_MS);
         return;

@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import type { FastifyPluginAsync } from "fastify";
 import { z } from "zod";
-import { ExportQuery, isJobId, JOB_SERVICES, JobIdParams, JobReport, ReportQuery, ServiceError, type CsvMode, type ExportFormat } from "@litrev/contracts";
+import { ExportQuery, isJobId, JOB_SERVICES, JobIdParams, JobReport, ReportQuery, sampleNotFound, ScreeningExportQuery, ServiceError, type CsvMode, type ExportFormat } from "@litrev/contracts";
 import { artifactJob, completeReport, exportBody, reportMarkdown, type RecallCertificates } from "@litrev/jobs/client";
 import { ownerOf } from "./job-routes";
 import type { JobPolls } from "./job-polls";
@@ -36,22 +36,27 @@ export function jobExportRoutes(polls: JobPolls, certificates: RecallCertificate
         {
           schema: {
             params: JobIdParams,
-            querystring: ExportQuery,
+            // Only screening jobs have validation samples to mark.
+            querystring: service === "screening" ? ScreeningExportQuery : ExportQuery,
             response: { 200: { description: EXPORT_DESCRIPTION, content: { "text/csv": { schema: z.string() }, "application/x-ndjson": { schema: z.string() }, "application/x-research-info-systems": { schema: z.string() } } } },
           },
         },
         async (request, reply) => {
           const { job_id } = request.params as { job_id: string };
-          const { format, csv } = request.query as { format: ExportFormat; csv: CsvMode };
+          const { format, csv, sample } = request.query as { format: ExportFormat; csv: CsvMode; sample?: string };
           if (!isJobId(job_id)) throw notFound();
-          const { artifact, data } = await polls.finished(service, job_id, ownerOf(request), request.id);
+          const owner = ownerOf(request);
+          const { artifact, data } = await polls.finished(service, job_id, owner, request.id);
+          // The sample is read once, before the first byte, and held while the export streams (it is bounded).
+          const marks = sample === undefined ? undefined : await certificates.sampleMarks(service, job_id, sample, owner);
+          if (marks === null) throw sampleNotFound();
           const job = artifactJob(data, artifact.head);
           // A failed (or cancelled) job exports what finished, marked so that the file is not taken for the whole.
           if (job.partial) reply.header(PARTIAL_HEADER, "true");
           // One piece (about 64 KiB of rows) read ahead of the socket. Pieces stay strings down to the
           // socket, which encodes each into memory freed once written: as Buffers they would be
           // garbage until V8 next collects, and a large export's would pile up in the meantime.
-          const body = Readable.from(exportBody(service, job, format, csv), { objectMode: true, highWaterMark: 1 });
+          const body = Readable.from(exportBody(service, job, format, csv, marks), { objectMode: true, highWaterMark: 1 });
           return reply
             .type(CONTENT_TYPE[format])
             .header("content-disposition", `attachment; filename="${service}-${job_id}${job.partial ? "-partial" : ""}.${format}"`)

@@ -1,16 +1,15 @@
 import { randomInt, randomUUID } from "node:crypto";
-import { MAX_VALIDATION_SAMPLE, operations, ServiceError, type ValidationIssue, type ValidationSample } from "@litrev/contracts";
+import { MAX_VALIDATION_SAMPLE, operations, SampleId, sampleNotFound, ServiceError, type StoredValidationSample, type ValidationIssue, type ValidationSample } from "@litrev/contracts";
 import { cohenKappa, drawSample, keptAt, labelsNeeded, recallCertificate, type CertificateOptions, type VoteLevel } from "@litrev/evaluation";
 import { requestOwner, type JobReader } from "@litrev/jobs";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import { finishedJobPapers } from "./job-papers";
-import { sampleNotFound, type SampleStore, type StoredSample } from "./sample-store";
+import type { SampleStore } from "./sample-store";
 
 /** Tries of a batch's compare-and-set before it gives up (each lost try means another batch landed). */
 const WRITE_TRIES = 8;
 /** Discordant papers listed in an answer (the rest are counted in a warning). */
 const LISTED_DISCORDANT = 200;
-const SAMPLE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
  * The validation-sample operations of the screening service: draw a sample of a finished job,
@@ -42,7 +41,7 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore):
       const drawn = drawSample(job.papers, input.design, size, seed, planThreshold);
       const byId = new Map(job.papers.map((p) => [String(p.id), p]));
       const sampleId = randomUUID();
-      const record: StoredSample = {
+      const record: StoredValidationSample = {
         owner: owner ?? null,
         scores: drawn.ids.map((id) => byId.get(String(id))!.score),
         decisions: drawn.ids.map((id) => {
@@ -81,7 +80,7 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore):
 
     handler(operations.labelValidationSample, async (input, ctx) => {
       const owner = requestOwner(ctx.header);
-      if (!SAMPLE_ID.test(input.sample_id)) throw sampleNotFound();
+      if (!SampleId.safeParse(input.sample_id).success) throw sampleNotFound();
       for (let attempt = 0; attempt < WRITE_TRIES; attempt++) {
         const { record, revision } = await store.read(input.job_id, input.sample_id, owner);
         const next = withLabels(record, input.labels, input.includes_read);
@@ -94,7 +93,7 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore):
     }),
 
     handler(operations.getValidationSample, async (input, ctx) => {
-      if (!SAMPLE_ID.test(input.sample_id)) throw sampleNotFound();
+      if (!SampleId.safeParse(input.sample_id).success) throw sampleNotFound();
       return (await store.read(input.job_id, input.sample_id, requestOwner(ctx.header))).record.sample;
     }),
   ];
@@ -108,7 +107,7 @@ function levelsOf(scores: readonly (number | null)[]): VoteLevel[] {
 }
 
 /** The record with a batch of labels added and a new look taken. */
-function withLabels(record: StoredSample, batch: readonly { id: string | number; included: boolean }[], includesRead: number | undefined): StoredSample {
+function withLabels(record: StoredValidationSample, batch: readonly { id: string | number; included: boolean }[], includesRead: number | undefined): StoredValidationSample {
   const sample = record.sample;
   const position = new Map(sample.paper_ids.map((id, i) => [String(id), i]));
   const labels = new Map(sample.labels.map((l) => [String(l.id), l.included]));
@@ -184,7 +183,7 @@ function withLabels(record: StoredSample, batch: readonly { id: string | number;
 }
 
 /** Cohen's kappa between the job's decisions and the labels, and the papers where they differ. */
-function agreementOf(record: StoredSample, labels: ReadonlyMap<string, boolean>, warnings: string[]): ValidationSample["agreement"] {
+function agreementOf(record: StoredValidationSample, labels: ReadonlyMap<string, boolean>, warnings: string[]): ValidationSample["agreement"] {
   const cells = { both: 0, onlyJob: 0, onlyHumans: 0, neither: 0 };
   const discordant: NonNullable<ValidationSample["agreement"]>["discordant"] = [];
   record.sample.paper_ids.forEach((id, i) => {

@@ -1,31 +1,17 @@
 import { Kvm, type KV } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/transport-node";
-import { jobNames, ServiceError, ValidationSample, type ReportCertificate, type StoredCertificate } from "@litrev/contracts";
+import { jobNames, sampleNotFound, ServiceError, StoredValidationSample, type ReportCertificate, type StoredCertificate } from "@litrev/contracts";
 import { isWrongRevision } from "@litrev/jobs";
 import { streamReplicas } from "@litrev/messaging";
-import { z } from "zod";
 
 /**
  * Validation samples, kept by the screening service in its own KV bucket: one value per sample
  * (`sample.<job>.<sample>`), holding its owner, its papers' votes and job decisions (so a look
  * needs no second read of the job), its labels and every look. A batch of labels is one
  * compare-and-set on the value's revision, so two batches at once never lose each other's labels.
+ * The record's schema (`StoredValidationSample`) is in libs/contracts: gateways read a sample's
+ * papers and labels from it for an export that marks them.
  */
-
-/** The stored record: the answer as last given, plus what the next look needs. */
-export const StoredSample = z.object({
-  owner: z.string().nullable(),
-  /** Per sampled paper, in the sample's order: include votes and the job's decision. */
-  scores: z.array(z.number().nullable()),
-  decisions: z.array(z.boolean().nullable()),
-  /** The job's vote levels (papers per level), as drawn. */
-  levels: z.array(z.object({ score: z.number().nullable(), papers: z.number().int() })),
-  repetitions: z.number().int(),
-  job_threshold: z.number(),
-  includes_read: z.number().int().nullable(),
-  sample: ValidationSample,
-});
-export type StoredSample = z.infer<typeof StoredSample>;
 
 /** Bucket size: a few hundred full samples of long ids; samples expire with the store of record's rows (`JOB_STORE_RETENTION_MS`). */
 const BUCKET_BYTES = 256 * 1024 * 1024;
@@ -42,26 +28,26 @@ export class SampleStore {
   }
 
   /** The record and its revision, or a 404 when it is missing or another client's (as a poll answers). */
-  async read(jobId: string, sampleId: string, owner: string | undefined): Promise<{ record: StoredSample; revision: number }> {
+  async read(jobId: string, sampleId: string, owner: string | undefined): Promise<{ record: StoredValidationSample; revision: number }> {
     const entry = await this.kv.get(jobNames("screening").validationKey(jobId, sampleId));
     if (!entry || entry.operation !== "PUT") throw sampleNotFound();
-    const record = StoredSample.parse(entry.json());
+    const record = StoredValidationSample.parse(entry.json());
     if (owner !== undefined && record.owner !== owner) throw sampleNotFound();
     return { record, revision: entry.revision };
   }
 
   /** Keeps `record`'s certificate as its job's latest, for the methods report any gateway reads. */
-  async putCertificate(record: StoredSample): Promise<void> {
+  async putCertificate(record: StoredValidationSample): Promise<void> {
     const stored: StoredCertificate = { owner: record.owner, certificate: reportCertificateOf(record) };
     await this.kv.put(jobNames("screening").certificateKey(record.sample.job_id), JSON.stringify(stored));
   }
 
-  async create(record: StoredSample): Promise<void> {
+  async create(record: StoredValidationSample): Promise<void> {
     await this.kv.create(jobNames("screening").validationKey(record.sample.job_id, record.sample.sample_id), encode(record));
   }
 
   /** Writes over `revision` only: false when another batch got there first (the caller reads again). */
-  async update(record: StoredSample, revision: number): Promise<boolean> {
+  async update(record: StoredValidationSample, revision: number): Promise<boolean> {
     try {
       await this.kv.update(jobNames("screening").validationKey(record.sample.job_id, record.sample.sample_id), encode(record), revision);
       return true;
@@ -72,7 +58,7 @@ export class SampleStore {
   }
 }
 
-function encode(record: StoredSample): Uint8Array {
+function encode(record: StoredValidationSample): Uint8Array {
   const bytes = new TextEncoder().encode(JSON.stringify(record));
   if (bytes.length > MAX_RECORD_BYTES) {
     throw new ServiceError("validation", `The sample's record would be ${Math.ceil(bytes.length / 1024)} KiB, over the ${MAX_RECORD_BYTES / 1024} KiB one record may hold: draw a smaller sample`, { simple: true });
@@ -81,7 +67,7 @@ function encode(record: StoredSample): Uint8Array {
 }
 
 /** A labelled sample's certificate as the methods report cites it (the sample's newest look). */
-export function reportCertificateOf({ sample }: StoredSample): ReportCertificate {
+export function reportCertificateOf({ sample }: StoredValidationSample): ReportCertificate {
   const cert = sample.certificate;
   return {
     sample_id: sample.sample_id,
@@ -96,5 +82,3 @@ export function reportCertificateOf({ sample }: StoredSample): ReportCertificate
     at: sample.looks.at(-1)!.at,
   };
 }
-
-export const sampleNotFound = () => new ServiceError("not_found", "Validation sample not found", { simple: true });
