@@ -131,14 +131,15 @@ async function* inOrder<T>(count: number, read: (n: number) => Promise<T>): Asyn
 }
 
 /** Chunk `n` of the artifact's items as the inside of the poll body's item list (`a,b,c`), made in the bytes just read. */
-export async function pollChunk(data: JobData, head: JobArtifactHead, n: number): Promise<Uint8Array> {
-  return JsonLines.asArrayItems(await data.readChunkBytes(head.items, n));
+export async function pollChunk(data: JobData, head: JobArtifactHead, n: number): Promise<Uint8Array[]> {
+  return JsonLines.asArrayItems(await data.readChunkParts(head.items, n));
 }
 
 /**
  * The poll body's bytes, piece by piece: the text before the items, each chunk's items joined by
  * commas, the text after. Exactly `JSON.stringify` of the whole poll body; never held whole.
- * `read` gives chunk n in that form (a reader shared by concurrent polls may cache it).
+ * `read` gives chunk n in that form, in the pieces it was read in (a reader shared by concurrent
+ * polls may cache it).
  */
 export async function* pollPieces(data: JobData, head: JobArtifactHead, read = (n: number) => pollChunk(data, head, n)): AsyncGenerator<Uint8Array> {
   yield Buffer.from(head.poll.before);
@@ -147,7 +148,7 @@ export async function* pollPieces(data: JobData, head: JobArtifactHead, read = (
   for await (const items of inOrder(head.items.chunks ?? 0, read)) {
     if (items.length === 0) continue;
     if (separator) yield COMMA;
-    yield items;
+    yield* items;
     separator = true;
   }
   yield Buffer.from(head.poll.after);

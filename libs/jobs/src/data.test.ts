@@ -186,4 +186,18 @@ describe("JsonLines", () => {
     // No final newline, and an empty piece.
     expect(JsonLines.parse([Buffer.from('"a"\n"b'), Buffer.alloc(0), Buffer.from('c"')])).toEqual(["a", "bc"]);
   });
+
+  it("turns a chunk into the inside of a JSON array in the pieces it came in, whatever the split", () => {
+    const values = [{ id: "p1", title: "Zoë ≥ α" }, "a line", 3, { nested: ["x\ny"] }];
+    const text = values.map((v) => `${JSON.stringify(v)}\n`).join("");
+    for (let size = 1; size <= text.length; size++) {
+      const bytes = Buffer.from(text);
+      const parts: Buffer[] = [];
+      for (let at = 0; at < bytes.length; at += size) parts.push(bytes.subarray(at, at + size));
+      const pieces = JsonLines.asArrayItems(parts);
+      expect(JSON.parse(`[${Buffer.concat(pieces).toString("utf8")}]`)).toEqual(values);
+      expect(pieces.every((piece) => piece.length > 0)).toBe(true);
+    }
+    expect(JsonLines.asArrayItems([])).toEqual([]);
+  });
 });

@@ -146,11 +146,6 @@ export class JobData {
     return JsonLines.parse(await this.readChunkParts(ref, n));
   }
 
-  /** Chunk `n` of a list as stored (JSON Lines, each line ending in a newline), in one buffer; throws when it is missing. */
-  async readChunkBytes(ref: ObjectRef, n: number): Promise<Uint8Array> {
-    return joined(await this.readChunkParts(ref, n));
-  }
-
   /**
    * Chunk `n` of a list as stored, in the pieces the store delivered it (for `JsonLines.parse`: a
    * chunk that is only parsed is never copied into one buffer); throws when it is missing.
@@ -308,13 +303,23 @@ export const JsonLines = {
   },
   /**
    * The chunk's items as the inside of a JSON array (`a,b,c`): each line's newline becomes a comma
-   * and the last is dropped. In place (a view of the same bytes: the caller gives them up), so a
-   * large job's poll costs no second copy of each chunk. No parse: a JSON text holds no raw newline.
+   * and the last is dropped. In place, in the pieces the store delivered (views of the same bytes:
+   * the caller gives them up), so a large job's poll costs no second copy of each chunk, and leaves
+   * no joined copy for the collector. No parse: a JSON text holds no raw newline.
    */
-  asArrayItems(bytes: Uint8Array): Buffer {
-    const out = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    for (let at = out.indexOf(NEWLINE); at >= 0; at = out.indexOf(NEWLINE, at + 1)) out[at] = COMMA;
-    return out.length > 0 && out[out.length - 1] === COMMA ? out.subarray(0, out.length - 1) : out;
+  asArrayItems(chunk: Uint8Array | Parts): Buffer[] {
+    const out: Buffer[] = [];
+    for (const part of chunk instanceof Uint8Array ? [chunk] : chunk) {
+      const bytes = Buffer.from(part.buffer, part.byteOffset, part.length);
+      for (let at = bytes.indexOf(NEWLINE); at >= 0; at = bytes.indexOf(NEWLINE, at + 1)) bytes[at] = COMMA;
+      if (bytes.length > 0) out.push(bytes);
+    }
+    const last = out.at(-1);
+    if (last && last[last.length - 1] === COMMA) {
+      if (last.length === 1) out.pop();
+      else out[out.length - 1] = last.subarray(0, last.length - 1);
+    }
+    return out;
   },
 };
 

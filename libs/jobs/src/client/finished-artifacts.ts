@@ -9,8 +9,13 @@ const CACHE_BYTES = 64 * 1024 * 1024;
 const WHOLE_BODY_BYTES = 1024 * 1024;
 /** What an entry costs beyond its poll body: its head (record, report). */
 const HEAD_BYTES = 8 * 1024;
-/** Memory the poll chunks of large artifacts may take in one process. */
-const CHUNK_CACHE_BYTES = 64 * 1024 * 1024;
+/**
+ * Memory the poll chunks of large artifacts may take in one process: a window that concurrent reads
+ * of one job, which move through its chunks at about the same pace, share; not the whole body (a
+ * 50,000-paper job's is 23 MB), so a gateway's first large read grows its memory by at most this
+ * much beyond what one read in flight takes (docs/performance.md).
+ */
+const CHUNK_CACHE_BYTES = 16 * 1024 * 1024;
 
 /** A finished job as a process holds it: its artifact head, and its whole poll body when that is small. */
 export interface FinishedArtifact {
@@ -35,7 +40,7 @@ export class FinishedArtifacts {
    * The poll form of large artifacts' chunks, by service, job and chunk: concurrent polls of one
    * large job read each chunk once and send the same bytes (the bound keeps a few jobs' worth).
    */
-  readonly #chunks: LRUCache<string, Uint8Array, { data: JobData; artifact: FinishedArtifact; n: number }>;
+  readonly #chunks: LRUCache<string, Uint8Array[], { data: JobData; artifact: FinishedArtifact; n: number }>;
   /** Jobs deleted while this process ran (job ids are never reused). */
   readonly #erased = new LRUCache<string, true>({ max: ERASED_JOBS });
 
@@ -45,9 +50,9 @@ export class FinishedArtifacts {
       sizeCalculation: (entry) => (entry.body?.length ?? 0) + HEAD_BYTES,
       fetchMethod: async (key, _stale, { context }) => (await readArtifact(context, key.slice(key.indexOf("/") + 1))) ?? undefined,
     });
-    this.#chunks = new LRUCache<string, Uint8Array, { data: JobData; artifact: FinishedArtifact; n: number }>({
+    this.#chunks = new LRUCache<string, Uint8Array[], { data: JobData; artifact: FinishedArtifact; n: number }>({
       maxSize: chunkBytes,
-      sizeCalculation: (bytes) => Math.max(1, bytes.length),
+      sizeCalculation: (parts) => Math.max(1, parts.reduce((sum, part) => sum + part.length, 0)),
       fetchMethod: (_key, _stale, { context }) => pollChunk(context.data, context.artifact.head, context.n),
     });
   }
