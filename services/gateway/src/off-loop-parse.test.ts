@@ -23,4 +23,18 @@ describe("the body parser thread", () => {
     expect(limited).toMatchObject({ kind: "issues", issues: [expect.objectContaining({ loc: ["body", "repetitions"] })] });
     expect(await parse("{\"papers\": [")).toEqual({ kind: "invalid-json" });
   });
+
+  it("ends its thread once idle (giving back the heap its last body grew) and starts a new one for the next body", async () => {
+    const idle = new OffLoopParser(DEFAULT_REQUEST_LIMITS, 100);
+    try {
+      const body = JSON.stringify({ papers: [{ id: "a", title: "T", abstract: "A" }], mock: true });
+      expect((await idle.parse(Buffer.from(body), "createScreeningJob")).kind).toBe("valid");
+      expect(idle.running).toBe(true);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(idle.running).toBe(false);
+      expect((await idle.parse(Buffer.from(body), "createScreeningJob")).kind).toBe("valid");
+    } finally {
+      await idle.close();
+    }
+  });
 });
