@@ -167,6 +167,18 @@ describe("chaos checker", () => {
     expect(result.violations[0]!.examples[0]).toMatch(/2 repeated item calls .* 0 fault\(s\) allowing 0/);
   });
 
+  it("provider-repeats on a NATS cluster: a leader kill may lose a job's checkpoints, so each of its items may be paid once more, and no more", () => {
+    const repaid = (rounds: number) => {
+      const h = passing().fault("stream-leader-kill", "nats", [10, 12]);
+      for (let round = 1; round <= rounds; round++) h.call("extract", ["iC.1", "iC.2"], 12 + round);
+      return h;
+    };
+    // One server, or a process killed: only the unit in flight (one record) may be paid again.
+    expect(only("provider-repeats", repaid(1)).violations[0]!.examples[0]).toMatch(/2 repeated item calls .* 1 fault\(s\) allowing 1/);
+    expect(check(repaid(1).entries(), { leaderKillsMayRewind: true }).violations).toEqual([]);
+    expect(only("provider-repeats", repaid(2), { leaderKillsMayRewind: true }).violations[0]!.examples[0]).toMatch(/4 repeated item calls .* allowing 3/);
+  });
+
   it("too-few-completed: a run where every creation errored cannot pass, nor one where most jobs failed", () => {
     const errored = new Hist();
     for (let i = 0; i < 5; i++) errored.create(`s${i}`, "screening", i, `s${i}`, 2, [i, i + 1], "info");

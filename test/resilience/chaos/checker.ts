@@ -55,6 +55,14 @@ export interface CheckOptions {
    */
   stalenessMs?: number;
   /**
+   * On a NATS cluster (nats-server 2.9.10), a killed JetStream leader may be succeeded by one that
+   * lacks writes the cluster acknowledged (a rewind, docs/resilience.md): a job's saved checkpoints
+   * may be among them, and its next run then pays again for every item done before. So each leader
+   * kill that hit a job allows each of its items one more call; the bound stays finite, and the
+   * single-server runs keep the strict one (default false).
+   */
+  leaderKillsMayRewind?: boolean;
+  /**
    * Invariants whose violations are reported (as TOLERATED) without invalidating the history: only
    * for a known, open bug that the run must keep showing until it is fixed.
    */
@@ -417,7 +425,9 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     const perItem = job.key ? calls.get(job.key) : undefined;
     if (perItem) {
       const repeated = [...perItem.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);
-      const allowed = hits.length * (options.unitsPerFault?.[job.service] ?? 1) * (options.unitSize?.[job.service] ?? (job.service === "screening" ? 5 : 1));
+      const leaderKills = options.leaderKillsMayRewind ? hits.filter((f) => f.fault.kind === "meta-leader-kill" || f.fault.kind === "stream-leader-kill").length : 0;
+      const allowed =
+        hits.length * (options.unitsPerFault?.[job.service] ?? 1) * (options.unitSize?.[job.service] ?? (job.service === "screening" ? 5 : 1)) + leaderKills * (job.units?.length ?? 0);
       figures.repeatedItems += repeated;
       figures.allowedRepeats += allowed;
       if (repeated > allowed) {

@@ -182,6 +182,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
       finalReads: 2,
       unitsPerFault: { screening: 1, indexer: 1 },
       unitSize: { screening: LABEL_BATCH, indexer: 1 },
+      leaderKillsMayRewind: options.natsCluster === true,
       tolerate: options.tolerate ?? [],
       // What the service promises for reads of running jobs (docs/jobs.md), nothing more.
       stalenessMs: MIRROR_STALENESS_MS,
