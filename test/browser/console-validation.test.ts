@@ -127,6 +127,12 @@ describe("the console's validation panel in headless Chromium", () => {
     expect(await page.locator("#sample-table tbody tr").count()).toBe(R);
     expect(await page.locator("#sample-plot circle.look").count()).toBe(2);
     expect(await page.locator("#sample-certificate").textContent()).toMatch(/^Certified: threshold \d|cannot|below the target|None of the/);
+    // The job's export with the sample marked: every paper, the 120 sampled ones with their labels.
+    const [marked] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export the job with this sample marked (CSV)" }).click()]);
+    const rows = readFileSync((await marked.path())!, "utf8").replace(/^\uFEFF/, "").trimEnd().split(/\r?\n/);
+    expect(rows[0]!.split(",").slice(-2)).toEqual(["validation_sampled", "validation_label"]);
+    expect(rows.length - 1).toBe(job!.results.length);
+    expect(rows.filter((row) => /,true,(include|exclude)$/.test(row))).toHaveLength(120);
     await page.locator("#validation-sample").screenshot({ path: join(ARTIFACTS, "7-validation-sample.png") });
     expect(pageErrors).toEqual([]);
     expect(outside).toEqual([]);

@@ -98,7 +98,7 @@ async function call(method, path, body) {
  */
 async function downloadSample(path, filename) {
   const res = await fetch(path, { headers: { "X-API-Key": sessionStorage.getItem(KEY_ITEM) ?? "" } });
-  if (!res.ok) throw new Error(`Could not download the sample: HTTP ${res.status}`);
+  if (!res.ok) throw new Error(`Could not download ${filename}: HTTP ${res.status}`);
   const url = URL.createObjectURL(await res.blob());
   const link = h("a", { href: url, download: filename, hidden: true });
   document.body.append(link);
@@ -168,7 +168,16 @@ function samplePanel(job) {
       const id = encodeURIComponent(current.sample_id);
       downloadSample(`${base}/${id}/download?format=${format}`, `validation-sample-${current.sample_id}.${format}`).catch((error) => showError(error.message));
     },
-  }))));
+  })), h("button", {
+    type: "button",
+    text: "Export the job with this sample marked (CSV)",
+    onclick: () => {
+      if (!current) return showError("Draw or open a sample first");
+      // The whole job's export, each paper marked sampled or not and with the label given (docs/reporting.md).
+      const path = `/v1/screening/jobs/${encodeURIComponent(job.job_id)}/export?format=csv&sample=${encodeURIComponent(current.sample_id)}`;
+      downloadSample(path, `screening-${job.job_id}-sample-${current.sample_id}.csv`).catch((error) => showError(error.message));
+    },
+  })));
   return h(
     "section",
     { "aria-labelledby": "sample-title", class: "panel", id: "validation-sample" },
