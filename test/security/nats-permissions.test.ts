@@ -4,7 +4,7 @@ import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONFIG_BUCKET, configKeys, jobNames, payloadBucket, subjects } from "@litrev/contracts";
+import { CONFIG_BUCKET, configKeys, jobNames, LIMITS_BUCKET, payloadBucket, PROVIDER_BUDGET_BUCKET, subjects } from "@litrev/contracts";
 import { authOptions, type NatsUser } from "@litrev/messaging";
 import { startStack, waitFor, type Stack } from "../support/stack";
 
@@ -219,7 +219,25 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
       // Still there for its owner; the gateway may still look at it (and read the bucket).
       expect(await attempt(() => screening.consumers.info(stream, name))).toBe("ok");
       expect(await attempt(() => gateway.consumers.info(stream, name))).toBe("ok");
-      await screening.consumers.delete(stream, name);
+      // Left to expire (its inactivity threshold): on the shared config bucket no user may delete a consumer.
+      await screening.consumers.delete(stream, name).catch(() => undefined);
+    }
+  });
+
+  it("a service cannot delete another service's consumers on the buckets they share (config, limits, provider budgets)", async () => {
+    const screening = await jetstreamManager(await as("screening"), { timeout: REFUSAL_MS });
+    const criteria = await jetstreamManager(await as("criteria"), { timeout: REFUSAL_MS });
+    for (const bucket of [CONFIG_BUCKET, LIMITS_BUCKET, PROVIDER_BUDGET_BUCKET]) {
+      const stream = `KV_${bucket}`;
+      const watcher = await screening.consumers.add(stream, {
+        name: `watcher-${randomUUID().slice(0, 8)}`,
+        ack_policy: AckPolicy.None,
+        deliver_policy: DeliverPolicy.New,
+        filter_subject: `$KV.${bucket}.>`,
+        inactive_threshold: 5_000_000_000,
+      });
+      expect(await attempt(() => criteria.consumers.delete(stream, watcher.name)), bucket).toMatch(PERMISSION);
+      expect(await attempt(() => screening.consumers.info(stream, watcher.name)), bucket).toBe("ok");
     }
   });
 

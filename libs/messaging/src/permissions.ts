@@ -89,6 +89,14 @@ function ownStream(stream: string): string[] {
   ];
 }
 
+/**
+ * A bucket every service shares (config, limits, provider budgets): created by whoever starts
+ * first and read by all, but never purged, never a message deleted, and never a consumer deleted,
+ * since a permission names no consumer's owner: the right to delete one's own watcher would be
+ * the right to delete another service's (see `readStream`).
+ */
+const shareStream = (stream: string) => ownStream(stream).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.") && !s.includes(".CONSUMER.DELETE."));
+
 /** Everything one job service owns: command, checkpoint and index streams, its buckets and object stores. */
 function ownJobs(service: JobService): string[] {
   const names = jobNames(service);
@@ -177,15 +185,15 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
     publish: [
       ...common,
       // Creating the shared config bucket (whoever starts first); writing only its own defaults.
-      ...ownStream(kvStream(CONFIG_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
+      ...shareStream(kvStream(CONFIG_BUCKET)),
       ...configWrites([configKeys.defaults(configId), configKeys.providerN(configId), MODEL_ALIAS_KEYS.defaults]),
       // Creating the limits bucket (whoever starts first); a job service writes only its own storage records.
-      ...ownStream(kvStream(LIMITS_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
+      ...shareStream(kvStream(LIMITS_BUCKET)),
       ...(user === "criteria" ? [] : [`$KV.${LIMITS_BUCKET}.${limitKeys.storagePrefix(user)}.>`]),
       ...usePayloads(user, true),
       ...(user === "criteria" ? [] : [...ownJobs(user), subjects.jobCancel(user), subjects.jobErased(user)]),
       // Every replica that calls a provider: its heartbeats in the keys' shared budgets (created by whoever starts first).
-      ...ownStream(kvStream(PROVIDER_BUDGET_BUCKET)).filter((s) => !s.includes(".PURGE.") && !s.includes(".MSG.DELETE.")),
+      ...shareStream(kvStream(PROVIDER_BUDGET_BUCKET)),
       `$KV.${PROVIDER_BUDGET_BUCKET}.>`,
     ],
     subscribe: [...inbox, subjects.rpcWildcard(user), subjects.cancel(user), ...(user === "criteria" ? [] : [subjects.jobCancel(user)]), subjects.health()],
