@@ -340,6 +340,33 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     expect(seen?.has("late")).toBe(false);
     expect((await infra.registry.get(state.job_id))?.state).toMatchObject({ status: "completed", worker: "new-owner" });
   });
+  it("an older delivery leaves a job alone while a later delivery's run holds it with a live lease, and takes it once that lease is stale", async () => {
+    const store = new MemoryJobStore();
+    const state = pending();
+    await admitJob(infra, store, { state, input: {}, logger });
+    const command = { version: 1 as const, type: "job.run" as const, service: "screening" as const, job_id: state.job_id, submitted_at: new Date().toISOString(), input: null, sealed_provider_key: null, params: {} };
+    const settled: string[] = [];
+    const msg = (deliveryCount: number) =>
+      ({ info: { deliveryCount }, ack: () => settled.push("ack"), nak: () => settled.push("nak"), term: () => settled.push("term"), working() {} }) as unknown as JsMsg;
+    let handled = 0;
+    const run = (deliveryCount: number) =>
+      new JobRun({ infra, store, sealer, logger, instance: "paused", reportIntervalMs: 250, handler: async () => (handled++, { items: [] }) }, state.job_id, msg(deliveryCount));
+    // The run of delivery 3 holds the job and heartbeats; delivery 1 reaches a worker that was paused meanwhile.
+    const holdByLater = (heartbeatAt: Date) =>
+      infra.registry.update(state.job_id, (s) => ({ ...s, status: "running", attempt: 3, worker: "later", heartbeat_at: heartbeatAt.toISOString() }));
+    await holdByLater(new Date());
+    await run(1).execute(command);
+    expect(handled).toBe(0);
+    expect(settled).toEqual([]); // the command is the later run's to settle
+    expect((await infra.registry.get(state.job_id))?.state).toMatchObject({ status: "running", attempt: 3, worker: "later" });
+    // That run went silent for longer than the ack wait: any delivery takes the job.
+    await holdByLater(new Date(Date.now() - 10_000));
+    await run(2).execute(command);
+    expect(handled).toBe(1);
+    expect((await infra.registry.get(state.job_id))?.state).toMatchObject({ status: "completed", worker: "paused" });
+    await infra.queue.discard(state.job_id);
+  });
+
   it("admission reserves the owner's storage before storing anything, and a refused admission gives its reservation back", async () => {
     const quota = new OwnerStorage(new LocalRecords(), "screening", { bytes: 10_000, liveJobs: 10, keptForMs: 60_000 }, async (id) => ((await infra.registry.get(id)) ? "active" : "none"));
     const admit = (owner: string, resultBytes: number, jobId: string = randomUUID()) =>

@@ -12,7 +12,7 @@ import { ArtifactWriter } from "../artifact";
 import { InputTexts } from "../item-texts";
 import { cancellationOf, JobCancelled, PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
-import { completedState, exhaustion, failedState, holds, takenState, type RunIdentity } from "./transitions";
+import { completedState, exhaustion, failedState, holds, isStaleDelivery, takenState, type RunIdentity } from "./transitions";
 import type { JobWorkerOptions } from "./types";
 import { listChunks, readListChunk, readListHead, readWholeInput } from "../list-input";
 import { arrayChunks, HandedBackError, LeaseLostError, type ItemChunks, type JobContext, type JobOutcome } from "./types";
@@ -81,7 +81,16 @@ export class JobRun {
       await this.#exhausted();
       return;
     }
-    const taken = await infra.registry.update(this.jobId, (s) => takenState(s, this.identity, new Date()));
+    let stale = false;
+    const taken = await infra.registry.update(this.jobId, (s) => {
+      stale = isStaleDelivery(s, this.identity, new Date(), infra.options.ackWaitMs);
+      return stale ? null : takenState(s, this.identity, new Date());
+    });
+    if (stale) {
+      // Neither acked nor handed back: the command is the later run's to settle.
+      this.log.info("an older delivery of a job a later delivery's run holds; left to that run");
+      return;
+    }
     if (!taken?.written) {
       this.msg.ack();
       return;

@@ -20,6 +20,18 @@ export function takenState(state: LiveJobState, run: RunIdentity, now: Date): Li
   return { ...state, status: "running", started_at: state.started_at ?? at, heartbeat_at: at, attempt: run.deliveries, worker: run.instance };
 }
 
+/**
+ * Whether this delivery of the job's command is older than the one whose run holds the job with a
+ * live lease (heartbeat within `leaseMs`). JetStream numbers a command's deliveries upwards, so a
+ * lower number is one a worker received before it was paused or cut off, while the command went
+ * to another; taking the job from that later run would only make it stop and pay again for its
+ * unit in flight. A holder whose heartbeat is older may be gone: then any delivery takes the job.
+ */
+export function isStaleDelivery(state: LiveJobState, run: RunIdentity, now: Date, leaseMs: number): boolean {
+  if (state.status !== "running" || state.attempt <= run.deliveries || state.heartbeat_at === null) return false;
+  return now.getTime() - Date.parse(state.heartbeat_at) < leaseMs;
+}
+
 /** Whether `state` is still held by this run. */
 export const holds = (state: LiveJobState, run: RunIdentity) => state.attempt === run.deliveries && state.worker === run.instance;
 
