@@ -1,10 +1,10 @@
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importReferences, risTagRecords } from "@litrev/references";
 import { ROOT } from "../../scripts/lib/launch";
-import { CHROMIUM_ARGS, CONSOLE_ARTIFACTS, findChromium } from "../support/browser";
+import { CONSOLE_ARTIFACTS, findChromium, openConsolePage } from "../support/browser";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
 
 /**
@@ -25,8 +25,8 @@ describe("importing references into a new job in the console", () => {
   let stack: Stack;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
-  const outside: string[] = [];
+  let pageErrors: string[] = [];
+  let outside: string[] = [];
 
   beforeAll(async () => {
     const found = findChromium();
@@ -37,13 +37,8 @@ describe("importing references into a new job in the console", () => {
     chromiumPath = found.path;
     mkdirSync(CONSOLE_ARTIFACTS, { recursive: true });
     stack = await startStack({ services: { screening: 1, criteria: 1, indexer: 1 } });
-    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: "reduce", acceptDownloads: true });
-    page = await context.newPage();
-    page.on("pageerror", (error) => pageErrors.push(error.message));
-    page.on("request", (request) => {
-      if (!request.url().startsWith(stack.baseUrl) && !request.url().startsWith("data:") && !request.url().startsWith("blob:")) outside.push(request.url());
-    });
+    // Its downloads are blob: URLs the page makes itself.
+    ({ browser, page, pageErrors, outside } = await openConsolePage(chromiumPath, stack.baseUrl, ["data:", "blob:"]));
   }, 900_000);
   afterAll(async () => {
     await browser?.close();

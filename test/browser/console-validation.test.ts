@@ -1,10 +1,10 @@
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { screeningPapers, CRITERIA } from "../e2e/screening-fixtures";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
-import { CHROMIUM_ARGS, CONSOLE_ARTIFACTS, findChromium } from "../support/browser";
+import { CONSOLE_ARTIFACTS, findChromium, openConsolePage } from "../support/browser";
 
 /**
  * The console's validation panel in headless Chromium: on a completed mock screening job's page, a
@@ -22,8 +22,8 @@ describe("the console's validation panel in headless Chromium", () => {
   let stack: Stack;
   let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
-  const outside: string[] = [];
+  let pageErrors: string[] = [];
+  let outside: string[] = [];
 
   beforeAll(async () => {
     const found = findChromium();
@@ -34,12 +34,7 @@ describe("the console's validation panel in headless Chromium", () => {
     chromiumPath = found.path;
     mkdirSync(ARTIFACTS, { recursive: true });
     stack = await startStack({ services: { screening: 1 } });
-    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: "reduce" })).newPage();
-    page.on("pageerror", (error) => pageErrors.push(error.message));
-    page.on("request", (request) => {
-      if (!request.url().startsWith(stack.baseUrl) && !request.url().startsWith("data:")) outside.push(request.url());
-    });
+    ({ browser, page, pageErrors, outside } = await openConsolePage(chromiumPath, stack.baseUrl));
   }, 900_000);
   afterAll(async () => {
     await browser?.close();

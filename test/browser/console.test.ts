@@ -1,13 +1,13 @@
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
 import { extractionResponder } from "../../services/indexer/src/testing/responder";
 import { ROOT } from "../../scripts/lib/launch";
 import { indexerRecords } from "../support/dataset";
 import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
-import { CHROMIUM_ARGS, CONSOLE_ARTIFACTS, findChromium } from "../support/browser";
+import { CONSOLE_ARTIFACTS, findChromium, openConsolePage } from "../support/browser";
 
 /**
  * The console in a real browser: headless Chromium (Debian's package, installed by
@@ -28,8 +28,8 @@ describe("the console in headless Chromium", () => {
   let provider: FakeProvider;
   let browser: Browser;
   let page: Page;
-  const outside: string[] = [];
-  const pageErrors: string[] = [];
+  let outside: string[] = [];
+  let pageErrors: string[] = [];
 
   beforeAll(async () => {
     const found = findChromium();
@@ -43,14 +43,7 @@ describe("the console in headless Chromium", () => {
     // Mock screening jobs need no provider; extraction jobs get the fake one.
     provider = await startFakeProvider({ latencyMs: 150, respond: extractionResponder() });
     stack = await startStack({ services: { screening: 1, indexer: 1 }, env: { OPENAI_API_KEY: "sk-console-test", OPENAI_BASE_URL: provider.url, INDEXER_JOB_RECORD_CONCURRENCY: "1" } });
-    // Playwright gives the browser a new empty profile of its own.
-    browser = await chromium.launch({ executablePath: chromiumPath, headless: true, args: CHROMIUM_ARGS });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: "reduce", acceptDownloads: true });
-    page = await context.newPage();
-    page.on("request", (request) => {
-      if (!request.url().startsWith(stack.baseUrl) && !request.url().startsWith("data:")) outside.push(request.url());
-    });
-    page.on("pageerror", (error) => pageErrors.push(error.message));
+    ({ browser, page, pageErrors, outside } = await openConsolePage(chromiumPath, stack.baseUrl));
   }, 900_000);
 
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CONFIG_BUCKET, configKeys, jobNames, LIMITS_BUCKET, payloadBucket, PROVIDER_BUDGET_BUCKET, subjects } from "@litrev/contracts";
 import { authOptions, type NatsUser } from "@litrev/messaging";
@@ -201,20 +201,22 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     expect(await attempt(() => config.get(configKeys.defaults("screening")))).toBe("ok");
   });
 
+  /** A watcher as a service makes one: an ephemeral consumer over the bucket's stream, gone after `inactiveSeconds` unused. */
+  const addWatcher = (jsm: JetStreamManager, bucket: string, inactiveSeconds: number) =>
+    jsm.consumers.add(`KV_${bucket}`, {
+      name: `watcher-${randomUUID().slice(0, 8)}`,
+      ack_policy: AckPolicy.None,
+      deliver_policy: DeliverPolicy.New,
+      filter_subject: `$KV.${bucket}.>`,
+      inactive_threshold: nanos(inactiveSeconds * 1_000),
+    });
+
   it("gateway: cannot delete another user's consumers (a service's config watcher, a job state watcher)", async () => {
     const gateway = await jetstreamManager(await as("gateway"), { timeout: REFUSAL_MS });
     const screening = await jetstreamManager(await as("screening"), { timeout: REFUSAL_MS });
     for (const bucket of [CONFIG_BUCKET, jobNames("screening").stateBucket]) {
       const stream = `KV_${bucket}`;
-      // A watcher as a service makes one: an ephemeral consumer over the bucket's stream.
-      const watcher = await screening.consumers.add(stream, {
-        name: `watcher-${randomUUID().slice(0, 8)}`,
-        ack_policy: AckPolicy.None,
-        deliver_policy: DeliverPolicy.New,
-        filter_subject: `$KV.${bucket}.>`,
-        inactive_threshold: 60_000_000_000,
-      });
-      const name = watcher.name;
+      const name = (await addWatcher(screening, bucket, 60)).name;
       expect(await attempt(() => gateway.consumers.delete(stream, name))).toMatch(PERMISSION);
       // Still there for its owner; the gateway may still look at it (and read the bucket).
       expect(await attempt(() => screening.consumers.info(stream, name))).toBe("ok");
@@ -229,13 +231,7 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     const criteria = await jetstreamManager(await as("criteria"), { timeout: REFUSAL_MS });
     for (const bucket of [CONFIG_BUCKET, LIMITS_BUCKET, PROVIDER_BUDGET_BUCKET]) {
       const stream = `KV_${bucket}`;
-      const watcher = await screening.consumers.add(stream, {
-        name: `watcher-${randomUUID().slice(0, 8)}`,
-        ack_policy: AckPolicy.None,
-        deliver_policy: DeliverPolicy.New,
-        filter_subject: `$KV.${bucket}.>`,
-        inactive_threshold: 5_000_000_000,
-      });
+      const watcher = await addWatcher(screening, bucket, 5);
       expect(await attempt(() => criteria.consumers.delete(stream, watcher.name)), bucket).toMatch(PERMISSION);
       expect(await attempt(() => screening.consumers.info(stream, watcher.name)), bucket).toBe("ok");
     }
