@@ -307,9 +307,9 @@ export const JsonLines = {
    * the caller gives them up), so a large job's poll costs no second copy of each chunk, and leaves
    * no joined copy for the collector. No parse: a JSON text holds no raw newline.
    */
-  asArrayItems(chunk: Uint8Array | Parts): Buffer[] {
+  asArrayItems(parts: Parts): Buffer[] {
     const out: Buffer[] = [];
-    for (const part of chunk instanceof Uint8Array ? [chunk] : chunk) {
+    for (const part of parts) {
       const bytes = Buffer.from(part.buffer, part.byteOffset, part.length);
       for (let at = bytes.indexOf(NEWLINE); at >= 0; at = bytes.indexOf(NEWLINE, at + 1)) bytes[at] = COMMA;
       if (bytes.length > 0) out.push(bytes);

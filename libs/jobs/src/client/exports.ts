@@ -151,15 +151,12 @@ export async function* exportBody(service: JobService, job: FinishedJob, format:
  */
 async function findSample(job: FinishedJob, isSample: (item: JsonRecord) => boolean): Promise<{ sample: JsonRecord | undefined; chunks: AsyncIterable<JsonRecord[]> | undefined }> {
   const read = job.chunks()[Symbol.asyncIterator]();
-  let first: JsonRecord[] | undefined;
-  for (let step = await read.next(); !step.done; step = await read.next()) {
+  for (let step = await read.next(), first = true; !step.done; step = await read.next(), first = false) {
     const sample = step.value.find(isSample);
-    if (sample && !first) return { sample, chunks: resumed(step.value, read) };
-    first ??= step.value;
-    if (sample) {
-      await read.return?.();
-      return { sample, chunks: undefined };
-    }
+    if (!sample) continue;
+    if (first) return { sample, chunks: resumed(step.value, read) };
+    await read.return?.();
+    return { sample, chunks: undefined };
   }
   return { sample: undefined, chunks: undefined };
 }
