@@ -5,16 +5,18 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { JobRunCommand, JobService } from "@litrev/contracts";
+import { jobStateKeys, type JobRunCommand, type JobService } from "@litrev/contracts";
 import { createLogger } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { waitFor } from "../../../test/support/stack";
 import { admitJob } from "./client/admission";
 import { openJobInfra, type JobInfra } from "./infra";
+import { OrphanSweep } from "./orphan-sweep";
 import { JobQueue } from "./queue";
 import { openServiceJobs, type ServiceJobs } from "./service-jobs";
 import { newJobState } from "./state";
 import { EmbeddedJobStore } from "./store/embedded-job-store";
+import type { JobStore } from "./store/job-store";
 
 const logger = createLogger("orphan-sweep-test", process.env.TEST_LOG_LEVEL ?? "silent");
 // Generous beside the admission's heartbeat (a third of it), so a loaded machine does not make a live admission look dead.
@@ -56,7 +58,7 @@ describe("orphan sweep against a real nats-server", { timeout: 30_000 }, () => {
     await nc?.close();
     await server?.stop();
     rmSync(storeDir, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   const jobsOf = (service: JobService) => services.get(service)!;
   const pending = (service: JobService, projectId: number, owner: string) =>
@@ -140,5 +142,30 @@ describe("orphan sweep against a real nats-server", { timeout: 30_000 }, () => {
     expect(await jobs.sweep.sweep()).not.toContain(state.job_id);
     expect((await jobs.infra.registry.get(state.job_id))?.state.status).toBe("pending");
     await jobs.infra.queue.discard(state.job_id);
+  });
+});
+
+describe("orphan sweep stop", () => {
+  it("ends a pass whose key listing waits for its end, at once", async () => {
+    // A KV key listing whose last key never comes (as when keys change under it): it ends only when stopped.
+    let stopped!: () => void;
+    const ended = new Promise<void>((resolve) => (stopped = resolve));
+    const listing = {
+      stop: () => stopped(),
+      async *[Symbol.asyncIterator]() {
+        yield jobStateKeys.job("one");
+        await ended;
+      },
+    };
+    let listings = 0;
+    const infra = {
+      service: "indexer",
+      registry: { kv: { keys: async () => (listings++, listing) } },
+    } as unknown as JobInfra;
+    const sweep = new OrphanSweep(infra, {} as JobStore, { leaseMs: 1_000, intervalMs: 10, logger });
+    sweep.start();
+    await waitFor(async () => listings > 0, 2_000);
+    const stopping = sweep.stop().then(() => "stopped");
+    expect(await Promise.race([stopping, sleep(2_000).then(() => "still listing")])).toBe("stopped");
   });
 });

@@ -118,9 +118,20 @@ export class OrphanSweep {
   async #liveJobIds(): Promise<string[]> {
     const prefix = jobStateKeys.job("");
     const ids: string[] = [];
-    for await (const key of await this.infra.registry.kv.keys(jobStateKeys.allJobs())) {
-      ids.push(key.slice(prefix.length));
-      if (ids.length >= MAX_JOBS_PER_PASS) break;
+    const keys = await this.infra.registry.kv.keys(jobStateKeys.allJobs());
+    // A listing can wait up to the consumer's idle heartbeat (5 s) for its end when keys change under
+    // it; `stop()` must not wait that long (a service shutting down, or a test's clean-up).
+    const signal = this.#controller.signal;
+    const end = () => keys.stop();
+    signal.addEventListener("abort", end, { once: true });
+    try {
+      for await (const key of keys) {
+        if (signal.aborted) break;
+        ids.push(key.slice(prefix.length));
+        if (ids.length >= MAX_JOBS_PER_PASS) break;
+      }
+    } finally {
+      signal.removeEventListener("abort", end);
     }
     return ids;
   }
