@@ -2,6 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { jobDataObjects, jobNames, ServiceError, type JobService, type ObjectRef } from "@litrev/contracts";
+import { bufferCollector } from "./buffer-collector";
 import { unavailable } from "./nats-errors";
 
 const encoder = new TextEncoder();
@@ -239,6 +240,7 @@ export class JobData {
         if (step === STALLED) return STALLED;
         if (step.done) break;
         chunks.push(step.value);
+        bufferCollector.read(step.value.length);
         next = reader.read();
       }
       finished = true;
