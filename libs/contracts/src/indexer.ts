@@ -3,7 +3,7 @@ import { EstimateConfidence, JobStatus, JsonObject, ProjectContext, Timestamp, U
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
 import { IndexerField } from "./indexer-fields";
-import { JobUsage, jobReportFields, Provenance } from "./provenance";
+import { JobUsage, jobReportFields, pollReportFields, Provenance } from "./provenance";
 
 export { DataTypePrimary, IndexerField } from "./indexer-fields";
 
@@ -322,7 +322,7 @@ export interface IndexerJobRecord {
 /** The poll response: the live (or stored) state plus the records finished so far. */
 export function toIndexerJob(record: IndexerJobRecord, finished: { items: unknown[]; errors: string[] }): IndexerJob {
   const extra = record.extra as { model_version?: string };
-  const report = jobReportFields(record.extra);
+  const report = pollReportFields(record.extra, record.status);
   return {
     job_id: record.job_id,
     status: record.status,

@@ -156,9 +156,6 @@ export type PartialItemsRef = z.infer<typeof PartialItemsRef>;
 export const ItemText = z.object({ title: z.string(), abstract: z.string() });
 export type ItemText = z.infer<typeof ItemText>;
 
-export const TERMINAL_STATUSES = ["completed", "failed"] as const;
-export const isTerminalStatus = (status: JobStatus) => status === "completed" || status === "failed";
-
 /**
  * The head of a finished job's artifact (`jobDataObjects.artifactHead(job_id)`), written once by the
  * worker that ended the job, after its item chunks and before its live state turns terminal, so a

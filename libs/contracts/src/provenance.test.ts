@@ -62,4 +62,18 @@ describe("job report fields", () => {
     });
     expect(toScreeningJob(record, null)).toMatchObject({ provenance: null, usage: {}, actual_cost_usd: null });
   });
+
+  it("give prompt texts on a finished job's poll and only names and hashes on an active one's", () => {
+    const texts = { ...provenance, prompts: [{ ...provenance.prompts[0]!, text: "System.\nCriteria: …" }] };
+    const extra = { provenance: texts };
+    for (const status of ["pending", "running"] as const) {
+      expect(toScreeningJob({ ...record, status, extra }, null).provenance).toEqual(provenance);
+      expect(toIndexerJob({ ...record, status, extra }, { items: [], errors: [] }).provenance).toEqual(provenance);
+    }
+    for (const status of ["completed", "failed"] as const) {
+      expect(toScreeningJob({ ...record, status, extra }, null).provenance).toEqual(texts);
+      expect(toIndexerJob({ ...record, status, extra }, { items: [], errors: [] }).provenance).toEqual(texts);
+    }
+    expect(jobReportFields(extra).provenance).toEqual(texts);
+  });
 });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { EstimateConfidence, JobStatus, JsonObject, Timestamp, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
-import { JobUsage, jobReportFields, Provenance } from "./provenance";
+import { JobUsage, jobReportFields, pollReportFields, Provenance } from "./provenance";
 
 /** Papers per screening job unless `MAX_SCREENING_PAPERS` says otherwise (docs/limits.md). */
 export const MAX_SCREENING_PAPERS = 50_000;
@@ -280,7 +280,7 @@ export function toScreeningJob(
     estimated_cost_usd: record.estimated_cost_usd,
     created_at: record.created_at,
     completed_at: record.completed_at,
-    ...jobReportFields(record.extra),
+    ...pollReportFields(record.extra, record.status),
     ...screeningForecast(record.extra),
   };
 }
