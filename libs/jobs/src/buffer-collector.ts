@@ -12,7 +12,7 @@ type Collect = (options: { type: "minor" }) => void;
  * an event stream's end event) allocates almost nothing on the heap, so no young-generation
  * collection comes, and V8 frees the spent buffers only once about 64 MB of them have accumulated:
  * the gateway's memory grew by 30–37 MB during one 23 MB end event. A young-generation collection
- * after every 4 MiB read frees them as they go (about a millisecond each; the reads got faster).
+ * after every 4 MiB read frees them as they go (about a millisecond each).
  */
 export class BufferCollector {
   #sinceCollection = 0;
