@@ -16,18 +16,21 @@ type Collect = (options: { type: "minor" }) => void;
  */
 export class BufferCollector {
   #sinceCollection = 0;
+  /** Found at the first collection, so a process that never reads that much never sets the flag. */
+  #collect: Collect | undefined | null = null;
 
   constructor(
-    private readonly collect: Collect | undefined = loadCollector(),
+    private readonly load: () => Collect | undefined = loadCollector,
     private readonly everyBytes = COLLECT_EVERY_BYTES,
   ) {}
 
   /** Counts `bytes` just read; collects once enough has been read since the last collection. */
   read(bytes: number): void {
     this.#sinceCollection += bytes;
-    if (this.#sinceCollection < this.everyBytes || !this.collect) return;
+    if (this.#sinceCollection < this.everyBytes) return;
     this.#sinceCollection = 0;
-    this.collect({ type: "minor" });
+    if (this.#collect === null) this.#collect = this.load();
+    this.#collect?.({ type: "minor" });
   }
 }
 
