@@ -83,8 +83,9 @@ export class JobRun {
     }
     let stale = false;
     const taken = await infra.registry.update(this.jobId, (s) => {
-      stale = isStaleDelivery(s, this.identity, new Date(), infra.options.ackWaitMs);
-      return stale ? null : takenState(s, this.identity, new Date());
+      const now = new Date();
+      stale = isStaleDelivery(s, this.identity, now, infra.options.ackWaitMs);
+      return stale ? null : takenState(s, this.identity, now);
     });
     if (stale) {
       // Neither acked nor handed back: the command is the later run's to settle.
