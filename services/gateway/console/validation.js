@@ -93,10 +93,11 @@ async function call(method, path, body) {
 }
 
 /**
- * Saves the sample for blind screening as the service writes it (`…/download`): its papers in the
- * order drawn with titles and abstracts, nothing of the model's, an empty `included` column.
+ * Fetches a route with the key (a plain link cannot send it) and saves the answer as a file: the
+ * sample for blind screening as the service writes it (`…/download`), or the job's export with the
+ * sample marked.
  */
-async function downloadSample(path, filename) {
+async function download(path, filename) {
   const res = await fetch(path, { headers: { "X-API-Key": sessionStorage.getItem(KEY_ITEM) ?? "" } });
   if (!res.ok) throw new Error(`Could not download ${filename}: HTTP ${res.status}`);
   const url = URL.createObjectURL(await res.blob());
@@ -166,7 +167,7 @@ function samplePanel(job) {
     onclick: () => {
       if (!current) return showError("Draw or open a sample first");
       const id = encodeURIComponent(current.sample_id);
-      downloadSample(`${base}/${id}/download?format=${format}`, `validation-sample-${current.sample_id}.${format}`).catch((error) => showError(error.message));
+      download(`${base}/${id}/download?format=${format}`, `validation-sample-${current.sample_id}.${format}`).catch((error) => showError(error.message));
     },
   })), h("button", {
     type: "button",
@@ -175,7 +176,7 @@ function samplePanel(job) {
       if (!current) return showError("Draw or open a sample first");
       // The whole job's export, each paper marked sampled or not and with the label given (docs/reporting.md).
       const path = `/v1/screening/jobs/${encodeURIComponent(job.job_id)}/export?format=csv&sample=${encodeURIComponent(current.sample_id)}`;
-      downloadSample(path, `screening-${job.job_id}-sample-${current.sample_id}.csv`).catch((error) => showError(error.message));
+      download(path, `screening-${job.job_id}-sample-${current.sample_id}.csv`).catch((error) => showError(error.message));
     },
   })));
   return h(
