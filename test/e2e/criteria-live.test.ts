@@ -131,8 +131,9 @@ describe("Criteria AI live, through the gateway, against a fake OpenAI-compatibl
   it("does not retry insufficient_quota", async () => {
     provider.setBehaviour({ mode: "insufficient_quota" });
     const res = await post("analyze-question", { research_question: "Does X help Y?" });
-    expect(res.status).toBe(429);
-    expect(res.body.detail).toMatchObject({ error_code: "quota", retryable: false });
+    // An exhausted account is the spec's auth (as the original documents it): fix the key, do not retry.
+    expect(res.status).toBe(401);
+    expect(res.body.detail).toMatchObject({ error_code: "auth", error_reason: "quota", retryable: false });
     expect(provider.chatRequests()).toHaveLength(1);
   });
 
@@ -146,7 +147,7 @@ describe("Criteria AI live, through the gateway, against a fake OpenAI-compatibl
     provider.setBehaviour({ mode: "malformed" });
     const broken = await post("analyze-question", { research_question: "Does X help Y?" });
     expect(broken.status).toBe(500);
-    expect(broken.body.detail).toMatchObject({ error_code: "model_output", retryable: false });
+    expect(broken.body.detail).toMatchObject({ error_code: "unknown", error_reason: "model_output", retryable: false });
     expect(broken.body.detail.message).toContain("did not return a valid");
   });
 

@@ -114,7 +114,7 @@ describe("cancel and delete jobs (2 gateways, 2 replicas of each job service, lo
       // Through the second gateway, without /v1: answered once the job is terminal.
       const cancelled = await stack.http("POST", `/${kind.service}/jobs/${id}/cancel`, {}, as(ALICE, 1));
       expect(cancelled.status, JSON.stringify(cancelled.body).slice(0, 300)).toBe(200);
-      expect(cancelled.body).toMatchObject({ job_id: id, status: "failed", error: "Cancelled by the client", error_category: "cancelled", error_retryable: false });
+      expect(cancelled.body).toMatchObject({ job_id: id, status: "failed", error: "Cancelled by the client", error_category: "validation", error_reason: "cancelled", error_retryable: false });
       // What finished is kept and exportable, marked partial (the indexer's poll shows it too; a
       // failed screening job's poll has no results, as the spec says).
       const exported = await stack.http("GET", `${jobs}/${id}/export?format=jsonl`, undefined, as(ALICE));
@@ -126,7 +126,7 @@ describe("cancel and delete jobs (2 gateways, 2 replicas of each job service, lo
       if (kind.items === "partial_results") expect(cancelled.body.partial_results).toHaveLength(kept);
 
       // Both gateways read the same ended job; the project takes a new job at once.
-      for (const gateway of [0, 1]) expect((await poll(id, gateway)).body).toMatchObject({ status: "failed", error_category: "cancelled", [kind.items]: cancelled.body[kind.items] });
+      for (const gateway of [0, 1]) expect((await poll(id, gateway)).body).toMatchObject({ status: "failed", error_category: "validation", error_reason: "cancelled", [kind.items]: cancelled.body[kind.items] });
       const next = await create();
       expect((await poll(next)).body.status).toMatch(/^(pending|running)$/);
 

@@ -216,7 +216,7 @@ describe("job events (server-sent events) through the gateway", () => {
       expect(refused.status).toBe(503);
       expect(refused.headers.get("retry-after")).toBe("5");
       expect(await refused.json()).toEqual({
-        detail: { message: expect.stringContaining("MAX_EVENT_STREAMS"), error_code: "service_unavailable", retryable: true },
+        detail: { message: expect.stringContaining("MAX_EVENT_STREAMS"), error_code: "unknown", error_reason: "service_unavailable", retryable: true },
       });
 
       // A client that leaves gives its slot back.

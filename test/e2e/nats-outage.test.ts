@@ -39,7 +39,7 @@ describe("NATS outage", () => {
     const down = await analyze();
     expect(performance.now() - started).toBeLessThan(1_000);
     expect(down.status).toBe(503);
-    expect(down.body.detail).toMatchObject({ error_code: "service_unavailable", retryable: true });
+    expect(down.body.detail).toMatchObject({ error_code: "unknown", error_reason: "service_unavailable", retryable: true });
     const config = await stack.http("GET", "/v1/config/services/criteria");
     expect(config.status).toBe(503);
     expect(config.body.detail.retryable).toBe(true);

@@ -76,7 +76,7 @@ describe("criteria replicas", () => {
     expect(elapsed).toBeLessThan(5_000);
     expect(failed.status).toBe(503);
     expect(failed.body).toEqual({
-      detail: { message: expect.stringContaining("criteria"), error_code: "service_unavailable", retryable: true },
+      detail: { message: expect.stringContaining("criteria"), error_code: "unknown", error_reason: "service_unavailable", retryable: true },
     });
     // Every criteria route says the same, promptly.
     const started = performance.now();

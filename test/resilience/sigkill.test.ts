@@ -58,7 +58,7 @@ describe("criteria replica SIGKILLed during a burst of live requests", () => {
     expect(failed.length).toBeGreaterThan(0);
     for (const f of failed) {
       expect(f.status).toBe(504);
-      expect(f.body.detail).toMatchObject({ error_code: "timeout", retryable: true });
+      expect(f.body.detail).toMatchObject({ error_code: "unknown", error_reason: "timeout", retryable: true });
       expect(f.ms).toBeLessThan(RPC_TIMEOUT_MS + 2_000);
     }
     expect(answers.filter((a) => a.status === 200).every((a) => a.body.status)).toBe(true);

@@ -168,7 +168,7 @@ describe("scoped service keys and job ownership (real stack)", () => {
   it("lets only admin keys change configuration; a use key still reads it", async () => {
     const patch = { temperature: 0.4 };
     const denied = await stack.http("PUT", "/v1/config/services/screening", patch, as(BOB));
-    expect(denied).toMatchObject({ status: 403, body: { detail: { error_code: "forbidden", retryable: false } } });
+    expect(denied).toMatchObject({ status: 403, body: { detail: { error_code: "auth", error_reason: "forbidden", retryable: false } } });
     expect((await stack.http("PUT", "/v1/config/models", { aliases: { "llm-5-nano": "gpt-x" } }, as(BOB))).status).toBe(403);
     expect((await get(BOB, "/v1/config/services/screening")).body.temperature).not.toBe(0.4);
     expect((await stack.http("PUT", "/v1/config/services/screening", patch, as(ALICE))).status).toBe(200);

@@ -1,9 +1,9 @@
 import { z } from "zod";
 
 /**
- * The error taxonomy shared by HTTP bodies (`error_code`) and failed jobs (`error_category`).
- * The first four come from the spec; the rest are documented extensions that tell a client
- * more precisely what to do (see docs/errors.md).
+ * The service's own causes of failure, finer than the spec's taxonomy: what every layer throws and
+ * a job records. Clients see them as `error_reason`, beside the spec's `error_code` /
+ * `error_category` (`SPEC_CODE`; the table is docs/errors.md).
  */
 export const ErrorCategory = z.enum([
   "validation",
@@ -45,6 +45,51 @@ export const RETRYABLE: Record<ErrorCategory, boolean> = {
   cancelled: false,
 };
 
+/**
+ * The spec's taxonomy: the only values `error_code` (HTTP bodies) and `error_category` (failed jobs)
+ * carry, so a client that routes on the documented values never falls into its default branch.
+ */
+export const SpecErrorCode = z.enum(["validation", "auth", "rate_limit", "unknown", "orphan_cleanup"]);
+export type SpecErrorCode = z.infer<typeof SpecErrorCode>;
+
+/** Each cause under its spec code: the client's mistake, a key or account problem, a rate limit, or the server's side. */
+export const SPEC_CODE: Record<ErrorCategory, SpecErrorCode> = {
+  validation: "validation",
+  not_found: "validation",
+  conflict: "validation",
+  too_large: "validation",
+  // The client's own request ended the job: nothing to retry, nothing wrong on the server.
+  cancelled: "validation",
+  auth: "auth",
+  forbidden: "auth",
+  // The original documents an exhausted provider quota as a key problem: the account must be fixed.
+  quota: "auth",
+  rate_limit: "rate_limit",
+  unknown: "unknown",
+  model_output: "unknown",
+  not_implemented: "unknown",
+  provider_unavailable: "unknown",
+  service_unavailable: "unknown",
+  timeout: "unknown",
+  orphan_cleanup: "orphan_cleanup",
+};
+
+/**
+ * A recorded cause as the two fields a client reads: the spec's code, and the cause itself as
+ * `error_reason`. A cause this build does not know (a row written by another version) is `unknown`.
+ */
+export function specErrorFields(reason: string | null): { error_category: SpecErrorCode | null; error_reason: string | null } {
+  if (reason === null) return { error_category: null, error_reason: null };
+  const known = ErrorCategory.safeParse(reason);
+  return { error_category: known.success ? SPEC_CODE[known.data] : "unknown", error_reason: reason };
+}
+
+/** A job view's error fields: the spec's `error_category` and the added `error_reason` beside it. */
+export const jobErrorShape = {
+  error_category: SpecErrorCode.nullable().describe("The spec's taxonomy (`orphan_cleanup` for a reaped job): route on this"),
+  error_reason: z.string().nullable().describe("The finer cause behind `error_category`, e.g. `cancelled`, `quota`, `timeout` (docs/errors.md)"),
+};
+
 /** One field-level validation problem, in the spec's (FastAPI-compatible) shape. */
 export const ValidationIssue = z.object({
   type: z.string(),
@@ -67,9 +112,14 @@ export const WireError = z.object({
 });
 export type WireError = z.infer<typeof WireError>;
 
-/** The spec's three HTTP error bodies. */
+/** The spec's three HTTP error bodies (the classified one with the added `error_reason`). */
 export const ClassifiedErrorBody = z.object({
-  detail: z.object({ message: z.string(), error_code: z.string(), retryable: z.boolean() }),
+  detail: z.object({
+    message: z.string(),
+    error_code: SpecErrorCode.describe("The spec's taxonomy: route on this"),
+    error_reason: ErrorCategory.describe("The finer cause behind `error_code` (docs/errors.md)"),
+    retryable: z.boolean(),
+  }),
 });
 export const SimpleErrorBody = z.object({ detail: z.string() });
 export const ValidationErrorBody = z.object({ detail: z.array(ValidationIssue) });

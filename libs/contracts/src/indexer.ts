@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jobErrorShape, specErrorFields } from "./errors";
 import { EstimateConfidence, JobStatus, JsonObject, ProjectContext, Timestamp, Usage, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
@@ -186,7 +187,7 @@ export const IndexerJob = z.object({
   /** Tokens, calls and retries spent so far; kept after the job ends. */
   usage: JobUsage,
   error: z.string().nullable(),
-  error_category: z.string().nullable(),
+  ...jobErrorShape,
   error_retryable: z.boolean().nullable(),
   duration_ms: z.number().int().nullable(),
   estimated_cost_usd: z.number().nullable(),
@@ -331,7 +332,7 @@ export function toIndexerJob(record: IndexerJobRecord, finished: { items: unknow
     errors: finished.errors,
     usage: report.usage,
     error: record.error,
-    error_category: record.error_category,
+    ...specErrorFields(record.error_category),
     error_retryable: record.error_retryable,
     duration_ms: record.duration_ms,
     estimated_cost_usd: record.estimated_cost_usd,

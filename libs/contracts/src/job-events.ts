@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jobErrorShape, specErrorFields } from "./errors";
 import { JobStatus, JsonObject, Timestamp } from "./common";
 import type { LiveJobState } from "./jobs";
 import { jobReportFields } from "./provenance";
@@ -37,7 +38,7 @@ export const JobStateEvent = z.object({
   completed_at: Timestamp.nullable(),
   duration_ms: z.number().int().nullable(),
   error: z.string().nullable(),
-  error_category: z.string().nullable(),
+  ...jobErrorShape,
   error_retryable: z.boolean().nullable(),
 });
 export type JobStateEvent = z.infer<typeof JobStateEvent>;
@@ -64,7 +65,7 @@ export function toJobStateEvent(state: LiveJobState): JobStateEvent {
     completed_at: state.completed_at,
     duration_ms: state.duration_ms,
     error: state.error,
-    error_category: state.error_category,
+    ...specErrorFields(state.error_category),
     error_retryable: state.error_retryable,
   };
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jobErrorShape, specErrorFields } from "./errors";
 import { EstimateConfidence, JobStatus, JsonObject, Timestamp, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
@@ -142,7 +143,7 @@ export const ScreeningJob = z.object({
   results: z.array(ScreeningResultItem).nullable(),
   clusters: z.array(ScreeningCluster).nullable(),
   error: z.string().nullable(),
-  error_category: z.string().nullable(),
+  ...jobErrorShape,
   error_retryable: z.boolean().nullable(),
   model_version: z.string(),
   config: JsonObject,
@@ -271,7 +272,7 @@ export function toScreeningJob(
     results: completed ? (outcome.results as ScreeningResultItem[]) : null,
     clusters: completed ? (outcome.clusters as ScreeningCluster[]) : null,
     error: record.error,
-    error_category: record.error_category,
+    ...specErrorFields(record.error_category),
     error_retryable: record.error_retryable,
     model_version: record.model_version,
     config: record.config,

@@ -83,6 +83,8 @@ export const canonicalConfigId = (id: string): string => (Object.hasOwn(CONFIG_I
 export const headers = {
   requestId: "x-request-id",
   providerKey: "x-llm-api-key",
+  /** The same per-request provider key under the name the original system's clients send (HTTP only). */
+  providerKeyAlias: "x-openai-api-key",
   /**
    * A provider key sealed with JOB_KEY_SECRET (AES-256-GCM), bound to the job or request it belongs
    * to: the only form in which a provider key crosses NATS (`X-LLM-API-Key` is the HTTP header).

@@ -114,7 +114,7 @@ describe("gateway while NATS is unreachable", () => {
     const res = await send(await gateway(offlineLink()), post("/v1/criteria/analyze-question", { research_question: "q", mock: true }));
     expect(res.status).toBe(503);
     expect(res.body).toEqual({
-      detail: { message: expect.stringContaining("NATS"), error_code: "service_unavailable", retryable: true },
+      detail: { message: expect.stringContaining("NATS"), error_code: "unknown", error_reason: "service_unavailable", retryable: true },
     });
   });
 
@@ -131,7 +131,7 @@ describe("authentication", () => {
   it("rejects a missing key with the classified auth body", async () => {
     const res = await send(await gateway(offlineLink()), post("/v1/criteria/analyze-question", body, { "content-type": "application/json" }));
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "auth", retryable: false } });
+    expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "auth", error_reason: "auth", retryable: false } });
     expect(res.headers["www-authenticate"]).toBe("Bearer");
   });
 
@@ -296,14 +296,17 @@ describe("forwarding to backend services", () => {
   it("maps service errors to the spec's bodies", async () => {
     const cases: [ServiceError, number, unknown][] = [
       [new ServiceError("not_found", "Job not found", { simple: true }), 404, { detail: "Job not found" }],
-      [new ServiceError("rate_limit", "Slow down"), 429, { detail: { message: "Slow down", error_code: "rate_limit", retryable: true } }],
-      [new ServiceError("auth", "Invalid provider key"), 401, { detail: { message: "Invalid provider key", error_code: "auth", retryable: false } }],
+      [new ServiceError("rate_limit", "Slow down"), 429, { detail: { message: "Slow down", error_code: "rate_limit", error_reason: "rate_limit", retryable: true } }],
+      [new ServiceError("auth", "Invalid provider key"), 401, { detail: { message: "Invalid provider key", error_code: "auth", error_reason: "auth", retryable: false } }],
       [
         new ServiceError("validation", "Request validation failed", { issues: [{ type: "missing", loc: ["body", "x"], msg: "Field required" }] }),
         400,
         { detail: [{ type: "missing", loc: ["body", "x"], msg: "Field required" }] },
       ],
-      [new ServiceError("unknown", "Unexpected server error"), 500, { detail: { message: "Unexpected server error", error_code: "unknown", retryable: false } }],
+      [new ServiceError("unknown", "Unexpected server error"), 500, { detail: { message: "Unexpected server error", error_code: "unknown", error_reason: "unknown", retryable: false } }],
+      // A finer cause keeps its status and travels as error_reason; error_code stays in the spec's taxonomy.
+      [new ServiceError("quota", "No quota left"), 401, { detail: { message: "No quota left", error_code: "auth", error_reason: "quota", retryable: false } }],
+      [new ServiceError("model_output", "Unusable"), 500, { detail: { message: "Unusable", error_code: "unknown", error_reason: "model_output", retryable: false } }],
     ];
     for (const [error, status, body] of cases) {
       const { link } = scriptedLink(() => ({ ok: false, error: error.toWire() }));
@@ -327,9 +330,10 @@ describe("forwarding to backend services", () => {
     const noResponders = Object.assign(new Error("no responders"), { name: "NoRespondersError" });
     const timeout = Object.assign(new Error("timeout"), { name: "TimeoutError" });
     for (const [error, status, code] of [[noResponders, 503, "service_unavailable"], [timeout, 504, "timeout"]] as const) {
+      // The spec's code is unknown for both; the reason tells them apart.
       const { link } = scriptedLink(() => error);
       const res = await send(await gateway(link), post("/v1/criteria/picos", { project_description: "p" }));
-      expect(res).toMatchObject({ status, body: { detail: { error_code: code, retryable: true } } });
+      expect(res).toMatchObject({ status, body: { detail: { error_code: "unknown", error_reason: code, retryable: true } } });
       await app?.close();
     }
   });
@@ -388,7 +392,7 @@ describe("scoped service keys", () => {
     ] as const) {
       const res = await send(gw, { method: "PUT", url, headers: as(USER), payload: JSON.stringify(body) });
       expect(res.status, url).toBe(403);
-      expect(res.body).toEqual({ detail: { message: expect.stringContaining("not change configuration"), error_code: "forbidden", retryable: false } });
+      expect(res.body).toEqual({ detail: { message: expect.stringContaining("not change configuration"), error_code: "auth", error_reason: "forbidden", retryable: false } });
     }
     // Resetting a service is a change too, with or without /v1.
     for (const url of ["/v1/config/services/criteria", "/config/services/indexer"]) {

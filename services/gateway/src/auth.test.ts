@@ -1,6 +1,6 @@
 import type { FastifyRequest } from "fastify";
 import { describe, expect, it } from "vitest";
-import { createKeyVerifier, presentedKey } from "./auth";
+import { createKeyVerifier, presentedKey, providerKeyOf } from "./auth";
 
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as FastifyRequest;
 
@@ -46,5 +46,21 @@ describe("presentedKey", () => {
 
   it("falls back to the bearer token when X-API-Key is empty", () => {
     expect(presentedKey(request({ "x-api-key": "", authorization: "Bearer k2" }))).toBe("k2");
+  });
+});
+
+describe("providerKeyOf", () => {
+  it("reads X-LLM-API-Key and, as the original system's clients send it, X-OpenAI-API-Key", () => {
+    expect(providerKeyOf(request({ "x-llm-api-key": " sk-a " }))).toBe("sk-a");
+    expect(providerKeyOf(request({ "x-openai-api-key": "sk-b" }))).toBe("sk-b");
+    expect(providerKeyOf(request({ "x-llm-api-key": "sk-c", "x-openai-api-key": "sk-c" }))).toBe("sk-c");
+    expect(providerKeyOf(request({ "x-openai-api-key": "  " }))).toBeUndefined();
+    expect(providerKeyOf(request({}))).toBeUndefined();
+  });
+
+  it("refuses two different keys with a 400 naming both headers", () => {
+    expect(() => providerKeyOf(request({ "x-llm-api-key": "sk-a", "x-openai-api-key": "sk-b" }))).toThrow(
+      expect.objectContaining({ category: "validation", simple: true, message: expect.stringMatching(/X-LLM-API-Key.*X-OpenAI-API-Key/) }),
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
-import { headers } from "@litrev/contracts";
+import { headers, ServiceError } from "@litrev/contracts";
 
 // One-shot hashing: on every request, so the Hash object of createHash() is worth saving.
 const digest = (value: string) => hash("sha256", value, "buffer");
@@ -55,8 +55,21 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   return match?.[1]?.trim() || undefined;
 }
 
-/** The client's provider key (`X-LLM-API-Key`), if it sent one: it is sealed before it goes anywhere. */
+/**
+ * The client's provider key, if it sent one: the one place a request's provider key is read. It
+ * comes as `X-LLM-API-Key` or, as the original system's clients send it, `X-OpenAI-API-Key`; two
+ * different keys are refused (400) rather than one silently chosen. It is sealed before it goes anywhere.
+ */
 export function providerKeyOf(request: FastifyRequest): string | undefined {
-  const value = request.headers[headers.providerKey];
+  const spec = headerValue(request, headers.providerKey);
+  const alias = headerValue(request, headers.providerKeyAlias);
+  if (spec && alias && !timingSafeEqual(digest(spec), digest(alias))) {
+    throw new ServiceError("validation", "X-LLM-API-Key and X-OpenAI-API-Key carry different provider keys: send one of them", { simple: true });
+  }
+  return spec ?? alias;
+}
+
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
   return typeof value === "string" && value.trim() ? value.trim() : undefined;
 }

@@ -96,7 +96,7 @@ describe("per-owner limits", () => {
     expect(refused.statusCode).toBe(429);
     expect(refused.headers["retry-after"]).toBe("2");
     expect(refused.json()).toEqual({
-      detail: { message: expect.stringMatching(/More than 0.5 requests per second .*KEY_RATE_PER_S/), error_code: "rate_limit", retryable: true },
+      detail: { message: expect.stringMatching(/More than 0.5 requests per second .*KEY_RATE_PER_S/), error_code: "rate_limit", error_reason: "rate_limit", retryable: true },
     });
     // Reads are not counted; a wrong key is still a 401, not a 429.
     expect((await gw.inject({ method: "GET", url: "/v1/screening/jobs", headers: { "x-api-key": KEY } })).statusCode).not.toBe(429);

@@ -1,4 +1,4 @@
-import { ServiceError, type ErrorCategory } from "@litrev/contracts";
+import { SPEC_CODE, ServiceError, type ErrorCategory } from "@litrev/contracts";
 
 /** The one table from error category to HTTP status (docs/errors.md). */
 export const HTTP_STATUS: Record<ErrorCategory, number> = {
@@ -8,7 +8,8 @@ export const HTTP_STATUS: Record<ErrorCategory, number> = {
   not_found: 404,
   conflict: 409,
   rate_limit: 429,
-  quota: 429,
+  // An exhausted provider account: the spec's `auth` (the original's documentation), so its 401.
+  quota: 401,
   // A job larger than its client's whole storage quota: no retry can help.
   too_large: 413,
   unknown: 500,
@@ -23,10 +24,10 @@ export const HTTP_STATUS: Record<ErrorCategory, number> = {
   timeout: 504,
 };
 
-/** A ServiceError as the spec's HTTP status and body (simple, field list, or classified). */
+/** A ServiceError as the spec's HTTP status and body (simple, field list, or classified with the spec's code and the finer reason). */
 export function toHttp(error: ServiceError): { status: number; body: unknown } {
   const status = HTTP_STATUS[error.category];
   if (error.issues) return { status, body: { detail: error.issues } };
   if (error.simple) return { status, body: { detail: error.message } };
-  return { status, body: { detail: { message: error.message, error_code: error.category, retryable: error.retryable } } };
+  return { status, body: { detail: { message: error.message, error_code: SPEC_CODE[error.category], error_reason: error.category, retryable: error.retryable } } };
 }
