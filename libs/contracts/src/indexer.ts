@@ -48,6 +48,12 @@ export const IndexerMode = z.enum(["test", "sample", "full"]);
 export type IndexerMode = z.infer<typeof IndexerMode>;
 export const MODE_RECORD_LIMIT: Record<IndexerMode, number> = { test: 5, sample: 20, full: Infinity };
 
+/**
+ * Mock mode (the original documents it on every mutating endpoint; the spec lists it on some):
+ * canned placeholder data, no provider call, no key needed, no cost.
+ */
+const MockFlag = z.boolean().default(false).describe("Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)");
+
 // Not in the spec (an addition, docs/security.md): the screening job's ceiling, for indexer jobs.
 const MaxJobCost = z
   .number()
@@ -61,6 +67,7 @@ const jobFields = {
   project_context: ProjectContext.nullish(),
   mode: IndexerMode.default("full"),
   project_id: z.number().int().nullish(),
+  mock: MockFlag,
 };
 
 /**
@@ -249,7 +256,7 @@ export const SuggestFieldsRequest = z.object({
   sample_records: z.array(JsonObject).max(50).nullish(),
   existing_fields: z.array(z.string().max(100)).max(MAX_INDEXER_FIELDS * 4).nullish(),
   model: z.string().min(1).max(200).default(DEFAULT_MODEL.indexerSuggestFields),
-  mock: z.boolean().default(false),
+  mock: MockFlag,
 });
 export type SuggestFieldsRequest = z.infer<typeof SuggestFieldsRequest>;
 
@@ -264,6 +271,7 @@ export const RefineFieldsRequest = z.object({
   project_context: ProjectContext.nullish(),
   sample_records: z.array(JsonObject).max(50).nullish(),
   model: z.string().min(1).max(200).default(DEFAULT_MODEL.indexerSuggestFields),
+  mock: MockFlag,
 });
 export type RefineFieldsRequest = z.infer<typeof RefineFieldsRequest>;
 
@@ -285,6 +293,7 @@ export const GroupTagsRequest = z.object({
   project_context: ProjectContext.nullish(),
   num_groups_hint: z.number().int().min(1).max(100).nullish(),
   model: z.string().min(1).max(200).default(DEFAULT_MODEL.indexerSuggestFields),
+  mock: MockFlag,
 });
 export type GroupTagsRequest = z.infer<typeof GroupTagsRequest>;
 

@@ -3,7 +3,7 @@ import type { LlmClient } from "@litrev/llm";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import { groupTagsLive } from "./helpers/group-tags";
-import { mockSuggestFields } from "./helpers/mock";
+import { mockGroupTags, mockRefineFields, mockSuggestFields } from "./helpers/mock";
 import { refineFieldsLive } from "./helpers/refine-fields";
 import { suggestFieldsLive } from "./helpers/suggest-fields";
 import { runIndexer } from "./run-handler";
@@ -29,10 +29,14 @@ export function indexerHandlers({ runtime, llm, runBudgetMs }: IndexerDeps): Han
         : suggestFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
     ),
     handler(operations.refineFields, async (req, ctx) =>
-      refineFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
+      req.mock
+        ? mockRefineFields(req)
+        : refineFieldsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
     ),
     handler(operations.groupTags, async (req, ctx) =>
-      groupTagsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
+      req.mock
+        ? mockGroupTags(req)
+        : groupTagsLive(llm, runtime.config(), withModel(req, DEFAULT_MODEL.indexerSuggestFields), ctx.providerKey, ctx.signal),
     ),
   ];
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { SuggestFieldsRequest, type IndexerField } from "@litrev/contracts";
+import { GroupTagsRequest, GroupTagsResponse, RefineFieldsRequest, RefineFieldsResponse, SuggestFieldsRequest, type IndexerField } from "@litrev/contracts";
 import { assignGroups, distinctValues, UNGROUPED } from "./group-tags";
-import { mockSuggestFields } from "./mock";
+import { mockGroupTags, mockRefineFields, mockSuggestFields } from "./mock";
 import { acceptRefinements } from "./refine-fields";
 import { acceptSuggestions } from "./suggest-fields";
 
@@ -106,5 +106,33 @@ describe("group-tags", () => {
     const groups = assignGroups({ groups: [{ name: "other", rationale: "r", value_ids: [5] }] }, values);
     expect(groups).toHaveLength(1);
     expect(groups[0]!.values).toHaveLength(values.length);
+  });
+});
+
+describe("mock refine-fields and group-tags", () => {
+  const fields: IndexerField[] = [
+    { name: "study_design", description: "Design", data_type_primary: "text", data_type_secondary: "NA" },
+    { name: "n", description: "Participants", data_type_primary: "number", data_type_secondary: "count" },
+  ];
+
+  it("refine-fields: deterministic, schema-valid, marked as placeholders, never re-adding a defined field", () => {
+    const request = RefineFieldsRequest.parse({ fields, mock: true });
+    const answer = mockRefineFields(request);
+    expect(answer).toEqual(mockRefineFields(request));
+    expect(RefineFieldsResponse.parse(answer)).toEqual(answer);
+    expect(answer.suggestions.map((s) => [s.action, s.field.name])).toEqual([["modify", "study_design"], ["add", "population"]]);
+    for (const s of answer.suggestions) expect(s.rationale).toMatch(/Placeholder from mock mode/);
+  });
+
+  it("group-tags: every distinct value in exactly one placeholder group, as many groups as hinted", () => {
+    const values = ["RCT", "cohort", "RCT", "case-control", "cross-sectional", "survey", "qualitative"];
+    const answer = mockGroupTags(GroupTagsRequest.parse({ field_name: "design", values, num_groups_hint: 2, mock: true }));
+    expect(GroupTagsResponse.parse(answer)).toEqual(answer);
+    expect(answer.groups).toHaveLength(2);
+    expect(answer.groups.flatMap((g) => g.values).sort()).toEqual([...new Set(values)].sort());
+    expect(answer.usage).toEqual({ total_tokens: 0, estimated_cost_usd: 0 });
+    expect(answer.groups.every((g) => /Placeholder/.test(`${g.name} ${g.rationale}`))).toBe(true);
+    // More groups hinted than values: one group per value, none empty.
+    expect(mockGroupTags(GroupTagsRequest.parse({ field_name: "design", values: ["a", "b"], num_groups_hint: 5 })).groups).toHaveLength(2);
   });
 });

@@ -8,6 +8,8 @@ export const IndexerJobInput = z.object({
   fields: z.array(IndexerField),
   model: z.string(),
   project_context: ProjectContext.nullish(),
+  /** A mock job: canned values, no provider call (absent: jobs admitted before indexer jobs had mock mode). */
+  mock: z.boolean().optional(),
 });
 export type IndexerJobInput = z.infer<typeof IndexerJobInput>;
 

@@ -37,12 +37,19 @@ export function indexerJobKind(options: IndexerKindOptions) {
     estimate: (request, aliases) => estimateIndexer(request, options.config(), aliases),
     resultChars: (request, count) => indexerResultChars(count, request.fields.length),
     ceilingScope: (_request, count) => `${count} records`,
+    // A mock job calls no provider: no ceiling, no key kept, no cost.
+    unmetered: (request) => request.mock,
     admit: (request, { count, resolved, priced }) => {
-      const settings: Omit<IndexerJobInput, "records"> = { fields: request.fields, model: request.model, project_context: request.project_context ?? null };
+      const settings: Omit<IndexerJobInput, "records"> = {
+        fields: request.fields,
+        model: request.model,
+        project_context: request.project_context ?? null,
+        ...(request.mock ? { mock: true } : {}),
+      };
       const params: IndexerJobParams = { model_resolved: resolved, priced };
       const extra: IndexerLiveExtra = { records_done: 0, record_count: count };
       return {
-        config: { model: request.model, mode: request.mode, record_count: count, fields_count: request.fields.length },
+        config: { model: request.model, mode: request.mode, record_count: count, fields_count: request.fields.length, mock: request.mock },
         params,
         input: settings,
         extra: extra as Record<string, unknown>,

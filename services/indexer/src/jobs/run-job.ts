@@ -3,6 +3,7 @@ import { cancellationOf, CostCeilingExceeded, CostMeter, jobReportExtras, Partia
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import { addUsage, firstModel, ZERO_USAGE } from "@litrev/llm";
 import { addQuotes, extractRecord, NO_QUOTES, type ExtractionPlan, type QuoteStats, type RecordOutcome, type StructuredCaller } from "../pipeline/extract-record";
+import { mockExtractionCaller } from "../pipeline/mock-extraction";
 import { extractionPlan } from "../pipeline/plan";
 import { EXTRACTION_STAGE, IndexerJobInput, IndexerJobParams, RecordCheckpoint, type IndexerLiveExtra } from "./job-input";
 
@@ -89,7 +90,9 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     // Dense, not `new Array(total)`: array methods skip the holes of a sparse array.
     // Per record only what the result needs (its output and error); usage and quote counts are summed in `progress`.
     const finished: (PartialRecord | undefined)[] = Array.from({ length: total }, () => undefined);
-    const progress = new Progress(total, { provenance, priced: params.priced !== false });
+    // A mock job (canned values, no provider call) has no bill.
+    const progress = new Progress(total, { provenance, priced: params.priced !== false && !settings.mock });
+    const caller = settings.mock ? mockExtractionCaller(plan.specs) : deps.llm;
     // A capped job stops once the provider-reported cost of its records (restored ones included) exceeds the ceiling.
     const meter = CostMeter.of(ctx.params);
     const where = () => `after ${progress.done} of ${total} records`;
@@ -115,7 +118,7 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
         concurrency: deps.concurrency,
         key: (unit) => String(unit.index),
         // The loop's signal fires at a fatal provider error or the ceiling: the calls in flight stop unpaid.
-        run: (unit, signal) => extractRecord(deps.llm, plan, unit.record, signal),
+        run: (unit, signal) => extractRecord(caller, plan, unit.record, signal),
         settle: async (unit, outcome) => {
           const record = toPartial(outcome);
           finished[unit.index] = record;

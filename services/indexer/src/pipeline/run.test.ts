@@ -6,6 +6,7 @@ import { CONFIDENCE } from "./coerce";
 import { checkField, extractRecord, type StructuredCaller } from "./extract-record";
 import { EvidenceLocator } from "./evidence";
 import { fieldSpecs } from "./field-spec";
+import { MOCK_TEXT, mockExtractionCaller } from "./mock-extraction";
 import { extractionPlan, selectRecords } from "./plan";
 import { runExtraction } from "./run";
 
@@ -153,5 +154,33 @@ describe("checkField: evidence and confidence", () => {
     expect(conf("0.7")).toBe(0.7);
     expect(conf(-1)).toBe(0);
     expect(conf("high")).toBe(0.5);
+  });
+});
+
+describe("mock extraction", () => {
+  it("answers every field with a typed placeholder through the real checks: unverified, confidence 0, no usage", async () => {
+    const typed: IndexerField[] = [
+      ...fields,
+      { name: "rct", description: "Randomised?", data_type_primary: "yes_no", data_type_secondary: "NA" },
+      { name: "countries", description: "Where", data_type_primary: "list_text", data_type_secondary: "NA" },
+      { name: "year", description: "Year", data_type_primary: "number", data_type_secondary: "year" },
+      { name: "arm", description: "Arm", data_type_primary: "text", data_type_secondary: "NA", examples: ["drug", "placebo"], examples_mode: "enum" },
+    ];
+    const mockPlan = extractionPlan({ fields: typed, model: "llm-5-mini" }, defaultServiceConfig("extraction"));
+    const summary = await runExtraction(mockExtractionCaller(mockPlan.specs), mockPlan, records.slice(0, 3), { concurrency: 2, batchSize: 2 });
+    expect(summary.usage).toMatchObject({ calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
+    const [first] = summary.outcomes;
+    expect(first?.record).toMatchObject({
+      indexing_status: "ok",
+      design: { value: MOCK_TEXT, confidence: 0, evidence: [], flags: ["unverified"] },
+      n: { value: 0, confidence: 0 },
+      rct: { value: false },
+      countries: { value: [MOCK_TEXT] },
+      year: { value: 2000, flags: ["unverified"] },
+      arm: { value: "drug" },
+    });
+    // Deterministic: every record the same values.
+    const values = summary.outcomes.map(({ record: { ID: _id, ...rest } }) => rest);
+    expect(new Set(values.map((v) => JSON.stringify(v))).size).toBe(1);
   });
 });
