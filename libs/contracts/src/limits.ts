@@ -3,6 +3,7 @@ import type { ValidationIssue } from "./errors";
 import { MAX_INDEXER_FIELDS, MAX_INDEXER_JOB_RECORDS, MAX_INDEXER_RUN_RECORDS, MODE_RECORD_LIMIT } from "./indexer";
 import { MAX_SCREENING_PAPERS } from "./screening";
 import { LIMIT_CEILINGS } from "./ceilings";
+import { laxNumber } from "./lax-input";
 
 const limit = (fallback: number, ceiling: number) => z.coerce.number().int().min(1).max(ceiling).default(fallback);
 
@@ -73,7 +74,9 @@ function tooLong(field: string, list: unknown, max: number): ValidationIssue[] {
   return [{ type: "too_long", loc: ["body", field], msg: `List should have at most ${max} item${max === 1 ? "" : "s"}` }];
 }
 
-function tooBig(field: string, value: unknown, max: number): ValidationIssue[] {
+/** Read as the contract will read it (lax: "40" is 40), so a numeric string cannot slip past a bound. */
+function tooBig(field: string, raw: unknown, max: number): ValidationIssue[] {
+  const value = laxNumber(raw);
   if (typeof value !== "number" || value <= max) return [];
   return [{ type: "less_than_equal", loc: ["body", field], msg: `Input should be less than or equal to ${max}` }];
 }
@@ -98,7 +101,8 @@ function overWork(units: number, max: number, detail: string): ValidationIssue[]
 const screeningJob: Check = (body, l) => {
   const papers = Array.isArray(body.papers) ? body.papers.length : 0;
   const criteria = Array.isArray(body.criteria) ? body.criteria : [];
-  const repetitions = typeof body.repetitions === "number" && body.repetitions >= 1 ? Math.floor(body.repetitions) : 5;
+  const given = laxNumber(body.repetitions);
+  const repetitions = typeof given === "number" && given >= 1 ? Math.floor(given) : 5;
   const shape = [
     ...tooLong("papers", body.papers, l.MAX_SCREENING_PAPERS),
     ...tooLong("criteria", body.criteria, l.MAX_SCREENING_CRITERIA),

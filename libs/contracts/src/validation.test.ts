@@ -4,6 +4,8 @@ import { AnalyzeQuestionRequest, GenerateCriteriaRequest } from "./criteria";
 import { ActiveJobQuery, ListJobsQuery } from "./common";
 import { ServiceConfigPatch } from "./config";
 import { parseOrIssues, zodIssuesToValidation } from "./validation";
+import { CreateScreeningJobRequest } from "./screening";
+import { GroupTagsRequest } from "./indexer";
 
 /** The issues of a parse that must fail. */
 function issues(schema: z.ZodType, data: unknown, root = "body") {
@@ -108,5 +110,38 @@ describe("parseOrIssues", () => {
   it("renders a refinement as a value error", () => {
     const schema = z.object({ a: z.string().refine((v) => v === "ok", "must be ok") });
     expect(issues(schema, { a: "no" })).toEqual([{ type: "value_error", loc: ["body", "a"], msg: "Value error, must be ok" }]);
+  });
+});
+
+describe("lax inputs, as the original system accepted them", () => {
+  const papers = [{ id: "p1", title: "t", abstract: "a" }];
+
+  it("coerces numeric strings for numbers and true/false, 1/0 for booleans, at any depth", () => {
+    const parsed = parseOrIssues(CreateScreeningJobRequest, { papers, repetitions: "3", threshold: "2", project_id: "42", mock: "true", max_estimated_cost_usd: " 1e-2 " }, "body");
+    expect(parsed).toMatchObject({ success: true, data: { repetitions: 3, threshold: 2, project_id: 42, mock: true, max_estimated_cost_usd: 0.01 } });
+    for (const [given, mock] of [["false", false], ["FALSE", false], [0, false], ["0", false], [1, true], ["1", true]] as const) {
+      expect(parseOrIssues(CreateScreeningJobRequest, { papers, mock: given }, "body"), String(given)).toMatchObject({ success: true, data: { mock } });
+    }
+    expect(parseOrIssues(GroupTagsRequest, { field_name: "f", values: ["a"], num_groups_hint: "2", mock: "1" }, "body")).toMatchObject({
+      success: true,
+      data: { num_groups_hint: 2, mock: true },
+    });
+  });
+
+  it("still refuses anything else with the spec's body naming the field, after the usual checks", () => {
+    expect(issues(CreateScreeningJobRequest, { papers, repetitions: "three", mock: "yes" })).toEqual([
+      { type: "float_parsing", loc: ["body", "repetitions"], msg: "Input should be a valid number, unable to parse string as a number" },
+      { type: "bool_type", loc: ["body", "mock"], msg: "Input should be a valid boolean" },
+    ]);
+    // Coerced, then held to the field's own bounds and type.
+    expect(issues(CreateScreeningJobRequest, { papers, repetitions: "0" })).toContainEqual({
+      type: "greater_than_equal",
+      loc: ["body", "repetitions"],
+      msg: "Input should be greater than or equal to 1",
+    });
+    expect(issues(CreateScreeningJobRequest, { papers, repetitions: "2.5" })[0]).toMatchObject({ loc: ["body", "repetitions"] });
+    for (const bad of ["", " ", "Infinity", "NaN", "0x10", "1,5"]) expect(issues(CreateScreeningJobRequest, { papers, threshold: bad }), bad).toHaveLength(1);
+    // Strings stay strings: a string field never receives a number.
+    expect(issues(AnalyzeQuestionRequest, { research_question: 5 })[0]).toMatchObject({ type: "string_type" });
   });
 });

@@ -1,19 +1,30 @@
 import type { z } from "zod";
 import type { ValidationIssue } from "./errors";
+import { coerceLaxly } from "./lax-input";
 
 type Loc = ValidationIssue["loc"];
 type Issue = z.core.$ZodIssue;
 
-/** Parses with `input` kept on issues, so a missing field can be told from a wrong type. */
+/**
+ * Parses with `input` kept on issues, so a missing field can be told from a wrong type. Values a
+ * lax validator accepts ("42" for a number, "true" or 0/1 for a boolean) are coerced and the body
+ * parsed again (a bounded number of times: each pass fixes what the last one found).
+ */
 export function parseOrIssues<S extends z.ZodType>(
   schema: S,
   data: unknown,
   root: string,
 ): { success: true; data: z.output<S> } | { success: false; issues: ValidationIssue[] } {
-  const result = schema.safeParse(data, { reportInput: true });
+  let result = schema.safeParse(data, { reportInput: true });
+  for (let pass = 0; !result.success && pass < LAX_PASSES && coerceLaxly(data, result.error.issues); pass++) {
+    result = schema.safeParse(data, { reportInput: true });
+  }
   if (result.success) return { success: true, data: result.data };
   return { success: false, issues: zodIssuesToValidation(result.error.issues, root, data) };
 }
+
+/** Passes of lax coercion: a value inside a union can surface only once its siblings parse. */
+const LAX_PASSES = 3;
 
 /**
  * Zod issues in the spec's validation shape, `{type, loc, msg}`, using the type names and messages

@@ -74,7 +74,8 @@ describe("rewriteUrl", () => {
     expect(rewriteUrl("/screening/jobs?limit=5")).toBe("/v1/screening/jobs?limit=5");
     expect(rewriteUrl("/v1/criteria/picos")).toBe("/v1/criteria/picos");
     expect(rewriteUrl("/v1?x=1")).toBe("/v1?x=1");
-    expect(rewriteUrl("/")).toBe("/v1/");
+    // The root is its own route: a redirect to the docs.
+    expect(rewriteUrl("/")).toBe("/");
   });
 
   it("keeps health, docs and the OpenAPI document unprefixed, and strips /v1 from health", () => {
@@ -165,6 +166,26 @@ describe("authentication", () => {
     const openapi = await send(gw, { method: "GET", url: "/openapi.json", headers: auth });
     expect(openapi.status).toBe(200);
     expect(Object.keys(openapi.body.paths)).toContain("/v1/criteria/analyze-question");
+  });
+
+  it("redirects GET / to the interactive docs without a key (the original's front page)", async () => {
+    const gw = await gateway(offlineLink());
+    for (const url of ["/", "/?from=browser"]) {
+      const res = await send(gw, { method: "GET", url });
+      expect(res.status, url).toBe(302);
+      expect(res.headers.location).toBe("/docs");
+    }
+  });
+
+  it("documents both provider-key headers on every route that takes a provider key, and only there", async () => {
+    const openapi = await send(await gateway(offlineLink()), { method: "GET", url: "/openapi.json", headers: auth });
+    const headersOf = (path: string, method: string) =>
+      ((openapi.body.paths[path]?.[method]?.parameters ?? []) as { in: string; name: string }[]).filter((p) => p.in === "header").map((p) => p.name);
+    for (const path of ["/v1/indexer/run", "/v1/indexer/jobs", "/v1/screening/jobs", "/v1/criteria/picos", "/v1/indexer/group-tags"]) {
+      expect(headersOf(path, "post"), path).toEqual(["X-LLM-API-Key", "X-OpenAI-API-Key"]);
+    }
+    expect(headersOf("/v1/indexer/estimate", "post")).toEqual([]);
+    expect(headersOf("/v1/screening/jobs", "get")).toEqual([]);
   });
 });
 

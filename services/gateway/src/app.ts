@@ -36,8 +36,10 @@ declare module "fastify" {
 
 export type { GatewayDeps } from "./deps";
 
-/** Paths served without a service key: the spec's two health routes, the console's static files, and the docs when DOCS_PUBLIC is set. */
+/** Paths served without a service key: the spec's two health routes, `/` (a redirect), the console's static files, and the docs when DOCS_PUBLIC is set. */
 const HEALTH = [/^\/health(\/ready)?$/];
+/** `GET /` only redirects to the docs (which keep their own rule). */
+const ROOT = [/^\/$/];
 const DOCS = [/^\/docs(\/|$)/, /^\/openapi\.json$/];
 /** The console's static files hold no data (its API calls carry the key), so they load without one. */
 const CONSOLE = [/^\/console(\/[\w.-]*)?$/, /^\/favicon\.ico$/];
@@ -49,6 +51,7 @@ const CONSOLE = [/^\/console(\/[\w.-]*)?$/, /^\/favicon\.ico$/];
  */
 export function rewriteUrl(url: string): string {
   if (url.startsWith("/v1/health")) return url.slice(3);
+  if (url === "/" || url.startsWith("/?")) return url;
   if (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?")) return url;
   if (/^\/(health|docs|openapi\.json|console|favicon\.ico)(\/|\?|$)/.test(url)) return url;
   return `/v1${url}`;
@@ -129,7 +132,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (admission.refusal) throw admission.refusal;
     holdUntilClosed(reply, admission.release);
   });
-  const PUBLIC = env.DOCS_PUBLIC ? [...HEALTH, ...CONSOLE, ...DOCS] : [...HEALTH, ...CONSOLE];
+  const PUBLIC = env.DOCS_PUBLIC ? [...HEALTH, ...ROOT, ...CONSOLE, ...DOCS] : [...HEALTH, ...ROOT, ...CONSOLE];
   // Callback-style hooks: on the hot poll path an async hook costs a promise per request.
   app.addHook("onRequest", (request, reply, done) => {
     const path = request.url.split("?")[0] ?? "";

@@ -9,6 +9,9 @@ import {
   ClassifiedErrorBody,
   SCREENING_POLL_RESPONSE_NAME,
   findApiOperation,
+  forwardedRoutes,
+  operations,
+  providerKeyUse,
   requestExamples,
   SimpleErrorBody,
   ValidationErrorBody,
@@ -33,18 +36,20 @@ const ERROR_BODIES: Record<ErrorBodyName, { schema: z.ZodType; description: stri
   },
   ClassifiedError: {
     schema: ClassifiedErrorBody,
-    description: "Classified error: `error_code` is the category (docs/errors.md) and `retryable` says whether retrying can help.",
-    example: { detail: { message: "Missing or invalid API key", error_code: "auth", retryable: false } },
+    description:
+      "Classified error: `error_code` is the spec's category (`validation`, `auth`, `rate_limit`, `unknown`), `error_reason` the finer cause " +
+      "(docs/errors.md), and `retryable` says whether retrying can help.",
+    example: { detail: { message: "Missing or invalid API key", error_code: "auth", error_reason: "auth", retryable: false } },
   },
 };
 
 const STATUS_TEXT: Record<number, string> = {
   400: "The request is invalid",
-  401: "Missing or invalid service key, or an invalid provider key (`error_code` `auth`)",
+  401: "Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota)",
   404: "Not found",
   409: "Another job for this project is pending or running",
   413: "The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota",
-  429: "This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable)",
+  429: "This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`)",
   500: "Unexpected server error",
   502: "The provider failed or could not be reached, after retries (retryable)",
   503: "Messaging or the owning service is unavailable (retryable)",
@@ -66,7 +71,8 @@ export async function registerOpenApi(app: FastifyInstance, limits: RequestLimit
         version: "1.0.0",
         description:
           "Screening, structured extraction and eligibility-criteria assistance. Every route is also served without the /v1 prefix. " +
-          "Send the service key as `X-API-Key` or `Authorization: Bearer`; `X-LLM-API-Key` overrides the provider key for one request.",
+          "Send the service key as `X-API-Key` or `Authorization: Bearer`; `X-LLM-API-Key` (or, as the original system's clients send it, " +
+          "`X-OpenAI-API-Key`) overrides the provider key for one request. `GET /` redirects here.",
         license: { name: "MIT", identifier: "MIT" },
       },
       // Relative: "Try it out" on /docs calls the origin that served the page, wherever that is.
@@ -89,6 +95,8 @@ export async function registerOpenApi(app: FastifyInstance, limits: RequestLimit
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  // Where the original system sent a person who opens the service's address: the interactive docs.
+  app.get("/", { schema: { hide: true } }, (_request, reply) => reply.redirect("/docs"));
 }
 
 /**
@@ -176,6 +184,7 @@ function describe(operation: JsonObject, entry: ApiOperation): JsonObject {
     responses,
   };
   if (entry.public) described.security = [];
+  if (PROVIDER_KEY_ROUTES.has(`${entry.method} ${entry.path}`)) described.parameters = [...((operation.parameters as unknown[] | undefined) ?? []), ...PROVIDER_KEY_HEADERS];
   const example = requestExamples[entry.operationId];
   const json = ((operation.requestBody as JsonObject | undefined)?.content as Record<string, JsonObject> | undefined)?.["application/json"];
   if (example !== undefined && json) {
@@ -186,6 +195,27 @@ function describe(operation: JsonObject, entry: ApiOperation): JsonObject {
   }
   return described;
 }
+
+/** The routes whose request may carry the client's provider key (`providerKeyUse`), as `METHOD /path`. */
+const PROVIDER_KEY_ROUTES = new Set(forwardedRoutes.filter((r) => providerKeyUse(operations[r.operation])).map((r) => `${r.method} ${r.path}`));
+
+/** Both names of the provider-key header (services/gateway/src/auth.ts, `providerKeyOf`). */
+const PROVIDER_KEY_HEADERS = [
+  {
+    name: "X-LLM-API-Key",
+    in: "header",
+    required: false,
+    description: "The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear.",
+    schema: { type: "string" },
+  },
+  {
+    name: "X-OpenAI-API-Key",
+    in: "header",
+    required: false,
+    description: "The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400.",
+    schema: { type: "string" },
+  },
+];
 
 function errorResponse(status: number, bodies: readonly ErrorBodyName[]): JsonObject {
   const refs = bodies.map((name) => ({ $ref: `#/components/schemas/${name}` }));
