@@ -671,7 +671,10 @@ export interface components {
             results: components["schemas"]["ScreeningResult"][] | null;
             clusters: components["schemas"]["ScreeningCluster"][] | null;
             error: string | null;
-            error_category: string | null;
+            /** @description The spec's taxonomy (`orphan_cleanup` for a reaped job): route on this */
+            error_category: ("validation" | "auth" | "rate_limit" | "unknown" | "orphan_cleanup") | null;
+            /** @description The finer cause behind `error_category`, e.g. `cancelled`, `quota`, `timeout` (docs/errors.md) */
+            error_reason: string | null;
             error_retryable: boolean | null;
             model_version: string;
             config: {
@@ -838,7 +841,10 @@ export interface components {
                 retries?: number;
             };
             error: string | null;
-            error_category: string | null;
+            /** @description The spec's taxonomy (`orphan_cleanup` for a reaped job): route on this */
+            error_category: ("validation" | "auth" | "rate_limit" | "unknown" | "orphan_cleanup") | null;
+            /** @description The finer cause behind `error_category`, e.g. `cancelled`, `quota`, `timeout` (docs/errors.md) */
+            error_reason: string | null;
             error_retryable: boolean | null;
             duration_ms: number | null;
             estimated_cost_usd: number | null;
@@ -1115,11 +1121,12 @@ export interface components {
             detail: string;
         };
         /**
-         * @description Classified error: `error_code` is the category (docs/errors.md) and `retryable` says whether retrying can help.
+         * @description Classified error: `error_code` is the spec's category (`validation`, `auth`, `rate_limit`, `unknown`), `error_reason` the finer cause (docs/errors.md), and `retryable` says whether retrying can help.
          * @example {
          *       "detail": {
          *         "message": "Missing or invalid API key",
          *         "error_code": "auth",
+         *         "error_reason": "auth",
          *         "retryable": false
          *       }
          *     }
@@ -1127,7 +1134,16 @@ export interface components {
         ClassifiedError: {
             detail: {
                 message: string;
-                error_code: string;
+                /**
+                 * @description The spec's taxonomy: route on this
+                 * @enum {string}
+                 */
+                error_code: "validation" | "auth" | "rate_limit" | "unknown" | "orphan_cleanup";
+                /**
+                 * @description The finer cause behind `error_code` (docs/errors.md)
+                 * @enum {string}
+                 */
+                error_reason: "validation" | "auth" | "forbidden" | "rate_limit" | "unknown" | "orphan_cleanup" | "not_found" | "conflict" | "quota" | "too_large" | "provider_unavailable" | "service_unavailable" | "timeout" | "not_implemented" | "model_output" | "cancelled";
                 retryable: boolean;
             };
         };
@@ -1215,7 +1231,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceConfigResponse"][];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1273,7 +1289,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1349,7 +1365,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1385,7 +1401,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1443,7 +1459,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1508,7 +1524,7 @@ export interface operations {
                     "application/json": components["schemas"]["ModelAliases"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1579,7 +1595,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1606,7 +1622,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1653,7 +1669,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromptMetadata"][];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1718,7 +1734,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1736,7 +1752,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1810,7 +1826,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1828,7 +1844,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -1904,7 +1920,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -1931,7 +1947,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2108,7 +2124,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2135,7 +2151,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2209,7 +2225,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2236,7 +2252,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2413,7 +2429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2440,7 +2456,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2481,7 +2497,12 @@ export interface operations {
     analyzeResearchQuestion: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2522,7 +2543,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2540,7 +2561,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2590,7 +2611,12 @@ export interface operations {
     generateCriteria: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2649,7 +2675,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2667,7 +2693,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2717,7 +2743,12 @@ export interface operations {
     extractPicos: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2769,7 +2800,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2787,7 +2818,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2837,7 +2868,12 @@ export interface operations {
     refineProjectContext: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -2887,7 +2923,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2905,7 +2941,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2955,7 +2991,12 @@ export interface operations {
     refineCriteria: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3014,7 +3055,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3032,7 +3073,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3082,7 +3123,12 @@ export interface operations {
     consolidateCriteria: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3146,7 +3192,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3164,7 +3210,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3240,7 +3286,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3281,7 +3327,12 @@ export interface operations {
     createScreeningJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3361,7 +3412,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3388,7 +3439,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3455,7 +3506,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3529,7 +3580,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3605,7 +3656,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3690,7 +3741,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3775,7 +3826,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3793,7 +3844,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3834,7 +3885,12 @@ export interface operations {
     runIndexer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -3881,6 +3937,11 @@ export interface operations {
                      */
                     mode?: "test" | "sample" | "full";
                     project_id?: number | null;
+                    /**
+                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
+                     * @default false
+                     */
+                    mock?: boolean;
                     /** @default 4 */
                     max_workers?: number;
                     /** @default 50 */
@@ -3907,7 +3968,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3925,7 +3986,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4001,7 +4062,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4042,7 +4103,12 @@ export interface operations {
     createIndexerJob: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4094,6 +4160,11 @@ export interface operations {
                      */
                     mode?: "test" | "sample" | "full";
                     project_id?: number | null;
+                    /**
+                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
+                     * @default false
+                     */
+                    mock?: boolean;
                     /** @description Rejection ceiling (400 when the estimate is greater), also enforced while the job runs: a job whose provider-reported cost exceeds it ends failed, keeping its finished records */
                     max_estimated_cost_usd?: number | null;
                 };
@@ -4118,7 +4189,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4136,7 +4207,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4203,7 +4274,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4277,7 +4348,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4353,7 +4424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4438,7 +4509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4526,7 +4597,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4544,7 +4615,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4585,7 +4656,12 @@ export interface operations {
     suggestIndexerFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4617,7 +4693,10 @@ export interface operations {
                     existing_fields?: string[] | null;
                     /** @default llm-4.1 */
                     model?: string;
-                    /** @default false */
+                    /**
+                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
+                     * @default false
+                     */
                     mock?: boolean;
                 };
             };
@@ -4644,7 +4723,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4662,7 +4741,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4712,7 +4791,12 @@ export interface operations {
     refineIndexerFields: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4745,6 +4829,11 @@ export interface operations {
                     }[] | null;
                     /** @default llm-4.1 */
                     model?: string;
+                    /**
+                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
+                     * @default false
+                     */
+                    mock?: boolean;
                 };
             };
         };
@@ -4769,7 +4858,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4787,7 +4876,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4837,7 +4926,12 @@ export interface operations {
     groupIndexerTags: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4862,6 +4956,11 @@ export interface operations {
                     num_groups_hint?: number | null;
                     /** @default llm-4.1 */
                     model?: string;
+                    /**
+                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
+                     * @default false
+                     */
+                    mock?: boolean;
                 };
             };
         };
@@ -4893,7 +4992,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4911,7 +5010,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5106,7 +5205,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5142,7 +5241,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5317,7 +5416,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5353,7 +5452,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5518,7 +5617,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5601,7 +5700,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5821,7 +5920,7 @@ export interface operations {
                     "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
                 };
             };
-            /** @description Missing or invalid service key, or an invalid provider key (`error_code` `auth`) */
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5857,7 +5956,7 @@ export interface operations {
                     "application/json": components["schemas"]["SimpleError"];
                 };
             };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`), or the provider's exhausted quota (`quota`, not retryable) */
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
             429: {
                 headers: {
                     [name: string]: unknown;
