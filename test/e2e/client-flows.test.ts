@@ -41,7 +41,7 @@ describe("the typed client against the real stack", () => {
     const denied = await anonymous.GET("/v1/config/prompts");
     expect(denied.response.status).toBe(401);
     expect(denied.data).toBeUndefined();
-    expect(denied.error).toEqual({ detail: { message: "Missing or invalid API key", error_code: "auth", retryable: false } });
+    expect(denied.error).toEqual({ detail: { message: "Missing or invalid API key", error_code: "auth", error_reason: "auth", retryable: false } });
   });
 
   it("screening: creates a mock job, polls it to completed, and finds it gone from active-job", async () => {

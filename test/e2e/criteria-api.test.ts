@@ -53,7 +53,7 @@ describe("health and authentication", () => {
     for (const headers of attempts) {
       const res = await stack.http("POST", "/v1/criteria/analyze-question", question, { auth: false, headers });
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "auth", retryable: false } });
+      expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "auth", error_reason: "auth", retryable: false } });
     }
   });
 });

@@ -116,7 +116,7 @@ describe("Criteria AI live, through the gateway, against a fake OpenAI-compatibl
   it("answers 401 auth for a bad X-LLM-API-Key", async () => {
     const res = await post("analyze-question", { research_question: "Does X help Y?" }, { "x-llm-api-key": "sk-not-a-valid-key" });
     expect(res.status).toBe(401);
-    expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "auth", retryable: false } });
+    expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "auth", error_reason: "auth", retryable: false } });
     expect(JSON.stringify(res.body)).not.toContain("sk-not-a-valid-key");
   });
 

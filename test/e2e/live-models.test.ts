@@ -155,7 +155,7 @@ describe("live model configuration (2 screening replicas, criteria, real nats-se
     const elapsed = Date.now() - started;
     provider.setBehaviour({ mode: "normal" });
     expect(res.status).toBe(429);
-    expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "rate_limit", retryable: true } });
+    expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "rate_limit", error_reason: "rate_limit", retryable: true } });
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     // Default synchronous budget 15 s (LLM_SYNC_DEADLINE_MS): well under the 120 s job budget.
     expect(elapsed).toBeLessThan(16_000);

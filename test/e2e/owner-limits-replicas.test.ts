@@ -44,7 +44,7 @@ describe("per-owner limits with two gateway replicas (real nats-server, criteria
 
   const expectRateLimited = (res: HttpResult, limit: string) => {
     expect(res.status).toBe(429);
-    expect(res.body).toEqual({ detail: { message: expect.stringContaining(limit), error_code: "rate_limit", retryable: true } });
+    expect(res.body).toEqual({ detail: { message: expect.stringContaining(limit), error_code: "rate_limit", error_reason: "rate_limit", retryable: true } });
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
   };
 

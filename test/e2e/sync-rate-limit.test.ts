@@ -35,7 +35,7 @@ describe("a synchronous call against a rate-limited key (criteria, real nats-ser
       const res = await stack.http("POST", "/v1/criteria/analyze-question", body, providerKey ? { headers: { "x-llm-api-key": providerKey } } : {});
       const elapsed = Date.now() - started;
       expect(res.status, JSON.stringify(res.body)).toBe(429);
-      expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "rate_limit", retryable: true } });
+      expect(res.body).toEqual({ detail: { message: expect.any(String), error_code: "rate_limit", error_reason: "rate_limit", retryable: true } });
       const retryAfter = Number(res.headers.get("retry-after"));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(elapsed).toBeLessThan(SYNC_BUDGET_MS);
