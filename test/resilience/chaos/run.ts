@@ -174,6 +174,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosRun> {
     await cluster.heal();
     await probe?.stop();
     await workload.stop();
+    await workload.settle();
     await workload.finalListings();
     await workload.finalReads(2, 1_000);
     await probe?.readBack();
