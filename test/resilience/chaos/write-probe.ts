@@ -19,6 +19,7 @@ const BUCKET = "chaos_probe";
 /** Pause between one writer's writes, so the probe adds little to a loaded machine. */
 const GAP_MS = 10;
 const WRITE_TIMEOUT_MS = 3_000;
+const READ_TIMEOUT_MS = 60_000;
 
 export class WriteProbe {
   #running = true;
@@ -104,14 +105,22 @@ export class WriteProbe {
       const info = await consumer.info(true);
       if (info.num_pending === 0) return held;
       const messages = await consumer.consume({ max_messages: 1_024 });
+      // A read that stops delivering (its consumer lost with a server) is given up and tried again.
+      const timer = setTimeout(() => void messages.close().catch(() => undefined), READ_TIMEOUT_MS);
+      let complete = false;
       try {
         for await (const msg of messages) {
           held.set(msg.seq, { subject: msg.subject, value: msg.string() });
-          if (msg.info.pending === 0) break;
+          if (msg.info.pending === 0) {
+            complete = true;
+            break;
+          }
         }
       } finally {
+        clearTimeout(timer);
         await messages.close().catch(() => undefined);
       }
+      if (!complete) throw new Error(`${stream}: the read back stopped after ${held.size} messages`);
     } finally {
       await consumer.delete().catch(() => undefined);
     }
