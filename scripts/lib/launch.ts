@@ -110,7 +110,11 @@ export async function natsServerCommand(options: NatsServerOptions): Promise<Nat
 export async function startNatsServer(options: NatsServerOptions): Promise<NatsServerHandle> {
   const command = await natsServerCommand(options);
   const child = command.spawn();
-  await waitForPort(command.port, 10_000, child);
+  // Generous: on a busy machine a server replaying its store takes a while to listen.
+  await waitForPort(command.port, 60_000, child).catch(async (error: unknown) => {
+    await stopProcess(child, "SIGKILL");
+    throw error;
+  });
   return {
     url: command.url,
     port: command.port,

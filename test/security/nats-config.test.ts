@@ -23,10 +23,11 @@ describe("deploy NATS configuration", () => {
     }
   });
 
-  describe("the compose server config, run locally (TLS and users; sync_interval dropped for nats-server 2.9)", () => {
+  describe("the compose server config as shipped, run locally (only the container's ports and mount paths mapped)", () => {
     let dir: string;
     let server: ChildProcess;
     let url: string;
+    let monitor: string;
     const passwords = Object.fromEntries(NATS_USERS.map((u) => [u, `pw-${u}-${Math.random().toString(36).slice(2)}`])) as Record<NatsUser, string>;
 
     beforeAll(async () => {
@@ -34,10 +35,12 @@ describe("deploy NATS configuration", () => {
       const certs = spawnSync("bash", [join(ROOT, "scripts/nats-certs.sh"), join(dir, "tls")], { encoding: "utf8" });
       expect(certs.status, certs.stderr).toBe(0);
       const port = await freePort();
+      const monitorPort = await freePort();
+      monitor = `http://127.0.0.1:${monitorPort}`;
+      // What compose maps (ports, mounts) and nothing else: every setting, sync_interval included, runs as shipped.
       const conf = readFileSync(join(ROOT, "deploy/nats/nats.conf"), "utf8")
         .replace(/^port: 4222$/m, `port: ${port}\nhost: 127.0.0.1`)
-        .replace(/^http_port: 8222$/m, "")
-        .replace(/^\s*sync_interval: always$/m, "")
+        .replace(/^http_port: 8222$/m, `http: "127.0.0.1:${monitorPort}"`)
         .replaceAll("/etc/nats/tls/", `${join(dir, "tls/server")}/`)
         .replace("/data/jetstream", join(dir, "jetstream"));
       writeFileSync(join(dir, "nats.conf"), conf);
@@ -56,6 +59,14 @@ describe("deploy NATS configuration", () => {
 
     const ca = () => join(dir, "tls/ca/ca.pem");
     const outcome = (p: Promise<{ close(): Promise<void> }>) => p.then((nc) => nc.close().then(() => "connected")).catch((e: Error) => e.message);
+
+    it("runs on the pinned nats-server with every write fsynced before its acknowledgement (sync_interval: always)", async () => {
+      const varz = (await (await fetch(`${monitor}/varz`)).json()) as { version: string; jetstream?: { config?: { sync_always?: boolean; max_storage?: number } } };
+      const [major, minor] = varz.version.split(".").map(Number);
+      expect(major! * 1_000 + minor!, `nats-server ${varz.version}`).toBeGreaterThanOrEqual(2_015);
+      expect(varz.jetstream?.config).toMatchObject({ sync_always: true, max_storage: 20 * 1024 ** 3 });
+      expect((await fetch(`${monitor}/healthz`)).status).toBe(200);
+    });
 
     it("refuses a client that cannot verify the server, and one without credentials", async () => {
       const plain = await outcome(connect({ servers: url.replace("tls://", "nats://"), reconnect: false, timeout: 3_000, user: "gateway", pass: passwords.gateway }));

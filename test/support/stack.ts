@@ -20,6 +20,8 @@ import { generateNatsCredentials, lockedNatsConfig, natsCredentialsEnv, type Nat
  */
 
 export const TEST_API_KEY = "test-service-key-0123456789";
+/** How long a process may take to serve: a busy machine (2 cores, several suites at once) needs more than 30 s. */
+const START_WAIT_MS = 60_000;
 
 export interface RunningProcess {
   name: string;
@@ -150,20 +152,31 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const startService = async (service: Exclude<ServiceProcess, "gateway">, env: NodeJS.ProcessEnv = {}) => {
     const running = launch(service, env);
-    await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null, 30_000);
+    await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null, START_WAIT_MS);
     if (running.child.exitCode !== null) throw new Error(`${service} exited early:\n${running.output()}`);
     return running;
   };
 
+  const stop = async () => {
+    await Promise.all(processes.map((p) => stopProcess(p.child, "SIGTERM", 5_000)));
+    await nats?.stop();
+    rmSync(storeDir, { recursive: true, force: true });
+  };
   const gatewayUrls: string[] = [];
-  for (let i = 0; i < (options.gateways ?? 1); i++) {
-    const port = await freePort();
-    const gateway = launch("gateway", { PORT: String(port), HOST: "127.0.0.1" });
-    await waitForPort(port, 30_000, gateway.child);
-    gatewayUrls.push(`http://127.0.0.1:${port}`);
-  }
-  for (const [service, count] of Object.entries(options.services ?? { criteria: 1 })) {
-    for (let i = 0; i < (count ?? 0); i++) await startService(service as Exclude<ServiceProcess, "gateway">);
+  try {
+    for (let i = 0; i < (options.gateways ?? 1); i++) {
+      const port = await freePort();
+      const gateway = launch("gateway", { PORT: String(port), HOST: "127.0.0.1" });
+      await waitForPort(port, START_WAIT_MS, gateway.child);
+      gatewayUrls.push(`http://127.0.0.1:${port}`);
+    }
+    for (const [service, count] of Object.entries(options.services ?? { criteria: 1 })) {
+      for (let i = 0; i < (count ?? 0); i++) await startService(service as Exclude<ServiceProcess, "gateway">);
+    }
+  } catch (error) {
+    // A stack that did not come up leaves no nats-server, gateway or service behind.
+    await stop();
+    throw error;
   }
 
   const baseUrl = gatewayUrls[0]!;
@@ -186,10 +199,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       const restarted = await startNatsServer({ storeDir, port: nats.port, ...natsConfig });
       Object.assign(nats, restarted);
     },
-    async stop() {
-      await Promise.all(processes.map((p) => stopProcess(p.child, "SIGTERM", 5_000)));
-      await nats?.stop();
-      rmSync(storeDir, { recursive: true, force: true });
-    },
+    stop,
   };
 }

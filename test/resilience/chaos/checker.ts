@@ -1,4 +1,4 @@
-import { pairOps, type Entry, type Fault, type FaultKind, type JobStatus, type Op, type Service } from "./history";
+import { pairOps, type Entry, type Fault, type FaultKind, type JobStatus, type Op, type ProbeStore, type Service } from "./history";
 
 /**
  * The chaos checker: a pure function from a recorded history (history.ts) to figures and
@@ -26,7 +26,8 @@ export type Invariant =
   | "partitioned-gateway-stale"
   | "list-missing"
   | "list-foreign"
-  | "too-few-completed";
+  | "too-few-completed"
+  | "write-lost";
 
 export interface Violation {
   invariant: Invariant;
@@ -54,19 +55,6 @@ export interface CheckOptions {
    * which a job was certainly active, allow for it (default 0: every answer is of its own interval).
    */
   stalenessMs?: number;
-  /**
-   * On a NATS cluster (nats-server 2.9.10), a killed JetStream leader may be succeeded by one that
-   * lacks writes the cluster acknowledged (a rewind, docs/resilience.md): a job's saved checkpoints
-   * may be among them, and its next run then pays again for every item done before. So each leader
-   * kill that hit a job allows each of its items one more call; the bound stays finite, and the
-   * single-server runs keep the strict one (default false).
-   */
-  leaderKillsMayRewind?: boolean;
-  /**
-   * Invariants whose violations are reported (as TOLERATED) without invalidating the history: only
-   * for a known, open bug that the run must keep showing until it is fixed.
-   */
-  tolerate?: Invariant[];
 }
 
 export interface Figures {
@@ -114,6 +102,8 @@ export interface Figures {
   faultsBy: Partial<Record<FaultKind, number>>;
   /** Accepted jobs alive while at least one fault hit their service. */
   jobsHit: number;
+  /** The write probe's writes: acknowledged by the server, found intact when read back, lost (missing, changed or never read back). */
+  writes: { acknowledged: number; readBack: number; lost: number };
   ops: { ok: number; fail: number; info: number; pending: number };
   durationMs: number;
 }
@@ -122,8 +112,6 @@ export interface CheckResult {
   valid: boolean;
   figures: Figures;
   violations: Violation[];
-  /** Violations of the invariants in `tolerate`. */
-  tolerated: Violation[];
 }
 
 type Seen = JobStatus | "absent" | "active";
@@ -181,7 +169,7 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     recovered: 0, ghosts: 0, suspectReads: 0, staleReads: 0, listings: 0, listMissing: 0, listForeign: 0, phantoms: 0, workAfterEnd: 0,
     duplicated: 0, missing: 0, foreign: 0, doubleActive: 0, activeMissed: 0, completedAndFailed: 0, statusBackwards: 0,
     progressBackwards: 0, unreadable: 0, providerCalls: { label: 0, extract: 0, other: 0 }, repeatedItems: 0, allowedRepeats: 0,
-    jobsOverRepeatBound: 0, faults: 0, faultsBy: {}, jobsHit: 0, ops: { ok: 0, fail: 0, info: 0, pending: 0 },
+    jobsOverRepeatBound: 0, faults: 0, faultsBy: {}, jobsHit: 0, writes: { acknowledged: 0, readBack: 0, lost: 0 }, ops: { ok: 0, fail: 0, info: 0, pending: 0 },
     durationMs: entries.length ? entries[entries.length - 1]!.time - t0 : 0,
   };
   const nullAnswers: Op[] = [];
@@ -193,11 +181,16 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
   const creations = new Map<string, Op>();
   const projectsOf = new Map<string, Set<number>>();
   const listings: Op[] = [];
+  // The write probe: acknowledged writes, each store's messages as read back, and stores not readable.
+  const acknowledged: { op: Op; store: ProbeStore; key: string; value: string; seq: number }[] = [];
+  const heldBy = new Map<ProbeStore, Map<number, { key: string; value: string }>>();
+  const readBack = new Set<ProbeStore>();
+  const unreadable: Op[] = [];
 
   for (const op of ops) {
     const inv = op.invoke;
     const done = op.complete;
-    if (op.f !== "call" && op.f !== "fault") figures.ops[op.type]++;
+    if (op.f !== "call" && op.f !== "fault" && op.f !== "write" && op.f !== "readback") figures.ops[op.type]++;
     switch (op.f) {
       case "create": {
         figures.attempted++;
@@ -258,6 +251,21 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
         }
         const keys = new Set((inv.units ?? []).map((unit) => unit.slice(0, unit.lastIndexOf("."))));
         for (const key of keys) callTimes.set(key, [...(callTimes.get(key) ?? []), { time: op.start, op }]);
+        break;
+      }
+      case "write": {
+        const probe = done?.probe;
+        if (op.type === "ok" && probe?.seq !== undefined) acknowledged.push({ op, store: probe.store, key: probe.key, value: probe.value, seq: probe.seq });
+        break;
+      }
+      case "readback": {
+        if (inv.probe?.seq !== undefined) {
+          const held = heldBy.get(inv.probe.store) ?? new Map<number, { key: string; value: string }>();
+          heldBy.set(inv.probe.store, held.set(inv.probe.seq, { key: inv.probe.key, value: inv.probe.value }));
+        } else if (inv.readback) {
+          if (op.type === "ok") readBack.add(inv.readback.store);
+          else unreadable.push(op);
+        }
         break;
       }
     }
@@ -425,9 +433,7 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     const perItem = job.key ? calls.get(job.key) : undefined;
     if (perItem) {
       const repeated = [...perItem.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);
-      const leaderKills = options.leaderKillsMayRewind ? hits.filter((f) => f.fault.kind === "meta-leader-kill" || f.fault.kind === "stream-leader-kill").length : 0;
-      const allowed =
-        hits.length * (options.unitsPerFault?.[job.service] ?? 1) * (options.unitSize?.[job.service] ?? (job.service === "screening" ? 5 : 1)) + leaderKills * (job.units?.length ?? 0);
+      const allowed = hits.length * (options.unitsPerFault?.[job.service] ?? 1) * (options.unitSize?.[job.service] ?? (job.service === "screening" ? 5 : 1));
       figures.repeatedItems += repeated;
       figures.allowedRepeats += allowed;
       if (repeated > allowed) {
@@ -513,14 +519,33 @@ export function check(entries: readonly Entry[], options: CheckOptions = {}): Ch
     }
   }
 
+  // Every write the server acknowledged is there when read back, unchanged: a leader elected without
+  // some of them (a rewind) fails the run, whatever the jobs made of it.
+  for (const write of acknowledged) {
+    figures.writes.acknowledged++;
+    const held = readBack.has(write.store) ? heldBy.get(write.store)?.get(write.seq) : undefined;
+    if (held && held.key === write.key && held.value === write.value) {
+      figures.writes.readBack++;
+      continue;
+    }
+    figures.writes.lost++;
+    const what = `${write.store} write ${write.key} acknowledged at sequence ${write.seq} at ${at(write.op)}`;
+    violate(
+      "write-lost",
+      !readBack.has(write.store)
+        ? `${what}, never read back (${unreadable.find((u) => u.invoke.readback?.store === write.store)?.invoke.error ?? "no read-back of its store"})`
+        : held
+          ? `${what}, read back as ${held.key}: ${held.value}`
+          : `${what}, missing when read back`,
+    );
+  }
+
   const minRatio = options.minCompletedRatio ?? 0.8;
   if (figures.accepted === 0 || figures.completed < minRatio * figures.accepted) {
     violate("too-few-completed", `${figures.completed} of ${figures.accepted} accepted jobs completed (need ≥ ${Math.round(minRatio * 100)} %)`);
   }
-  const tolerate = new Set(options.tolerate ?? []);
-  const list = [...violations.values()].filter((v) => !tolerate.has(v.invariant));
-  const tolerated = [...violations.values()].filter((v) => tolerate.has(v.invariant));
-  return { valid: list.length === 0, figures, violations: list, tolerated };
+  const list = [...violations.values()];
+  return { valid: list.length === 0, figures, violations: list };
 }
 
 /** The figures and violations as the lines a run prints. */
@@ -538,13 +563,12 @@ export function formatReport(result: CheckResult, title = "chaos"): string {
     `[${title}] double-active ${f.doubleActive}, active-job missed ${f.activeMissed}, completed-and-failed ${f.completedAndFailed}, status backwards ${f.statusBackwards}, progress backwards ${f.progressBackwards}, terminal unreadable ${f.unreadable}`,
     `[${title}] faults: ${f.faults} (${by(f.faultsBy)}); ${f.jobsHit} jobs hit`,
     `[${title}] provider: ${f.providerCalls.label} labelling + ${f.providerCalls.extract} extraction calls (+${f.providerCalls.other} other); repeated items ${f.repeatedItems} (allowed by faults ${f.allowedRepeats}), jobs over the bound ${f.jobsOverRepeatBound}; calls after the job ended ${f.workAfterEnd}`,
+    `[${title}] acknowledged writes to NATS read back: ${f.writes.readBack} of ${f.writes.acknowledged} intact, lost ${f.writes.lost}`,
     `[${title}] operations: ${f.ops.ok} ok, ${f.ops.fail} fail, ${f.ops.info} info, ${f.ops.pending} unfinished`,
   ];
-  for (const [word, list] of [["VIOLATION", result.violations], ["TOLERATED (known open bug)", result.tolerated]] as const) {
-    for (const v of list) {
-      lines.push(`[${title}] ${word} ${v.invariant}: ${v.count}`);
-      for (const e of v.examples) lines.push(`[${title}]   e.g. ${e}`);
-    }
+  for (const v of result.violations) {
+    lines.push(`[${title}] VIOLATION ${v.invariant}: ${v.count}`);
+    for (const e of v.examples) lines.push(`[${title}]   e.g. ${e}`);
   }
   return lines.join("\n");
 }

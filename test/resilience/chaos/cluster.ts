@@ -72,6 +72,8 @@ const READY = '"service ready"';
 const GATEWAY_READY = '"gateway listening"';
 
 const TAKEN_OVER = "taken over by another worker";
+/** A process's start-up budget: on a busy machine, with leaders being elected after a fault, 60 s was not always enough. */
+const READY_WAIT_MS = 120_000;
 
 function node(name: string, role: Role, port: number | undefined, env: NodeJS.ProcessEnv, log: WriteStream, relay: TcpRelay | undefined): Node {
   let child: ChildProcess | undefined;
@@ -121,7 +123,7 @@ function node(name: string, role: Role, port: number | undefined, env: NodeJS.Pr
       };
       current.stdout!.on("data", onData);
       current.stderr!.on("data", onData);
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + READY_WAIT_MS;
       while (!ready) {
         if (current.exitCode !== null || current.signalCode !== null) {
           // The port was taken before this gateway's first bind: a fresh one (clients learn gateway URLs after the start).
@@ -132,7 +134,11 @@ function node(name: string, role: Role, port: number | undefined, env: NodeJS.Pr
           }
           throw new Error(`${name} exited before it was ready (see ${name}.log)`);
         }
-        if (Date.now() > deadline) throw new Error(`${name} not ready within 60 s (see ${name}.log)`);
+        if (Date.now() > deadline) {
+          // Not left running behind the error: a retry (or the cluster's stop) starts from nothing.
+          current.kill("SIGKILL");
+          throw new Error(`${name} not ready within ${READY_WAIT_MS / 1000} s (see ${name}.log)`);
+        }
         await new Promise((r) => setTimeout(r, 50));
       }
     },

@@ -3,13 +3,26 @@
  * followed by its completion from the same process — `ok` (it happened), `fail` (it definitely did
  * not: a 404, a 409, a 400) or `info` (unknown: a 5xx, a timeout, a connection error). The nemesis
  * records each fault the same way (invoke when it strikes, ok once healed), and the fake provider's
- * chat calls are single `ok` entries. The checker (checker.ts) reads nothing else.
+ * chat calls are single `ok` entries. The write probe (write-probe.ts) records each write to NATS with
+ * the sequence the server acknowledged, and what it read back at the end. The checker (checker.ts)
+ * reads nothing else.
  */
 
 export type Service = "screening" | "indexer";
 export type EntryType = "invoke" | "ok" | "fail" | "info";
-/** create/poll/active/list: the workload; read: the final reads; fault: the nemesis; call: the provider. */
-export type EntryF = "create" | "poll" | "active" | "list" | "read" | "fault" | "call";
+/** create/poll/active/list: the workload; read: the final reads; fault: the nemesis; call: the provider; write/readback: the write probe. */
+export type EntryF = "create" | "poll" | "active" | "list" | "read" | "fault" | "call" | "write" | "readback";
+/** Where the write probe writes: a stream (as commands and checkpoints are) or a KV bucket (as job states and rows are). */
+export type ProbeStore = "stream" | "kv";
+
+/** One probe write (its sequence once acknowledged), or one message read back at the end. */
+export interface ProbeWrite {
+  store: ProbeStore;
+  /** The write's number within its store (its subject's last token or KV key). */
+  key: string;
+  value: string;
+  seq?: number;
+}
 export type JobStatus = "pending" | "running" | "completed" | "failed";
 /** partition: one process's TCP path to NATS severed or stalled; split-lease: a worker's, for longer than the ack wait. */
 export type FaultKind = "kill" | "pause" | "nats-restart" | "mongo-stop" | "partition" | "split-lease" | NatsClusterFault;
@@ -63,6 +76,10 @@ export interface Entry {
   listed?: Listed[];
   /** call: which kind of provider call (only these two are counted per unit). */
   call?: "label" | "extract" | "other";
+  /** write: the probe's write; readback ok: one message read back. */
+  probe?: ProbeWrite;
+  /** readback: a store read back in full (`messages` held), or (fail) not readable. */
+  readback?: { store: ProbeStore; messages: number };
 }
 
 export interface Listed {

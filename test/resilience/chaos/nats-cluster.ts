@@ -22,38 +22,19 @@ interface Peer extends NatsPeer {
   storeDir: string;
   handle: NatsServerHandle | undefined;
   isPaused: boolean;
+  launching: Promise<void> | undefined;
 }
 
 interface Jsz {
   meta_cluster?: { leader?: string };
-  account_details?: { stream_detail?: { name: string; cluster?: { leader?: string }; state?: { last_seq?: number } }[] }[];
+  account_details?: { stream_detail?: { name: string; cluster?: { leader?: string } }[] }[];
 }
 
-/**
- * A stream whose leader had fewer messages than some server had already applied: writes the
- * cluster acknowledged (applied only once committed) were lost when that server became leader.
- */
-export interface StreamRewind {
-  stream: string;
-  leader: string;
-  lastSeq: number;
-  /** The highest last sequence any server reported for the stream before. */
-  seenSeq: number;
-  at: number;
-}
-
-/** A rewind counts once its leader still reports it this long after first seen (a resumed stale leader steps down sooner). */
-const REWIND_CONFIRM_MS = 2_000;
-const REWIND_SAMPLE_MS = 500;
+/** A busy machine (2 cores, several suites at once) may take this long to elect a meta leader. */
+const LEADER_WAIT_MS = 120_000;
 
 export class NatsCluster {
   readonly #peers: Peer[];
-  /** Highest last sequence each stream was seen at, on any server. */
-  readonly #seenSeq = new Map<string, number>();
-  /** Rewinds seen once and not confirmed yet, by stream and leader. */
-  readonly #suspects = new Map<string, StreamRewind>();
-  readonly #rewinds: StreamRewind[] = [];
-  #watch: NodeJS.Timeout | undefined;
 
   private constructor(peers: Peer[]) {
     this.#peers = peers;
@@ -73,6 +54,7 @@ export class NatsCluster {
         storeDir,
         handle: undefined,
         isPaused: false,
+        launching: undefined,
         get paused() {
           return this.isPaused;
         },
@@ -83,8 +65,15 @@ export class NatsCluster {
       });
     }
     const cluster = new NatsCluster(peers);
-    await Promise.all(peers.map((p) => cluster.#launch(p)));
-    await cluster.#waitForLeader(30_000);
+    try {
+      await Promise.all(peers.map((p) => cluster.#launch(p)));
+      await cluster.#waitForLeader(LEADER_WAIT_MS);
+    } catch (error) {
+      // Not one server left behind when the cluster does not come up.
+      await Promise.allSettled(peers.map((p) => p.launching));
+      await cluster.stop();
+      throw error;
+    }
     return cluster;
   }
 
@@ -97,7 +86,18 @@ export class NatsCluster {
     return this.#peers.map((p) => `nats://127.0.0.1:${p.port}`).join(",");
   }
 
-  async #launch(peer: Peer): Promise<void> {
+  /**
+   * Starts a server that is not running; a second call while one is under way (the nemesis'
+   * restart and a heal after another fault failed) waits for the first instead of starting a
+   * second process on the same ports and store.
+   */
+  #launch(peer: Peer): Promise<void> {
+    if (peer.alive()) return Promise.resolve();
+    peer.launching ??= this.#spawn(peer).finally(() => (peer.launching = undefined));
+    return peer.launching;
+  }
+
+  async #spawn(peer: Peer): Promise<void> {
     const routes = this.#peers.filter((p) => p !== peer).map((p) => JSON.stringify(`nats://127.0.0.1:${p.routePort}`));
     const config = [
       `server_name: ${JSON.stringify(peer.name)}`,
@@ -176,58 +176,10 @@ export class NatsCluster {
   async heal(): Promise<void> {
     for (const peer of this.#peers) this.resume(peer.name);
     await Promise.all(this.#peers.filter((p) => !p.alive()).map((p) => this.#launch(p)));
-    await this.#waitForLeader(30_000);
-  }
-
-  /** Rewinds confirmed so far (see `StreamRewind`); sampled from every live server while the cluster runs. */
-  get rewinds(): readonly StreamRewind[] {
-    return this.#rewinds;
-  }
-
-  /** Starts sampling every live server's streams for rewinds (`rewinds`), calling `onRewind` for each one confirmed. */
-  watchRewinds(onRewind: (rewind: StreamRewind) => void): void {
-    let busy = false;
-    this.#watch = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      void this.#sampleRewinds(onRewind).finally(() => (busy = false));
-    }, REWIND_SAMPLE_MS);
-  }
-
-  async #sampleRewinds(onRewind: (rewind: StreamRewind) => void): Promise<void> {
-    const views = await Promise.all(
-      this.#peers
-        .filter((p) => p.alive() && !p.isPaused)
-        .map(async (peer) => {
-          try {
-            const res = await fetch(`http://127.0.0.1:${peer.monitorPort}/jsz?accounts=true&streams=true`, { signal: AbortSignal.timeout(1_000) });
-            return res.ok ? { peer: peer.name, jsz: (await res.json()) as Jsz } : undefined;
-          } catch {
-            return undefined;
-          }
-        }),
-    );
-    const now = Date.now();
-    for (const view of views) {
-      for (const detail of (view?.jsz.account_details ?? []).flatMap((a) => a.stream_detail ?? [])) {
-        const lastSeq = detail.state?.last_seq ?? 0;
-        const seenSeq = this.#seenSeq.get(detail.name) ?? 0;
-        const key = `${detail.name} ${view!.peer}`;
-        if (detail.cluster?.leader === view!.peer && lastSeq < seenSeq) {
-          const suspect = this.#suspects.get(key);
-          if (!suspect) this.#suspects.set(key, { stream: detail.name, leader: view!.peer, lastSeq, seenSeq, at: now });
-          else if (now - suspect.at >= REWIND_CONFIRM_MS && !this.#rewinds.includes(suspect)) {
-            this.#rewinds.push(suspect);
-            onRewind(suspect);
-          }
-        } else this.#suspects.delete(key);
-        if (lastSeq > seenSeq) this.#seenSeq.set(detail.name, lastSeq);
-      }
-    }
+    await this.#waitForLeader(LEADER_WAIT_MS);
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.#watch);
     for (const peer of this.#peers) this.resume(peer.name);
     await Promise.all(this.#peers.map((p) => p.handle?.stop()));
   }

@@ -150,6 +150,11 @@ export class Nemesis {
       const shared = natsFault ? "nats-server" : kind === "mongo-stop" ? "mongodb" : undefined;
       const target = shared ? undefined : this.#target(kind === "split-lease");
       if (shared ? this.#busy.has(shared) : !target) continue; // all taken: the lane waits for its next turn
+      // Claimed before anything is awaited: the other lane checks the same set meanwhile (two NATS
+      // faults at once took two of three servers, and the cluster's quorum, when this came later).
+      const busy = shared ?? target!.name;
+      this.#busy.add(busy);
+      this.maxOverlap = Math.max(this.maxOverlap, this.#busy.size);
       const mode = this.#random() < 0.5 ? "sever" : "stall";
       const span = kind === "partition" ? (this.options.partitionMs ?? [1_000, 3_000]) : (this.options.splitLeaseMs ?? [6_000, 10_000]);
       const lasts = kind === "partition" || kind === "split-lease" ? this.#between(span) : 0;
@@ -162,9 +167,6 @@ export class Nemesis {
           : kind === "mongo-stop"
             ? { kind, target: "mongodb", role: "mongo" as const }
               : { kind, target: target!.name, role: target!.role, ...(lasts ? { detail: `${mode} ${lasts} ms` } : {}) };
-      const busy = shared ?? target!.name;
-      this.#busy.add(busy);
-      this.maxOverlap = Math.max(this.maxOverlap, this.#busy.size);
       const complete = history.invoke(`nemesis-${lane}`, { f: "fault", fault });
       const started = Date.now();
       try {

@@ -111,6 +111,24 @@ export class Workload {
   }
 
   /**
+   * Polls every known job that no client saw end until it ends (or `budgetMs` passes): a client
+   * gives up following after `jobTimeoutMs`, and on a busy machine a job hit by many faults can
+   * outlast it, so the final listings and reads would come while it still runs.
+   */
+  async settle(budgetMs = 180_000): Promise<void> {
+    const deadline = Date.now() + budgetMs;
+    await Promise.all(
+      [...this.jobs].map(async ([job, service]) => {
+        while (Date.now() < deadline) {
+          const seen = await this.#poll(`settle-${job}`, service, job, "poll");
+          if (seen === "terminal" || seen === "absent") return;
+          await sleep(1_000);
+        }
+      }),
+    );
+  }
+
+  /**
    * Reads every known job `times` times, `gapMs` apart; an unknown answer (5xx, timeout) is retried
    * (each attempt recorded) up to 5 times while `budgetMs` lasts.
    */

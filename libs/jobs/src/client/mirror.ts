@@ -40,8 +40,6 @@ export const MIRROR_STALENESS_MS = 300;
 const PATH_TRUST_MS = MIRROR_STALENESS_MS;
 /** How long a read waits for its copy to be proven current before it reads the leader directly. */
 const BARRIER_MS = 1_000;
-/** Barrier answers in a row with the leader behind the watch before the copy starts over (`#startOver`). */
-const REWIND_CONFIRMATIONS = 2;
 
 /**
  * An in-process copy of one service's job-state bucket, kept current by a KV watch, so a poll or
@@ -70,8 +68,6 @@ export class JobMirror {
   #pathConfirmedAt = 0;
   /** The highest stream sequence the watch delivered. */
   #watchedSeq = 0;
-  /** Barrier answers in a row whose leader was behind the watch (see `#startOver`). */
-  #behind = 0;
   readonly #ticker: NodeJS.Timeout;
   #stopped = false;
   #stopWatch: (() => void) | undefined;
@@ -113,8 +109,6 @@ export class JobMirror {
       this.#lastTick = now;
     }
     const entry = this.#jobs.get(jobId);
-    // A copy kept across a start-over (`#startOver`) has no revision of the new leader's yet: read it again.
-    if (entry?.revision === 0) return undefined;
     if (entry && isActive(entry.state) && (now - entry.seenAt > STALE_ACTIVE_MS || entry.seenAt < this.#staleBefore || now - this.#pathConfirmedAt > PATH_TRUST_MS)) return undefined;
     return entry;
   }
@@ -230,12 +224,7 @@ export class JobMirror {
   #apply(jobId: string, state: LiveJobState, revision: number): MirrorEntry {
     const current = this.#jobs.get(jobId);
     if (current && current.revision > revision) return current;
-    // Every write keeps a job's progress at least where it was (`applyProgress`), so a newer revision
-    // with less progress comes from a store that lost an acknowledged write: nats-server 2.9 can elect
-    // a stream leader without it after leader kills (docs/resilience.md). Polls through this process
-    // keep the progress they have shown (docs/jobs.md: never backwards through one gateway).
-    const regressed = current && isActive(current.state) && isActive(state) && state.progress < current.state.progress;
-    const entry: MirrorEntry = { state: regressed ? { ...state, progress: current.state.progress } : state, revision, seenAt: Date.now() };
+    const entry: MirrorEntry = { state, revision, seenAt: Date.now() };
     this.#jobs.set(jobId, entry);
     this.#index(jobId, current?.state, state);
     if (current?.revision !== revision) this.#notify(jobId, entry);
@@ -337,18 +326,9 @@ export class JobMirror {
       (): false => false,
       (): false => false,
     );
-    const watched = this.#watchedSeq;
     try {
       const leader = await Promise.race([this.#leaderSeq(), expired]);
       if (leader === false) return false;
-      // Asked after the watch delivered `watched`: a leader whose last sequence is lower (it never goes
-      // down, even when messages expire) lacks writes the cluster acknowledged. Twice in a row, so
-      // that a paused server resuming as leader for a moment is not taken for it.
-      this.#behind = leader.last < watched ? this.#behind + 1 : 0;
-      if (this.#behind >= REWIND_CONFIRMATIONS) {
-        this.#startOver(leader.last, watched);
-        return false;
-      }
       const reached = await Promise.race([this.#watchReaches(leader.held), expired]);
       if (reached) this.#pathConfirmedAt = Math.max(this.#pathConfirmedAt, askedAt);
       return reached;
@@ -359,26 +339,10 @@ export class JobMirror {
     }
   }
 
-  /** The bucket's last sequence as its stream leader has it, and the last one it holds (0 for an empty bucket: nothing to watch for). */
-  async #leaderSeq(): Promise<{ last: number; held: number }> {
+  /** The last sequence the bucket's stream leader holds (0 for an empty bucket: nothing to watch for). */
+  async #leaderSeq(): Promise<{ held: number }> {
     const { state } = (await this.kv.status()).streamInfo;
-    return { last: state.last_seq, held: state.messages === 0 ? 0 : state.last_seq };
-  }
-
-  /**
-   * The bucket's stream was rewound: nats-server 2.9 can elect a leader without writes the cluster
-   * acknowledged (docs/resilience.md), and that leader numbers its own writes from where it stands,
-   * so revisions this copy holds are given again to newer states. Every copy is kept (its progress
-   * still bounds what a poll shows) but will take whatever the leader now has, and the watch starts
-   * over; until it has caught up, polls read the leader.
-   */
-  #startOver(leaderSeq: number, watchedSeq: number): void {
-    this.logger.warn({ leaderSeq, watchedSeq }, "job-state bucket rewound (its leader lacks writes the watch delivered); the copy starts over");
-    this.#behind = 0;
-    this.#watchedSeq = 0;
-    this.#staleBefore = Date.now();
-    for (const [jobId, entry] of this.#jobs) this.#jobs.set(jobId, { ...entry, revision: 0 });
-    this.#stopWatch?.();
+    return { held: state.messages === 0 ? 0 : state.last_seq };
   }
 
   #watchReaches(seq: number): Promise<boolean> {
@@ -414,14 +378,10 @@ export class JobMirror {
   /** Watches until stopped; a watch that ends (server restart, lost consumer) is started again. */
   async #watchForever(): Promise<void> {
     while (!this.#stopped) {
-      let restarted = false;
       try {
         this.#staleBefore = Date.now();
         const watcher = await this.kv.watch({ key: ">" });
-        this.#stopWatch = () => {
-          restarted = true;
-          watcher.stop();
-        };
+        this.#stopWatch = () => watcher.stop();
         if (this.#stopped) watcher.stop();
         // An empty bucket delivers nothing: the copy is complete at once.
         if (!this.#isSynced && (await this.kv.status()).values === 0) this.#setSynced();
@@ -429,7 +389,7 @@ export class JobMirror {
       } catch (error) {
         if (!this.#stopped) this.logger.warn({ err: error }, "job-state watch failed; restarting");
       }
-      if (!this.#stopped && !restarted) await sleep(1_000);
+      if (!this.#stopped) await sleep(1_000);
     }
   }
 }

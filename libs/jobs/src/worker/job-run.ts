@@ -46,8 +46,6 @@ export class JobRun {
   readonly identity: RunIdentity;
   readonly log: Logger;
   #pending: ProgressReport | undefined;
-  /** The most progress this run reported: every write carries it (a rewound state bucket may have lost the last one). */
-  #progress = 0;
   #writtenStage = "";
   #lastWrite = 0;
   #writes: Promise<void> = Promise.resolve();
@@ -245,10 +243,7 @@ export class JobRun {
     if (this.released) return Promise.reject(new HandedBackError());
     const merged: ProgressReport = { ...this.#pending };
     if (report.stage !== undefined) merged.stage = report.stage;
-    if (report.progress !== undefined) {
-      merged.progress = Math.max(report.progress, this.#pending?.progress ?? 0);
-      if (Number.isFinite(report.progress)) this.#progress = Math.max(this.#progress, report.progress);
-    }
+    if (report.progress !== undefined) merged.progress = Math.max(report.progress, this.#pending?.progress ?? 0);
     if (report.extra) merged.extra = { ...this.#pending?.extra, ...report.extra };
     this.#pending = merged;
     const stageChange = merged.stage !== undefined && merged.stage !== this.#writtenStage;
@@ -267,7 +262,7 @@ export class JobRun {
       if (this.released) return;
       this.#pending = undefined;
       try {
-        const written = await this.#owned((s) => (isActive(s) ? applyProgress(s, { ...pending, progress: Math.max(pending?.progress ?? 0, this.#progress) }) : null));
+        const written = await this.#owned((s) => (isActive(s) ? applyProgress(s, pending ?? {}) : null));
         if (written) this.#writtenStage = written.state.stage;
         // The cancel mark, should this replica have missed the cancel message.
         if (written && cancelRequested(written.state)) this.cancel();
