@@ -1,6 +1,6 @@
 import { hash, timingSafeEqual } from "node:crypto";
 import type { FastifyRequest } from "fastify";
-import { headers } from "@litrev/contracts";
+import { headers, ServiceError } from "@litrev/contracts";
 
 // One-shot hashing: on every request, so the Hash object of createHash() is worth saving.
 const digest = (value: string) => hash("sha256", value, "buffer");
@@ -55,8 +55,20 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   return match?.[1]?.trim() || undefined;
 }
 
-/** The client's provider key (`X-LLM-API-Key`), if it sent one: it is sealed before it goes anywhere. */
+/** Longer than any provider's key (OpenAI's are under 200 characters): more is an attack or a mistake. */
+export const MAX_PROVIDER_KEY_CHARS = 512;
+
+/**
+ * The client's provider key (`X-LLM-API-Key`), if it sent one: it is sealed before it goes anywhere.
+ * An over-long one is the spec's field-level 400, never sealed or forwarded.
+ */
 export function providerKeyOf(request: FastifyRequest): string | undefined {
   const value = request.headers[headers.providerKey];
-  return typeof value === "string" && value.trim() ? value.trim() : undefined;
+  const key = typeof value === "string" ? value.trim() : "";
+  if (key.length > MAX_PROVIDER_KEY_CHARS) {
+    throw new ServiceError("validation", "Request validation failed", {
+      issues: [{ type: "string_too_long", loc: ["header", headers.providerKey], msg: `String should have at most ${MAX_PROVIDER_KEY_CHARS} characters` }],
+    });
+  }
+  return key || undefined;
 }
