@@ -1,4 +1,3 @@
-import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ItemText } from "@litrev/contracts";
 import { exportBody, sampleDownload, type FinishedJob, type JsonRecord } from "@litrev/jobs/client";
@@ -98,7 +97,7 @@ describe("exports read by spreadsheets and line-oriented readers", () => {
 });
 
 describe("the provider-key header at the edge", () => {
-  let app: FastifyInstance | undefined;
+  let app: Awaited<ReturnType<typeof testGateway>> | undefined;
   afterEach(async () => {
     await app?.close();
     app = undefined;
