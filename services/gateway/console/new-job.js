@@ -112,14 +112,16 @@ export async function newJobView(view, signal) {
     // A fresh bar each import: a bar's progress never goes back.
     importing.replaceChildren(h("span", { role: "status", text: `Reading ${state.files.length} file${state.files.length > 1 ? "s" : ""}…` }), progressBar(0, "Import progress"));
     importing.hidden = false;
+    let result;
     try {
-      state.result = await importFiles(state.files, state.merge);
+      result = await importFiles(state.files, state.merge);
     } catch (error) {
-      if (error.name === "AbortError") return;
-      throw error;
-    } finally {
+      if (error.name === "AbortError") return; // a newer import took over, with its own bar
       importing.hidden = true;
+      throw error;
     }
+    importing.hidden = true;
+    state.result = result;
     showImport();
   };
   const showImport = () => {
