@@ -22,33 +22,47 @@ const references = () => (library ??= import("/console/references.js"));
 
 /**
  * The import in a Web Worker (import-worker.js), so a large file never freezes the page:
- * `onProgress` hears each file read and the duplicate search. A newer import ends the older one's
- * worker; so does leaving the page (`signal`).
+ * `onProgress` hears each file read and the duplicate search. The worker is kept between imports
+ * (the library loads once, so "Merge the duplicates" answers at once); a newer import ends the
+ * worker of one still running, and leaving the page (`signal`) ends it.
  */
 function importer(signal, onProgress) {
-  let current;
-  const stop = () => {
-    current?.worker.terminate();
-    current?.reject(Object.assign(new Error("The import was replaced by a newer one"), { name: "AbortError" }));
-    current = undefined;
+  let worker;
+  let pending;
+  const settle = (outcome, value) => {
+    const settling = pending;
+    pending = undefined;
+    settling?.[outcome](value);
   };
-  signal.addEventListener("abort", stop, { once: true });
+  const end = () => {
+    worker?.terminate();
+    worker = undefined;
+  };
+  const spawn = () => {
+    const started = new window.Worker("/console/import-worker.js", { type: "module" });
+    started.onmessage = ({ data }) => {
+      if (data.type === "progress") onProgress(data);
+      else if (data.type === "done") settle("resolve", data.result);
+      else settle("reject", new Error(data.message));
+    };
+    started.onerror = (event) => {
+      end();
+      settle("reject", new Error(event.message || "The reference import failed to load"));
+    };
+    return started;
+  };
+  /** The running import is not wanted any more: its worker ends with it. */
+  const abandon = () => {
+    if (!pending) return;
+    end();
+    settle("reject", Object.assign(new Error("The import was replaced by a newer one"), { name: "AbortError" }));
+  };
+  signal.addEventListener("abort", () => (abandon(), end()), { once: true });
   return (files, merge) =>
     new Promise((resolve, reject) => {
-      stop();
-      const worker = new window.Worker("/console/import-worker.js", { type: "module" });
-      const done = (settle, value) => {
-        worker.terminate();
-        if (current?.worker === worker) current = undefined;
-        settle(value);
-      };
-      current = { worker, reject };
-      worker.onmessage = ({ data }) => {
-        if (data.type === "progress") onProgress(data);
-        else if (data.type === "done") done(resolve, data.result);
-        else done(reject, new Error(data.message));
-      };
-      worker.onerror = (event) => done(reject, new Error(event.message || "The reference import failed to load"));
+      abandon();
+      worker ??= spawn();
+      pending = { resolve, reject };
       worker.postMessage({ files: files.map((f) => ({ name: f.name, bytes: f.bytes })), merge });
     });
 }
