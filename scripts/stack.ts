@@ -115,6 +115,14 @@ if (!process.env.JOB_KEY_SECRET && !process.env.JOB_KEY_SECRETS) {
   console.log(`[stack] JOB_KEY_SECRET is not set: using the generated secret stored in ${shown}/job-key-secret`);
 }
 
+if (!process.env.LLM_BUDGET_SECRET) {
+  // Keys the provider budgets' ids in NATS; the same for every service, kept across restarts so the budgets stay one.
+  const secretFile = join(dataDir, "llm-budget-secret");
+  if (!existsSync(secretFile)) writeFileSync(secretFile, randomBytes(32).toString("base64url"), { mode: 0o600 });
+  env.LLM_BUDGET_SECRET = readFileSync(secretFile, "utf8").trim();
+  console.log(`[stack] LLM_BUDGET_SECRET is not set: using the generated secret stored in ${shown}/llm-budget-secret`);
+}
+
 // A local try-out gets its API docs without a key; deployments keep them behind it (DOCS_PUBLIC).
 if (!process.env.DOCS_PUBLIC) env.DOCS_PUBLIC = "true";
 

@@ -19,8 +19,9 @@ export const IMPORT_USAGE = `usage: npm run import -- FILE... [--out PATH] [--me
   --indexer             write indexer records {ID, Title, Abstract} instead of screening papers {id, title, abstract}
   --duplicates PATH     write every duplicate group (ids and the keys they share) as JSON`;
 
-/** Duplicate groups listed on stderr; --duplicates writes them all. */
+/** Duplicate groups listed on stderr, and ids listed of each; --duplicates writes them all. */
 const LISTED_GROUPS = 20;
+const LISTED_IDS = 10;
 
 export interface ImportIo {
   stdout: (text: string) => void;
@@ -63,7 +64,8 @@ function summary(result: ImportResult, out: string): string[] {
     `without abstract: ${counts.withoutAbstract}; without title: ${counts.withoutTitle}`,
   );
   for (const group of result.duplicates.slice(0, LISTED_GROUPS)) {
-    lines.push(`  duplicates ${group.ids.join(", ")} (same ${group.keys.map((k) => (k.key === "title" ? "title" : `${k.key} ${k.value}`)).join(", ")})`);
+    const ids = group.ids.length > LISTED_IDS ? `${group.ids.slice(0, LISTED_IDS).join(", ")} … and ${group.ids.length - LISTED_IDS} more` : group.ids.join(", ");
+    lines.push(`  duplicates ${ids} (same ${group.keys.map((k) => (k.key === "title" ? "title" : `${k.key} ${k.value}`)).join(", ")})`);
   }
   if (result.duplicates.length > LISTED_GROUPS) lines.push(`  … and ${result.duplicates.length - LISTED_GROUPS} more groups (--duplicates PATH writes them all)`);
   return lines;

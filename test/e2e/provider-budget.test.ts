@@ -86,7 +86,7 @@ async function replica(name: string, shared: boolean): Promise<{ client: LlmClie
   if (!shared) return { client: new LlmClient(options) };
   const link = new NatsLink({ servers: nats.url, name });
   links.push(link);
-  const membership = await ProviderBudgets.open(await link.ready(), { member: name, heartbeatMs: 500 });
+  const membership = await ProviderBudgets.open(await link.ready(), { service: "screening", member: name, secret: "e2e-provider-budget-secret", heartbeatMs: 500 });
   budgets.push(membership);
   return { client: new LlmClient({ ...options, sharedBudgets: membership }), budgets: membership };
 }

@@ -4,7 +4,7 @@ import { Kvm } from "@nats-io/kv";
 import { Objm } from "@nats-io/obj";
 import { connect, nanos, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CONFIG_BUCKET, configKeys, jobNames, LIMITS_BUCKET, payloadBucket, PROVIDER_BUDGET_BUCKET, subjects } from "@litrev/contracts";
+import { CONFIG_BUCKET, configKeys, jobNames, LIMITS_BUCKET, MODEL_ALIAS_KEYS, payloadBucket, PROVIDER_BUDGET_BUCKET, subjects } from "@litrev/contracts";
 import { authOptions, type NatsUser } from "@litrev/messaging";
 import { startStack, waitFor, type Stack } from "../support/stack";
 
@@ -272,6 +272,45 @@ describe("NATS users and permissions (locked-down nats-server, real services)", 
     const criteria = await as("criteria");
     expect(await attempt(() => jetstreamManager(criteria, { timeout: REFUSAL_MS }).then((m) => m.streams.info(jobNames("screening").commandStream)))).toMatch(PERMISSION);
     expect(await trySubscribe(criteria, subjects.rpcWildcard("screening"))).toMatch(PERMISSION);
+  });
+
+  it("a service writes only its own members of a provider budget: another's cannot be forged or deleted", async () => {
+    const budgets = async (user: NatsUser) => new Kvm(jetstream(await as(user), { timeout: REFUSAL_MS })).open(PROVIDER_BUDGET_BUCKET);
+    const [screening, criteria, gateway] = [await budgets("screening"), await budgets("criteria"), await budgets("gateway").catch(() => null)];
+    const budget = "0123456789abcdef0123456789abcdef";
+    // Its own member: fine (a heartbeat), and its own member's leaving.
+    expect(await attempt(() => criteria.put(`${budget}.criteria.criteria-1-aaaa`, String(Date.now())))).toBe("ok");
+    expect(await attempt(() => screening.put(`${budget}.screening.screening-1-bbbb`, String(Date.now())))).toBe("ok");
+    // Another service's member: neither forged, nor refreshed, nor deleted or purged.
+    expect(await attempt(() => screening.put(`${budget}.criteria.criteria-forged`, String(Date.now())))).toMatch(PERMISSION);
+    expect(await attempt(() => screening.put(`${budget}.criteria.criteria-1-aaaa`, String(Date.now())))).toMatch(PERMISSION);
+    expect(await attempt(() => screening.delete(`${budget}.criteria.criteria-1-aaaa`))).toMatch(PERMISSION);
+    expect(await attempt(() => screening.purge(`${budget}.criteria.criteria-1-aaaa`))).toMatch(PERMISSION);
+    // A member outside the `<budget>.<service>.<instance>` layout, which would count for everyone.
+    expect(await attempt(() => screening.put(`${budget}.forged`, String(Date.now())))).toMatch(PERMISSION);
+    expect(await attempt(() => screening.put(`${budget}.screening.a.b`, String(Date.now())))).toMatch(PERMISSION);
+    // The gateway calls no provider: it has no member at all.
+    if (gateway) expect(await attempt(() => gateway.put(`${budget}.gateway.g`, "1"))).toMatch(PERMISSION);
+    expect((await criteria.get(`${budget}.criteria.criteria-1-aaaa`))?.operation).toBe("PUT");
+    await criteria.delete(`${budget}.criteria.criteria-1-aaaa`);
+    await screening.delete(`${budget}.screening.screening-1-bbbb`);
+  });
+
+  it("the model-alias defaults: each service writes only its own, nobody the shared table the gateway once served", async () => {
+    const config = async (user: NatsUser) => new Kvm(jetstream(await as(user), { timeout: REFUSAL_MS })).open(CONFIG_BUCKET);
+    const [screening, criteria, gateway] = [await config("screening"), await config("criteria"), await config("gateway")];
+    const forged = JSON.stringify({ "llm-5-mini": "attacker-model" });
+    // The single shared key every service used to write.
+    expect(await attempt(() => screening.put("aliases.defaults", forged))).toMatch(PERMISSION);
+    expect(await attempt(() => screening.put(MODEL_ALIAS_KEYS.defaultsOf("screening"), JSON.stringify({})))).toBe("ok");
+    expect(await attempt(() => screening.put(MODEL_ALIAS_KEYS.defaultsOf("criteria"), forged))).toMatch(PERMISSION);
+    expect(await attempt(() => screening.delete(MODEL_ALIAS_KEYS.defaultsOf("criteria")))).toMatch(PERMISSION);
+    expect(await attempt(() => criteria.put(MODEL_ALIAS_KEYS.defaultsOf("extraction"), forged))).toMatch(PERMISSION);
+    expect(await attempt(() => gateway.put(MODEL_ALIAS_KEYS.defaultsOf("screening"), forged))).toMatch(PERMISSION);
+    // What the gateway serves was announced by the services themselves.
+    const served = await stack.http("GET", "/v1/config/models");
+    expect(served.status).toBe(200);
+    expect(JSON.stringify(served.body)).not.toContain("attacker-model");
   });
 
   it("no user can reach the system account or list every stream", async () => {

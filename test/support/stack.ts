@@ -137,6 +137,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     API_KEY: TEST_API_KEY,
     // Shared by the gateway and job workers to seal provider keys of queued jobs; fresh per stack.
     JOB_KEY_SECRET: randomBytes(32).toString("base64url"),
+    LLM_BUDGET_SECRET: randomBytes(32).toString("base64url"),
     LOG_LEVEL: "info",
     MONGO_URL: "",
     SHUTDOWN_TIMEOUT_MS: "5000",

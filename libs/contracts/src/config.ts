@@ -71,8 +71,13 @@ export type LearnedProviderN = z.infer<typeof LearnedProviderN>;
 
 /** Keys of the model-alias table in the config bucket (outside the `defaults.`/`overrides.` service keys). */
 export const MODEL_ALIAS_KEYS = {
-  /** Built-in aliases merged with LLM_MODEL_ALIASES, announced by each service at start-up. */
-  defaults: "aliases.defaults",
+  /**
+   * A service's built-in aliases merged with its LLM_MODEL_ALIASES, announced at start-up under its
+   * own key: NATS lets each service write only its own (docs/security.md § NATS).
+   */
+  defaultsOf: (serviceId: string) => `aliases.defaults.${serviceId}`,
+  /** Every service's announced defaults. */
+  allDefaults: "aliases.defaults.*",
   /** What operators changed through PUT /v1/config/models. */
   overrides: "aliases.overrides",
 } as const;

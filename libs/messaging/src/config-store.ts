@@ -144,14 +144,22 @@ export class ConfigStore {
     await this.kv.put(configKeys.providerN(serviceId), JSON.stringify(LearnedProviderN.parse(learned)));
   }
 
-  /** A service's built-in and environment aliases; the last service to start wins, like service defaults. */
-  async announceModelAliases(defaults: ModelAliasTable): Promise<void> {
-    await this.kv.put(MODEL_ALIAS_KEYS.defaults, JSON.stringify(ModelAliasTable.parse(defaults)));
+  /** A service's built-in and environment aliases, under its own key (no service can write another's). */
+  async announceModelAliases(serviceId: string, defaults: ModelAliasTable): Promise<void> {
+    await this.kv.put(MODEL_ALIAS_KEYS.defaultsOf(serviceId), JSON.stringify(ModelAliasTable.parse(defaults)));
   }
 
   async modelAliases(): Promise<ModelAliasesResponse> {
-    const [defaults, overrides] = await Promise.all([this.#aliasTable(MODEL_ALIAS_KEYS.defaults), this.#aliasTable(MODEL_ALIAS_KEYS.overrides)]);
-    return { aliases: { ...defaults.table, ...overrides.table }, defaults: defaults.table, overrides: overrides.table };
+    const [defaults, overrides] = await Promise.all([this.#aliasDefaults(), this.#aliasTable(MODEL_ALIAS_KEYS.overrides)]);
+    return { aliases: { ...defaults, ...overrides.table }, defaults, overrides: overrides.table };
+  }
+
+  /** Every service's announced aliases in one table, merged in the order of the service ids (the same on every gateway). */
+  async #aliasDefaults(): Promise<ModelAliasTable> {
+    const keys: string[] = [];
+    for await (const key of await this.kv.keys(MODEL_ALIAS_KEYS.allDefaults)) keys.push(key);
+    const tables = await Promise.all(keys.sort().map(async (key) => (await this.#aliasTable(key)).table));
+    return Object.assign({}, ...tables) as ModelAliasTable;
   }
 
   /** Sets (or, with null, drops) alias overrides with compare-and-set, like `patch`. */
@@ -167,8 +175,8 @@ export class ConfigStore {
       try {
         if (current.revision === 0) await this.kv.create(key, JSON.stringify(next));
         else await this.kv.update(key, JSON.stringify(next), current.revision);
-        const defaults = await this.#aliasTable(MODEL_ALIAS_KEYS.defaults);
-        return { aliases: { ...defaults.table, ...next }, defaults: defaults.table, overrides: next };
+        const defaults = await this.#aliasDefaults();
+        return { aliases: { ...defaults, ...next }, defaults, overrides: next };
       } catch (error) {
         if (attempt >= 10) throw error;
       }

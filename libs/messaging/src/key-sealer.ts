@@ -93,6 +93,14 @@ export class KeySealer {
     return KeySealer.fromSecrets(secretEntries(env));
   }
 
+  /**
+   * A secret for another purpose (`purpose` names it), derived from the sealing secret: the provider
+   * budgets' ids when LLM_BUDGET_SECRET is unset. Never the sealing key itself.
+   */
+  derivedSecret(purpose: string): Buffer {
+    return Buffer.from(hkdfSync("sha256", this.#keys.get(this.#sealKid)!, SALT, Buffer.from(`litrev derived: ${purpose}`), 32));
+  }
+
   /** The key id new tokens are sealed under. */
   get sealingKid(): string {
     return this.#sealKid;

@@ -58,7 +58,7 @@ describe("NATS permission table", () => {
     expect(writes("gateway").sort()).toEqual(
       [`$KV.${CONFIG_BUCKET}.aliases.overrides`, ...["criteria", "extraction", "screening"].map((id) => `$KV.${CONFIG_BUCKET}.overrides.${id}`)].sort(),
     );
-    expect(writes("indexer").sort()).toEqual([`$KV.${CONFIG_BUCKET}.aliases.defaults`, `$KV.${CONFIG_BUCKET}.defaults.extraction`, `$KV.${CONFIG_BUCKET}.provider.n.extraction`]);
+    expect(writes("indexer").sort()).toEqual([`$KV.${CONFIG_BUCKET}.aliases.defaults.extraction`, `$KV.${CONFIG_BUCKET}.defaults.extraction`, `$KV.${CONFIG_BUCKET}.provider.n.extraction`]);
     // Stream-level powers over the config bucket: create (services), never for the gateway.
     expect(natsPermissions("gateway").publish).not.toContain(`$JS.API.STREAM.CREATE.KV_${CONFIG_BUCKET}`);
     expect(natsPermissions("criteria").publish).not.toContain(`$JS.API.STREAM.PURGE.KV_${CONFIG_BUCKET}`);

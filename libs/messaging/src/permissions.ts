@@ -186,15 +186,17 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
       ...common,
       // Creating the shared config bucket (whoever starts first); writing only its own defaults.
       ...shareStream(kvStream(CONFIG_BUCKET)),
-      ...configWrites([configKeys.defaults(configId), configKeys.providerN(configId), MODEL_ALIAS_KEYS.defaults]),
+      ...configWrites([configKeys.defaults(configId), configKeys.providerN(configId), MODEL_ALIAS_KEYS.defaultsOf(configId)]),
       // Creating the limits bucket (whoever starts first); a job service writes only its own storage records.
       ...shareStream(kvStream(LIMITS_BUCKET)),
       ...(user === "criteria" ? [] : [`$KV.${LIMITS_BUCKET}.${limitKeys.storagePrefix(user)}.>`]),
       ...usePayloads(user, true),
       ...(user === "criteria" ? [] : [...ownJobs(user), subjects.jobCancel(user), subjects.jobErased(user)]),
-      // Every replica that calls a provider: its heartbeats in the keys' shared budgets (created by whoever starts first).
+      // Every replica that calls a provider: its heartbeats in the keys' shared budgets (created by
+      // whoever starts first), only as `<budget>.<service>.<instance>`: no service can forge, refresh
+      // or delete another's members (and so shrink or grow its share).
       ...shareStream(kvStream(PROVIDER_BUDGET_BUCKET)),
-      `$KV.${PROVIDER_BUDGET_BUCKET}.>`,
+      `$KV.${PROVIDER_BUDGET_BUCKET}.*.${user}.*`,
     ],
     subscribe: [...inbox, subjects.rpcWildcard(user), subjects.cancel(user), ...(user === "criteria" ? [] : [subjects.jobCancel(user)]), subjects.health()],
     allowResponses: true,

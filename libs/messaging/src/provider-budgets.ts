@@ -11,8 +11,15 @@ export interface BudgetShare {
 }
 
 export interface ProviderBudgetOptions {
-  /** This replica's member name: unique per process (the service's instance id). */
+  /** The service (its NATS user): NATS lets it write only members under its own name. */
+  service: string;
+  /** This replica's member name: unique per process (the service's instance id), no dots. */
   member: string;
+  /**
+   * The deployment's secret the budget ids are keyed with (LLM_BUDGET_SECRET, docs/security.md):
+   * without it, anyone who reads the bucket could confirm a guessed provider key offline.
+   */
+  secret: string | Buffer;
   /** How often a member says it is alive (default 5 s); a member silent for three of these is gone. */
   heartbeatMs?: number;
   /** Keys whose budgets one process takes part in at once (default 64); the longest unused is left. */
@@ -31,12 +38,16 @@ const MAX_TRACKED_MEMBERS = 20_000;
  * (libs/llm shared-budget.ts). No call waits on NATS: shares change when members come or go, and
  * a NATS outage leaves each replica with the share it last had.
  *
- * The budget id is an HMAC of the key's SHA-256, so neither the key nor its plain hash is ever
- * stored or published in NATS.
+ * The budget id is an HMAC of the key's SHA-256 under the deployment's secret, so neither the key nor
+ * its plain hash is ever stored or published in NATS, and a guessed key cannot be checked against the
+ * bucket without the secret. A member is `<service>.<instance>`: NATS permissions let a service
+ * write entries under its own name only (libs/messaging/src/permissions.ts).
  */
 export class ProviderBudgets {
   readonly #kv: KV;
+  /** `<service>.<instance>`. */
   readonly #member: string;
+  readonly #secret: string | Buffer;
   readonly #heartbeatMs: number;
   readonly #maxBudgets: number;
   /** Budget id → the other members seen in the bucket, each with when (local clock) it was last heard of. */
@@ -49,7 +60,9 @@ export class ProviderBudgets {
 
   private constructor(kv: KV, options: ProviderBudgetOptions) {
     this.#kv = kv;
-    this.#member = options.member;
+    if (!/^[\w-]+$/.test(options.service) || !/^[\w-]+$/.test(options.member)) throw new Error("a budget member's service and name are letters, digits, '_' or '-'");
+    this.#member = `${options.service}.${options.member}`;
+    this.#secret = options.secret;
     this.#heartbeatMs = options.heartbeatMs ?? 5_000;
     this.#maxBudgets = options.maxBudgets ?? 64;
   }
@@ -71,14 +84,14 @@ export class ProviderBudgets {
     return budgets;
   }
 
-  /** The budget id of a key, from its SHA-256 (never from the key). */
-  static budgetId(keyDigest: string): string {
-    return createHmac("sha256", "litrev provider budget").update(keyDigest).digest("hex").slice(0, 32);
+  /** The budget id of a key, from its SHA-256 (never from the key), keyed with the deployment's secret. */
+  budgetId(keyDigest: string): string {
+    return createHmac("sha256", this.#secret).update("litrev provider budget\0").update(keyDigest).digest("hex").slice(0, 32);
   }
 
   /** SharedBudgets.join: takes part in the key's budget and reports this replica's share. */
   join(keyDigest: string, onShare: (share: BudgetShare) => void): void {
-    const id = ProviderBudgets.budgetId(keyDigest);
+    const id = this.budgetId(keyDigest);
     const existing = this.#budgets.get(id);
     if (existing) {
       existing.onShare = onShare;
@@ -98,7 +111,7 @@ export class ProviderBudgets {
 
   /** This replica's share of the key's budget as last reported; undefined before it joined. */
   share(keyDigest: string): BudgetShare | undefined {
-    const last = this.#budgets.get(ProviderBudgets.budgetId(keyDigest))?.last;
+    const last = this.#budgets.get(this.budgetId(keyDigest))?.last;
     if (!last) return undefined;
     const [index, members] = last.split("/").map(Number);
     return { index: index!, members: members! };

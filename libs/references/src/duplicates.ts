@@ -65,6 +65,54 @@ export function keyIndex(records: readonly Keyed[]): (candidate: Keyed) => { ind
     );
 }
 
+/**
+ * The earliest record carrying each key value that a later record may join, each lookup O(1), so
+ * finding duplicates is linear in the records however many share an identifier. For a DOI or PMID
+ * that is the first record with it. For a title it is the first with it whose DOI and PMID do not
+ * conflict with the candidate's, i.e. whose DOI is none or the candidate's and whose PMID likewise:
+ * a title keeps its first record per (DOI, PMID) pair, per DOI, per PMID and overall, and a
+ * candidate looks up the (at most four) entries that cannot conflict with it.
+ */
+class FirstCarriers {
+  readonly #first = new Map<string, number>();
+
+  /** The earliest record the candidate joins through each of its keys. */
+  match(record: Keyed): { index: number; key: DuplicateKey; value: string }[] {
+    return keysOf(record).flatMap(({ key, value }) => {
+      const slots = key === "title" ? titleLookups(value, record) : [`${key}:${value}`];
+      let index: number | undefined;
+      for (const slot of slots) {
+        const found = this.#first.get(slot);
+        if (found !== undefined && (index === undefined || found < index)) index = found;
+      }
+      return index === undefined ? [] : [{ index, key, value }];
+    });
+  }
+
+  /** Records `record` (at `index`, after every earlier one) where it is the first. */
+  add(record: Keyed, index: number): void {
+    for (const { key, value } of keysOf(record)) {
+      const slots = key === "title" ? titleEntries(value, record) : [`${key}:${value}`];
+      for (const slot of slots) if (!this.#first.has(slot)) this.#first.set(slot, index);
+    }
+  }
+}
+
+/** `*` stands for any value, the empty string for none (a normalised DOI or PMID is never empty). */
+const titleSlot = (title: string, doi: string, pmid: string) => `title:${title}\u0000${doi}\u0000${pmid}`;
+
+function titleEntries(title: string, { doi, pmid }: Keyed): string[] {
+  const [d, p] = [doi ?? "", pmid ?? ""];
+  return [titleSlot(title, d, p), titleSlot(title, d, "*"), titleSlot(title, "*", p), titleSlot(title, "*", "*")];
+}
+
+function titleLookups(title: string, { doi, pmid }: Keyed): string[] {
+  if (doi !== null && pmid !== null) return [titleSlot(title, "", ""), titleSlot(title, "", pmid), titleSlot(title, doi, ""), titleSlot(title, doi, pmid)];
+  if (doi !== null) return [titleSlot(title, "", "*"), titleSlot(title, doi, "*")];
+  if (pmid !== null) return [titleSlot(title, "*", ""), titleSlot(title, "*", pmid)];
+  return [titleSlot(title, "*", "*")];
+}
+
 export function findDuplicates(records: readonly ImportedRecord[]): DuplicateGroup[] {
   const parent = records.map((_, i) => i);
   const root = (i: number): number => {
@@ -72,17 +120,15 @@ export function findDuplicates(records: readonly ImportedRecord[]): DuplicateGro
     return i;
   };
   const links: { a: number; b: number; key: DuplicateKey; value: string }[] = [];
-  const match = keyIndex(records);
+  const carriers = new FirstCarriers();
   records.forEach((record, b) => {
-    const linked = new Set<string>();
-    for (const { index: a, key, value } of match(record)) {
-      // One link per key value, to the earliest record carrying it: enough to join the group.
-      if (a >= b || linked.has(`${key}:${value}`)) continue;
-      linked.add(`${key}:${value}`);
+    // One link per key value, to the earliest record carrying it: enough to join the group.
+    for (const { index: a, key, value } of carriers.match(record)) {
       links.push({ a, b, key, value });
       const [ra, rb] = [root(a), root(b)];
       if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb);
     }
+    carriers.add(record, b);
   });
   const groups = new Map<number, { members: Set<number>; keys: Map<string, { key: DuplicateKey; value: string }> }>();
   for (const { a, b, key, value } of links) {

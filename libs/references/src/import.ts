@@ -15,6 +15,31 @@ export interface ImportOptions {
   mergeDuplicates?: boolean;
   /** Most records one import takes (default 1,000,000, the service's ceiling for a job). */
   maxRecords?: number;
+  /** Most text one import takes, all files together (default MAX_IMPORT_BYTES), in UTF-16 units: never more than its UTF-8 bytes. */
+  maxBytes?: number;
+  /** Told after each file is read and when the duplicates are found (the console's progress bar). */
+  onProgress?: (progress: ImportProgress) => void;
+}
+
+/** How far an import is: `done` of `total` files read, then the duplicate search. */
+export interface ImportProgress {
+  stage: "read" | "duplicates";
+  done: number;
+  total: number;
+}
+
+/**
+ * Most reference text one import takes, and most bytes a gzipped file may decompress to: far above
+ * the largest database export (about 1.5 KB a record, so some 170,000 records), and far below what
+ * would exhaust a browser tab or the `npm run import` process (a 583 KB gzip bomb once took 1.84 GB).
+ */
+export const MAX_IMPORT_BYTES = 256 * 1024 * 1024;
+
+const size = (bytes: number) => (bytes >= 1024 * 1024 ? `${Math.floor(bytes / 1024 / 1024)} MiB` : `${bytes} bytes`);
+
+/** The cap's message, naming the file that went over it and what to do. */
+export function tooLarge(file: string, what: string, maxBytes: number): ReferenceImportError {
+  return new ReferenceImportError(file, `${what} more than ${size(maxBytes)}${what.startsWith("decompresses") ? "" : " of references in this import"} (the import's cap): split the references over several imports`);
 }
 
 export interface ImportResult {
@@ -72,12 +97,26 @@ const stemOf = (name: string) =>
  */
 export function importReferences(files: readonly ReferenceFile[], options: ImportOptions = {}): ImportResult {
   const maxRecords = options.maxRecords ?? 1_000_000;
+  const maxBytes = options.maxBytes ?? MAX_IMPORT_BYTES;
+  let bytes = 0;
+  for (const file of files) {
+    bytes += file.text.length;
+    if (bytes > maxBytes) throw tooLarge(file.name, "with this file,", maxBytes);
+  }
   const records: ImportedRecord[] = [];
   const taken = new Set<string>();
+  // The next `#n` to try per id: records sharing one id cost one probe each, not one per earlier record.
+  const nextSuffix = new Map<string, number>();
   const unique = (wanted: string, stem: string) => {
     let id = wanted.slice(0, MAX_ID_CHARS);
     if (taken.has(id)) id = `${stem}:${wanted}`.slice(0, MAX_ID_CHARS - 8);
-    for (let n = 2; taken.has(id); n++) id = `${id.replace(/#\d+$/, "")}#${n}`;
+    if (taken.has(id)) {
+      const base = id.replace(/#\d+$/, "");
+      let n = nextSuffix.get(base) ?? 2;
+      while (taken.has(`${base}#${n}`)) n++;
+      nextSuffix.set(base, n + 1);
+      id = `${base}#${n}`;
+    }
     taken.add(id);
     return id;
   };
@@ -91,8 +130,10 @@ export function importReferences(files: readonly ReferenceFile[], options: Impor
       records.push({ ...reference, id: unique(reference.sourceId ?? `${stem}-${index + 1}`, stem), origin: { file: file.name, format, index } });
     });
     summary.push({ name: file.name, format, records: found.length });
+    options.onProgress?.({ stage: "read", done: summary.length, total: files.length });
   }
   const duplicates = findDuplicates(records);
+  options.onProgress?.({ stage: "duplicates", done: files.length, total: files.length });
   const kept = options.mergeDuplicates ? mergeDuplicates(records, duplicates) : records;
   return {
     records: kept,

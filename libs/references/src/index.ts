@@ -5,7 +5,7 @@
  * console can run it in the browser and `npm run import` and `npm run eval` in Node (which read files
  * through `@litrev/references/node`).
  */
-export { importReferences, detectFormat, type ReferenceFile, type ImportOptions, type ImportResult } from "./import";
+export { importReferences, detectFormat, MAX_IMPORT_BYTES, type ReferenceFile, type ImportOptions, type ImportProgress, type ImportResult } from "./import";
 export { findDuplicates, mergeDuplicates, normaliseTitle, keyIndex, type DuplicateGroup, type DuplicateKey } from "./duplicates";
 export { ReferenceImportError, normaliseDoi, normalisePmid, type ImportedRecord, type ReferenceFormat, type SourceReference } from "./record";
 export { toScreeningPaper, toIndexerRecord } from "./papers";

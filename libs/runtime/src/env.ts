@@ -34,6 +34,11 @@ export const BaseEnv = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   /** The git commit a job's provenance names (an image without .git); default: `git rev-parse HEAD` at start, else none. */
   SERVICE_COMMIT: z.string().max(64).optional(),
+  /**
+   * The secret the provider budgets' ids in NATS are keyed with (docs/security.md § NATS), the same in
+   * every service of a deployment. Unset: derived from the sealing JOB_KEY_SECRET.
+   */
+  LLM_BUDGET_SECRET: z.string().min(16, "LLM_BUDGET_SECRET must be at least 16 characters").optional(),
   /** Provider calls in flight per key, per process (libs/llm limiter). */
   LLM_CONCURRENCY: z.coerce.number().int().min(1).max(1024).optional(),
   /** Fixed pace for providers that send no rate-limit headers. */

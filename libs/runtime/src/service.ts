@@ -79,8 +79,11 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   await starting("announcement", () => store.announce(configId, { config: definition.defaults, prompts: definition.prompts }));
   let current = definition.defaults;
   const announced = definition.defaults.model;
-  // One budget per provider key across every replica that calls with it (docs/operations.md).
-  const sharedBudgets = await starting("provider budgets", () => ProviderBudgets.open(nc, { member: instance }));
+  // One budget per provider key across every replica that calls with it (docs/operations.md), its id
+  // keyed with the deployment's secret.
+  const budgetSecret = env.LLM_BUDGET_SECRET ?? definition.sealer?.derivedSecret("provider budgets");
+  if (!budgetSecret) throw new Error("LLM_BUDGET_SECRET or JOB_KEY_SECRET is required: the provider budgets' ids are keyed with it");
+  const sharedBudgets = await starting("provider budgets", () => ProviderBudgets.open(nc, { service, member: instance, secret: budgetSecret }));
   shutdown.add("provider budgets", () => sharedBudgets.close());
   // What the service learns of its provider's `n` outlives the process: kept in the config bucket
   // for the provider host it was learned on, so the first forecast after a start already knows it.
@@ -119,7 +122,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
     llm.assertAllowed(chosen); // the gateway checks the request; this also covers the configured model
     return chosen;
   };
-  await starting("model aliases", () => store.announceModelAliases(llm.defaultModelAliases));
+  await starting("model aliases", () => store.announceModelAliases(configId, llm.defaultModelAliases));
   let aliasesApplied = false;
   const stopAliasWatch = await starting("model alias watch", () => store.watchModelAliases(
     (overrides) => {

@@ -12,6 +12,7 @@ const MAX_FILES = 20;
 const MAX_FILE_BYTES = 50 * 1024 * 1024;
 const PREVIEW_ROWS = 10;
 const LISTED_GROUPS = 20;
+const LISTED_IDS = 10;
 const SAMPLE_RECORDS = 5;
 const DATA_TYPES = ["text", "number", "yes_no", "list_text", "list_number"];
 
@@ -19,6 +20,55 @@ let library;
 /** The import library, loaded once, on the first file picked. */
 const references = () => (library ??= import("/console/references.js"));
 
+/**
+ * The import in a Web Worker (import-worker.js), so a large file never freezes the page:
+ * `onProgress` hears each file read and the duplicate search. The worker is kept between imports
+ * (the library loads once, so "Merge the duplicates" answers at once); a newer import ends the
+ * worker of one still running, and leaving the page (`signal`) ends it.
+ */
+function importer(signal, onProgress) {
+  let worker;
+  let pending;
+  const settle = (outcome, value) => {
+    const settling = pending;
+    pending = undefined;
+    settling?.[outcome](value);
+  };
+  const end = () => {
+    worker?.terminate();
+    worker = undefined;
+  };
+  const spawn = () => {
+    const started = new window.Worker("/console/import-worker.js", { type: "module" });
+    started.onmessage = ({ data }) => {
+      if (data.type === "progress") onProgress(data);
+      else if (data.type === "done") settle("resolve", data.result);
+      else settle("reject", new Error(data.message));
+    };
+    started.onerror = (event) => {
+      end();
+      settle("reject", new Error(event.message || "The reference import failed to load"));
+    };
+    return started;
+  };
+  /** The running import is not wanted any more: its worker ends with it. */
+  const abandon = () => {
+    if (!pending) return;
+    end();
+    settle("reject", Object.assign(new Error("The import was replaced by a newer one"), { name: "AbortError" }));
+  };
+  signal.addEventListener("abort", () => (abandon(), end()), { once: true });
+  return (files, merge) =>
+    new Promise((resolve, reject) => {
+      abandon();
+      worker ??= spawn();
+      pending = { resolve, reject };
+      worker.postMessage({ files: files.map((f) => ({ name: f.name, bytes: f.bytes })), merge });
+    });
+}
+
+/** A group's ids, the first few of a large one. */
+const listIds = (ids) => (ids.length > LISTED_IDS ? `${ids.slice(0, LISTED_IDS).join(", ")} … and ${ids.length - LISTED_IDS} more` : ids.join(", "));
 const clip = (text, n) => (text.length > n ? `${text.slice(0, n - 1)}…` : text);
 
 export async function newJobView(view, signal) {
@@ -61,10 +111,31 @@ export async function newJobView(view, signal) {
     estimate.replaceChildren();
   };
 
+  const importing = h("div", { id: "import-progress", class: "toolbar", hidden: true });
+  const showProgress = ({ stage, done, total }) => {
+    importing.querySelector("[role=status]").textContent = stage === "read" ? `Read ${done} of ${total} files; finding duplicates next` : "Duplicates found";
+    setProgress(importing, stage === "read" ? (0.9 * done) / total : 1);
+  };
+  const importFiles = importer(signal, showProgress);
   const runImport = async () => {
     problem.hidden = true;
-    const { importReferences } = await references();
-    state.result = state.files.length ? importReferences(state.files, { mergeDuplicates: state.merge }) : null;
+    if (!state.files.length) {
+      state.result = null;
+      return showImport();
+    }
+    // A fresh bar each import: a bar's progress never goes back.
+    importing.replaceChildren(h("span", { role: "status", text: `Reading ${state.files.length} file${state.files.length > 1 ? "s" : ""}…` }), progressBar(0, "Import progress"));
+    importing.hidden = false;
+    let result;
+    try {
+      result = await importFiles(state.files, state.merge);
+    } catch (error) {
+      if (error.name === "AbortError") return; // a newer import took over, with its own bar
+      importing.hidden = true;
+      throw error;
+    }
+    importing.hidden = true;
+    state.result = result;
     showImport();
   };
   const showImport = () => {
@@ -94,7 +165,7 @@ export async function newJobView(view, signal) {
             h(
               "ul",
               {},
-              result.duplicates.slice(0, LISTED_GROUPS).map((g) => h("li", { text: `${g.ids.join(", ")} (same ${g.keys.map((k) => k.key).join(", ")})` })),
+              result.duplicates.slice(0, LISTED_GROUPS).map((g) => h("li", { text: `${listIds(g.ids)} (same ${g.keys.map((k) => k.key).join(", ")})` })),
             ),
             result.duplicates.length > LISTED_GROUPS ? h("p", { class: "hint", text: `and ${result.duplicates.length - LISTED_GROUPS} more groups` }) : null,
           ),
@@ -127,8 +198,8 @@ export async function newJobView(view, signal) {
       const picked = [...fileInput.files].slice(0, MAX_FILES);
       const tooBig = picked.find((f) => f.size > MAX_FILE_BYTES);
       if (tooBig) throw new Error(`${tooBig.name} is larger than ${MAX_FILE_BYTES / 1024 / 1024} MB`);
-      const { decodeReferenceBytes } = await references();
-      state.files = await Promise.all(picked.map(async (f) => ({ name: f.name, text: decodeReferenceBytes(new Uint8Array(await f.arrayBuffer())) })));
+      // Decoded and parsed in the worker; the bytes stay here for a re-run (merge or keep).
+      state.files = await Promise.all(picked.map(async (f) => ({ name: f.name, bytes: await f.arrayBuffer() })));
       await runImport();
     } catch (error) {
       state.result = null;
@@ -247,6 +318,7 @@ export async function newJobView(view, signal) {
       kindPick,
       h("label", { for: "reference-files", class: "stacked" }, "Reference files (RIS, PubMed NBIB/MEDLINE, CSV; several at once)", fileInput),
       h("p", { class: "hint", text: "The files are read in this browser; only the records of the job you start are sent to the service." }),
+      importing,
       importBox,
       preview,
     ),

@@ -55,10 +55,14 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   return match?.[1]?.trim() || undefined;
 }
 
+/** Longer than any provider's key (OpenAI's are under 200 characters): more is an attack or a mistake. */
+export const MAX_PROVIDER_KEY_CHARS = 512;
+
 /**
  * The client's provider key, if it sent one: the one place a request's provider key is read. It
  * comes as `X-LLM-API-Key` or, as the original system's clients send it, `X-OpenAI-API-Key`; two
- * different keys are refused (400) rather than one silently chosen. It is sealed before it goes anywhere.
+ * different keys are refused (400) rather than one silently chosen, and an over-long one is the
+ * spec's field-level 400, never sealed or forwarded. It is sealed before it goes anywhere.
  */
 export function providerKeyOf(request: FastifyRequest): string | undefined {
   const spec = headerValue(request, headers.providerKey);
@@ -71,5 +75,11 @@ export function providerKeyOf(request: FastifyRequest): string | undefined {
 
 function headerValue(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
-  return typeof value === "string" && value.trim() ? value.trim() : undefined;
+  const key = typeof value === "string" ? value.trim() : "";
+  if (key.length > MAX_PROVIDER_KEY_CHARS) {
+    throw new ServiceError("validation", "Request validation failed", {
+      issues: [{ type: "string_too_long", loc: ["header", name], msg: `String should have at most ${MAX_PROVIDER_KEY_CHARS} characters` }],
+    });
+  }
+  return key || undefined;
 }

@@ -88,7 +88,7 @@ describe("exportBody", () => {
       [{ title: "=HYPERLINK(\"x\")", abstract: "" }, { title: "Third", abstract: "Text" }],
     ]);
 
-  it("gives every row its title; a spreadsheet CSV guards text cells but never the id, a plain one writes values as they are", async () => {
+  it("gives every row its title; a spreadsheet CSV guards every text cell, the id too (a plain-number id stays as it is), a plain one writes values as they are", async () => {
     const source = titled();
     const sheet = (await joined(exportBody("screening", source, "csv"))).split("\r\n");
     // The first paper shows the criteria columns: the rows go on from the same read of the items.
@@ -96,7 +96,7 @@ describe("exportBody", () => {
     expect(sheet[0]!.startsWith("\uFEFFid,title,")).toBe(true);
     expect(sheet[1]!.startsWith("-2,Zoë and α ≥ β,include,2,2,2,")).toBe(true);
     expect(sheet[2]!.startsWith(`7,"'=HYPERLINK(""x"")",exclude,`)).toBe(true);
-    expect(sheet[3]!.startsWith("=1,Third,exclude,")).toBe(true);
+    expect(sheet[3]!.startsWith("'=1,Third,exclude,")).toBe(true);
     const plain = await joined(exportBody("screening", titled(), "csv", "plain"));
     expect(plain.startsWith("id,title,")).toBe(true);
     expect(plain).toContain(`7,"=HYPERLINK(""x"")",exclude,`);

@@ -135,12 +135,11 @@ export async function* exportBody(service: JobService, job: FinishedJob, format:
   const table = kind.table(job.record, job.result, sample);
   const guard = csv === "spreadsheet";
   const [idColumn, ...rest] = table.header;
-  // The id (first column) is never guarded: `-2` must stay `-2` for a join by id.
   if (guard) yield UTF8_BOM;
-  yield csvRow([idColumn, rest.includes("title") ? "_title" : "title", ...rest], guard, 1);
+  yield csvRow([idColumn, rest.includes("title") ? "_title" : "title", ...rest], guard);
   yield* rowPieces(job, false, (item, title) => {
     const [id, ...cells] = table.row(item);
-    return csvRow([id, title, ...cells], guard, 1);
+    return csvRow([id, title, ...cells], guard);
   }, chunks);
 }
 

@@ -1,7 +1,7 @@
 /**
  * RIS records as reference managers and screening tools import them: `TAG  - value` lines, each
  * record from `TY` to `ER`. A value is one line: line breaks inside it become spaces (a reader would
- * take the next line for a continuation or a tag). Which tags carry a job's outcome, and why: docs/reporting.md.
+ * take the next line for a continuation or a tag, or a forged record). Which tags carry a job's outcome, and why: docs/reporting.md.
  */
 
 export interface RisRecord {
@@ -12,7 +12,13 @@ export interface RisRecord {
   notes: readonly string[];
 }
 
-const oneLine = (value: string) => value.replace(/\s*[\r\n\u2028\u2029]+\s*/g, " ").trim();
+/**
+ * Every line or record separator a reader may split on (Python's `str.splitlines()`: LF, CR, VT, FF,
+ * FS, GS, RS, NEL, U+2028, U+2029), with the white space around it, folds into one space.
+ */
+// eslint-disable-next-line no-control-regex -- the control characters are what it folds
+const LINE_BREAKS = /[\s\x1c-\x1e\x85]*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029][\s\x1c-\x1e\x85]*/g;
+const oneLine = (value: string) => value.replace(LINE_BREAKS, " ").trim();
 
 /** One record, CRLF line ends (as most databases write RIS), empty tags left out. */
 export function risRecord(record: RisRecord): string {

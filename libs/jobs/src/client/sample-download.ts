@@ -26,8 +26,8 @@ export async function sampleDownload(job: FinishedJob, paperIds: readonly (strin
   const guard = csv === "spreadsheet";
   const rows = paperIds.map((id, i) => {
     const text = texts.get(String(id)) ?? empty;
-    // The order and the id are written as they are: the labels are joined back by id.
-    return csvRow([i + 1, id, text.title, text.abstract, ""], guard, 2);
+    // The labels are joined back by id: a plain-number id stays as it is (csv.ts).
+    return csvRow([i + 1, id, text.title, text.abstract, ""], guard);
   });
   return `${guard ? UTF8_BOM : ""}${csvRow(["order", "id", "title", "abstract", "included"], guard)}${rows.join("")}`;
 }
