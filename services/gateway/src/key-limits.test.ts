@@ -147,6 +147,19 @@ describe("KeyLimiter", () => {
     for (const limiter of limiters) limiter.close();
   });
 
+  it("keeps its share of the burst when it decides alone, whatever places it took and gave back before", async () => {
+    let failing = false;
+    const bucket = new LocalRecords();
+    const store: RecordStore = { change: (key, apply) => (failing ? Promise.reject(new Error("NATS is slow")) : bucket.change(key, apply)) };
+    const { admit } = gateways({ ratePerS: 1, burst: 10 }, 1, store);
+    for (let i = 0; i < 3; i++) (await admit("alice", "request")).release!();
+    failing = true;
+    const alone = [];
+    for (let i = 0; i < 12; i++) alone.push(await admit("alice", "request"));
+    for (const a of alone) a.release?.();
+    expect(alone.filter((a) => a.release)).toHaveLength(10);
+  });
+
   it("gives back a place the shared record granted after the gateway had stopped waiting", async () => {
     const bucket = new LocalRecords();
     const late: RecordStore = { change: (key, apply) => new Promise((resolve) => setTimeout(() => resolve(bucket.change(key, apply)), 60)) };

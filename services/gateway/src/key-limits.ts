@@ -67,9 +67,6 @@ export type Admission = { release: () => void; refusal?: undefined } | { refusal
  */
 export const HOLDER_LEASE_MS = 15_000;
 
-/** Every limit off: how this gateway counts its own places (the decision was made on the shared record). */
-const OFF: KeyLimitSettings = { concurrency: 0, ratePerS: 0, burst: 1, heavy: 0, streams: 0 };
-
 const refusal = (message: string, retryAfterMs: number) => new ServiceError("rate_limit", message, { retryAfterMs });
 const places = (h: Holding | undefined): Holding => ({ requests: h?.requests ?? 0, heavy: h?.heavy ?? 0, streams: h?.streams ?? 0, beat: h?.beat ?? 0 });
 
@@ -111,12 +108,22 @@ export function take(record: OwnerRecord | undefined, use: KeyUse, holder: strin
     }
     next.tokens -= 1;
   }
+  return { next: withPlace(next, use, holder, now), result: null };
+}
+
+/** Adds `holder`'s place of `use` to the record (the limits were checked already). */
+function withPlace(next: OwnerRecord, use: KeyUse, holder: string, now: number): OwnerRecord {
   const mine = places(next.holders[holder]);
   if (use === "stream") mine.streams++;
   else mine.requests++;
   if (use === "heavy") mine.heavy++;
   next.holders[holder] = { ...mine, beat: now };
-  return { next, result: null };
+  return next;
+}
+
+/** Counts a place the shared record granted in this gateway's own record, checking nothing and taking no token (its tokens refill by `settings`). */
+function hold(record: OwnerRecord | undefined, use: KeyUse, holder: string, now: number, settings: KeyLimitSettings): { next: OwnerRecord; result: void } {
+  return { next: withPlace(current(record, settings, holder, now).next, use, holder, now), result: undefined };
 }
 
 /** Gives `holder`'s place of `use` back (never below zero: places of a gateway that had lost its lease are gone already). */
@@ -244,7 +251,7 @@ export class KeyLimiter {
       const asked = await this.#ask(shared, key, use);
       if (asked !== SLOW) {
         if (asked) return { refusal: asked };
-        this.#mine.changeNow(key, (record: OwnerRecord | undefined) => take(record, use, this.#holder, this.#now(), OFF));
+        this.#mine.changeNow(key, (record: OwnerRecord | undefined) => hold(record, use, this.#holder, this.#now(), this.#share()));
         this.#count(this.#held, owner, 1);
         return { release: this.#releaser(owner, use, shared) };
       }
@@ -255,7 +262,7 @@ export class KeyLimiter {
   /** The decision on this gateway's share of each limit, over every place it holds. */
   #admitAlone(owner: string, use: KeyUse, bucketSlow: boolean): Admission {
     const key = limitKeys.gateway(owner);
-    const share = shareOf(this.settings, this.#gateways);
+    const share = this.#share();
     const cause = bucketSlow ? `the shared limits bucket (NATS KV ${LIMITS_BUCKET}) does not answer in time` : "NATS or the shared limits bucket is unreachable";
     const why = `this gateway allows its share of each limit (limit ÷ ${this.#gateways} gateway${this.#gateways === 1 ? "" : "s"}) while ${cause}`;
     const zero = shareRefusal(this.settings, share, use);
@@ -273,7 +280,7 @@ export class KeyLimiter {
     return () => {
       if (released) return;
       released = true;
-      this.#mine.changeNow(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), OFF));
+      this.#mine.changeNow(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), this.#share()));
       if (!shared) return void this.#count(this.#alone, owner, -1);
       this.#count(this.#held, owner, -1);
       // A give-back that fails keeps the place counted until this gateway holds none of the owner's places (renewals stop) and its lease runs out.
@@ -344,6 +351,11 @@ export class KeyLimiter {
       answer.catch(() => undefined);
       clearTimeout(timer);
     }
+  }
+
+  /** This gateway's share of each limit (its own record's tokens refill and cap by it, whoever decides). */
+  #share(): KeyLimitSettings {
+    return shareOf(this.settings, this.#gateways);
   }
 
   #count(counts: Map<string, number>, owner: string, by: number): void {
