@@ -159,7 +159,7 @@ function beat(record: GatewaysRecord | undefined, holder: string, now: number): 
 }
 
 /** What a limit becomes as one gateway's share of N: limit ÷ N, rounded down (0 stays off; a share under one place refuses). */
-export function shareOf(settings: KeyLimitSettings, gateways: number): KeyLimitSettings {
+function gatewayShare(settings: KeyLimitSettings, gateways: number): KeyLimitSettings {
   const part = (limit: number) => (limit === 0 ? 0 : Math.floor(limit / gateways));
   return {
     concurrency: part(settings.concurrency),
@@ -182,7 +182,7 @@ function shareRefusal(settings: KeyLimitSettings, share: KeyLimitSettings, use: 
 const SLOW = Symbol("slow");
 
 /** How long a limit check waits for the limits bucket before this gateway decides on its share alone. */
-export const DEFAULT_LIMITS_WAIT_MS = 500;
+const DEFAULT_LIMITS_WAIT_MS = 500;
 /** While the bucket is slow or failing, it is asked again (one small write) this often. */
 const PROBE_MS = 1_000;
 
@@ -355,7 +355,7 @@ export class KeyLimiter {
 
   /** This gateway's share of each limit (its own record's tokens refill and cap by it, whoever decides). */
   #share(): KeyLimitSettings {
-    return shareOf(this.settings, this.#gateways);
+    return gatewayShare(this.settings, this.#gateways);
   }
 
   #count(counts: Map<string, number>, owner: string, by: number): void {

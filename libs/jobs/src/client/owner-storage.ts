@@ -133,7 +133,7 @@ export function admit(
 }
 
 /** Counts bytes kept beside a finished job until `keptForMs` from now, or says why the quota refuses them (pure). */
-export function keepBytes(
+function keepBytes(
   record: StorageRecord | undefined,
   bytes: number,
   keptForMs: number,
