@@ -61,6 +61,8 @@ export const limitKeys = {
   /** An owner's requests (rate, in flight, heavy reads, event streams) across every gateway. */
   gateway: (owner: string) => `gateway.${owner}`,
   gatewayPrefix: "gateway",
+  /** Which gateways are alive (each renews its own beat), so that each knows its share of a limit when the others cannot be asked. */
+  gateways: "gateways",
   /** What one owner's jobs of a job service hold in storage (bytes, live jobs). */
   storage: (service: string, owner: string) => `storage.${service}.${owner}`,
   storagePrefix: (service: string) => `storage.${service}`,

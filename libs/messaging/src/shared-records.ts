@@ -15,6 +15,8 @@ export interface RecordStore {
 
 /** A record no bigger than this (a few hundred holders or jobs); a larger one is refused, never stored. */
 const MAX_RECORD_BYTES = 64 * 1024;
+/** Changes of one key waiting for its next write; more are refused at once (the caller decides alone), so a storm cannot queue without bound. */
+const MAX_QUEUED = 1_024;
 /** Compare-and-set attempts of one batch before its callers get the error. */
 const MAX_ATTEMPTS = 8;
 /** A limit check waits at most this long for NATS; then the caller decides alone (see `OwnerAllowances`). */
@@ -59,6 +61,7 @@ export class SharedRecords implements RecordStore {
     return new Promise<R>((resolve, reject) => {
       const queue = this.#queues.get(key);
       const pending: Pending = { apply: apply as RecordChange<unknown, unknown>, resolve: resolve as (r: unknown) => void, reject };
+      if (queue && queue.length >= MAX_QUEUED) return reject(new Error(`${MAX_QUEUED} changes of limits record ${key} are waiting already`));
       if (queue) return void queue.push(pending);
       this.#queues.set(key, [pending]);
       void this.#drain(key);

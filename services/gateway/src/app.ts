@@ -119,7 +119,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   const identify = createKeyring(serviceKeys(env));
   const limits = new KeyLimiter(
     { concurrency: env.KEY_CONCURRENCY, ratePerS: env.KEY_RATE_PER_S, burst: env.KEY_RATE_BURST, heavy: env.KEY_HEAVY_CONCURRENCY, streams: env.EVENT_STREAMS_PER_OWNER },
-    { shared: sharedLimits(deps.link, deps.logger), logger: deps.logger },
+    { shared: sharedLimits(deps.limitsLink ?? deps.link, deps.logger), waitMs: env.KEY_LIMITS_WAIT_MS, logger: deps.logger },
   );
   app.addHook("onClose", (_app, done) => {
     limits.close();

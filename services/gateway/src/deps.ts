@@ -7,6 +7,8 @@ export interface GatewayDeps {
   env: GatewayEnv;
   logger: Logger;
   link: NatsLink;
+  /** The limits bucket's own connection, so that the bytes of heavy reads never queue ahead of a limit check (default: `link`). */
+  limitsLink?: NatsLink;
   /** The config bucket, opened once NATS is reachable. */
   configStore: () => Promise<ConfigStore>;
 }

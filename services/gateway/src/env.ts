@@ -55,6 +55,11 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend(RequestLi
   KEY_RATE_BURST: z.coerce.number().int().min(1).max(1_000_000).default(300),
   /** Per owner, across replicas: exports, reports, validations and polls of large finished jobs in flight at once (each reads a whole finished job). 0: no limit. */
   KEY_HEAVY_CONCURRENCY: z.coerce.number().int().min(0).max(100_000).default(4),
+  /**
+   * How long a counted request waits for the shared limits bucket; beyond it (or while NATS is
+   * unreachable) the gateway decides alone on its share of each limit, limit ÷ the gateways alive (docs/limits.md).
+   */
+  KEY_LIMITS_WAIT_MS: z.coerce.number().int().min(10).max(10_000).default(500),
   /** Upper bound on a synchronous provider-backed call (criteria, indexer helpers). */
   RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(120_000),
   /** Upper bound on reads (polls, listings, active job). */

@@ -115,6 +115,78 @@ describe("KeyLimiter", () => {
     expect((await admit("alice", "request")).refusal).toBeDefined();
   });
 
+  it("fails closed when the shared records do not answer in time: each of two gateways allows its share, never a fresh count from zero", async () => {
+    // The bucket as the attack left it: every change times out (JetStream's own timeout, scaled down) without being applied.
+    const bucket = new LocalRecords();
+    let slow = false;
+    const store: RecordStore = {
+      change: (key, apply) => (slow ? new Promise((_, reject) => setTimeout(() => reject(new Error("TimeoutError")), 60)) : bucket.change(key, apply)),
+    };
+    const settings = { ...OFF, heavy: 4, concurrency: 8 };
+    vi.useFakeTimers();
+    const limiters = [0, 1].map(() => new KeyLimiter(settings, { shared: () => store, waitMs: 20 }));
+    const admitted = [];
+    try {
+      await vi.advanceTimersByTimeAsync(HOLDER_LEASE_MS / 3); // each said it is alive and learned of the other
+      const before = await limiters[0]!.admit("mallory", "heavy"); // one place on the shared record
+      expect(before.release).toBeTypeOf("function");
+      slow = true;
+      for (let i = 0; i < 12; i++) {
+        const admission = limiters[i % 2]!.admit("mallory", "heavy");
+        await vi.advanceTimersByTimeAsync(100);
+        admitted.push(await admission);
+      }
+    } finally {
+      vi.useRealTimers();
+    }
+    // 4 across both: the first gateway's share (2) counts the place it held already.
+    expect(admitted.filter((a) => a.release)).toHaveLength(3);
+    const refused = admitted.find((a) => a.refusal)!.refusal!;
+    expect(refused).toMatchObject({ category: "rate_limit", retryable: true });
+    expect(refused.message).toMatch(/KEY_HEAVY_CONCURRENCY.*share of each limit \(limit ÷ 2 gateways\).*does not answer in time/);
+    for (const limiter of limiters) limiter.close();
+  });
+
+  it("keeps its share of the burst when it decides alone, whatever places it took and gave back before", async () => {
+    let failing = false;
+    const bucket = new LocalRecords();
+    const store: RecordStore = { change: (key, apply) => (failing ? Promise.reject(new Error("NATS is slow")) : bucket.change(key, apply)) };
+    const { admit } = gateways({ ratePerS: 1, burst: 10 }, 1, store);
+    for (let i = 0; i < 3; i++) (await admit("alice", "request")).release!();
+    failing = true;
+    const alone = [];
+    for (let i = 0; i < 12; i++) alone.push(await admit("alice", "request"));
+    for (const a of alone) a.release?.();
+    expect(alone.filter((a) => a.release)).toHaveLength(10);
+  });
+
+  it("gives back a place the shared record granted after the gateway had stopped waiting", async () => {
+    const bucket = new LocalRecords();
+    const late: RecordStore = { change: (key, apply) => new Promise((resolve) => setTimeout(() => resolve(bucket.change(key, apply)), 60)) };
+    const limiter = new KeyLimiter({ ...OFF, heavy: 2 }, { shared: () => late, waitMs: 10 });
+    const admitted = await limiter.admit("mallory", "heavy");
+    expect(admitted.release).toBeTypeOf("function"); // decided on the share (one gateway known: the whole limit)
+    await new Promise((r) => setTimeout(r, 200));
+    const held = bucket.changeNow("gateway.mallory", (record: { holders: Record<string, { heavy: number }> } | undefined) => ({ next: record ?? { holders: {} }, result: record?.holders ?? {} }));
+    expect(Object.values(held).reduce((sum, h) => sum + h.heavy, 0)).toBe(0);
+    limiter.close();
+  });
+
+  it("asks the shared records again once they answer in time", async () => {
+    const bucket = new LocalRecords();
+    let failing = true;
+    const store: RecordStore = { change: (key, apply) => (failing ? Promise.reject(new Error("NATS is slow")) : bucket.change(key, apply)) };
+    const [first, second] = [0, 1].map(() => new KeyLimiter({ ...OFF, heavy: 1 }, { shared: () => store, waitMs: 20 })) as [KeyLimiter, KeyLimiter];
+    expect((await first.admit("alice", "heavy")).release).toBeTypeOf("function"); // alone, each gateway's share
+    failing = false;
+    await new Promise((r) => setTimeout(r, 1_300)); // a probe answered
+    const held = await second.admit("alice", "heavy");
+    expect(held.release).toBeTypeOf("function");
+    expect((await second.admit("alice", "heavy")).refusal).toBeDefined();
+    // The first gateway's owner with a place taken alone is decided alone until it is given back.
+    for (const limiter of [first, second]) limiter.close();
+  });
+
   it("turns each limit off at 0", async () => {
     const { limiters, admit } = gateways({});
     for (const use of ["request", "heavy", "stream"] as const) expect(limiters[0]!.counts(use)).toBe(false);
@@ -130,6 +202,10 @@ describe("keyUse", () => {
     expect(keyUse("GET", "/v1/indexer/jobs/:job_id/report")).toBe("heavy");
     expect(keyUse("POST", "/v1/screening/jobs/:job_id/validation")).toBe("heavy");
     expect(keyUse("GET", "/v1/indexer/jobs/:job_id/events")).toBe("stream");
+    expect(keyUse("POST", "/v1/screening/jobs/:job_id/validation-samples")).toBe("heavy");
+    expect(keyUse("GET", "/v1/screening/jobs/:job_id/validation-samples/:sample_id/download")).toBe("heavy");
+    expect(keyUse("POST", "/v1/screening/jobs/:job_id/validation-samples/:sample_id/labels")).toBe("request");
+    expect(keyUse("GET", "/v1/screening/jobs/:job_id/validation-samples/:sample_id")).toBeNull();
     expect(keyUse("GET", "/v1/screening/jobs/:job_id")).toBeNull();
     expect(keyUse("GET", "/v1/screening/jobs")).toBeNull();
     expect(keyUse("GET", "/v1/screening/active-job")).toBeNull();

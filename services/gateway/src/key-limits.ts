@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { limitKeys, ServiceError } from "@litrev/contracts";
+import { LIMITS_BUCKET, limitKeys, ServiceError } from "@litrev/contracts";
 import { LocalRecords, type RecordStore } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 
@@ -23,8 +23,13 @@ export interface KeyLimitSettings {
  */
 export type KeyUse = "request" | "heavy" | "stream";
 
-/** Reads that hold a whole finished job's worth of work: its exports, its report, its validation. */
-const HEAVY = /\/jobs\/:job_id\/(export|report|validation)$/;
+/**
+ * Reads that go through a whole finished job: its exports, its report, its validation, a
+ * validation sample's draw (the service reads every paper's score) and its download (every
+ * paper's text). A finished job's event stream and a large finished job's poll are counted once
+ * the job is known to be finished (`countHeavyRead`).
+ */
+const HEAVY = /\/jobs\/:job_id\/(export|report|validation|validation-samples|validation-samples\/:sample_id\/download)$/;
 const STREAM = /\/jobs\/:job_id\/events$/;
 
 /**
@@ -91,7 +96,7 @@ export function take(record: OwnerRecord | undefined, use: KeyUse, holder: strin
     return refuse(refusal(`More than ${settings.concurrency} requests of this client in flight (KEY_CONCURRENCY, docs/limits.md); retry when one has ended`, 1_000));
   }
   if (use === "heavy" && settings.heavy > 0 && sum.heavy >= settings.heavy) {
-    return refuse(refusal(`More than ${settings.heavy} exports, reports, validations and polls of large finished jobs of this client at once (KEY_HEAVY_CONCURRENCY, docs/limits.md); retry when one has ended`, 1_000));
+    return refuse(refusal(`More than ${settings.heavy} exports, reports, validations and polls of large finished jobs (validation-sample draws and downloads and finished jobs' event streams included) of this client at once (KEY_HEAVY_CONCURRENCY, docs/limits.md); retry when one has ended`, 1_000));
   }
   if (use === "stream" && settings.streams > 0 && sum.streams >= settings.streams) {
     return refuse(refusal(`This client already has ${settings.streams} job event streams open (EVENT_STREAMS_PER_OWNER, docs/limits.md); close one or poll the job`, 5_000));
@@ -103,12 +108,22 @@ export function take(record: OwnerRecord | undefined, use: KeyUse, holder: strin
     }
     next.tokens -= 1;
   }
+  return { next: withPlace(next, use, holder, now), result: null };
+}
+
+/** Adds `holder`'s place of `use` to the record (the limits were checked already). */
+function withPlace(next: OwnerRecord, use: KeyUse, holder: string, now: number): OwnerRecord {
   const mine = places(next.holders[holder]);
   if (use === "stream") mine.streams++;
   else mine.requests++;
   if (use === "heavy") mine.heavy++;
   next.holders[holder] = { ...mine, beat: now };
-  return { next, result: null };
+  return next;
+}
+
+/** Counts a place the shared record granted in this gateway's own record, checking nothing and taking no token (its tokens refill by `settings`). */
+function hold(record: OwnerRecord | undefined, use: KeyUse, holder: string, now: number, settings: KeyLimitSettings): { next: OwnerRecord; result: void } {
+  return { next: withPlace(current(record, settings, holder, now).next, use, holder, now), result: undefined };
 }
 
 /** Gives `holder`'s place of `use` back (never below zero: places of a gateway that had lost its lease are gone already). */
@@ -131,9 +146,51 @@ function renew(record: OwnerRecord | undefined, holder: string, now: number, set
   return { next, result: undefined };
 }
 
+/** Which gateways said they are alive in the last lease (their ids and when). */
+interface GatewaysRecord {
+  beats: Record<string, number>;
+}
+
+/** Adds `holder`'s beat, drops the expired ones, and counts the live gateways (itself included). */
+function beat(record: GatewaysRecord | undefined, holder: string, now: number): { next: GatewaysRecord; result: number } {
+  const beats: Record<string, number> = { [holder]: now };
+  for (const [id, at] of Object.entries(record?.beats ?? {})) if (id !== holder && now - at <= HOLDER_LEASE_MS) beats[id] = at;
+  return { next: { beats }, result: Object.keys(beats).length };
+}
+
+/** What a limit becomes as one gateway's share of N: limit ÷ N, rounded down (0 stays off; a share under one place refuses). */
+function gatewayShare(settings: KeyLimitSettings, gateways: number): KeyLimitSettings {
+  const part = (limit: number) => (limit === 0 ? 0 : Math.floor(limit / gateways));
+  return {
+    concurrency: part(settings.concurrency),
+    ratePerS: settings.ratePerS / gateways,
+    burst: Math.max(1, Math.floor(settings.burst / gateways)),
+    heavy: part(settings.heavy),
+    streams: part(settings.streams),
+  };
+}
+
+/** The limits a share of zero places stands for: `take` reads 0 as off, so such a share refuses outright. */
+function shareRefusal(settings: KeyLimitSettings, share: KeyLimitSettings, use: KeyUse): string | null {
+  if (use !== "stream" && settings.concurrency > 0 && share.concurrency === 0) return "KEY_CONCURRENCY";
+  if (use === "heavy" && settings.heavy > 0 && share.heavy === 0) return "KEY_HEAVY_CONCURRENCY";
+  if (use === "stream" && settings.streams > 0 && share.streams === 0) return "EVENT_STREAMS_PER_OWNER";
+  return null;
+}
+
+/** A shared change that did not answer within the wait. */
+const SLOW = Symbol("slow");
+
+/** How long a limit check waits for the limits bucket before this gateway decides on its share alone. */
+const DEFAULT_LIMITS_WAIT_MS = 500;
+/** While the bucket is slow or failing, it is asked again (one small write) this often. */
+const PROBE_MS = 1_000;
+
 export interface KeyLimiterOptions {
   /** The limits bucket shared by every gateway, when NATS has it; null: this gateway decides alone. */
   shared: () => RecordStore | null;
+  /** How long a limit check waits for the shared record (default DEFAULT_LIMITS_WAIT_MS). */
+  waitMs?: number;
   logger?: Logger;
   now?: () => number;
 }
@@ -143,16 +200,31 @@ export interface KeyLimiterOptions {
  * the others: requests in flight, a rate with a burst, heavy reads in flight and event streams
  * open, each per owner of service keys across every gateway replica. The counts live in one
  * record per owner in the limits bucket (`SharedRecords`: compare-and-set, one round trip per
- * batch of an owner's requests); a gateway's places expire if it stops renewing them. While NATS
- * is unreachable a gateway counts in its own memory (the same rules, per replica).
+ * batch of an owner's requests); a gateway's places expire if it stops renewing them.
+ *
+ * The limits fail closed: when the bucket cannot be reached, or does not answer within `waitMs`
+ * (an attacker's load may be what slows it), the gateway stops asking it (one probe a second until
+ * it answers in time again) and decides on its own share of each limit, limit ÷ the gateways alive
+ * (each says so in the bucket every few seconds), counting every place it holds, the ones taken on
+ * the shared record included: never a fresh count from zero. An owner whose places were taken that
+ * way goes back to the shared record once they are all given back, so the record never misses them.
  */
 export class KeyLimiter {
   readonly #holder = randomUUID();
-  readonly #local = new LocalRecords();
+  /** Every place this gateway holds, by owner (taken on the shared record or on its share alone). */
+  readonly #mine = new LocalRecords();
   /** Places this gateway holds on the shared records, by owner: renewed until given back. */
   readonly #held = new Map<string, number>();
+  /** Places taken on this gateway's share alone, by owner: while any is held, the owner is decided here. */
+  readonly #alone = new Map<string, number>();
   readonly #renewal: NodeJS.Timeout;
   readonly #now: () => number;
+  readonly #waitMs: number;
+  /** The gateways alive when the bucket last answered (this one at least). */
+  #gateways = 1;
+  /** The bucket did not answer in time: decide alone until a probe does. */
+  #slow = false;
+  #probing = false;
   #warnedAt = -Infinity;
 
   constructor(
@@ -160,8 +232,10 @@ export class KeyLimiter {
     private readonly options: KeyLimiterOptions,
   ) {
     this.#now = options.now ?? Date.now;
+    this.#waitMs = options.waitMs ?? DEFAULT_LIMITS_WAIT_MS;
     this.#renewal = setInterval(() => this.#renew(), HOLDER_LEASE_MS / 3);
     this.#renewal.unref();
+    this.#renew();
   }
 
   /** Whether `use` is counted at all (every limit that applies to it off: no round trip). */
@@ -172,39 +246,122 @@ export class KeyLimiter {
 
   async admit(owner: string, use: KeyUse): Promise<Admission> {
     const key = limitKeys.gateway(owner);
-    const change = (record: OwnerRecord | undefined) => take(record, use, this.#holder, this.#now(), this.settings);
-    let store: RecordStore = this.#local;
-    let refused: ServiceError | null;
     const shared = this.options.shared();
-    if (shared) {
-      try {
-        refused = await shared.change(key, change);
-        store = shared;
-      } catch (error) {
-        // Once a minute at most: every counted request would say it while NATS is in trouble.
-        if (this.#now() - this.#warnedAt > 60_000) {
-          this.#warnedAt = this.#now();
-          this.options.logger?.warn({ err: error }, "the shared limits could not be read; this gateway counts alone meanwhile");
-        }
-        refused = this.#local.changeNow(key, change);
+    if (shared && !this.#slow && !this.#alone.has(owner)) {
+      const asked = await this.#ask(shared, key, use);
+      if (asked !== SLOW) {
+        if (asked) return { refusal: asked };
+        this.#mine.changeNow(key, (record: OwnerRecord | undefined) => hold(record, use, this.#holder, this.#now(), this.#share()));
+        this.#count(this.#held, owner, 1);
+        return { release: this.#releaser(owner, use, shared) };
       }
-    } else refused = this.#local.changeNow(key, change);
-    if (refused) return { refusal: refused };
-    if (store !== this.#local) this.#held.set(owner, (this.#held.get(owner) ?? 0) + 1);
+    }
+    return this.#admitAlone(owner, use, shared !== null);
+  }
+
+  /** The decision on this gateway's share of each limit, over every place it holds. */
+  #admitAlone(owner: string, use: KeyUse, bucketSlow: boolean): Admission {
+    const key = limitKeys.gateway(owner);
+    const share = this.#share();
+    const cause = bucketSlow ? `the shared limits bucket (NATS KV ${LIMITS_BUCKET}) does not answer in time` : "NATS or the shared limits bucket is unreachable";
+    const why = `this gateway allows its share of each limit (limit ÷ ${this.#gateways} gateway${this.#gateways === 1 ? "" : "s"}) while ${cause}`;
+    const zero = shareRefusal(this.settings, share, use);
+    if (zero) return { refusal: refusal(`This gateway's share of ${zero} is no place at all: ${why}; retry shortly (docs/limits.md)`, PROBE_MS) };
+    const refused = this.#mine.changeNow(key, (record: OwnerRecord | undefined) => take(record, use, this.#holder, this.#now(), share));
+    if (refused) return { refusal: refusal(`${refused.message}; ${why}`, refused.retryAfterMs ?? PROBE_MS) };
+    this.#count(this.#alone, owner, 1);
+    return { release: this.#releaser(owner, use, null) };
+  }
+
+  /** Gives the place back once: to this gateway's count, and to the shared record when it was taken there. */
+  #releaser(owner: string, use: KeyUse, shared: RecordStore | null): () => void {
+    const key = limitKeys.gateway(owner);
     let released = false;
-    return {
-      release: () => {
-        if (released) return;
-        released = true;
-        if (store !== this.#local) {
-          const left = (this.#held.get(owner) ?? 1) - 1;
-          if (left > 0) this.#held.set(owner, left);
-          else this.#held.delete(owner);
-        }
-        // A give-back that fails keeps the place counted until this gateway holds none of the owner's places (renewals stop) and its lease runs out.
-        store.change(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), this.settings)).catch(() => undefined);
-      },
+    return () => {
+      if (released) return;
+      released = true;
+      this.#mine.changeNow(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), this.#share()));
+      if (!shared) return void this.#count(this.#alone, owner, -1);
+      this.#count(this.#held, owner, -1);
+      // A give-back that fails keeps the place counted until this gateway holds none of the owner's places (renewals stop) and its lease runs out.
+      shared.change(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), this.settings)).catch(() => undefined);
     };
+  }
+
+  /** The shared record's answer, or SLOW when it did not come within the wait (a place it gave after all is given back). */
+  async #ask(shared: RecordStore, key: string, use: KeyUse): Promise<ServiceError | null | typeof SLOW> {
+    let late = false;
+    let timer: NodeJS.Timeout | undefined;
+    const answer = shared.change(key, (record: OwnerRecord | undefined) => take(record, use, this.#holder, this.#now(), this.settings)).then((refused) => {
+      // Decided alone meanwhile: the place the bucket gave has no request.
+      if (late && !refused) shared.change(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), this.settings)).catch(() => undefined);
+      return refused;
+    });
+    const waited = new Promise<typeof SLOW>((resolve) => (timer = setTimeout(resolve, this.#waitMs, SLOW)));
+    try {
+      const first = await Promise.race([answer, waited]);
+      if (first !== SLOW) return first;
+      late = true;
+      answer.catch(() => undefined);
+      this.#slowDown(shared, new Error(`no answer within ${this.#waitMs} ms`));
+      return SLOW;
+    } catch (error) {
+      this.#slowDown(shared, error);
+      return SLOW;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** From now on decide alone, probing the bucket until it answers in time again. */
+  #slowDown(shared: RecordStore, error: unknown): void {
+    this.#slow = true;
+    // Once a minute at most: every counted request would say it while NATS is in trouble.
+    if (this.#now() - this.#warnedAt > 60_000) {
+      this.#warnedAt = this.#now();
+      this.options.logger?.warn({ err: error, gateways: this.#gateways }, "the shared limits did not answer in time; this gateway allows its share of each limit meanwhile");
+    }
+    if (this.#probing) return;
+    this.#probing = true;
+    const probe = () => {
+      void this.#beat(shared).then((answered) => {
+        if (answered) {
+          this.#slow = false;
+          this.#probing = false;
+          this.options.logger?.info("the shared limits answer in time again");
+        } else setTimeout(probe, PROBE_MS).unref();
+      });
+    };
+    setTimeout(probe, PROBE_MS).unref();
+  }
+
+  /** Says this gateway is alive and learns how many are; true when the bucket answered within the wait. */
+  async #beat(shared: RecordStore): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const answer = shared.change(limitKeys.gateways, (record: GatewaysRecord | undefined) => beat(record, this.#holder, this.#now())).then((count) => {
+      this.#gateways = Math.max(1, count);
+      return true;
+    });
+    const waited = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, this.#waitMs, false)));
+    try {
+      return await Promise.race([answer, waited]);
+    } catch {
+      return false;
+    } finally {
+      answer.catch(() => undefined);
+      clearTimeout(timer);
+    }
+  }
+
+  /** This gateway's share of each limit (its own record's tokens refill and cap by it, whoever decides). */
+  #share(): KeyLimitSettings {
+    return gatewayShare(this.settings, this.#gateways);
+  }
+
+  #count(counts: Map<string, number>, owner: string, by: number): void {
+    const left = (counts.get(owner) ?? 0) + by;
+    if (left > 0) counts.set(owner, left);
+    else counts.delete(owner);
   }
 
   close(): void {
@@ -214,6 +371,7 @@ export class KeyLimiter {
   #renew(): void {
     const shared = this.options.shared();
     if (!shared) return;
+    void this.#beat(shared);
     for (const owner of this.#held.keys()) {
       shared.change(limitKeys.gateway(owner), (record: OwnerRecord | undefined) => renew(record, this.#holder, this.#now(), this.settings)).catch(() => undefined);
     }

@@ -19,6 +19,9 @@ const link = new NatsLink({
   onStatus: (event, server) => logger.info({ event, server }, "nats connection"),
 });
 shutdown.add("nats", () => link.close());
+// The per-owner limits on a connection of their own: a limit check never waits behind an export's bytes.
+const limitsLink = new NatsLink({ servers: env.NATS_URL, name: `gateway-${process.pid}-limits`, auth: natsAuthFromEnv(env, "gateway") });
+shutdown.add("nats-limits", () => limitsLink.close());
 let store: Promise<ConfigStore> | undefined;
 const configStore = () => {
   // The services create the bucket. On an open NATS the gateway creates it too, as it always did; a
@@ -34,7 +37,7 @@ const configStore = () => {
   return store;
 };
 
-const app = await buildApp({ env, logger, link, configStore });
+const app = await buildApp({ env, logger, link, limitsLink, configStore });
 shutdown.add("http", () => app.close());
 const address = await app.listen({ port: env.PORT, host: env.HOST }).catch((error: NodeJS.ErrnoException) => {
   // A taken port is a configuration problem: one line, and an exit code the supervisor does not restart.

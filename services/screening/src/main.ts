@@ -71,6 +71,6 @@ await startService({
     const served = await serveJobKind(runtime, env, kind);
     store = served.jobs.store;
     const samples = await duringStartUp("validation bucket", () => SampleStore.open(runtime.nc, env.JOB_STORE_RETENTION_MS), runtime.logger);
-    return [...served.handlers, ...validationSampleHandlers(served.jobs.reader, samples)];
+    return [...served.handlers, ...validationSampleHandlers(served.jobs.reader, samples, { storage: served.storage, keptForMs: env.JOB_STORE_RETENTION_MS })];
   },
 });

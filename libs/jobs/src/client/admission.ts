@@ -188,9 +188,12 @@ function notQueuedRow(state: LiveJobState, error: unknown): StoredJob {
   };
 }
 
-/** The bytes the job's input takes once stored (a staged list was measured as the gateway stored it). */
-function inputBytes(request: AdmitRequest): number {
-  return request.staged?.bytes ?? Buffer.byteLength(JSON.stringify(request.input));
+/**
+ * The bytes the job's input takes once stored: a staged list as the gateway measured it, plus its
+ * head (criteria, questions, field definitions: up to megabytes of their own), or the whole input.
+ */
+export function inputBytes(request: Pick<AdmitRequest, "staged" | "input">): number {
+  return (request.staged?.bytes ?? 0) + Buffer.byteLength(JSON.stringify(request.input));
 }
 
 /** Stores the job's input: whole, as a chunked list, or — staged by the gateway — only its head beside the list. */

@@ -144,9 +144,25 @@ describe("exportBody", () => {
     expect(await joined(exportBody("screening", ris, "ris"))).toContain("AB  - Text");
     expect(ris.abstractReads).toBe(1);
     const sample = titled();
-    const download = await sampleDownload(sample, ["=1", 7], "csv", "plain");
+    const download = await joined(sampleDownload(sample, ["=1", 7], "csv", "plain"));
     expect(download.split("\r\n").slice(1, 3)).toEqual(["1,=1,Third,Text,", '2,7,"=HYPERLINK(""x"")",,']);
     expect(sample.abstractReads).toBe(1);
+  });
+
+  it("streams a validation sample in its own order, holding at most a window of its texts (a pass over the job per window)", async () => {
+    const items = Array.from({ length: 40 }, (_, i) => ({ id: `p${i}`, decision: "exclude", votes: ["exclude"], criteria_verdicts: [], cluster_id: 0 }));
+    const texts = items.map((_, i) => ({ title: `Title ${i}`, abstract: "x".repeat(1_000 + i) }));
+    const chunks = [items.slice(0, 15), items.slice(15, 30), items.slice(30)];
+    const textChunks = [texts.slice(0, 15), texts.slice(15, 30), texts.slice(30)];
+    const order = [39, 3, 17, 0, 25, 8, 31, 12, 2, 36].map((i) => `p${i}`);
+    const whole = job({ criteria_count: 0, repetitions: 1 }, chunks, {}, textChunks);
+    const expected = await joined(sampleDownload(whole, order, "csv", "plain"));
+    const windowed = job({ criteria_count: 0, repetitions: 1 }, chunks, {}, textChunks);
+    // About three papers' texts per window: four passes for ten papers, the same bytes.
+    expect(await joined(sampleDownload(windowed, order, "csv", "plain", 3_100))).toBe(expected);
+    expect(windowed.abstractReads).toBe(4);
+    const rows = expected.split("\r\n").slice(1, -1);
+    expect(rows.map((row) => row.split(",").slice(0, 3).join(","))).toEqual(order.map((id, i) => `${i + 1},${id},Title ${id.slice(1)}`));
   });
 
   it("gives a large chunk's rows in pieces of about 64 KiB, not the chunk's text at once", async () => {

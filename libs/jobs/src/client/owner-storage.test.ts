@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LocalRecords } from "@litrev/messaging";
+import { inputBytes } from "./admission";
 import { OwnerStorage } from "./owner-storage";
 
 const MB = 1024 * 1024;
@@ -84,5 +85,28 @@ describe("OwnerStorage", () => {
     expect(await reserve("alice", "a", 9)).toBeNull();
     await storage.cancel("alice", "a");
     expect(await reserve("alice", "b", 10)).toBeNull();
+  });
+
+  it("counts what a finished job's owner stores beside it (a validation sample) until it expires, refused over the quota", async () => {
+    const { storage, reserve, end, advance } = quotas({ bytes: 10 * MB, liveJobs: 100, keptForMs: 30 * DAY });
+    expect(await reserve("alice", "a", 2, 2)).toBeNull();
+    end("a");
+    for (let i = 0; i < 6; i++) await storage.keep("alice", MB, 2 * DAY);
+    // 2 MB of results and 6 MB of samples: 2 MB more fit, 3 do not.
+    expect(await reserve("alice", "b", 3)).toMatchObject({ category: "rate_limit" });
+    await expect(storage.keep("alice", 3 * MB, 2 * DAY)).rejects.toMatchObject({ category: "rate_limit" });
+    await expect(storage.keep("alice", 11 * MB, 2 * DAY)).rejects.toMatchObject({ category: "too_large" });
+    expect(await reserve("bob", "c", 9)).toBeNull();
+    advance(3 * DAY); // the samples expired, the results are still kept
+    expect(await reserve("alice", "d", 7, 1)).toBeNull();
+  });
+});
+
+describe("inputBytes", () => {
+  it("counts a staged job's head (criteria, questions, field definitions) beside its staged papers", () => {
+    const criteria = Array.from({ length: 50 }, (_, i) => `${i}: ${"c".repeat(25_000)}`);
+    const staged = { object: "input", bytes: 10 * 1024 };
+    expect(inputBytes({ staged, input: { criteria } })).toBeGreaterThan(staged.bytes + 50 * 25_000);
+    expect(inputBytes({ input: { papers: [], criteria } })).toBe(Buffer.byteLength(JSON.stringify({ papers: [], criteria })));
   });
 });

@@ -61,6 +61,17 @@ export class OwnerStorage {
     if (refusal) throw refusal;
   }
 
+  /**
+   * Counts `bytes` a finished job's owner stores beside it (a validation sample with room for its
+   * labels) until `keptForMs` from now, or throws the refusal naming the quota.
+   */
+  async keep(owner: string, bytes: number, keptForMs: number): Promise<void> {
+    const key = limitKeys.storage(this.service, owner);
+    const ended = await this.#ended(key, "");
+    const refusal = await this.records.change(key, (record: StorageRecord | undefined) => keepBytes(record, bytes, keptForMs, ended, this.settings, this.now()));
+    if (refusal) throw refusal;
+  }
+
   /** Gives back the reservation of a job whose admission failed (it holds nothing). */
   async cancel(owner: string, jobId: string): Promise<void> {
     await this.records.change(limitKeys.storage(this.service, owner), (record: StorageRecord | undefined) => {
@@ -115,32 +126,49 @@ export function admit(
       }),
     );
   }
-  const wanted = bytes.input + bytes.results;
-  if (settings.bytes > 0) {
-    if (wanted > settings.bytes) {
-      return refuse(
-        new ServiceError(
-          "too_large",
-          `This job would hold about ${mb(wanted)} of storage (input and results), more than this client's whole quota of ${mb(settings.bytes)} (OWNER_STORAGE_MB, docs/limits.md): split it into smaller jobs`,
-          { simple: true },
-        ),
-      );
-    }
-    const held = live.reduce((sum, id) => sum + next.live[id]![0] + next.live[id]![1], 0) + Object.values(next.kept).reduce((sum, b) => sum + b, 0);
-    if (held + wanted > settings.bytes) {
-      const slotMs = Math.max(60_000, Math.ceil(settings.keptForMs / SLOTS));
-      const firstExpiry = Math.min(...Object.keys(next.kept).map((slot) => Number(slot) * slotMs));
-      const waitMs = live.length > 0 || !Number.isFinite(firstExpiry) ? 60_000 : firstExpiry - now;
-      return refuse(
-        new ServiceError(
-          "rate_limit",
-          `This client's jobs hold ${mb(held)} of storage; this one would add about ${mb(wanted)}, over its quota of ${mb(settings.bytes)} (OWNER_STORAGE_MB, docs/limits.md). ` +
-            "Space frees as its running jobs finish and its finished jobs' results expire",
-          { retryAfterMs: Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, waitMs)) },
-        ),
-      );
-    }
-  }
+  const over = overQuota(next, live, bytes.input + bytes.results, "This job would hold about %s of storage (input and results)", settings, now);
+  if (over) return refuse(over);
   next.live[jobId] = [bytes.input, bytes.results, now];
   return { next, result: null };
+}
+
+/** Counts bytes kept beside a finished job until `keptForMs` from now, or says why the quota refuses them (pure). */
+function keepBytes(
+  record: StorageRecord | undefined,
+  bytes: number,
+  keptForMs: number,
+  ended: readonly string[],
+  settings: OwnerStorageSettings,
+  now: number,
+): { next: StorageRecord; result: ServiceError | null } {
+  const next = cleaned(record, ended, settings, now);
+  const over = overQuota(next, Object.keys(next.live), bytes, "This would store about %s more", settings, now);
+  if (over) return { next, result: over };
+  const slotMs = Math.max(60_000, Math.ceil(settings.keptForMs / SLOTS));
+  const expiry = String(Math.ceil((now + keptForMs) / slotMs));
+  next.kept[expiry] = (next.kept[expiry] ?? 0) + bytes;
+  return { next, result: null };
+}
+
+/** The refusal when `wanted` more bytes would cross the owner's quota (413 when they alone would), else null; `what` says what they are (%s: their size). */
+function overQuota(next: StorageRecord, live: readonly string[], wanted: number, what: string, settings: OwnerStorageSettings, now: number): ServiceError | null {
+  if (settings.bytes <= 0) return null;
+  if (wanted > settings.bytes) {
+    return new ServiceError(
+      "too_large",
+      `${what.replace("%s", mb(wanted))}, more than this client's whole quota of ${mb(settings.bytes)} (OWNER_STORAGE_MB, docs/limits.md): split it into smaller jobs`,
+      { simple: true },
+    );
+  }
+  const held = live.reduce((sum, id) => sum + next.live[id]![0] + next.live[id]![1], 0) + Object.values(next.kept).reduce((sum, b) => sum + b, 0);
+  if (held + wanted <= settings.bytes) return null;
+  const slotMs = Math.max(60_000, Math.ceil(settings.keptForMs / SLOTS));
+  const firstExpiry = Math.min(...Object.keys(next.kept).map((slot) => Number(slot) * slotMs));
+  const waitMs = live.length > 0 || !Number.isFinite(firstExpiry) ? 60_000 : firstExpiry - now;
+  return new ServiceError(
+    "rate_limit",
+    `This client's jobs hold ${mb(held)} of storage; this one would add about ${mb(wanted)}, over its quota of ${mb(settings.bytes)} (OWNER_STORAGE_MB, docs/limits.md). ` +
+      "Space frees as its running jobs finish and its finished jobs' results expire",
+    { retryAfterMs: Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, waitMs)) },
+  );
 }

@@ -6,28 +6,73 @@ import { risRecord } from "./ris";
 /** The ways a validation sample downloads. */
 export type SampleFormat = "csv" | "ris";
 
+/** Texts of the sample held at once, in characters (a pass over the job gathers at most this much, plus one paper). */
+export const SAMPLE_WINDOW_CHARS = 8 * 1024 * 1024;
+
 /**
  * A validation sample for blind screening: its papers in the order to screen them, each with its
  * title and abstract and nothing of the model's (no decision, vote or score), plus an empty
- * `included` column for the team's labels. The job's items are read chunk by chunk, keeping only
- * the sample's papers (at most MAX_VALIDATION_SAMPLE).
+ * `included` column for the team's labels, as text pieces. The order is the sample's, not the
+ * job's, so the texts are gathered in windows: each pass over the job's chunks keeps the texts
+ * of the next papers in the sample's order up to `windowChars`, then those rows leave and the
+ * next pass starts where they stopped. A sample of 5,000 long abstracts (about 100 MB) never
+ * exists whole in the gateway: it costs a few passes over the job instead.
  */
-export async function sampleDownload(job: FinishedJob, paperIds: readonly (string | number)[], format: SampleFormat, csv: CsvMode = "spreadsheet"): Promise<string> {
-  const wanted = new Set(paperIds.map(String));
-  const texts = new Map<string, ItemText>();
+export async function* sampleDownload(
+  job: FinishedJob,
+  paperIds: readonly (string | number)[],
+  format: SampleFormat,
+  csv: CsvMode = "spreadsheet",
+  windowChars = SAMPLE_WINDOW_CHARS,
+): AsyncGenerator<string> {
+  const positions = new Map<string, number>();
+  paperIds.forEach((id, i) => positions.set(String(id), i));
+  const guard = csv === "spreadsheet";
+  if (format === "csv") yield `${guard ? UTF8_BOM : ""}${csvRow(["order", "id", "title", "abstract", "included"], guard)}`;
+  const empty: ItemText = { title: "", abstract: "" };
+  for (let start = 0; start < paperIds.length; ) {
+    const { texts, end } = await gatherWindow(job, positions, start, paperIds.length, windowChars);
+    let piece = "";
+    for (let i = start; i < end; i++) {
+      const id = paperIds[i]!;
+      const text = texts.get(i) ?? empty;
+      // The order and the id are written as they are: the labels are joined back by id.
+      piece += format === "ris" ? risRecord({ id: String(id), ...text, keywords: [], notes: [] }) : csvRow([i + 1, id, text.title, text.abstract, ""], guard);
+      if (piece.length >= 64 * 1024) {
+        yield piece;
+        piece = "";
+      }
+    }
+    if (piece) yield piece;
+    start = end;
+  }
+}
+
+/**
+ * One pass over the job: the texts of the sample's papers from position `start` on, as many as
+ * fit in `windowChars` (at least the one at `start`); `end` is the first position not gathered.
+ */
+async function gatherWindow(job: FinishedJob, positions: Map<string, number>, start: number, count: number, windowChars: number) {
+  const texts = new Map<number, ItemText>();
+  let end = count;
+  let held = 0;
   for await (const { items, titles, abstracts } of withTexts(job, true)) {
     items.forEach((item, i) => {
-      const id = String(item.id);
-      if (wanted.has(id)) texts.set(id, { title: titles[i]!, abstract: abstracts![i]! });
+      const at = positions.get(String(item.id));
+      if (at === undefined || at < start || at >= end) return;
+      const text = { title: titles[i]!, abstract: abstracts![i]! };
+      texts.set(at, text);
+      held += text.title.length + text.abstract.length;
+      // Over the window: drop the papers furthest in the order until it fits (the next pass gathers them).
+      while (held > windowChars && end - 1 > start) {
+        end--;
+        const dropped = texts.get(end);
+        if (dropped) {
+          held -= dropped.title.length + dropped.abstract.length;
+          texts.delete(end);
+        }
+      }
     });
   }
-  const empty: ItemText = { title: "", abstract: "" };
-  if (format === "ris") return paperIds.map((id) => risRecord({ id: String(id), ...(texts.get(String(id)) ?? empty), keywords: [], notes: [] })).join("");
-  const guard = csv === "spreadsheet";
-  const rows = paperIds.map((id, i) => {
-    const text = texts.get(String(id)) ?? empty;
-    // The labels are joined back by id: a plain-number id stays as it is (csv.ts).
-    return csvRow([i + 1, id, text.title, text.abstract, ""], guard);
-  });
-  return `${guard ? UTF8_BOM : ""}${csvRow(["order", "id", "title", "abstract", "included"], guard)}${rows.join("")}`;
+  return { texts, end };
 }

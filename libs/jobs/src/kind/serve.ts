@@ -29,6 +29,8 @@ export interface ServedJobKind {
   jobs: ServiceJobs;
   worker: JobWorker;
   pricing: JobPricing;
+  /** The owners' storage quotas of this service (what else its handlers store beside a job is counted there too). */
+  storage: OwnerStorage;
 }
 
 /**
@@ -59,6 +61,20 @@ export async function serveJobKind<C extends KindRequest, E extends { model: str
   worker.start();
   runtime.shutdown.add("job worker", () => worker.stop());
   const pricing = new JobPricing(() => runtime.llm.modelAliases);
+  const storage = new OwnerStorage(
+    runtime.limits,
+    kind.service,
+    {
+      bytes: env.OWNER_STORAGE_MB * 1024 * 1024,
+      liveJobs: env.OWNER_MAX_LIVE_JOBS,
+      // Results stay in the embedded store of record, or (with MongoDB) only the job's data in NATS.
+      keptForMs: env.MONGO_URL ? env.JOB_RETENTION_MS : Math.max(env.JOB_RETENTION_MS, env.JOB_STORE_RETENTION_MS),
+    },
+    async (jobId) => {
+      const entry = await jobs.mirror.fetch(jobId);
+      return !entry ? "none" : isActive(entry.state) ? "active" : "ended";
+    },
+  );
   const handlers = jobKindHandlers(kind, {
     infra,
     store,
@@ -66,23 +82,10 @@ export async function serveJobKind<C extends KindRequest, E extends { model: str
     sealer,
     logger,
     orphanLeaseMs: env.JOB_ORPHAN_LEASE_MS,
-    storage: new OwnerStorage(
-      runtime.limits,
-      kind.service,
-      {
-        bytes: env.OWNER_STORAGE_MB * 1024 * 1024,
-        liveJobs: env.OWNER_MAX_LIVE_JOBS,
-        // Results stay in the embedded store of record, or (with MongoDB) only the job's data in NATS.
-        keptForMs: env.MONGO_URL ? env.JOB_RETENTION_MS : Math.max(env.JOB_RETENTION_MS, env.JOB_STORE_RETENTION_MS),
-      },
-      async (jobId) => {
-        const entry = await jobs.mirror.fetch(jobId);
-        return !entry ? "none" : isActive(entry.state) ? "active" : "ended";
-      },
-    ),
+    storage,
     pricing,
     chooseModel: (requested, specDefault) => runtime.model(requested, specDefault),
     hasProviderKey: () => runtime.llm.hasDefaultKey,
   });
-  return { handlers, jobs, worker, pricing };
+  return { handlers, jobs, worker, pricing, storage };
 }

@@ -297,6 +297,8 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls:
         // Errors (404 for an unknown or another client's job) are answered as the poll's.
         const first = await polls.read(service, job_id, owner, request.id);
         if (first.finished) {
+          // The end event streams the whole finished job: a heavy read of its owner, like an export.
+          await request.countHeavyRead(reply);
           await endEvent(openStream(request, reply), first, deps.logger);
           return reply;
         }

@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import {
   headers,
@@ -87,7 +88,8 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
         if (!artifact.head.titles) {
           throw new ServiceError("conflict", `Job ${job_id} no longer holds its papers' titles and abstracts (they are kept with its results for JOB_RETENTION_MS); download the sample's ids from GET …/validation-samples/${sample_id}`, { simple: true });
         }
-        const body = await sampleDownload(artifactJob(data, artifact.head), sample.paper_ids, format, csv);
+        // Streamed as it is produced, a window of the sample's texts at a time (never whole in memory).
+        const body = Readable.from(sampleDownload(artifactJob(data, artifact.head), sample.paper_ids, format, csv), { objectMode: false, highWaterMark: 1 });
         return reply
           .type(format === "csv" ? "text/csv; charset=utf-8" : "application/x-research-info-systems; charset=utf-8")
           .header("content-disposition", `attachment; filename="validation-sample-${sample.sample_id}.${format}"`)

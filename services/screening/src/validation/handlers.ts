@@ -1,10 +1,10 @@
 import { randomInt, randomUUID } from "node:crypto";
-import { MAX_VALIDATION_SAMPLE, operations, SampleId, sampleNotFound, ServiceError, type StoredValidationSample, type ValidationIssue, type ValidationSample } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, MAX_VALIDATION_SAMPLE, operations, SampleId, sampleNotFound, ServiceError, type StoredValidationSample, type ValidationIssue, type ValidationSample } from "@litrev/contracts";
 import { cohenKappa, drawSample, keptAt, labelsNeeded, recallCertificate, type CertificateOptions, type VoteLevel } from "@litrev/evaluation";
 import { requestOwner, type JobReader } from "@litrev/jobs";
 import { handler, type HandlerEntry } from "@litrev/messaging";
 import { finishedJobPapers } from "./job-papers";
-import type { SampleStore } from "./sample-store";
+import { sampleBytes, type SampleStore } from "./sample-store";
 
 /** Tries of a batch's compare-and-set before it gives up (each lost try means another batch landed). */
 const WRITE_TRIES = 8;
@@ -15,7 +15,13 @@ const LISTED_DISCORDANT = 200;
  * The validation-sample operations of the screening service: draw a sample of a finished job,
  * add labels in batches (each batch a recorded look, answered with the certificate), read it back.
  */
-export function validationSampleHandlers(reader: JobReader, store: SampleStore): HandlerEntry[] {
+/** The owners' storage quota of the service (libs/jobs `OwnerStorage`), which counts each sample drawn until it expires. */
+export interface SampleQuota {
+  storage: { keep(owner: string, bytes: number, keptForMs: number): Promise<void> };
+  keptForMs: number;
+}
+
+export function validationSampleHandlers(reader: JobReader, store: SampleStore, quota?: SampleQuota): HandlerEntry[] {
   return [
     handler(operations.drawValidationSample, async (input, ctx) => {
       const owner = requestOwner(ctx.header);
@@ -74,6 +80,8 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore):
           warnings: size < (input.size ?? 0) ? [`The sample holds ${size} papers, all the design can draw (at most ${MAX_VALIDATION_SAMPLE}).`] : [],
         },
       };
+      // Counted against the owner's storage quota before it is stored, with room for its labels.
+      await quota?.storage.keep(owner ?? DEFAULT_JOB_OWNER, sampleBytes(record), quota.keptForMs);
       await store.create(record);
       return record.sample;
     }),

@@ -58,6 +58,15 @@ export class SampleStore {
   }
 }
 
+/** Room counted per paper of a sample for its label (id, decision, a discordance entry) and for the looks of its batches. */
+const LABEL_BYTES = 256;
+const LOOKS_BYTES = 64 * 1024;
+
+/** What a sample's record may come to hold once labelled: its size when drawn plus room for every label, at most one record. */
+export function sampleBytes(record: StoredValidationSample): number {
+  return Math.min(MAX_RECORD_BYTES, Buffer.byteLength(JSON.stringify(record)) + record.sample.paper_ids.length * LABEL_BYTES + LOOKS_BYTES);
+}
+
 function encode(record: StoredValidationSample): Uint8Array {
   const bytes = new TextEncoder().encode(JSON.stringify(record));
   if (bytes.length > MAX_RECORD_BYTES) {
