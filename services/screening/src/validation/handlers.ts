@@ -30,7 +30,9 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore):
         sides: input.sides,
         repetitions: job.repetitions,
         planThreshold,
+        plan: input.plan,
         ...(threshold !== null ? { designThreshold: threshold } : {}),
+        ...(input.look_every !== undefined ? { lookEvery: input.look_every } : {}),
       };
       const plan = labelsNeeded(levels, options);
       const pool = input.design === "below_threshold" ? job.papers.filter((p) => !keptAt(p.score, planThreshold)).length : job.papers.length;
@@ -39,6 +41,7 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore):
       const size = Math.min(pool, MAX_VALIDATION_SAMPLE, input.size ?? plan.needed ?? Math.max(100, Math.ceil(job.papers.length / 5)));
       const seed = input.seed ?? randomInt(0, 2_147_483_647);
       const drawn = drawSample(job.papers, input.design, size, seed, planThreshold);
+      options.sampleSize = drawn.ids.length;
       const byId = new Map(job.papers.map((p) => [String(p.id), p]));
       const sampleId = randomUUID();
       const record: StoredValidationSample = {
@@ -64,7 +67,13 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore):
           sides: input.sides,
           paper_ids: drawn.ids,
           strata: drawn.strata,
+          plan: input.plan,
+          look_every: input.look_every ?? null,
           labels_needed: plan.needed,
+          labels_needed_by_plan: {
+            once: input.plan === "once" ? plan.needed : labelsNeeded(levels, { ...options, plan: "once" }).needed,
+            anytime: input.plan === "anytime" ? plan.needed : labelsNeeded(levels, { ...options, plan: "anytime" }).needed,
+          },
           feasible: plan.feasible,
           labelled: 0,
           labels: [],
@@ -145,6 +154,9 @@ function withLabels(record: StoredValidationSample, batch: readonly { id: string
     sides: sample.sides,
     repetitions: record.repetitions,
     planThreshold: sample.threshold ?? Math.max(1, Math.ceil(record.job_threshold)),
+    plan: sample.plan,
+    sampleSize: sample.paper_ids.length,
+    ...(sample.look_every !== null ? { lookEvery: sample.look_every } : {}),
     ...(sample.threshold !== null ? { designThreshold: sample.threshold } : {}),
     ...(read !== undefined ? { includesRead: read } : {}),
   };
