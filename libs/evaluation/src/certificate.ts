@@ -1,4 +1,5 @@
 import type { BoundSides, CanShow, Certificate, CertifiedThreshold, LookPlan, SampleDesign } from "@litrev/contracts";
+import { betCertifies, betRecallLower, type SequenceLabel } from "./betting";
 import { exactCountBounds, oneLookRecallLower } from "./one-look";
 import { countBounds, type CountBounds, type GroupCount } from "./sequence";
 
@@ -53,6 +54,12 @@ export interface CertificateOptions {
   sampleSize?: number;
   /** plan anytime: labels between looks, if the team said (the plan rounds up to a look). */
   lookEvery?: number;
+  /** plan anytime: the labels in the sample's order (without it, each level's labels are taken as spread evenly: for planning). */
+  sequence?: readonly { score: number | null; included: boolean }[];
+  /** stratified: the papers the sample holds per level (same order as the levels); the labelled ones when unsaid. */
+  sampled?: readonly number[];
+  /** plan anytime: the betting test (default) or the prior–posterior-ratio bounds with the error split (the method before it, for comparison). */
+  sequenceMethod?: "betting" | "ppr";
 }
 
 /** Share of the error for the lower bound on the kept includes; the rest bounds the missed ones. */
@@ -130,10 +137,37 @@ function recallAt(levels: readonly VoteLevel[], votes: number, options: Certific
     const missed = { papers: below.papers, labelled: below.labelled, includes: belowLevels.reduce((s, l) => s + l.includes, 0) };
     lower = oneLookRecallLower({ kept, below: missed }, tail);
     missedUpper = exactCountBounds(missed, tail).high;
+  } else if (!once && (options.sequenceMethod ?? "betting") === "betting") {
+    // As labels arrive: the betting test of recall, all strata at once, at the whole error; the
+    // missed includes keep their own anytime bound at the same error (each statement holds on its own).
+    const strata = levels.map((l, i) => ({ papers: l.papers, sampled: pooled ? l.papers : Math.max(l.labelled, options.sampled?.[i] ?? l.labelled), kept: keptAt(l.score, votes) }));
+    const labels = labelSequence(levels, options.sequence);
+    lower = labels.some((l) => l.included) ? betRecallLower(strata, labels, tail) : 0;
+    if (lower < options.targetRecall && betCertifies(strata, labels, options.targetRecall, tail)) lower = options.targetRecall;
+    missedUpper = sideBounds(belowLevels, pooled, tail).high;
   }
   const upper = keptSide.high + below.low > 0 ? keptSide.high / (keptSide.high + below.low) : 1;
   const estimate = keptSide.estimate !== null && below.estimate !== null && keptSide.estimate + below.estimate > 0 ? keptSide.estimate / (keptSide.estimate + below.estimate) : null;
   return { lower, upper: options.sides === "two" ? upper : 1, estimate, below, missedUpper };
+}
+
+/**
+ * The labels in the order they were given, as strata indices. Without the order (planning on
+ * expected counts), each level's includes and excludes are spread evenly through the labels.
+ */
+function labelSequence(levels: readonly VoteLevel[], sequence: CertificateOptions["sequence"]): SequenceLabel[] {
+  const index = new Map(levels.map((l, i) => [l.score, i]));
+  if (sequence) return sequence.map((l) => ({ stratum: index.get(l.score)!, included: l.included }));
+  const keyed: { key: number; label: SequenceLabel }[] = [];
+  levels.forEach((l, stratum) => {
+    for (const [count, included] of [
+      [l.includes, true],
+      [l.labelled - l.includes, false],
+    ] as const) {
+      for (let j = 0; j < count; j++) keyed.push({ key: (j + 0.5) / count, label: { stratum, included } });
+    }
+  });
+  return keyed.sort((a, b) => a.key - b.key).map((k) => k.label);
 }
 
 function thresholdsFor(options: CertificateOptions): number[] {

@@ -15,7 +15,7 @@ function upperTail(x: number, K: number, A: number, m: number, stop = Infinity):
 }
 
 /** P(X ≤ x) for X ~ Hyp(n draws from N papers holding K includes). */
-function lowerTail(x: number, N: number, K: number, n: number): number {
+export function lowerTail(x: number, N: number, K: number, n: number): number {
   let p = 0;
   for (let i = Math.max(0, n - (N - K)); i <= x; i++) p += Math.exp(logHypergeometric(i, N, K, n));
   return p;

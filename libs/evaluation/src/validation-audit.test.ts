@@ -69,7 +69,8 @@ describe("the audit's failing inputs", () => {
     expect(trueRecall(papers, truth, 1)).toBeLessThan(0.8);
     // Looks as labels arrive are the sample route's anytime plan (the validation route is one look):
     // its recommendation on the labels so far, counted per vote level.
-    const options = { design: "simple" as const, targetRecall: 0.8, confidence: 0.95, sides: "two" as const, repetitions: 1, plan: "anytime" as const };
+    // The prior–posterior-ratio sequence here (from counts alone); the betting test, which follows the labels' order, has its own test after every label (betting.test.ts).
+    const options = { design: "simple" as const, targetRecall: 0.8, confidence: 0.95, sides: "two" as const, repetitions: 1, plan: "anytime" as const, sequenceMethod: "ppr" as const };
     const RUNS = 400;
     let wrong = 0;
     for (let run = 0; run < RUNS; run++) {

@@ -137,11 +137,13 @@ function withLabels(record: StoredValidationSample, batch: readonly { id: string
   const levels: VoteLevel[] = record.levels.map((l) => ({ score: l.score, papers: l.papers, labelled: 0, includes: 0 }));
   const levelOf = new Map(levels.map((l) => [l.score, l]));
   const ordered: { id: string | number; included: boolean }[] = [];
+  const sequence: { score: number | null; included: boolean }[] = [];
   let lastLabelled = -1;
   sample.paper_ids.forEach((id, i) => {
     const included = labels.get(String(id));
     if (included === undefined) return;
     ordered.push({ id, included });
+    sequence.push({ score: record.scores[i] ?? null, included });
     lastLabelled = i;
     const level = levelOf.get(record.scores[i] ?? null)!;
     level.labelled++;
@@ -156,6 +158,8 @@ function withLabels(record: StoredValidationSample, batch: readonly { id: string
     planThreshold: sample.threshold ?? Math.max(1, Math.ceil(record.job_threshold)),
     plan: sample.plan,
     sampleSize: sample.paper_ids.length,
+    sequence,
+    sampled: levels.map((l) => sample.strata.find((h) => h.votes === l.score)?.sampled ?? l.labelled),
     ...(sample.look_every !== null ? { lookEvery: sample.look_every } : {}),
     ...(sample.threshold !== null ? { designThreshold: sample.threshold } : {}),
     ...(read !== undefined ? { includesRead: read } : {}),
