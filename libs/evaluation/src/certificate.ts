@@ -232,8 +232,19 @@ export function recallCertificate(levels: readonly VoteLevel[], options: Certifi
   // No threshold to certify (a job that recorded no repetitions): say so rather than guess.
   const canShow = recommended || rows.length === 0 ? null : whatCanBeShown(levels, rows, options);
   return {
+    ...common(options, labelled, includes, plan),
     plan: lookPlan,
     look: "certificate",
+    thresholds: rows,
+    recommended,
+    reason: recommended ? null : canShow ? reasonText(rows, includes, labelled, plan, options, canShow) : "The job recorded no include-vote thresholds (no repetitions): there is no threshold to certify.",
+    can_show: canShow,
+  };
+}
+
+/** What every answer says, certificate or progress: the request, the method, the counts and the plan's labels. */
+function common(options: CertificateOptions, labelled: number, includes: number, plan: Plan) {
+  return {
     design: options.design,
     target_recall: options.targetRecall,
     confidence: options.confidence,
@@ -242,10 +253,6 @@ export function recallCertificate(levels: readonly VoteLevel[], options: Certifi
     statement: statement(options),
     labelled,
     labelled_included: includes,
-    thresholds: rows,
-    recommended,
-    reason: recommended ? null : canShow ? reasonText(rows, includes, labelled, plan, options, canShow) : "The job recorded no include-vote thresholds (no repetitions): there is no threshold to certify.",
-    can_show: canShow,
     labels_needed: plan.needed,
     labels_still_needed: plan.needed === null ? null : Math.max(0, plan.needed - labelled),
     feasible: plan.feasible,
@@ -257,28 +264,19 @@ export function recallCertificate(levels: readonly VoteLevel[], options: Certifi
  * taken again as labels arrive would err more often than it says, so none is given until the last label.
  */
 function progress(levels: readonly VoteLevel[], options: CertificateOptions, labelled: number, includes: number, plan: Plan): Certificate {
-  const rows = certify(levels, { ...options, plan: "anytime" }, options.confidence).rows.map((row) => ({ ...row, recall_lower: null, recall_upper: null }));
+  // The rows' estimates and counts only (the bounds are dropped, so the cheapest method computes them).
+  const rows = certify(levels, { ...options, plan: "anytime", sequenceMethod: "ppr" }, options.confidence).rows.map((row) => ({ ...row, recall_lower: null, recall_upper: null }));
   const size = options.sampleSize ?? labelled;
   return {
+    ...common(options, labelled, includes, plan),
     plan: "once",
     look: "progress",
-    design: options.design,
-    target_recall: options.targetRecall,
-    confidence: options.confidence,
-    sides: options.sides,
-    method: methodText(options),
-    statement: statement(options),
-    labelled,
-    labelled_included: includes,
     thresholds: rows,
     recommended: null,
     reason:
       `Progress: ${labelled} of the sample's ${size} papers are labelled (${includes} included). The sample was planned for one look, after its last label, ` +
       `and its exact bound is given then; a look before it is not a certificate (a one-look bound taken again as labels arrive errs more often than it says). Label the remaining ${size - labelled} papers in the sample's order.`,
     can_show: null,
-    labels_needed: plan.needed,
-    labels_still_needed: plan.needed === null ? null : Math.max(0, plan.needed - labelled),
-    feasible: plan.feasible,
   };
 }
 
