@@ -156,6 +156,37 @@ describe("validation samples drawn and kept by the screening service (gateway + 
     expect(relabel.body.detail[0].msg).toMatch(/^Labelled differently in an earlier batch/);
   });
 
+  it("answers a sample planned for one look as progress until its last label, then with the exact bound: 59 of 59 includes kept certifies 95%", async () => {
+    const { jobId, results } = await finishedJob(400);
+    const score = new Map(results.map((r) => [r.id, r.final_score]));
+    const drawn = await post(`/v1/screening/jobs/${jobId}/validation-samples`, { design: "simple", plan: "once", size: 300, seed: 5 });
+    expect(drawn.status, JSON.stringify(drawn.body).slice(0, 300)).toBe(200);
+    expect(drawn.body).toMatchObject({ plan: "once", look_every: null });
+    // The labels each plan is expected to need, shown before any is spent.
+    expect(drawn.body.labels_needed_by_plan).toEqual({ once: drawn.body.labels_needed, anytime: expect.anything() });
+    const ids: string[] = drawn.body.paper_ids.map(String);
+    // 59 of the sampled papers kept at threshold 1 are included, every other paper excluded.
+    const kept = ids.filter((id) => score.get(id)! >= 1).slice(0, 59);
+    expect(kept).toHaveLength(59);
+    const included = new Set(kept);
+    const labels = ids.map((id) => ({ id, included: included.has(id) }));
+    const path = `/v1/screening/jobs/${jobId}/validation-samples/${drawn.body.sample_id}/labels`;
+    const early = await post(path, { labels: labels.slice(0, 150) });
+    expect(early.status).toBe(200);
+    expect(early.body.certificate).toMatchObject({ plan: "once", look: "progress", recommended: null });
+    expect(early.body.certificate.reason).toMatch(/^Progress: 150 of the sample's 300 papers are labelled/);
+    const last = await post(path, { labels: labels.slice(150) });
+    expect(last.status).toBe(200);
+    const cert = last.body.certificate;
+    expect(cert).toMatchObject({ plan: "once", look: "certificate", labelled: 300, labelled_included: 59 });
+    expect(cert.thresholds[0].votes).toBe(1);
+    expect(cert.thresholds[0].recall_lower).toBeGreaterThanOrEqual(0.9505);
+    expect(cert.recommended.votes).toBeGreaterThanOrEqual(1);
+    const report = await stack.http("GET", `/v1/screening/jobs/${jobId}/report?format=json`, undefined, as(ALICE));
+    expect(report.body.recall_certificate).toMatchObject({ plan: "once", look: "certificate", sample_size: 300 });
+    expect(report.body.methods_paragraph).toContain("analysed once, after its last label, as planned before labelling");
+  });
+
   it("marks a sample's papers and labels in the job's export with sample=<sample_id>, for the sample's owner only", async () => {
     const { jobId, results } = await finishedJob(60);
     const drawn = await post(`/v1/screening/jobs/${jobId}/validation-samples`, { size: 20, seed: 7 });

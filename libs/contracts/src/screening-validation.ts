@@ -26,6 +26,14 @@ export const ScreeningValidationRequest = z.object({
   /** Confidence of the recall bound: one-sided by default ("95% recall with 95% confidence"). */
   confidence: z.number().min(0.5).lt(1).default(0.95),
   sides: z.enum(["one", "two"]).default("one"),
+  /**
+   * How the team drew the labelled papers: simple (a simple random sample of the job's papers: the
+   * exact one-look bound, 59 of 59 includes kept certifies 95%) or stratified (random within each
+   * include-vote level, at rates of its choosing: each level bounded on its own). One look either
+   * way. Unsaid: simple, unless the labels' counts per vote level are plainly not a simple random
+   * sample's (the χ² check, p < 0.001), then stratified (the answer's warnings say so).
+   */
+  design: z.enum(["simple", "stratified"]).optional(),
 });
 export type ScreeningValidationRequest = z.infer<typeof ScreeningValidationRequest>;
 
@@ -97,6 +105,13 @@ export const SampleDesign = z.enum(["simple", "stratified", "below_threshold"]);
 export type SampleDesign = z.infer<typeof SampleDesign>;
 export const BoundSides = z.enum(["one", "two"]);
 export type BoundSides = z.infer<typeof BoundSides>;
+/**
+ * When the team will analyse the labels: "once", after the last label of the sample (the exact
+ * one-look bound; earlier looks are answered as progress), or "anytime", as they arrive however
+ * often (the anytime-valid sequence).
+ */
+export const LookPlan = z.enum(["once", "anytime"]);
+export type LookPlan = z.infer<typeof LookPlan>;
 
 /** The certificate at one include-vote threshold: a paper is kept (read) when its include votes ≥ `votes`. */
 export const CertifiedThreshold = z.object({
@@ -133,6 +148,10 @@ export const CanShow = z.object({
 export type CanShow = z.infer<typeof CanShow>;
 
 export const Certificate = z.object({
+  /** When the labels are analysed (see LookPlan); anytime for samples drawn before plans existed. */
+  plan: LookPlan.default("anytime"),
+  /** certificate: the bounds hold for this look; progress: a look before the single planned one (estimates only, no bound). */
+  look: z.enum(["certificate", "progress"]).default("certificate"),
   design: SampleDesign,
   target_recall: z.number(),
   confidence: z.number(),
@@ -180,7 +199,7 @@ export const ScreeningValidationResponse = z.object({
   agreement: ValidationAgreement,
   /** Included papers expected below the recommended threshold; null without a recommendation or labels below it. */
   missed_includes: MissedIncludes.nullable(),
-  /** The recall certificate the figures above come from (the labels taken as a sample stratified by vote level). */
+  /** The recall certificate the figures above come from (one look, on the design the request names). */
   certificate: Certificate,
   /** Null when it cannot be told (fewer than two labels, every paper labelled, one vote level). */
   randomness: RandomnessCheck.nullable(),
@@ -202,6 +221,13 @@ export const ValidationSampleRequest = z.object({
   seed: z.number().int().min(0).max(2_147_483_647).optional(),
   /** below_threshold: the include-vote threshold whose unread papers are sampled (default: the job's own, at least 1). */
   threshold: z.number().int().min(1).optional(),
+  /**
+   * When the team will look: once, after the sample's last label (the exact one-look bound, the
+   * fewest labels; earlier looks answer as progress), or anytime, as labels arrive (default).
+   */
+  plan: LookPlan.default("anytime"),
+  /** anytime: how many labels the team means to label between looks, if it knows (sizes the plan; any look stays valid). */
+  look_every: z.number().int().min(1).max(MAX_VALIDATION_SAMPLE).optional(),
 });
 export type ValidationSampleRequest = z.infer<typeof ValidationSampleRequest>;
 
@@ -265,7 +291,13 @@ export const ValidationSample = z.object({
   /** The papers to screen, in the order to screen them (the bound assumes this order). */
   paper_ids: z.array(PaperId),
   strata: z.array(SampleStratum),
+  /** When the team said it will look (anytime for samples drawn before plans existed). */
+  plan: LookPlan.default("anytime"),
+  look_every: z.number().int().nullable().default(null),
+  /** Labels the plan is expected to need to certify the target, from the job's votes (and, once labels arrive, from them). */
   labels_needed: z.number().int().nullable(),
+  /** At the draw, from the job's votes: what each plan would be expected to need, to choose between them before a label is spent. */
+  labels_needed_by_plan: z.object({ once: z.number().int().nullable(), anytime: z.number().int().nullable() }).nullable().default(null),
   /** Whether the target can be shown on this job with a sample at all (see `certificate.reason`). */
   feasible: z.boolean(),
   labelled: z.number().int(),
@@ -282,6 +314,9 @@ export type ValidationSample = z.infer<typeof ValidationSample>;
 export const ReportCertificate = z.object({
   sample_id: z.string(),
   design: SampleDesign,
+  plan: LookPlan.default("anytime"),
+  /** progress: a look before a single planned one (no bound yet). */
+  look: z.enum(["certificate", "progress"]).default("certificate"),
   sample_size: z.number().int(),
   labelled: z.number().int(),
   labelled_included: z.number().int(),

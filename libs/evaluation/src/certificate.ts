@@ -1,5 +1,7 @@
-import type { BoundSides, CanShow, Certificate, CertifiedThreshold, SampleDesign } from "@litrev/contracts";
-import { countBounds, type GroupCount } from "./sequence";
+import type { BoundSides, CanShow, Certificate, CertifiedThreshold, LookPlan, SampleDesign } from "@litrev/contracts";
+import { betCertifies, betRecallLower, type SequenceLabel } from "./betting";
+import { exactCountBounds, oneLookRecallLower } from "./one-look";
+import { countBounds, type CountBounds, type GroupCount } from "./sequence";
 
 /**
  * The recall certificate: per include-vote threshold, a lower bound on the share of the job's
@@ -42,6 +44,22 @@ export interface CertificateOptions {
   includesRead?: number;
   /** The threshold to plan the labels needed for (the job's own, at least 1). */
   planThreshold?: number;
+  /**
+   * When the labels are analysed: "anytime" (as they arrive, however often: the anytime-valid
+   * sequence) or "once" (one look after the last label of a sample of `sampleSize`: the exact
+   * one-look bounds; earlier looks are progress, not a certificate). Anytime unless said.
+   */
+  plan?: LookPlan;
+  /** plan once: the sample's size, the labels the single look is taken at. */
+  sampleSize?: number;
+  /** plan anytime: labels between looks, if the team said (the plan rounds up to a look). */
+  lookEvery?: number;
+  /** plan anytime: the labels in the sample's order (without it, each level's labels are taken as spread evenly: for planning). */
+  sequence?: readonly { score: number | null; included: boolean }[];
+  /** stratified: the papers the sample holds per level (same order as the levels); the labelled ones when unsaid. */
+  sampled?: readonly number[];
+  /** plan anytime: the betting test (default) or the prior–posterior-ratio bounds with the error split (the method before it, for comparison). */
+  sequenceMethod?: "betting" | "ppr";
 }
 
 /** Share of the error for the lower bound on the kept includes; the rest bounds the missed ones. */
@@ -63,8 +81,9 @@ interface SideBounds {
   labelled: number;
 }
 
-/** Bounds on the includes among `levels` at error α for each end, as the design samples them. */
-function sideBounds(levels: readonly VoteLevel[], pooled: boolean, alpha: number): SideBounds {
+/** Bounds on the includes among `levels` at error α for each end, as the design samples them (anytime, or exact for one look). */
+function sideBounds(levels: readonly VoteLevel[], pooled: boolean, alpha: number, once = false): SideBounds {
+  const bound: (group: GroupCount, alpha: number) => CountBounds = once ? exactCountBounds : countBounds;
   const papers = levels.reduce((s, l) => s + l.papers, 0);
   const labelled = levels.reduce((s, l) => s + l.labelled, 0);
   const groups: GroupCount[] = pooled ? [{ papers, labelled, includes: levels.reduce((s, l) => s + l.includes, 0) }] : levels.filter((l) => l.papers > 0);
@@ -72,7 +91,7 @@ function sideBounds(levels: readonly VoteLevel[], pooled: boolean, alpha: number
   let high = 0;
   let estimate: number | null = 0;
   for (const group of groups) {
-    const b = countBounds(group, alpha / groups.length);
+    const b = bound(group, alpha / groups.length);
     low += b.low;
     high += b.high;
     estimate = group.labelled === 0 || estimate === null ? null : estimate + (group.includes * group.papers) / group.labelled;
@@ -94,9 +113,10 @@ function recallAt(levels: readonly VoteLevel[], votes: number, options: Certific
   const tail = options.sides === "two" ? alpha / 2 : alpha;
   const above = levels.filter((l) => keptAt(l.score, votes));
   const belowLevels = levels.filter((l) => !keptAt(l.score, votes));
+  const once = options.plan === "once";
   if (options.design === "below_threshold") {
     // The sample is simple within the papers below the design threshold; A is what the team read.
-    const below = sideBounds(belowLevels, true, tail);
+    const below = sideBounds(belowLevels, true, tail, once);
     const missedUpper = below.high;
     const read = options.includesRead;
     if (votes !== options.designThreshold || read === undefined) return { lower: null, upper: null, estimate: null, below, missedUpper };
@@ -106,12 +126,48 @@ function recallAt(levels: readonly VoteLevel[], votes: number, options: Certific
     return { lower, upper: options.sides === "two" ? upper : 1, estimate, below, missedUpper };
   }
   const pooled = options.design === "simple";
-  const keptSide = sideBounds(above, pooled, tail * KEPT_SHARE);
-  const below = sideBounds(belowLevels, pooled, tail * (1 - KEPT_SHARE));
-  const lower = keptSide.low + below.high > 0 ? keptSide.low / (keptSide.low + below.high) : 0;
+  const keptSide = sideBounds(above, pooled, tail * KEPT_SHARE, once);
+  const below = sideBounds(belowLevels, pooled, tail * (1 - KEPT_SHARE), once);
+  let lower = keptSide.low + below.high > 0 ? keptSide.low / (keptSide.low + below.high) : 0;
+  let missedUpper = below.high;
+  if (once && pooled) {
+    // One look at a simple sample: recall's exact bound at the whole error, no split; the missed
+    // includes get their own exact bound at the same error (each statement holds on its own).
+    const kept = { papers: keptSide.papers, labelled: keptSide.labelled, includes: above.reduce((s, l) => s + l.includes, 0) };
+    const missed = { papers: below.papers, labelled: below.labelled, includes: belowLevels.reduce((s, l) => s + l.includes, 0) };
+    lower = oneLookRecallLower({ kept, below: missed }, tail);
+    missedUpper = exactCountBounds(missed, tail).high;
+  } else if (!once && (options.sequenceMethod ?? "betting") === "betting") {
+    // As labels arrive: the betting test of recall, all strata at once, at the whole error; the
+    // missed includes keep their own anytime bound at the same error (each statement holds on its own).
+    const strata = levels.map((l, i) => ({ papers: l.papers, sampled: pooled ? l.papers : Math.max(l.labelled, options.sampled?.[i] ?? l.labelled), kept: keptAt(l.score, votes) }));
+    const labels = labelSequence(levels, options.sequence);
+    lower = labels.some((l) => l.included) ? betRecallLower(strata, labels, tail) : 0;
+    if (lower < options.targetRecall && betCertifies(strata, labels, options.targetRecall, tail)) lower = options.targetRecall;
+    missedUpper = sideBounds(belowLevels, pooled, tail).high;
+  }
   const upper = keptSide.high + below.low > 0 ? keptSide.high / (keptSide.high + below.low) : 1;
   const estimate = keptSide.estimate !== null && below.estimate !== null && keptSide.estimate + below.estimate > 0 ? keptSide.estimate / (keptSide.estimate + below.estimate) : null;
-  return { lower, upper: options.sides === "two" ? upper : 1, estimate, below, missedUpper: below.high };
+  return { lower, upper: options.sides === "two" ? upper : 1, estimate, below, missedUpper };
+}
+
+/**
+ * The labels in the order they were given, as strata indices. Without the order (planning on
+ * expected counts), each level's includes and excludes are spread evenly through the labels.
+ */
+function labelSequence(levels: readonly VoteLevel[], sequence: CertificateOptions["sequence"]): SequenceLabel[] {
+  const index = new Map(levels.map((l, i) => [l.score, i]));
+  if (sequence) return sequence.map((l) => ({ stratum: index.get(l.score)!, included: l.included }));
+  const keyed: { key: number; label: SequenceLabel }[] = [];
+  levels.forEach((l, stratum) => {
+    for (const [count, included] of [
+      [l.includes, true],
+      [l.labelled - l.includes, false],
+    ] as const) {
+      for (let j = 0; j < count; j++) keyed.push({ key: (j + 0.5) / count, label: { stratum, included } });
+    }
+  });
+  return keyed.sort((a, b) => a.key - b.key).map((k) => k.label);
 }
 
 function thresholdsFor(options: CertificateOptions): number[] {
@@ -167,12 +223,27 @@ export function missedUpperBound(levels: readonly VoteLevel[], votes: number, op
 
 /** The certificate for labels on a job's vote levels. */
 export function recallCertificate(levels: readonly VoteLevel[], options: CertificateOptions): Certificate {
-  const { rows, recommended } = certify(levels, options, options.confidence);
   const labelled = levels.reduce((s, l) => s + l.labelled, 0);
   const includes = levels.reduce((s, l) => s + l.includes, 0);
   const plan = labelsNeeded(levels, options);
+  const lookPlan = options.plan ?? "anytime";
+  if (lookPlan === "once" && labelled < (options.sampleSize ?? 0)) return progress(levels, options, labelled, includes, plan);
+  const { rows, recommended } = certify(levels, options, options.confidence);
   // No threshold to certify (a job that recorded no repetitions): say so rather than guess.
   const canShow = recommended || rows.length === 0 ? null : whatCanBeShown(levels, rows, options);
+  return {
+    ...common(options, labelled, includes, plan),
+    plan: lookPlan,
+    look: "certificate",
+    thresholds: rows,
+    recommended,
+    reason: recommended ? null : canShow ? reasonText(rows, includes, labelled, plan, options, canShow) : "The job recorded no include-vote thresholds (no repetitions): there is no threshold to certify.",
+    can_show: canShow,
+  };
+}
+
+/** What every answer says, certificate or progress: the request, the method, the counts and the plan's labels. */
+function common(options: CertificateOptions, labelled: number, includes: number, plan: Plan) {
   return {
     design: options.design,
     target_recall: options.targetRecall,
@@ -182,13 +253,30 @@ export function recallCertificate(levels: readonly VoteLevel[], options: Certifi
     statement: statement(options),
     labelled,
     labelled_included: includes,
-    thresholds: rows,
-    recommended,
-    reason: recommended ? null : canShow ? reasonText(rows, includes, labelled, plan, options, canShow) : "The job recorded no include-vote thresholds (no repetitions): there is no threshold to certify.",
-    can_show: canShow,
     labels_needed: plan.needed,
     labels_still_needed: plan.needed === null ? null : Math.max(0, plan.needed - labelled),
     feasible: plan.feasible,
+  };
+}
+
+/**
+ * A look before the single planned one: the estimates and the plan, no bound. A one-look bound
+ * taken again as labels arrive would err more often than it says, so none is given until the last label.
+ */
+function progress(levels: readonly VoteLevel[], options: CertificateOptions, labelled: number, includes: number, plan: Plan): Certificate {
+  // The rows' estimates and counts only (the bounds are dropped, so the cheapest method computes them).
+  const rows = certify(levels, { ...options, plan: "anytime", sequenceMethod: "ppr" }, options.confidence).rows.map((row) => ({ ...row, recall_lower: null, recall_upper: null }));
+  const size = options.sampleSize ?? labelled;
+  return {
+    ...common(options, labelled, includes, plan),
+    plan: "once",
+    look: "progress",
+    thresholds: rows,
+    recommended: null,
+    reason:
+      `Progress: ${labelled} of the sample's ${size} papers are labelled (${includes} included). The sample was planned for one look, after its last label, ` +
+      `and its exact bound is given then; a look before it is not a certificate (a one-look bound taken again as labels arrive errs more often than it says). Label the remaining ${size - labelled} papers in the sample's order.`,
+    can_show: null,
   };
 }
 
@@ -200,16 +288,25 @@ export function statement(options: Pick<CertificateOptions, "targetRecall" | "co
 }
 
 function methodText(options: CertificateOptions): string {
+  const once = options.plan === "once";
+  const order = once ? `, planned for a single look after the last of its ${options.sampleSize ?? "n"} labels` : ", labelled in the order the service drew it";
   const design = {
-    simple: "a simple random sample of the job's papers, labelled in the order the service drew it",
-    stratified: "a sample stratified by include-vote level, each level sampled at its own rate and labelled in a random order, each level bounded on its own (the bounds weighted by the design)",
-    below_threshold: `a simple random sample of the papers below threshold ${options.designThreshold ?? 1} (those nobody would read)`,
+    simple: `a simple random sample of the job's papers${order}`,
+    stratified: `a sample stratified by include-vote level, each level sampled at its own rate and labelled in a random order${once ? order : ""}, each level bounded on its own (the bounds weighted by the design)`,
+    below_threshold: `a simple random sample of the papers below threshold ${options.designThreshold ?? 1} (those nobody would read)${once ? order : ""}`,
   }[options.design];
-  return (
-    `Recall certified on ${design}. Included papers kept and missed at each threshold are bounded with exact finite-population (hypergeometric) ` +
-    "confidence sequences (Waudby-Smith and Ramdas 2020, prior–posterior ratio with a Beta(½, ½) prior), which hold at every look however often the labels are analysed; " +
-    `the error is split a quarter to the kept and three quarters to the missed includes, and thresholds are tested in order from 1 up (fixed sequence). ${statement(options)}`
-  );
+  const fixed = "thresholds are tested in order from 1 up (fixed sequence).";
+  if (once && options.design === "simple") {
+    return (
+      `Recall certified on ${design}. Given how many included papers the sample holds, those kept at a threshold follow a hypergeometric distribution, ` +
+      "so each threshold's recall gets the exact one-sided finite-population lower bound (the least recall any include count consistent with the labels leaves in the confidence set; " +
+      `never below Clopper–Pearson on the sampled includes); the included papers nobody would read get their own exact hypergeometric upper bound, and ${fixed} ${statement(options)}`
+    );
+  }
+  const bounds = once
+    ? "exact one-sided finite-population (hypergeometric) bounds for the single planned look"
+    : "exact finite-population (hypergeometric) confidence sequences (Waudby-Smith and Ramdas 2020, prior–posterior ratio with a Beta(½, ½) prior), which hold at every look however often the labels are analysed";
+  return `Recall certified on ${design}. Included papers kept and missed at each threshold are bounded with ${bounds}; the error is split a quarter to the kept and three quarters to the missed includes, and ${fixed} ${statement(options)}`;
 }
 
 interface Plan {
@@ -253,8 +350,11 @@ export function labelsNeeded(levels: readonly VoteLevel[], options: CertificateO
     if (reaches(mid)) hi = mid;
     else lo = mid;
   }
-  const sampledBelow = allocate(levels, hi, options.design, votes).reduce((s, n, i) => s + (keptAt(levels[i]!.score, votes) ? 0 : n), 0);
-  return { needed: hi, feasible: belowPapers - sampledBelow >= MIN_NET_WORK_SAVED * total, at };
+  // Looks every k labels certify at a look: the plan rounds up to one (never past the design's papers).
+  const every = options.plan !== "once" && options.lookEvery ? options.lookEvery : 1;
+  const needed = Math.min(maxSample, Math.ceil(hi / every) * every);
+  const sampledBelow = allocate(levels, needed, options.design, votes).reduce((s, n, i) => s + (keptAt(levels[i]!.score, votes) ? 0 : n), 0);
+  return { needed, feasible: belowPapers - sampledBelow >= MIN_NET_WORK_SAVED * total, at };
 }
 
 /**
@@ -360,6 +460,9 @@ function reasonText(rows: readonly CertifiedThreshold[], includes: number, label
         : `The certified recall at threshold ${rows[0]!.votes} is ${pct(rows[0]!.recall_lower ?? 0)}, below the target of ${target}.`;
   if (!plan.feasible) {
     return `${head} ${target} cannot be shown on this job with a sample: at this job's inclusion rate a sample that certifies it would leave less than ${pct(MIN_NET_WORK_SAVED)} of the papers unread. ${canShow.summary}`;
+  }
+  if (options.plan === "once") {
+    return `${head} This was the sample's single planned look: another look at more labels of it would not be a certificate. Draw a new sample${plan.needed !== null ? ` (about ${plan.needed} papers)` : ""} planned for one look, or planned to look as labels arrive. ${canShow.summary}`;
   }
   const more = plan.needed === null ? null : Math.max(0, plan.needed - labelled);
   return `${head} ${more ? `Label about ${more} more papers, continuing the random sample in its order, and ask again (asking again is safe: the bound holds at every look).` : "Keep labelling the sample in its order and ask again (asking again is safe: the bound holds at every look)."} ${canShow.summary}`;

@@ -1,6 +1,8 @@
 import { incompleteBeta } from "./binomial";
 import { generator } from "./random";
-import { keptAt, missedUpperBound, recommendedThreshold, type VoteLevel } from "./certificate";
+import { RecallBet } from "./betting";
+import { lowerTail } from "./one-look";
+import { keptAt, labelsNeeded, missedUpperBound, recommendedThreshold, type VoteLevel } from "./certificate";
 
 /**
  * Error rates of a recall-certification rule by simulation: a known job (papers and includes per
@@ -29,6 +31,11 @@ export interface Rule {
   name: string;
   /** The recommended threshold (0 for none), and whether the missed-include upper bound at `checkAt` is below `truthMissed`. */
   answer(levels: readonly VoteLevel[], scenario: Scenario, truthMissed: number): { votes: number; missedBelowTruth: boolean };
+  /** A rule that follows the labels' order: a new run's sample (papers per level), then each label as it comes. */
+  start?(scenario: Scenario, sampled: readonly number[]): void;
+  observe?(level: number, included: boolean): void;
+  /** Looks only at this many labels (a plan for one look); every `lookEvery` labels otherwise. */
+  onlyAt?(scenario: Scenario): number;
 }
 
 export interface ErrorRates {
@@ -41,6 +48,8 @@ export interface ErrorRates {
   missedWrong: number;
   /** Labels at the first certifying look, summed over the runs that certified (for the mean). */
   labelsAtCertification: number;
+  /** Labels at the first certifying look of each run that certified (for the median and the 90th percentile). */
+  labels: number[];
 }
 
 export function trueRecall(levels: Scenario["levels"], votes: number): number {
@@ -82,7 +91,8 @@ export function errorRates(scenario: Scenario, rule: Rule, runs: number, seed = 
   const truthMissed = scenario.levels.reduce((s, l, score) => s + (score < scenario.checkAt ? l.includes : 0), 0);
   const wrongAt = scenario.levels.map((_, votes) => votes >= 1 && trueRecall(scenario.levels, votes) < scenario.targetRecall);
   const sizes = scenario.design === "stratified" ? stratifiedSizes(scenario) : null;
-  const result: ErrorRates = { runs, certified: 0, wrong: 0, missedWrong: 0, labelsAtCertification: 0 };
+  const result: ErrorRates = { runs, certified: 0, wrong: 0, missedWrong: 0, labelsAtCertification: 0, labels: [] };
+  const only = rule.onlyAt?.(scenario);
   // Categories 2h (level h, included) and 2h + 1 (level h, excluded).
   const counts = new Int32Array(2 * R);
   const levels: VoteLevel[] = scenario.levels.map((l, score) => ({ score, papers: l.papers, labelled: 0, includes: 0 }));
@@ -111,7 +121,8 @@ export function errorRates(scenario: Scenario, rule: Rule, runs: number, seed = 
       levels[h]!.includes = 0;
     }
     let pool = counts.reduce((s, c) => s + c, 0);
-    const n = Math.min(scenario.sampleSize, pool);
+    const n = Math.min(only ?? scenario.sampleSize, pool);
+    rule.start?.(scenario, scenario.levels.map((l, h) => (sizes ? sizes[h]! : l.papers)));
     let certified = false;
     let wrong = false;
     let missedWrong = false;
@@ -122,11 +133,13 @@ export function errorRates(scenario: Scenario, rule: Rule, runs: number, seed = 
       const level = levels[j >> 1]!;
       level.labelled++;
       if ((j & 1) === 0) level.includes++;
-      if (i % scenario.lookEvery !== 0 && i !== n) continue;
+      rule.observe?.(j >> 1, (j & 1) === 0);
+      if (only !== undefined ? i !== n : i % scenario.lookEvery !== 0 && i !== n) continue;
       const { votes, missedBelowTruth } = rule.answer(levels, scenario, truthMissed);
       if (votes >= 1 && !certified) {
         certified = true;
         result.labelsAtCertification += i;
+        result.labels.push(i);
       }
       if (wrongAt[votes]) wrong = true;
       if (missedBelowTruth) missedWrong = true;
@@ -139,11 +152,57 @@ export function errorRates(scenario: Scenario, rule: Rule, runs: number, seed = 
   return result;
 }
 
-/** The service's rule: the anytime-valid certificate for the scenario's design, one-sided. */
+const optionsOf = (scenario: Scenario, levels: readonly VoteLevel[]) => ({
+  design: scenario.design,
+  targetRecall: scenario.targetRecall,
+  confidence: scenario.confidence,
+  sides: "one" as const,
+  repetitions: levels.length - 1,
+});
+
+/** Today's sequence before the betting test: prior–posterior-ratio bounds on the kept and missed includes, the error split, strata by Bonferroni. */
 export const certificateRule: Rule = {
-  name: "certificate",
+  name: "prior–posterior ratio",
   answer(levels, scenario, truthMissed) {
-    const options = { design: scenario.design, targetRecall: scenario.targetRecall, confidence: scenario.confidence, sides: "one" as const, repetitions: levels.length - 1 };
+    const options = { ...optionsOf(scenario, levels), sequenceMethod: "ppr" as const };
+    return { votes: recommendedThreshold(levels, options), missedBelowTruth: missedUpperBound(levels, scenario.checkAt, options) < truthMissed };
+  },
+};
+
+/** The service's anytime sequence: the betting test of recall across strata (./betting), label by label, thresholds in order. */
+export function bettingRule(): Rule {
+  let bets: RecallBet[] = [];
+  return {
+    name: "betting",
+    start(scenario, sampled) {
+      const R = scenario.levels.length - 1;
+      bets = Array.from({ length: R }, (_, i) => new RecallBet(scenario.levels.map((l, h) => ({ papers: l.papers, sampled: sampled[h]!, kept: h >= i + 1 })), scenario.targetRecall));
+    },
+    observe(level, included) {
+      for (const bet of bets) bet.push(level, included);
+    },
+    answer(levels, scenario, truthMissed) {
+      let votes = 0;
+      while (votes < bets.length && bets[votes]!.wealth() >= 1 / (1 - scenario.confidence)) votes++;
+      const options = optionsOf(scenario, levels);
+      return { votes, missedBelowTruth: missedUpperBound(levels, scenario.checkAt, { ...options, sequenceMethod: "ppr" }) < truthMissed };
+    },
+  };
+}
+
+/**
+ * A plan for one look, sized by the service's plan from the job's votes (its labels_needed for plan
+ * once), looked at once when that many are labelled, with the exact one-look bounds.
+ */
+export const oneLookRule: Rule = {
+  name: "one look",
+  onlyAt(scenario) {
+    const levels = scenario.levels.map((l, score) => ({ score, papers: l.papers, labelled: 0, includes: 0 }));
+    return labelsNeeded(levels, { ...optionsOf(scenario, levels), plan: "once", planThreshold: 1 }).needed ?? scenario.sampleSize;
+  },
+  answer(levels, scenario, truthMissed) {
+    const labelled = levels.reduce((s, l) => s + l.labelled, 0);
+    const options = { ...optionsOf(scenario, levels), plan: "once" as const, sampleSize: labelled };
     return { votes: recommendedThreshold(levels, options), missedBelowTruth: missedUpperBound(levels, scenario.checkAt, options) < truthMissed };
   },
 };
@@ -251,3 +310,52 @@ export const BENCH_SCENARIOS: Scenario[] = [
   scenario("enriched 1:4, looks/25, 40%, p 10%, 90%", 5_000, 0.1, { design: "stratified", rates: ENRICHED_4X, sampleSize: 2_000, lookEvery: 25, targetRecall: 0.9 }),
   scenario("enriched 1:4, looks/50, 60%, p 10%, 90%", 5_000, 0.1, { design: "stratified", rates: ENRICHED_4X, sampleSize: 3_000, lookEvery: 50, targetRecall: 0.9 }),
 ];
+
+/**
+ * buscar's hypergeometric stopping rule (Callaghan and Müller-Hansen 2020, as EPPI-Reviewer ships
+ * it), at one threshold: the team reads every paper kept there (finding A includes), then labels the
+ * papers below it in a random order, and after each label tests H0 "recall of the includes found so
+ * far is below τ": with k includes among n labelled of the N below, the fewest includes the papers
+ * below must hold for that is K = ⌊(A + k)/τ − A⌋ + 1, and it stops when P(X ≤ k | N, K, n) < α.
+ * A run is wrong when it stops with (A + k)/(all includes) below τ. Labels: the papers labelled below.
+ */
+export function buscarRates(scenario: Scenario, threshold: number, runs: number, seed = 1): { runs: number; certified: number; wrong: number; labels: number[] } {
+  const alpha = 1 - scenario.confidence;
+  const tau = scenario.targetRecall;
+  const A = scenario.levels.reduce((s, l, h) => s + (h >= threshold ? l.includes : 0), 0);
+  const N = scenario.levels.reduce((s, l, h) => s + (h < threshold ? l.papers : 0), 0);
+  const B = scenario.levels.reduce((s, l, h) => s + (h < threshold ? l.includes : 0), 0);
+  const result = { runs, certified: 0, wrong: 0, labels: [] as number[] };
+  for (let run = 0; run < runs; run++) {
+    const next = generator(seed * 1_000_003 + run);
+    let left = B;
+    let k = 0;
+    for (let n = 1; n <= N; n++) {
+      if (next() * (N - n + 1) < left) {
+        k++;
+        left--;
+      }
+      const K = Math.floor((A + k) / tau - A) + 1;
+      if (lowerTail(k, N, K, n) < alpha) {
+        result.certified++;
+        result.labels.push(n);
+        if ((A + k) / (A + B) < tau) result.wrong++;
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+/** Looks after every label, and a stratified job whose levels hold a handful of papers each. */
+export const EVERY_LABEL_SCENARIOS: Scenario[] = [
+  scenario("simple, looks/1, 50%, p 10%", 2_000, 0.1, { design: "simple", sampleSize: 1_000, lookEvery: 1 }),
+  scenario("stratified 2:1, looks/1, tiny strata, p 3%", 600, 0.03, { design: "stratified", rates: BELOW_2X, sampleSize: 450, lookEvery: 1 }),
+];
+
+/** Synthetic jobs across sizes and prevalences (simple sample, a look every 25 labels, up to 60% of the job). */
+export const SYNTHETIC_SCENARIOS: Scenario[] = [2_000, 10_000, 50_000].flatMap((papers) =>
+  [0.01, 0.03, 0.1].map((prevalence) =>
+    scenario(`synthetic N ${papers.toLocaleString("en")}, p ${prevalence * 100}%`, papers, prevalence, { design: "simple", sampleSize: Math.round(papers * 0.6), lookEvery: 25 }),
+  ),
+);

@@ -28,6 +28,8 @@ export interface ValidationInput {
   confidence: number;
   /** One-sided ("recall ≥ target with this confidence") unless asked otherwise. */
   sides?: BoundSides;
+  /** How the labelled papers were drawn: a simple random sample of the job (default) or random within each vote level. */
+  design?: "simple" | "stratified";
 }
 
 /** Labels that cannot be used: ids the job does not have, or ids labelled more than once. */
@@ -72,10 +74,14 @@ export function validateJob(input: ValidationInput): ScreeningValidationResponse
   const total = papers.length;
   const keptAll = (votes: number) => papers.reduce((n, p) => n + (kept(p.score, votes) ? 1 : 0), 0);
 
-  // A sample the team drew itself is taken as stratified by vote level: valid for a simple random
-  // sample (given its level counts it is one per level) and for any sample random within each level.
+  // All the labels at once: one look, at the exact bound for the design the team says it drew;
+  // unsaid, a simple random sample unless the level counts plainly are not one's (a sample drawn per
+  // level at its own rates, read as simple, would be biased; read as stratified it is valid either way).
   const levels = voteLevels(papers, labelled);
-  const certificate = recallCertificate(levels, { design: "stratified", targetRecall, confidence, sides, repetitions, planThreshold: input.jobThreshold });
+  const randomness = voteLevelChiSquare(levels);
+  const notRandom = randomness !== null && randomness.p_value < NOT_RANDOM_P;
+  const design = input.design ?? (notRandom ? "stratified" : "simple");
+  const certificate = recallCertificate(levels, { design, targetRecall, confidence, sides, repetitions, planThreshold: input.jobThreshold, plan: "once", sampleSize: labelled.length });
   const certified = new Map(certificate.thresholds.map((row) => [row.votes, row]));
   const thresholds: ThresholdRow[] = Array.from({ length: repetitions + 1 }, (_, votes) => {
     const row = thresholdRow(labelled, votes, { confidence, workload: total > 0 ? keptAll(votes) / total : 0 });
@@ -106,8 +112,8 @@ export function validateJob(input: ValidationInput): ScreeningValidationResponse
     agreement: agreement(labelled, input.jobThreshold),
     missed_includes: best && best.labelled_below > 0 ? missedBelow(best, labelled) : null,
     certificate,
-    randomness: voteLevelChiSquare(levels),
-    warnings: warningsFor(labelled, levels, includes),
+    randomness,
+    warnings: warningsFor(labelled, includes, randomness, notRandom ? (input.design ?? "unsaid") : null),
   };
 }
 
@@ -169,17 +175,20 @@ function missedBelow(row: CertifiedThreshold, labelled: readonly ScoredPaper[]):
   };
 }
 
-function warningsFor(labelled: readonly ScoredPaper[], levels: readonly VoteLevel[], includes: number): string[] {
+function warningsFor(labelled: readonly ScoredPaper[], includes: number, randomness: ReturnType<typeof voteLevelChiSquare>, notRandom: "simple" | "stratified" | "unsaid" | null): string[] {
   const warnings: string[] = [];
   const n = labelled.length;
   if (includes === 0) warnings.push(`None of the ${n} labelled papers is included: recall cannot be estimated yet.`);
   if (includes === n) warnings.push("No labelled paper is excluded: specificity cannot be estimated.");
 
-  const randomness = voteLevelChiSquare(levels);
-  if (randomness !== null && randomness.p_value < NOT_RANDOM_P) {
+  if (randomness !== null && notRandom !== null) {
+    const design = {
+      simple: "The certificate takes them as one (design: simple, as the request says): if the papers were picked at random within each vote level at different rates, send design: stratified, which weights each level by its own sampling rate.",
+      unsaid: "The certificate therefore takes them as random within each vote level (design: stratified), weighting each level by its own sampling rate, which is valid only if the papers within each level were picked at random; figures that ignore the design would be biased.",
+      stratified: "The certificate weights each vote level by its own sampling rate (design: stratified), which is valid only if the papers within each level were picked at random; figures that ignore the design would be biased.",
+    }[notRandom];
     warnings.push(
-      `The labelled papers are not a simple random sample of the job: their counts per vote level differ from one (χ² = ${randomness.chi2.toFixed(1)} on ${randomness.df} degrees of freedom, p = ${randomness.p_value.toExponential(1)}). ` +
-        "The certificate weights each vote level by its own sampling rate, which is valid only if the papers within each level were picked at random; figures that ignore the design would be biased.",
+      `The labelled papers are not a simple random sample of the job: their counts per vote level differ from one (χ² = ${randomness.chi2.toFixed(1)} on ${randomness.df} degrees of freedom, p = ${randomness.p_value.toExponential(1)}). ${design}`,
     );
   }
 

@@ -49,9 +49,21 @@ const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `
 
 const day = (timestamp: string | null) => (timestamp ? timestamp.slice(0, 10) : null);
 
+/** When the certificate's labels were analysed, as a clause: the plan the team chose before labelling. */
+export function lookText(c: Pick<ReportCertificate, "plan">): string {
+  return c.plan === "once"
+    ? "analysed once, after its last label, as planned before labelling"
+    : "analysed as the labels arrived (an anytime-valid certificate: it holds at whichever look the team stopped)";
+}
+
+/** The certificate's result in words: the certified threshold and bound, not certified, or labelling still under way. */
+export function certificateResult(c: ReportCertificate, recallWords = "recall was at least"): string {
+  if (c.look === "progress") return `labelling was under way (${c.labelled} of ${c.sample_size} papers); the single planned look comes after the last label`;
+  return c.threshold === null ? "the target was not certified" : `at threshold ${c.threshold}, ${recallWords} ${(c.recall_lower! * 100).toFixed(1)}%`;
+}
+
 function certificateText(c: ReportCertificate): string {
-  const result = c.threshold === null ? "the target was not certified" : `at threshold ${c.threshold}, recall was at least ${(c.recall_lower! * 100).toFixed(1)}%`;
-  return `${c.statement} On a ${c.design} validation sample of ${c.sample_size} papers (${c.labelled} labelled by the team, ${c.labelled_included} of them included), ${result} (${c.method}).`;
+  return `${c.statement} On a ${c.design} validation sample of ${c.sample_size} papers drawn at random by the service (${c.labelled} labelled by the team, ${c.labelled_included} of them included), ${lookText(c)}, ${certificateResult(c)} (${c.method}).`;
 }
 
 /** The methods paragraph: what was done, with which tool and model, on what, with what outcome. */

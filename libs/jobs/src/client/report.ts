@@ -1,6 +1,6 @@
 import { JOB_KINDS, JobUsage, Provenance, type ItemText, type JobReport, type JobService, type PrismaCounts } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
-import { NOT_SENT } from "./methods-text";
+import { certificateResult, lookText, NOT_SENT } from "./methods-text";
 import { resultOf, type JobRecord } from "./views";
 
 /** What a service knows about its prompts beyond a job's record: the built-in text of each, by name. */
@@ -210,8 +210,13 @@ export function reportMarkdown(recorded: JobReport): string {
   }
   const c = report.recall_certificate;
   if (c) {
-    const result = c.threshold === null ? "the target was not certified" : `threshold ${c.threshold} certified, recall at least ${(c.recall_lower! * 100).toFixed(1)}%`;
-    lines.push("", "## Recall certificate", "", `- ${c.statement} Sample ${c.sample_id} (${c.design}, ${c.sample_size} papers; ${c.labelled} labelled, ${c.labelled_included} included) on ${c.at}: ${result}.`, `- Method: ${c.method}`);
+    lines.push(
+      "",
+      "## Recall certificate",
+      "",
+      `- ${c.statement} Sample ${c.sample_id} (${c.design}, ${c.sample_size} papers; ${c.labelled} labelled, ${c.labelled_included} included), ${lookText(c)}, on ${c.at}: ${certificateResult(c, "recall at least")}.`,
+      `- Method: ${c.method}`,
+    );
   }
   lines.push("", "## Known limitations", "");
   for (const limitation of report.limitations) lines.push(`- ${limitation}`);

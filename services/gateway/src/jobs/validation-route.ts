@@ -124,6 +124,7 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
             targetRecall: body.target_recall,
             confidence: body.confidence,
             sides: body.sides,
+            design: body.design,
           });
         } catch (error) {
           if (error instanceof LabelError) throw new ServiceError("validation", "Request validation failed", { issues: labelIssues(error) });

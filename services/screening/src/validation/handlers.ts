@@ -36,7 +36,9 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore, 
         sides: input.sides,
         repetitions: job.repetitions,
         planThreshold,
+        plan: input.plan,
         ...(threshold !== null ? { designThreshold: threshold } : {}),
+        ...(input.look_every !== undefined ? { lookEvery: input.look_every } : {}),
       };
       const plan = labelsNeeded(levels, options);
       const pool = input.design === "below_threshold" ? job.papers.filter((p) => !keptAt(p.score, planThreshold)).length : job.papers.length;
@@ -45,6 +47,7 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore, 
       const size = Math.min(pool, MAX_VALIDATION_SAMPLE, input.size ?? plan.needed ?? Math.max(100, Math.ceil(job.papers.length / 5)));
       const seed = input.seed ?? randomInt(0, 2_147_483_647);
       const drawn = drawSample(job.papers, input.design, size, seed, planThreshold);
+      options.sampleSize = drawn.ids.length;
       const byId = new Map(job.papers.map((p) => [String(p.id), p]));
       const sampleId = randomUUID();
       const record: StoredValidationSample = {
@@ -70,7 +73,13 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore, 
           sides: input.sides,
           paper_ids: drawn.ids,
           strata: drawn.strata,
+          plan: input.plan,
+          look_every: input.look_every ?? null,
           labels_needed: plan.needed,
+          labels_needed_by_plan: {
+            once: input.plan === "once" ? plan.needed : labelsNeeded(levels, { ...options, plan: "once" }).needed,
+            anytime: input.plan === "anytime" ? plan.needed : labelsNeeded(levels, { ...options, plan: "anytime" }).needed,
+          },
           feasible: plan.feasible,
           labelled: 0,
           labels: [],
@@ -136,11 +145,13 @@ function withLabels(record: StoredValidationSample, batch: readonly { id: string
   const levels: VoteLevel[] = record.levels.map((l) => ({ score: l.score, papers: l.papers, labelled: 0, includes: 0 }));
   const levelOf = new Map(levels.map((l) => [l.score, l]));
   const ordered: { id: string | number; included: boolean }[] = [];
+  const sequence: { score: number | null; included: boolean }[] = [];
   let lastLabelled = -1;
   sample.paper_ids.forEach((id, i) => {
     const included = labels.get(String(id));
     if (included === undefined) return;
     ordered.push({ id, included });
+    sequence.push({ score: record.scores[i] ?? null, included });
     lastLabelled = i;
     const level = levelOf.get(record.scores[i] ?? null)!;
     level.labelled++;
@@ -153,6 +164,11 @@ function withLabels(record: StoredValidationSample, batch: readonly { id: string
     sides: sample.sides,
     repetitions: record.repetitions,
     planThreshold: sample.threshold ?? Math.max(1, Math.ceil(record.job_threshold)),
+    plan: sample.plan,
+    sampleSize: sample.paper_ids.length,
+    sequence,
+    sampled: levels.map((l) => sample.strata.find((h) => h.votes === l.score)?.sampled ?? l.labelled),
+    ...(sample.look_every !== null ? { lookEvery: sample.look_every } : {}),
     ...(sample.threshold !== null ? { designThreshold: sample.threshold } : {}),
     ...(read !== undefined ? { includesRead: read } : {}),
   };

@@ -81,6 +81,8 @@ export function reportCertificateOf({ sample }: StoredValidationSample): ReportC
   return {
     sample_id: sample.sample_id,
     design: sample.design,
+    plan: sample.plan,
+    look: cert.look,
     sample_size: sample.paper_ids.length,
     labelled: cert.labelled,
     labelled_included: cert.labelled_included,

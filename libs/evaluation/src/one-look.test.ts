@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { recallCertificate, type VoteLevel } from "./certificate";
+import { validateJob, type JobPaper } from "./validation";
+
+/**
+ * The classic "95% recall with 95% confidence" rule: a single planned look at a simple random
+ * sample whose 59 included papers are all kept certifies 95% (0.05^(1/59) = 0.9505).
+ */
+
+// A 2,000-paper job, R = 1: 1,400 papers kept (200 included), 600 below (none included).
+const JOB: [number, number][] = [
+  [600, 0],
+  [1400, 200],
+];
+// A simple random sample of 590 papers: 59 included (all kept), 531 excluded, 177 of them below.
+const SAMPLED: [number, number][] = [
+  [177, 0],
+  [413, 59],
+];
+
+describe("the planned single look", () => {
+  it("certifies 95% recall on 59 of 59 sampled includes kept (the sample route's plan once)", () => {
+    const levels: VoteLevel[] = JOB.map(([papers], score) => ({ score, papers, labelled: SAMPLED[score]![0], includes: SAMPLED[score]![1] }));
+    const cert = recallCertificate(levels, { design: "simple", targetRecall: 0.95, confidence: 0.95, sides: "one", repetitions: 1, plan: "once", sampleSize: 590 });
+    expect(cert.recommended?.votes).toBe(1);
+    expect(cert.recommended!.recall_lower).toBeGreaterThanOrEqual(0.9505);
+  });
+
+  it("certifies 95% recall on 59 of 59 labelled includes kept (the legacy validation route)", () => {
+    const papers: JobPaper[] = [];
+    const labels: { id: string; included: boolean }[] = [];
+    JOB.forEach(([count], score) => {
+      for (let i = 0; i < count; i++) {
+        const id = `s${score}-${i}`;
+        papers.push({ id, score, included: null });
+        if (i < SAMPLED[score]![0]) labels.push({ id, included: i < SAMPLED[score]![1] });
+      }
+    });
+    const result = validateJob({ jobId: "job", papers, repetitions: 1, jobThreshold: 1, labels, targetRecall: 0.95, confidence: 0.95 });
+    expect(result.recommended?.votes).toBe(1);
+    expect(result.recommended!.recall_ci.low).toBeGreaterThanOrEqual(0.9505);
+  });
+});
