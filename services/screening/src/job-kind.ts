@@ -57,7 +57,7 @@ export function screeningJobKind(options: ScreeningKindOptions) {
         },
         // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units. A
         // provider declared to ignore `n` gets each vote of a paper with other batch-mates (vote-groups.ts);
-        // only declared: on a server that does honour `n`, separate votes would cost R times the input.
+        // where nothing is declared, the run finds it out (learned, or a probe) before its first labelling call.
         params: { ...params, pipeline: { ...options.pipeline, ...(!request.mock && spreadsVotes(options.provider?.()) ? { spreadVotes: true } : {}) } },
         input: { criteria: request.criteria, questions: request.questions },
         provenance: options.describe?.(params, request.criteria, request.questions),

@@ -87,6 +87,11 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
   };
 
   return {
+    async providerIgnoresN(): Promise<ModelCall<boolean>> {
+      const usage = await llm.probeN({ model: frame.model, resolvedModel: frame.resolvedModel, providerKey: options.providerKey, signal: options.signal });
+      return { value: llm.ignoresN, usage };
+    },
+
     async label(papers: ScreeningPaper[], repetitions: number, spread?: VoteSpread): Promise<ModelCall<LabelVote[][]>> {
       const c = frame.criteria.length;
       const decision = z.object({ id: z.string(), criteria: z.array(z.enum(VERDICTS)).length(c), include: z.boolean() });
