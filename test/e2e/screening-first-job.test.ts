@@ -8,7 +8,8 @@ import { CRITERIA, schemaNameOf, screeningPapers, screeningResponder } from "./s
  * nothing learned yet: its very first job must already send each vote of a paper with other
  * batch-mates, so that one paper's text reaches another paper's votes at most once. Before the
  * service found out what the provider does with `n` before its first labelling call, the first job
- * sent a batch's votes as R identical requests (the papers of a batch shared every vote).
+ * sent a batch's votes as R identical requests (the papers of a batch shared every vote), and the
+ * estimate asked before it forecast the bill as if one request served a paper's R votes.
  */
 describe("a fresh stack whose provider ignores n: the first job", () => {
   let provider: FakeProvider;
@@ -32,7 +33,14 @@ describe("a fresh stack whose provider ignores n: the first job", () => {
     await provider?.close();
   });
 
-  it("sends the votes of a paper with different batch-mates", async () => {
+  it("forecasts the first job for a provider that ignores n, and sends the votes of a paper with different batch-mates", async () => {
+    // As a team would: the estimate first, on the fresh stack (a probe finds out what the provider does with n).
+    const estimate = await stack.http("POST", "/v1/screening/estimate", { papers_count: 12, repetitions: 3, criteria_count: CRITERIA.length });
+    expect(estimate.status, JSON.stringify(estimate.body)).toBe(200);
+    expect(estimate.body.forecast_provider_n).toBe("ignored");
+    const probes = provider.chatRequests().filter((r) => (r.body as FakeChatRequest).n === 2);
+    expect(probes).toHaveLength(1);
+
     const papers = screeningPapers(12, { tagTitles: true });
     const created = await stack.http("POST", "/v1/screening/jobs", { papers, criteria: CRITERIA, repetitions: 3 });
     expect(created.status, JSON.stringify(created.body)).toBe(200);

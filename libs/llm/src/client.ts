@@ -98,6 +98,16 @@ export interface StructuredRequest<S extends z.ZodType> {
   signal?: AbortSignal | undefined;
 }
 
+/** What a probe of the server's handling of `n` is sent with (`LlmClient.probeN`). */
+export interface ProbeOptions {
+  model: string;
+  resolvedModel?: string | undefined;
+  providerKey?: string | undefined;
+  signal?: AbortSignal | undefined;
+  /** Budget of the probe, retries included (default 30 s). */
+  deadlineMs?: number | undefined;
+}
+
 /** One entry of the provider's `GET /models`, with a retirement date when the provider reports one. */
 export interface ProviderModel {
   id: string;
@@ -237,7 +247,7 @@ export class LlmClient {
    * probed. Returns the probe's usage (it is billed: the caller meters it), zero when nothing was
    * sent. A failed probe is no error: the calls that follow learn from their replies, as before.
    */
-  async probeN(options: { model: string; resolvedModel?: string | undefined; providerKey?: string | undefined; signal?: AbortSignal | undefined }): Promise<LlmUsage> {
+  async probeN(options: ProbeOptions): Promise<LlmUsage> {
     if (this.declaredN !== undefined || this.learnedSingleChoice || this.probedHonoursN) return ZERO_USAGE;
     if (this.probing) {
       await this.probing;
@@ -256,11 +266,11 @@ export class LlmClient {
     return usage;
   }
 
-  async #probe(options: { model: string; resolvedModel?: string | undefined; providerKey?: string | undefined; signal?: AbortSignal | undefined }): Promise<LlmUsage> {
+  async #probe(options: ProbeOptions): Promise<LlmUsage> {
     this.assertAllowed(options.model);
     const provider = this.providerFor(options.providerKey);
     const model = options.resolvedModel ?? resolveModel(options.model, this.aliases);
-    const deadlineMs = Math.min(this.deadlineMs, PROBE_DEADLINE_MS);
+    const deadlineMs = Math.min(this.deadlineMs, options.deadlineMs ?? PROBE_DEADLINE_MS);
     const body: ChatCompletionCreateParamsNonStreaming = {
       model,
       messages: [{ role: "user", content: "Reply with the word ok." }],
