@@ -128,8 +128,14 @@ export async function runScreeningPipeline(
   // a fresh stack's first job is already cut that way.
   let spreadVotes = settings.spreadVotes === true;
   if (!spreadVotes && params.repetitions > 1 && model.providerIgnoresN) {
-    const probe = await model.providerIgnoresN().catch(stopAtCeiling);
-    if (probe.usage.calls > 0) usage.add("labelling", probe.usage);
+    // Metered like a labelling call: the probe was paid for, and may be what crosses the ceiling.
+    const probe = await model
+      .providerIgnoresN()
+      .then((found) => {
+        if (found.usage.calls > 0) usage.add("labelling", found.usage);
+        return found;
+      })
+      .catch(stopAtCeiling);
     spreadVotes = probe.value;
   }
   await labelPapers(
