@@ -5,16 +5,19 @@
  * spec's estimate formula.
  *
  *   npm run bench -- screening [--sizes 2000,10000,50000] [--papers N (one size)] [--rpm 12000] [--latency-ms 100] [--concurrency 32]
- *                        [--profile openai|ollama|both] [--short] [--forecast]
- *   (or BENCH_SIZES, BENCH_PAPERS, BENCH_RPM, BENCH_LATENCY_MS, BENCH_CONCURRENCY, BENCH_PROFILE)
+ *                        [--profile openai|ollama|both] [--cache on|off|both] [--short] [--forecast]
+ *   (or BENCH_SIZES, BENCH_PAPERS, BENCH_RPM, BENCH_LATENCY_MS, BENCH_CONCURRENCY, BENCH_PROFILE, BENCH_CACHE)
  *
  * `--profile` picks the server the fake imitates: `openai` honours `n` (a paper's R votes in one
- * request), `ollama` ignores it (one request per vote; the stack is told so with LLM_PROVIDER_N).
- * Before each job, in the fresh worker (the first job after a start), the bench asks
- * POST /v1/screening/estimate as a client would and sets the job's usage against both figures:
- * `estimated_*` (the spec's formula, always) and `forecast_*` (the service's own forecast of the
- * bill for that server; goal: within ±15%). `--short` is one 300-paper job per profile, both
- * profiles (about 2 minutes); `--forecast` is 300 and 3,000 papers, both profiles.
+ * request), `ollama` ignores it (one request per vote). Nothing is declared (no LLM_PROVIDER_N):
+ * each profile is a fresh stack, which finds out what the server does with `n` by itself (a probe
+ * before the first estimate). `--cache` turns the fake's prompt caching on or off (cached_tokens
+ * reported for a repeated prefix of ≥ 1,024 tokens, as OpenAI does). Before each job, in the fresh
+ * worker (the first job after a start), the bench asks POST /v1/screening/estimate as a client
+ * would and sets the job's usage against both figures: `estimated_*` (the spec's formula, always)
+ * and `forecast_*` (the service's own forecast of the bill for that server; goal: within ±15%).
+ * `--short` is one 300-paper job per profile, both `n` profiles, cache on and off (four stacks);
+ * `--forecast` is 300 and 3,000 papers, the same four profiles.
  *
  * Papers are real records from nagtegaal_2019.csv (repeated with new ids), with 4 criteria and 5
  * repetitions. The fake provider answers after L ms and enforces N requests per minute (429 with
@@ -35,7 +38,7 @@ import { JOB_WORKER_HEAP_MB } from "../scripts/lib/launch";
 import { startStack, waitFor, type RunningProcess, type Stack } from "../test/support/stack";
 import { CRITERIA, screeningPapers, screeningResponder } from "../test/e2e/screening-fixtures";
 
-const options = { sizes: "2000,10000,50000", papers: 0, rpm: 12_000, latencyMs: 100, concurrency: 32, profile: "openai" };
+const options = { sizes: "2000,10000,50000", papers: 0, rpm: 12_000, latencyMs: 100, concurrency: 32, profile: "openai", cache: "on" };
 const FLAGS: Record<string, keyof typeof options> = {
   "--sizes": "sizes",
   "--papers": "papers",
@@ -43,6 +46,7 @@ const FLAGS: Record<string, keyof typeof options> = {
   "--latency-ms": "latencyMs",
   "--concurrency": "concurrency",
   "--profile": "profile",
+  "--cache": "cache",
 };
 const ENV: Record<keyof typeof options, string> = {
   sizes: "BENCH_SIZES",
@@ -51,9 +55,10 @@ const ENV: Record<keyof typeof options, string> = {
   latencyMs: "BENCH_LATENCY_MS",
   concurrency: "BENCH_CONCURRENCY",
   profile: "BENCH_PROFILE",
+  cache: "BENCH_CACHE",
 };
 const set = (key: keyof typeof options, value: string) => {
-  if (key === "sizes" || key === "profile") options[key] = value;
+  if (key === "sizes" || key === "profile" || key === "cache") options[key] = value;
   else options[key] = Number(value);
 };
 for (const key of Object.keys(ENV) as (keyof typeof options)[]) if (process.env[ENV[key]]) set(key, process.env[ENV[key]]!);
@@ -63,11 +68,13 @@ for (let i = 0; i < argv.length; i++) {
   if (flag === "--short") {
     options.papers ||= 300;
     options.profile = "both";
+    options.cache = "both";
     continue;
   }
   if (flag === "--forecast") {
     options.sizes = "300,3000";
     options.profile = "both";
+    options.cache = "both";
     continue;
   }
   const key = FLAGS[flag];
@@ -79,6 +86,8 @@ if (sizes.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--sizes m
 type BenchProfile = "openai" | "ollama";
 const profiles: BenchProfile[] = options.profile === "both" ? ["openai", "ollama"] : [options.profile as BenchProfile];
 if (profiles.some((p) => p !== "openai" && p !== "ollama")) throw new Error(`--profile must be openai, ollama or both, got ${options.profile}`);
+const caches: boolean[] = options.cache === "both" ? [true, false] : options.cache === "on" ? [true] : options.cache === "off" ? [false] : [];
+if (caches.length === 0) throw new Error(`--cache must be on, off or both, got ${options.cache}`);
 /** The service's forecast and the bill must agree this closely (the spec's own figure: about ±30%). */
 const FORECAST_TOLERANCE = 0.15;
 const REPETITIONS = 5;
@@ -93,12 +102,13 @@ interface Usage {
 }
 interface TokenCheck {
   profile: BenchProfile;
+  cache: boolean;
   papers: number;
   /** The spec's formula (`estimated_*`). */
   estimate: { input: number; output: number; cost: number };
   /** The service's forecast (`forecast_*`) and the handling of `n` it assumed. */
   forecast: { input: number; output: number; cost: number; n: string };
-  actual: { input: number; output: number; cost: number };
+  actual: { input: number; cached: number; output: number; cost: number };
 }
 interface SizeResult {
   papers: number;
@@ -110,21 +120,22 @@ interface SizeResult {
 }
 
 const tokenChecks: TokenCheck[] = [];
-for (const profile of profiles) await benchProfile(profile);
+for (const profile of profiles) for (const cache of caches) await benchProfile(profile, cache);
 if (tokenChecks.length > 0) {
   console.log(`\nforecast (forecast_cost_usd, asked before each job in a fresh worker) against the provider's usage, ±${FORECAST_TOLERANCE * 100}%:`);
   console.log(
-    `${"server".padEnd(20)}  ${"papers".padStart(6)}  ${"assumes n".padEnd(9)}  ${"forecast in / out".padStart(19)}  ${"actual in / out".padStart(19)}  ${"forecast $".padStart(10)}  ${"actual $".padStart(10)}  ${"actual/forecast".padStart(15)}  within  ${"spec $".padStart(10)}  actual/spec`,
+    `${"server".padEnd(30)}  ${"papers".padStart(6)}  ${"assumes n".padEnd(9)}  ${"forecast in / out".padStart(19)}  ${"actual in / out".padStart(19)}  ${"cached".padStart(6)}  ${"forecast $".padStart(10)}  ${"actual $".padStart(10)}  ${"actual/forecast".padStart(15)}  within  ${"spec $".padStart(10)}  actual/spec`,
   );
   for (const c of tokenChecks) {
     const ratio = c.actual.cost / c.forecast.cost;
     console.log(
       [
-        (c.profile === "openai" ? "openai (n honoured)" : "ollama (n ignored)").padEnd(20),
+        `${c.profile === "openai" ? "openai (n honoured)" : "ollama (n ignored)"}, cache ${c.cache ? "on" : "off"}`.padEnd(30),
         String(c.papers).padStart(6),
         c.forecast.n.padEnd(9),
         `${c.forecast.input} / ${c.forecast.output}`.padStart(19),
         `${c.actual.input} / ${c.actual.output}`.padStart(19),
+        `${((100 * c.actual.cached) / Math.max(1, c.actual.input)).toFixed(0)}%`.padStart(6),
         c.forecast.cost.toFixed(6).padStart(10),
         c.actual.cost.toFixed(6).padStart(10),
         `${ratio.toFixed(3)} (in ${(c.actual.input / c.forecast.input).toFixed(2)})`.padStart(15),
@@ -136,8 +147,14 @@ if (tokenChecks.length > 0) {
   }
 }
 
-async function benchProfile(profile: BenchProfile): Promise<void> {
-  const provider = await startFakeProvider({ latencyMs: options.latencyMs, requestsPerMinute: options.rpm, respond: screeningResponder(), ...(profile === "openai" ? {} : { profile }) });
+async function benchProfile(profile: BenchProfile, cache: boolean): Promise<void> {
+  const provider = await startFakeProvider({
+    latencyMs: options.latencyMs,
+    requestsPerMinute: options.rpm,
+    respond: screeningResponder(),
+    promptCache: cache,
+    ...(profile === "openai" ? {} : { profile }),
+  });
   // The fake records every request; tally answered ones and let them go, so the bench process stays small at 50,000 papers.
   const tally = { ok: 0, rejected: 0 };
   const drain = setInterval(() => {
@@ -149,10 +166,10 @@ async function benchProfile(profile: BenchProfile): Promise<void> {
     }
     provider.requests.splice(0, provider.requests.length, ...pending);
   }, 500);
-  // Another server: its model names (priced like gpt-5-nano) and, declared, what it does with `n`.
+  // Another server: its model names, priced like gpt-5-nano. What it does with `n` is not declared.
   const server = profile === "openai"
     ? { OPENAI_BASE_URL: provider.url }
-    : { OPENAI_BASE_URL: provider.baseUrl(profile), LLM_MODEL_ALIASES: JSON.stringify(PROVIDER_PROFILES[profile].aliases), MODEL_PRICES: profileModelPrices(), LLM_PROVIDER_N: "ignored" };
+    : { OPENAI_BASE_URL: provider.baseUrl(profile), LLM_MODEL_ALIASES: JSON.stringify(PROVIDER_PROFILES[profile].aliases), MODEL_PRICES: profileModelPrices() };
   const stack = await startStack({
     services: {},
     env: { OPENAI_API_KEY: "sk-bench-screening", LLM_CONCURRENCY: String(options.concurrency), SCREENING_CALL_CONCURRENCY: String(options.concurrency), ...server },
@@ -162,7 +179,7 @@ async function benchProfile(profile: BenchProfile): Promise<void> {
   let idleRssMb = 0;
   try {
     const infra = await openJobInfra(await link.ready(), "screening");
-    console.log(`\n════ server: ${profile === "openai" ? "OpenAI (n honoured)" : "Ollama (n ignored)"}`);
+    console.log(`\n════ server: ${profile === "openai" ? "OpenAI (n honoured)" : "Ollama (n ignored)"}, prompt caching ${cache ? "on" : "off"}`);
     console.log(`live screening jobs: ${sizes.map((n) => n.toLocaleString("en")).join(", ")} papers; ${CRITERIA.length} criteria, ${REPETITIONS} repetitions, model ${MODEL}`);
     console.log(`fake provider: ${options.rpm} requests/min, ${options.latencyMs} ms latency; ${options.concurrency} calls in flight; a fresh worker per job`);
     console.log(`worker started as npm start starts it: NODE_OPTIONS=--max-old-space-size=${JOB_WORKER_HEAP_MB} (scripts/lib/launch.ts)${process.env.NODE_OPTIONS ? `, then ${process.env.NODE_OPTIONS}` : ""}`);
@@ -171,7 +188,7 @@ async function benchProfile(profile: BenchProfile): Promise<void> {
       if (worker) await stack.stopProcess(worker);
       worker = await stack.startService("screening");
       idleRssMb = Math.max(idleRssMb, peakRss(worker.child.pid!));
-      summary.push(await runJob({ size, worker, infra, stack, provider, tally, profile }));
+      summary.push(await runJob({ size, worker, infra, stack, provider, tally, profile, cache }));
     }
 
     console.log(`\n${"papers".padStart(8)}  ${"outcome".padEnd(44)}  ${"wall s".padStart(7)}  ${"wall/bound".padStart(10)}  ${"peak RSS".padStart(9)}  ${"× first".padStart(7)}`);
@@ -213,9 +230,10 @@ interface JobRun {
   provider: FakeProvider;
   tally: { ok: number; rejected: number };
   profile: BenchProfile;
+  cache: boolean;
 }
 
-async function runJob({ size, worker, infra, stack, tally, profile }: JobRun): Promise<SizeResult> {
+async function runJob({ size, worker, infra, stack, tally, profile, cache }: JobRun): Promise<SizeResult> {
   tally.ok = 0;
   tally.rejected = 0;
   // What a client sees before it creates the job: asked of the fresh worker, before its first job.
@@ -279,10 +297,11 @@ async function runJob({ size, worker, infra, stack, tally, profile }: JobRun): P
   console.log(`cost per paper                 $${per(usage.cost_usd).toFixed(7)} vs formula $${formulaCost.toFixed(7)} → ${(per(usage.cost_usd) / formulaCost).toFixed(2)} (goal ≤ 1, aim 0.5)`);
   const check: TokenCheck = {
     profile,
+    cache,
     papers: size,
     estimate: { input: estimate.estimated_input_tokens, output: estimate.estimated_output_tokens, cost: estimate.estimated_cost_usd },
     forecast: { input: estimate.forecast_input_tokens, output: estimate.forecast_output_tokens, cost: estimate.forecast_cost_usd, n: estimate.forecast_provider_n },
-    actual: { input: usage.input_tokens, output: usage.output_tokens, cost: usage.cost_usd },
+    actual: { input: usage.input_tokens, cached: usage.cached_input_tokens, output: usage.output_tokens, cost: usage.cost_usd },
   };
   tokenChecks.push(check);
   console.log(

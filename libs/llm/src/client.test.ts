@@ -139,6 +139,31 @@ describe("LlmClient.structured", () => {
     expect(openai.ignoresN).toBe(false);
   });
 
+  it("finds out what a server does with n by one probe before it matters, and probes once", async () => {
+    for (const name of ["ollama", "llamacpp", "openai"] as const) {
+      const server = await startFakeProvider({ profile: name });
+      try {
+        const llm = new LlmClient({ apiKey: "sk-probe", baseURL: server.baseUrl(name), modelAliases: { ...PROVIDER_PROFILES[name].aliases }, baseDelayMs: 5 });
+        const [usage, concurrent] = await Promise.all([llm.probeN({ model: "llm-5-nano" }), llm.probeN({ model: "llm-5-nano" })]);
+        expect(llm.ignoresN, name).toBe(name !== "openai");
+        expect(llm.providerN, name).toMatch(name === "openai" ? /found by a probe/ : /learned from a reply/);
+        // One request (llama.cpp refuses n with a 400, which is not billed), billed to the first caller only.
+        expect(server.chatRequests(), name).toHaveLength(1);
+        expect((server.chatRequests()[0]!.body as FakeChatRequest).n).toBe(2);
+        expect(usage.calls, name).toBe(name === "llamacpp" ? 0 : 1);
+        expect(concurrent.calls).toBe(0);
+        expect((await llm.probeN({ model: "llm-5-nano" })).calls).toBe(0);
+        expect(server.chatRequests()).toHaveLength(1);
+      } finally {
+        await server.close();
+      }
+    }
+    // Declared: nothing is sent.
+    const declared = client({ providerN: "honoured" });
+    expect((await declared.probeN({ model: "llm-5-nano" })).calls).toBe(0);
+    expect(provider.chatRequests()).toHaveLength(0);
+  });
+
   it("drops invalid choices and keeps the valid ones", async () => {
     provider.setBehaviour({ respond: (_r, { choice, generated }) => (choice === 0 ? { nonsense: true } : generated) });
     const result = await client().structured({ ...request, n: 2 });

@@ -13,7 +13,7 @@ import { costUsd, estimateTokens, priceFor } from "./pricing";
 import { DEFAULT_RETRY_POLICY, deadlineError, withRetry } from "./retry";
 import { structuredFormat, type StructuredFormat } from "./schema";
 import { providerIdentity, type ProviderIdentity } from "./provider-identity";
-import { accumulateUsage } from "./usage";
+import { accumulateUsage, ZERO_USAGE } from "./usage";
 
 /** The subset of a pino logger this library uses (it only reports retries and repairs). */
 export interface LlmLogger {
@@ -98,6 +98,16 @@ export interface StructuredRequest<S extends z.ZodType> {
   signal?: AbortSignal | undefined;
 }
 
+/** What a probe of the server's handling of `n` is sent with (`LlmClient.probeN`). */
+export interface ProbeOptions {
+  model: string;
+  resolvedModel?: string | undefined;
+  providerKey?: string | undefined;
+  signal?: AbortSignal | undefined;
+  /** Budget of the probe, retries included (default 30 s). */
+  deadlineMs?: number | undefined;
+}
+
 /** One entry of the provider's `GET /models`, with a retirement date when the provider reports one. */
 export interface ProviderModel {
   id: string;
@@ -170,6 +180,10 @@ export class LlmClient {
   /** Where `learnedSingleChoice` came from: a reply of this process, or what an earlier run kept. */
   private learnedFrom: "reply" | "kept" | undefined;
   private readonly onLearnedIgnoresN: (() => void) | undefined;
+  /** Set once a probe showed the server gives as many choices as `n` asks for. */
+  private probedHonoursN = false;
+  /** The probe in flight, shared by the jobs that start while it runs. */
+  private probing: Promise<void> | undefined;
 
   constructor(options: LlmClientOptions = {}) {
     this.apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY);
@@ -216,7 +230,8 @@ export class LlmClient {
   get providerN(): string {
     if (this.declaredN !== undefined) return `${this.declaredN} (declared: LLM_PROVIDER_N)`;
     if (this.learnedSingleChoice) return this.learnedFrom === "kept" ? "ignored (learned by an earlier run, kept in the config bucket)" : "ignored (learned from a reply)";
-    return "honoured (assumed until a reply shows otherwise)";
+    if (this.probedHonoursN) return "honoured (found by a probe)";
+    return "honoured (assumed until a probe or a reply shows otherwise)";
   }
 
   /** What an earlier run learned of this server: it ignores `n` (kept in the config bucket). */
@@ -224,6 +239,60 @@ export class LlmClient {
     if (this.learnedSingleChoice) return;
     this.learnedSingleChoice = true;
     this.learnedFrom = "kept";
+  }
+
+  /**
+   * Finds out what the server does with `n` before it matters (a job's first labelling call): one
+   * tiny request asking for two choices, unless `n` is declared, already learned or already
+   * probed. Returns the probe's usage (it is billed: the caller meters it), zero when nothing was
+   * sent. A failed probe is no error: the calls that follow learn from their replies, as before.
+   */
+  async probeN(options: ProbeOptions): Promise<LlmUsage> {
+    if (this.declaredN !== undefined || this.learnedSingleChoice || this.probedHonoursN) return ZERO_USAGE;
+    if (this.probing) {
+      await this.probing;
+      return ZERO_USAGE;
+    }
+    let usage: LlmUsage = ZERO_USAGE;
+    this.probing = this.#probe(options).then(
+      (used) => void (usage = used),
+      (error: unknown) => this.logger?.warn({ err: error instanceof Error ? redactSecrets(error.message) : "unknown" }, "the probe of the provider's n failed; learning it from replies"),
+    );
+    try {
+      await this.probing;
+    } finally {
+      this.probing = undefined;
+    }
+    return usage;
+  }
+
+  async #probe(options: ProbeOptions): Promise<LlmUsage> {
+    this.assertAllowed(options.model);
+    const provider = this.providerFor(options.providerKey);
+    const model = options.resolvedModel ?? resolveModel(options.model, this.aliases);
+    const deadlineMs = Math.min(this.deadlineMs, options.deadlineMs ?? PROBE_DEADLINE_MS);
+    const body: ChatCompletionCreateParamsNonStreaming = {
+      model,
+      messages: [{ role: "user", content: "Reply with the word ok." }],
+      n: 2,
+      ...modelRequestParams(model, { maxOutputTokens: PROBE_OUTPUT_TOKENS, reasoningEffort: "minimal" }),
+    };
+    const slot = await this.slotFor(provider, false, deadlineMs, options.signal);
+    try {
+      const call = { signal: options.signal, deadlineAt: Date.now() + deadlineMs, deadlineMs, requested: options.model, pinned: options.resolvedModel !== undefined };
+      const completion = await this.send(provider, body, call, PROBE_OUTPUT_TOKENS + 8).catch((error: unknown) => {
+        if (!refusesChoices(error)) throw error;
+        provider.singleChoice = true;
+        this.#learnedIgnoresN(); // llama.cpp: a 400 for n > 1 (not billed)
+        return undefined;
+      });
+      if (!completion) return ZERO_USAGE;
+      if (completion.choices.length === 1) this.#learnedIgnoresN(); // Ollama
+      else if (completion.choices.length > 1) this.probedHonoursN = true;
+      return { ...this.usageOf(completion, model, body), retries: 0, models: { [completion.model || model]: 1 } };
+    } finally {
+      slot.release();
+    }
   }
 
   #learnedIgnoresN(): void {
@@ -561,6 +630,9 @@ function decodeChoices<S extends z.ZodType>(format: StructuredFormat<S>, complet
 }
 
 const DEFAULT_INTERACTIVE_DEADLINE_MS = 15_000;
+/** The probe of `n` asks for a word; a reasoning model's budget includes its (minimal) reasoning. */
+const PROBE_OUTPUT_TOKENS = 16;
+const PROBE_DEADLINE_MS = 30_000;
 
 /** A 400 that rejects the `n` parameter rather than the request. */
 function refusesChoices(error: unknown): boolean {

@@ -12,21 +12,28 @@ export interface ProviderProfile {
 const HONOURS_N: ProviderProfile = { ignoresN: false };
 
 /**
- * Tokens per paper of the pipeline as it runs (default batch sizes), measured with real titles and
- * abstracts (nagtegaal_2019.csv, about 440 tokens a paper at 4 characters a token) and 4 criteria:
- * `npm run bench -- screening`, 2026-11-26. A criterion adds its line to every labelling and
- * reasoning system prompt (shared by a call's papers) and a verdict to every vote.
+ * Tokens per paper of the pipeline as it runs (default batch sizes, 4 criteria, 5 repetitions),
+ * fitted on data other than the screening bench's: the 895 papers of the three SYNERGY reviews in
+ * data/synergy (`npm run bench -- forecast-fit`, 2026-11-29; the bench runs nagtegaal_2019). The
+ * paper's own title and abstract is the spec's ~440 tokens (a team's abstracts are not known when
+ * it asks for an estimate); what labelling adds to it was fitted. A criterion adds its line to every
+ * labelling and reasoning system prompt (shared by a call's papers) and a verdict to every vote.
+ * Nothing of this request shape is cached (each stage's fixed prefix is under the 1,024 tokens
+ * a provider caches from), so the forecast prices every input token at the input price.
  */
 const PER_PAPER = {
-  /** One pass of labelling: the paper's record plus its share of the system prompt (one pass serves all R votes where `n` is honoured). */
-  labellingInput: 555,
+  /** One pass of labelling: the paper's title and abstract, as the spec assumes them. */
+  paperText: 440,
+  /** …plus its share of the system prompt and its record's framing (one pass serves all R votes where `n` is honoured). */
+  labellingOverhead: 86,
   /** One vote: the decision line with a verdict per criterion. */
-  voteOutput: 19.6,
-  reasoningInput: 306,
-  reasoningOutput: 28.7,
+  voteOutput: 19.7,
+  /** Reasoning sends the title, an abstract excerpt (SCREENING_REASONING_ABSTRACT_CHARS) and the votes. */
+  reasoningInput: 315,
+  reasoningOutput: 28.5,
   /** Clustering and assignment, which read the short reasons. */
-  restInput: 68,
-  restOutput: 7.5,
+  restInput: 67,
+  restOutput: 7.1,
   /** Per criterion beyond the 4 measured: its share of a system prompt, and one verdict. */
   criterionInput: 5,
   criterionOutput: 2.5,
@@ -38,7 +45,7 @@ export function forecastTokens(papers: number, repetitions: number, criteria: nu
   const extra = criteria - MEASURED_CRITERIA;
   const passes = profile.ignoresN ? repetitions : 1;
   const perPaperInput =
-    passes * (PER_PAPER.labellingInput + PER_PAPER.criterionInput * extra) + PER_PAPER.reasoningInput + PER_PAPER.criterionInput * extra + PER_PAPER.restInput;
+    passes * (PER_PAPER.paperText + PER_PAPER.labellingOverhead + PER_PAPER.criterionInput * extra) + PER_PAPER.reasoningInput + PER_PAPER.criterionInput * extra + PER_PAPER.restInput;
   const perPaperOutput = repetitions * (PER_PAPER.voteOutput + PER_PAPER.criterionOutput * extra) + PER_PAPER.reasoningOutput + PER_PAPER.restOutput;
   return { input: Math.max(0, Math.round(papers * perPaperInput)), output: Math.max(0, Math.round(papers * perPaperOutput)) };
 }

@@ -20,6 +20,8 @@ export interface ScreeningKindOptions {
   describe?: (params: ScreeningJobParams, criteria: ScreeningCriterion[], questions: string[]) => Provenance;
   /** What the provider does with `n` (declared or learned): estimates and ceilings bill votes by it. */
   provider?: () => ProviderProfile;
+  /** Finds out what the provider does with `n` when nothing says yet (a probe), before an estimate is answered. */
+  probeProvider?: (model: string) => Promise<void>;
 }
 
 /** Screening jobs: one active job per project, papers as the list, mock runs never metered. */
@@ -32,6 +34,10 @@ export function screeningJobKind(options: ScreeningKindOptions) {
     defaultModel: DEFAULT_MODEL.screening,
     estimateOf: (request, count) => ({ papers_count: count, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length }),
     estimate: (request, aliases) => estimateScreening(request, aliases, options.provider?.()),
+    // Only repetitions make `n` matter to the bill; a mock job's estimate is never asked for.
+    beforeEstimate: async (request) => {
+      if (request.repetitions > 1) await options.probeProvider?.(request.model);
+    },
     resultChars: (request, count) => screeningResultChars(count, request.repetitions, request.criteria.map((c) => c.name)),
     ceilingScope: (request, count) => `${count} papers × ${request.repetitions} repetitions`,
     unmetered: (request) => request.mock,
@@ -57,7 +63,7 @@ export function screeningJobKind(options: ScreeningKindOptions) {
         },
         // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units. A
         // provider declared to ignore `n` gets each vote of a paper with other batch-mates (vote-groups.ts);
-        // only declared: on a server that does honour `n`, separate votes would cost R times the input.
+        // where nothing is declared, the run finds it out (learned, or a probe) before its first labelling call.
         params: { ...params, pipeline: { ...options.pipeline, ...(!request.mock && spreadsVotes(options.provider?.()) ? { spreadVotes: true } : {}) } },
         input: { criteria: request.criteria, questions: request.questions },
         provenance: options.describe?.(params, request.criteria, request.questions),

@@ -24,6 +24,8 @@ const pipeline: PipelineSettings = {
   maxLostShare: env.MAX_LOST_PAPER_SHARE,
 };
 let store: JobStore | undefined;
+/** How long an estimate may wait for the probe of the provider's `n` (its NATS request allows more). */
+const ESTIMATE_PROBE_DEADLINE_MS = 5_000;
 
 await startService({
   service: "screening",
@@ -50,6 +52,10 @@ await startService({
       pipeline,
       describe,
       provider: () => ({ ignoresN: llm.ignoresN, declared: llm.declaresN }),
+      // With the server's key, under a short deadline: an estimate is a quick answer (a failed probe leaves the assumption as it was).
+      probeProvider: async (model) => {
+        if (llm.hasDefaultKey) await llm.probeN({ model, deadlineMs: ESTIMATE_PROBE_DEADLINE_MS });
+      },
       run: (job) =>
         runScreeningPipeline(
           job,

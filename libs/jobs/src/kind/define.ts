@@ -62,6 +62,11 @@ export interface JobKind<Create extends KindRequest = KindRequest, Estimate exte
   estimateOf(request: Create, count: number): Estimate;
   /** The estimate, priced through the alias table given (always the live one). */
   estimate(request: Estimate, aliases: Readonly<Record<string, string>>): KindEstimate;
+  /**
+   * Finds out, before the estimate route answers, what the forecast depends on and the kind does
+   * not know yet (screening: whether the provider honours `n`). Never throws; admission skips it.
+   */
+  beforeEstimate?(request: Estimate): Promise<void>;
   /** An upper estimate of the job's results in characters of JSON (its storage reservation, docs/limits.md). */
   resultChars(request: Create, count: number): number;
   /** What a refused ceiling names after "for" ("20 papers × 3 repetitions"). */

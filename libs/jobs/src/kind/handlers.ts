@@ -73,6 +73,7 @@ export function jobKindHandlers<C extends KindRequest, E extends { model: string
     handler(ops.estimate, async (request) => {
       const priced = withModel(request as { model: string });
       pricing.require(priced.model); // no estimate from a guessed price
+      await kind.beforeEstimate?.(priced);
       return kind.estimate(priced, pricing.table());
     }),
   ];

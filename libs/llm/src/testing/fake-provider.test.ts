@@ -97,6 +97,23 @@ describe("fake provider", () => {
     expect(second.usage.prompt_tokens_details.cached_tokens % 128).toBe(0);
   });
 
+  it("caches the longest byte-identical prefix seen before, from 1,024 tokens in 128-token steps, and can be switched off", async () => {
+    type Reply = { usage: { prompt_tokens: number; prompt_tokens_details: { cached_tokens: number } } };
+    const cachedOf = async (p: FakeProvider, system: string, user: string, model = "gpt-5-nano") =>
+      ((await (await chat(p, { model, messages: [{ role: "system", content: system }, { role: "user", content: user }] })).json()) as Reply).usage.prompt_tokens_details.cached_tokens;
+    const p = await start();
+    const system = "s".repeat(4 * 1000); // 1,000 tokens: too short alone
+    expect(await cachedOf(p, system, "a".repeat(4 * 500))).toBe(0);
+    // The same 1,000-token system message and the first 300 tokens of the user message: 1,280 tokens in common, 1,280 cached.
+    expect(await cachedOf(p, system, "a".repeat(4 * 300) + "b".repeat(4 * 400))).toBe(1280);
+    expect(await cachedOf(p, system, "c".repeat(4 * 500))).toBe(0); // 1,000 tokens in common: under the minimum
+    expect(await cachedOf(p, system, "a".repeat(4 * 500), "gpt-5-mini")).toBe(0); // another model's cache
+    expect(await cachedOf(p, "x" + system.slice(1), "a".repeat(4 * 500))).toBe(0); // one byte differs at the start
+    const off = await start({ promptCache: false });
+    expect(await cachedOf(off, system, "a".repeat(4 * 500))).toBe(0);
+    expect(await cachedOf(off, system, "a".repeat(4 * 500))).toBe(0);
+  });
+
   it("rejects unknown keys with OpenAI's 401 body", async () => {
     const p = await start({ validKeys: ["sk-good"] });
     const response = await chat(p, {}, "sk-bad-key-123456");

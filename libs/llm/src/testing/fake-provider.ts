@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isReasoningModel } from "../models";
@@ -55,6 +56,12 @@ export interface FakeBehaviour {
    * `usage`, schema enforcement, error bodies and rate-limit headers. Undefined: OpenAI.
    */
   profile?: ProfileName | undefined;
+  /**
+   * Automatic prompt caching as OpenAI, Azure and Anthropic-compatible gateways report it: the
+   * longest prefix of the prompt sent before (same model), at least 1,024 tokens, in 128-token
+   * steps, is reported as `prompt_tokens_details.cached_tokens`. Default on; false: nothing cached.
+   */
+  promptCache?: boolean | undefined;
 }
 
 export interface FakeProviderOptions extends FakeBehaviour {
@@ -106,6 +113,12 @@ export function datedModel(model: string): string {
   return `${model}-${suffix}`;
 }
 
+/** Prompt caching's rules at OpenAI: a prefix of at least 1,024 tokens, matched in steps of 128. */
+const CACHE_MIN_TOKENS = 1024;
+const CACHE_STEP_TOKENS = 128;
+/** Prefix digests kept (about 40 bytes each): the oldest are forgotten first. */
+const CACHE_MAX_PREFIXES = 200_000;
+
 const REASONING_TOKENS: Record<string, number> = { minimal: 0, low: 64, medium: 192, high: 512 };
 
 function estimateTokens(text: string): number {
@@ -121,6 +134,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
   let completionIds = 0;
   const requests: RecordedRequest[] = [];
   const budgets = new Map<string, { requests?: FakeBucket; tokens?: FakeBucket }>();
+  /** Digests of prompt prefixes at 128-token boundaries, oldest first (bounded, as a real cache evicts). */
   const seenPrefixes = new Set<string>();
   const hanging = new Set<ServerResponse>();
 
@@ -256,7 +270,7 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       prompt_tokens: promptTokens,
       completion_tokens: completionTokens,
       total_tokens: promptTokens + completionTokens,
-      prompt_tokens_details: { cached_tokens: cachedTokens(request, promptTokens), audio_tokens: 0 },
+      prompt_tokens_details: { cached_tokens: cachedTokens(request, promptText), audio_tokens: 0 },
       completion_tokens_details: { reasoning_tokens: reasoning * n, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
     };
     const usageMode = profile?.usage ?? "full";
@@ -334,15 +348,28 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
     return budget;
   }
 
-  /** Automatic prompt caching: a repeated system prompt of at least 1,024 tokens, in 128-token steps. */
-  function cachedTokens(request: FakeChatRequest, promptTokens: number): number {
-    const first = request.messages[0];
-    const prefix = `${request.model}\u0000${messageText(first?.content)}`;
-    const prefixTokens = estimateTokens(messageText(first?.content));
-    const seen = seenPrefixes.has(prefix);
-    seenPrefixes.add(prefix);
-    if (!seen || promptTokens < 1024 || prefixTokens < 1024) return 0;
-    return Math.min(promptTokens, Math.floor(prefixTokens / 128) * 128);
+  /**
+   * Automatic prompt caching: the longest prefix of the prompt's text (its messages in order) that
+   * an earlier request of the same model sent, counted in 128-token steps from 1,024 tokens on.
+   * Every step's prefix is remembered by digest, so a byte-identical prefix is what hits.
+   */
+  function cachedTokens(request: FakeChatRequest, promptText: string): number {
+    if (behaviour.promptCache === false) return 0;
+    const stepChars = CACHE_STEP_TOKENS * 4;
+    const hash = createHash("sha256").update(`${request.model}\u0000`);
+    let cached = 0;
+    for (let end = stepChars; end <= promptText.length; end += stepChars) {
+      hash.update(promptText.slice(end - stepChars, end));
+      const tokens = end / 4;
+      if (tokens < CACHE_MIN_TOKENS) continue;
+      const key = hash.copy().digest("base64");
+      if (seenPrefixes.has(key)) cached = tokens;
+      else {
+        seenPrefixes.add(key);
+        if (seenPrefixes.size > CACHE_MAX_PREFIXES) seenPrefixes.delete(seenPrefixes.values().next().value!);
+      }
+    }
+    return cached;
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -87,6 +87,11 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
   };
 
   return {
+    async providerIgnoresN(): Promise<ModelCall<boolean>> {
+      const usage = await llm.probeN({ model: frame.model, resolvedModel: frame.resolvedModel, providerKey: options.providerKey, signal: options.signal });
+      return { value: llm.ignoresN, usage };
+    },
+
     async label(papers: ScreeningPaper[], repetitions: number, spread?: VoteSpread): Promise<ModelCall<LabelVote[][]>> {
       const c = frame.criteria.length;
       const decision = z.object({ id: z.string(), criteria: z.array(z.enum(VERDICTS)).length(c), include: z.boolean() });
@@ -130,13 +135,13 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
         return gained;
       };
       const all = papers.map((_, i) => i);
-      // Votes as separate requests, each vote's calls with other batch-mates (a pooled unit).
+      // Votes as separate requests, each vote's calls with other batch-mates (a pooled unit). The
+      // calls of every vote go through one window: no vote waits for the slowest call of the one before.
       if (spread) {
-        for (let vote = 0; vote < repetitions; vote++) {
-          await forEachLimited(voteGroups(papers.length, spread.callSize, spread.pool, vote), spread.concurrency, options.signal, async (group) => {
-            await ask(group, true);
-          });
-        }
+        const groups = Array.from({ length: repetitions }, (_, vote) => voteGroups(papers.length, spread.callSize, spread.pool, vote)).flat();
+        await forEachLimited(groups, spread.concurrency, options.signal, async (group) => {
+          await ask(group, true);
+        });
       }
       // The papers still short, at most a call's worth at a time.
       const callSize = spread?.callSize ?? papers.length;

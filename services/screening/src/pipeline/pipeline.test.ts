@@ -291,6 +291,48 @@ describe("the live model", () => {
     }
   });
 
+  it("where nothing declared it, finds out that the provider ignores n before labelling (the probe billed to the job) and spreads the votes", async () => {
+    const { llm, requests } = fakeLlm(() => 1);
+    const withReasons = fakeLlmForReasons();
+    const probe = { calls: 1, input_tokens: 7, cached_input_tokens: 0, output_tokens: 2, cost_usd: 0.000001, retries: 0, models: { m: 1 } };
+    let ignoresN = false;
+    const probes: string[] = [];
+    const both = {
+      get ignoresN() {
+        return ignoresN;
+      },
+      probeN: async (options: { model: string }) => {
+        probes.push(options.model);
+        expect(requests).toHaveLength(0); // before the first labelling call
+        ignoresN = true;
+        return probe;
+      },
+      structured: (req: { schemaName: string; user: string }) => {
+        if (req.schemaName.startsWith("screening_labels_")) return llm.structured(req as never);
+        if (req.schemaName.startsWith("screening_reasons_")) return withReasons.llm.structured(req as never);
+        const theme = { label: "Reminders", description: "Reminder nudges." };
+        const data = req.schemaName.startsWith("screening_assign_")
+          ? { assignments: promptIds(req.user).map((id) => ({ id, cluster: 1 })) }
+          : { themes: [theme], clusters: [theme] };
+        return { data, choices: [data], usage: { ...usage, models: { m: 1 } }, modelVersion: "m" };
+      },
+    } as unknown as LlmClient;
+    const job = jobContext(params({ mock: false, repetitions: 3, clusters_type: null }));
+    const outcome = await runScreeningPipeline(job, () => live(both), SETTINGS);
+    expect(probes).toEqual(["llm-5-nano"]);
+    const labelling = requests.filter((r) => r.schemaName.startsWith("screening_labels_"));
+    // One request per vote, each paper's three votes in three different companies.
+    expect(labelling.every((r) => r.n === 1)).toBe(true);
+    const mates = new Map<string, Set<string>>();
+    for (const call of labelling) {
+      const titles = readDataBlocks(call.user)[0]!.records.map((rec) => String(rec.title));
+      for (const title of titles) mates.set(title, (mates.get(title) ?? new Set()).add(titles.filter((t) => t !== title).sort().join("|")));
+    }
+    expect([...mates.values()].every((companies) => companies.size === 3)).toBe(true);
+    const byStage = outcome.extra?.usage_by_stage as Record<string, { calls: number }>;
+    expect(byStage.labelling!.calls).toBe(labelling.length + 1);
+  });
+
   it("matches labelling replies to papers by id: reordered replies land right, a left-out paper is asked again, invented ids are ignored", async () => {
     const requests: { user: string; n: number | undefined }[] = [];
     let call = 0;

@@ -123,13 +123,28 @@ export async function runScreeningPipeline(
     return failWithLabelled((labelled) => error.failure(`${labelled} of ${count} papers were labelled. The progress reached is kept.`));
   };
   const reported = () => reportedModels(usage.total(), params.model_resolved ?? params.model);
+  // Where votes are separate requests, each vote of a paper goes with other batch-mates. Declared
+  // at admission (LLM_PROVIDER_N), else known from what was learned or from a probe sent now, so
+  // a fresh stack's first job is already cut that way.
+  let spreadVotes = settings.spreadVotes === true;
+  if (!spreadVotes && params.repetitions > 1 && model.providerIgnoresN) {
+    // Metered like a labelling call: the probe was paid for, and may be what crosses the ceiling.
+    const probe = await model
+      .providerIgnoresN()
+      .then((found) => {
+        if (found.usage.calls > 0) usage.add("labelling", found.usage);
+        return found;
+      })
+      .catch(stopAtCeiling);
+    spreadVotes = probe.value;
+  }
   await labelPapers(
     ctx,
     job.inputItems<ScreeningPaper>("papers"),
     count,
     params.repetitions,
     settings.labelBatch,
-    settings.spreadVotes === true && params.repetitions > 1,
+    spreadVotes && params.repetitions > 1,
     (i, paper, votes, why) => {
       table.set(i, paper.id, votes);
       if (votes.length >= params.repetitions) return;

@@ -37,6 +37,12 @@ export interface ModelCall<T> {
  * calls through libs/llm) and a mock one (deterministic, no provider), chosen per job.
  */
 export interface ScreeningModel {
+  /**
+   * Whether the provider ignores `n` (each vote a request of its own), found out before the first
+   * labelling call where nothing declared or learned says so (a probe, whose usage comes back).
+   * Absent: the model samples votes itself (mock, test doubles).
+   */
+  providerIgnoresN?(): Promise<ModelCall<boolean>>;
   /** `repetitions` independent votes for each paper of the batch. */
   /** With `spread`, each vote is sent in its own calls, regrouped per vote (see `voteGroups`). */
   label(papers: ScreeningPaper[], repetitions: number, spread?: VoteSpread): Promise<ModelCall<LabelVote[][]>>;
