@@ -77,7 +77,7 @@ describe("exports read by spreadsheets and line-oriented readers", () => {
 
   it("the validation sample's spreadsheet CSV guards the id column too", async () => {
     const papers = ATTACKS.map((attack) => ({ id: attack, title: "t", abstract: "a" }));
-    const body = await sampleDownload(screeningJob(papers), papers.map((p) => p.id), "csv", "spreadsheet");
+    const body = await text(sampleDownload(screeningJob(papers), papers.map((p) => p.id), "csv", "spreadsheet"));
     const unsafe = csvCells(body).filter((cell) => FORMULA.test(cell) && !PLAIN_NUMBER.test(cell));
     expect(unsafe).toEqual([]);
   });
@@ -91,7 +91,7 @@ describe("exports read by spreadsheets and line-oriented readers", () => {
     expect(lines.filter((line) => line.startsWith("TY  -"))).toHaveLength(papers.length);
     expect(lines.filter((line) => line.startsWith("ER  -"))).toHaveLength(papers.length);
     expect(lines.filter((line) => line.startsWith("TI  - forged"))).toEqual([]);
-    const sample = await sampleDownload(screeningJob(papers), papers.map((p) => p.id), "ris");
+    const sample = await text(sampleDownload(screeningJob(papers), papers.map((p) => p.id), "ris"));
     expect(sample.split(SPLITLINES).filter((line) => line.startsWith("TY  -"))).toHaveLength(papers.length);
   });
 });
