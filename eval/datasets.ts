@@ -148,11 +148,11 @@ function jsonlRecords(path: string, text: string): LabelledRecord[] {
  * keys duplicates are found by.
  */
 export function loadReferenceFiles(paths: readonly string[], options: { included?: readonly string[]; mergeDuplicates?: boolean } = {}): { records: LabelledRecord[]; summary: ImportSummary } {
-  const result = importReferences(paths.map(readReferenceFile), { mergeDuplicates: options.mergeDuplicates === true });
+  const result = importReferences(paths.map((path) => readReferenceFile(path)), { mergeDuplicates: options.mergeDuplicates === true });
   let records = result.records;
   let includedFrom: ImportSummary["included_from"] = null;
   if (options.included?.length) {
-    const studies = importReferences(options.included.map(readReferenceFile)).records;
+    const studies = importReferences(options.included.map((path) => readReferenceFile(path))).records;
     const labelled = labelByIncluded(records, studies);
     if (labelled.matched === 0) throw new Error(`none of the ${studies.length} studies in ${options.included.join(", ")} matches a record by DOI, PMID or title`);
     records = labelled.records;

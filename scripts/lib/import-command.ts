@@ -46,7 +46,7 @@ export function runImport(argv: string[], io: ImportIo): number {
     io.stderr(IMPORT_USAGE);
     return values.help ? 0 : 2;
   }
-  const result = importReferences(positionals.map(readReferenceFile), { mergeDuplicates: values["merge-duplicates"] === true });
+  const result = importReferences(positionals.map((path) => readReferenceFile(path)), { mergeDuplicates: values["merge-duplicates"] === true });
   const toRecord = values.indexer ? toIndexerRecord : toScreeningPaper;
   const jsonl = result.records.map((record) => `${JSON.stringify(toRecord(record))}\n`).join("");
   if (values.out) writeFileSync(values.out, jsonl);
