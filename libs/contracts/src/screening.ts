@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { bibliographyFields } from "./bibliography";
 import { EstimateConfidence, JobStatus, JsonObject, Timestamp, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
@@ -17,6 +18,8 @@ export const ScreeningPaper = z.object({
     .max(LIMIT_CEILINGS.abstract)
     .nullish()
     .transform((v) => v ?? ""),
+  // Not in the spec (an addition; its paper is a dict, extra keys allowed): what the paper came with, kept for the exports, never sent to the model.
+  ...bibliographyFields,
 });
 export type ScreeningPaper = z.infer<typeof ScreeningPaper>;
 

@@ -53,7 +53,24 @@ describe("RIS", () => {
 
   it("strips HTML the database left in titles and abstracts", () => {
     const text = "TY  - JOUR\nTI  - Effect of <i>nudges</i> &amp; CO<sub>2</sub>\nAB  - p < 0.05\nER  - \n";
-    expect(importReferences([{ name: "a.ris", text }]).records[0]).toMatchObject({ title: "Effect of nudges & CO 2", abstract: "p < 0.05" });
+    expect(importReferences([{ name: "a.ris", text }]).records[0]).toMatchObject({ title: "Effect of nudges & CO2", abstract: "p < 0.05" });
+  });
+
+  it("reads the bibliographic fields: authors, year, journal, volume, issue, pages, accession, database, URL, keywords", () => {
+    const [record] = importReferences([{ name: "embase.ris", text: ovid }]).records;
+    expect(record).toMatchObject({ authors: ["Smith J."], year: "2018", journal: "BMJ Open", accession: "621234567", database: "Embase", keywords: [] });
+    const text = "TY  - JOUR\nAU  - Müller, Zoë\nAU  - Ødegård, Å\nPY  - 2019\nT2  - Lancet\nVL  - 393\nIS  - 10\nSP  - 12\nEP  - 19\nC2  - 30123456\nUR  - https://x.org/1\nKW  - nudge\nKW  - prescribing\nTI  - T\nER  - \n";
+    expect(importReferences([{ name: "a.ris", text }]).records[0]).toMatchObject({
+      authors: ["Müller, Zoë", "Ødegård, Å"],
+      year: "2019",
+      journal: "Lancet",
+      volume: "393",
+      issue: "10",
+      pages: "12-19",
+      pmid: "30123456",
+      url: "https://x.org/1",
+      keywords: ["nudge", "prescribing"],
+    });
   });
 });
 
@@ -91,7 +108,7 @@ describe("PubMed NBIB/MEDLINE", () => {
   });
 
   it("is renamed into RIS tags, other tags kept as notes so their wrapped lines stay with them", () => {
-    expect(medlineToRis("PMID- 1\nFAU - Doe, Jane\n      Continued\nTI  - T\n")).toBe("TY  - JOUR\nDB  - PubMed\nAN  - 1\nN1  - FAU: Doe, Jane\n      Continued\nTI  - T\nER  - ");
+    expect(medlineToRis("PMID- 1\nAD  - Dept of X,\n      Continued\nTI  - T\nFAU - Doe, Jane\n")).toBe("TY  - JOUR\nDB  - PubMed\nAN  - 1\nN1  - AD: Dept of X,\n      Continued\nTI  - T\nAU  - Doe, Jane\nER  - ");
   });
 });
 
@@ -137,7 +154,13 @@ describe("several files", () => {
     expect(detectFormat({ name: "export.txt", text: "PMID- 1\nTI  - x" })).toBe("medline");
     expect(detectFormat({ name: "export.txt", text: "\uFEFFTY  - JOUR\r\nER  - " })).toBe("ris");
     expect(detectFormat({ name: "export.txt", text: "title,abstract\n" })).toBe("csv");
-    expect(() => detectFormat({ name: "empty.ris", text: "" })).toThrow(/no RIS/);
+    expect(detectFormat({ name: "savedrecs.txt", text: "FN Clarivate Analytics Web of Science\nVR 1.0\nPT J\n" })).toBe("wos");
+    expect(detectFormat({ name: "refs", text: "% from JabRef\n@Article{key1,\n title={x}}" })).toBe("bibtex");
+    expect(detectFormat({ name: "lib", text: '<?xml version="1.0" encoding="UTF-8" ?><xml><records><record>' })).toBe("endnote-xml");
+    for (const name of ["empty.ris", "refs.bib", "refs.xml", "refs.nbib"]) {
+      expect(() => detectFormat({ name, text: "" })).toThrow(/not a format the import reads; it reads RIS .*Web of Science plain text.*BibTeX.*EndNote XML.*CSV/);
+    }
+    expect(() => importReferences([{ name: "x.txt", text: "something else\n1\n" }])).toThrow(/no title column .*; the import reads RIS/);
   });
 
   it("keeps ids unique: a taken id gets its file's name, a record without one its position", () => {
@@ -187,8 +210,9 @@ describe("several files", () => {
 
   it("maps to the service's screening paper and indexer record", () => {
     const [record] = importReferences([{ name: "a.ris", text: ovid }]).records;
-    expect(toScreeningPaper(record!)).toEqual({ id: "621234567", title: "Effect of nudges on prescribing: a randomised trial", abstract: "Background: we tested things over two lines." });
-    expect(toIndexerRecord(record!)).toEqual({ ID: "621234567", Title: "Effect of nudges on prescribing: a randomised trial", Abstract: "Background: we tested things over two lines." });
+    const bibliography = { authors: ["Smith J."], year: "2018", journal: "BMJ Open", doi: "10.1136/bmjopen-2017-012345", accession: "621234567", database: "Embase" };
+    expect(toScreeningPaper(record!)).toEqual({ id: "621234567", title: "Effect of nudges on prescribing: a randomised trial", abstract: "Background: we tested things over two lines.", ...bibliography });
+    expect(toIndexerRecord(record!)).toEqual({ ID: "621234567", Title: "Effect of nudges on prescribing: a randomised trial", Abstract: "Background: we tested things over two lines.", ...bibliography });
   });
 
   it("reads UTF-8, and Windows-1252 from older EndNote and Excel exports", () => {

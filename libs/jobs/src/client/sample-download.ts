@@ -1,4 +1,5 @@
 import type { CsvMode, ItemText } from "@litrev/contracts";
+import { cleanText } from "@litrev/references/text";
 import { csvRow, UTF8_BOM } from "./csv";
 import { withTexts, type FinishedJob } from "./exports";
 import { risRecord } from "./ris";
@@ -18,7 +19,8 @@ export async function sampleDownload(job: FinishedJob, paperIds: readonly (strin
   for await (const { items, titles, abstracts } of withTexts(job, true)) {
     items.forEach((item, i) => {
       const id = String(item.id);
-      if (wanted.has(id)) texts.set(id, { title: titles[i]!, abstract: abstracts![i]! });
+      // Markup cleaned as in every export (tags removed, entities decoded).
+      if (wanted.has(id)) texts.set(id, { title: cleanText(titles[i]), abstract: cleanText(abstracts![i]) });
     });
   }
   const empty: ItemText = { title: "", abstract: "" };
