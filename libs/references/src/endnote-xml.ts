@@ -13,7 +13,7 @@ import { cleanText } from "./text";
 type XmlNode = Record<string, unknown>;
 
 /** Whether the text starts like an EndNote XML export. */
-export const looksLikeEndnoteXml = (head: string) => /<records>\s*<record>/.test(head) && /^\s*(?:<\?xml[^>]*\?>\s*)?<xml>/.test(head);
+export const looksLikeEndnoteXml = (head: string) => /<xml>\s*<records>\s*<record>/.test(head);
 
 const parser = new XMLParser({ preserveOrder: true, ignoreAttributes: true, processEntities: true, htmlEntities: false, trimValues: false, parseTagValue: false });
 

@@ -112,6 +112,89 @@ describe("PubMed NBIB/MEDLINE", () => {
   });
 });
 
+describe("Web of Science, BibTeX and EndNote XML", () => {
+  it("reads a Web of Science plain-text record: one author a line, wrapped title, keywords, pages, UT", () => {
+    const text = [
+      "FN Clarivate Analytics Web of Science",
+      "VR 1.0",
+      "PT J",
+      "AU Müller, Z",
+      "   Ødegård, Å",
+      "AF Müller, Zoë",
+      "   Ødegård, Åse",
+      "TI Effect of <i>nudges</i> on prescribing:",
+      "   a randomised trial",
+      "SO BMJ OPEN",
+      "DE nudge; prescribing",
+      "AB Background &amp; aims.",
+      "PY 2019",
+      "VL 9",
+      "IS 2",
+      "BP 12",
+      "EP 19",
+      "DI 10.1136/X",
+      "PM 30123456",
+      "UT WOS:000123456700001",
+      "ER",
+      "",
+      "EF",
+    ].join("\r\n");
+    expect(importReferences([{ name: "savedrecs.txt", text }]).records[0]).toMatchObject({
+      id: "WOS:000123456700001",
+      title: "Effect of nudges on prescribing: a randomised trial",
+      abstract: "Background & aims.",
+      authors: ["Müller, Zoë", "Ødegård, Åse"],
+      year: "2019",
+      journal: "BMJ OPEN",
+      volume: "9",
+      issue: "2",
+      pages: "12-19",
+      doi: "10.1136/x",
+      pmid: "30123456",
+      accession: "WOS:000123456700001",
+      database: "Web of Science",
+      keywords: ["nudge", "prescribing"],
+      origin: { format: "wos" },
+    });
+  });
+
+  it("reads BibTeX through citation-js: LaTeX accents and markup, names, pages, keywords", () => {
+    const text = '@article{smith2018,\n  author = {Smith, John and M{\\"u}ller, Zo{\\"e}},\n  title = {{Effect of \\textit{nudges} \\& CO\\textsubscript{2}}},\n  journal = {BMJ Open},\n  year = {2018},\n  pages = {12--19},\n  doi = {10.1136/bmjopen-2017-012345},\n  keywords = {nudge, prescribing},\n}\n';
+    expect(importReferences([{ name: "refs.bib", text }]).records[0]).toMatchObject({
+      id: "smith2018",
+      title: "Effect of nudges & CO2",
+      authors: ["Smith, John", "Müller, Zoë"],
+      year: "2018",
+      journal: "BMJ Open",
+      pages: "12-19",
+      doi: "10.1136/bmjopen-2017-012345",
+      keywords: ["nudge", "prescribing"],
+      origin: { format: "bibtex" },
+    });
+  });
+
+  it("reads EndNote XML with values split over styles, and refuses a DOCTYPE", () => {
+    const text =
+      '<?xml version="1.0" encoding="UTF-8" ?><xml><records><record><rec-number>7</rec-number><contributors><authors><author><style face="normal">Doe, Jane</style></author></authors></contributors>' +
+      '<titles><title><style face="normal">Effect of </style><style face="italic">nudges</style><style face="normal"> &amp;lt;b&amp;gt;now&amp;lt;/b&amp;gt; &amp;reg;</style></title><secondary-title><style>Lancet</style></secondary-title></titles>' +
+      "<dates><year><style>2020</style></year></dates><accession-num><style>31234567</style></accession-num><remote-database-name><style>PubMed</style></remote-database-name>" +
+      "<electronic-resource-num><style>10.1000/ABC</style></electronic-resource-num></record></records></xml>";
+    expect(importReferences([{ name: "lib.xml", text }]).records[0]).toMatchObject({
+      id: "31234567",
+      title: "Effect of nudges now ®",
+      authors: ["Doe, Jane"],
+      year: "2020",
+      journal: "Lancet",
+      doi: "10.1000/abc",
+      pmid: "31234567",
+      database: "PubMed",
+      origin: { format: "endnote-xml" },
+    });
+    const bomb = '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><xml><records><record><titles><title>&a;</title></titles></record></records></xml>';
+    expect(() => importReferences([{ name: "bomb.xml", text: bomb }])).toThrow(/DOCTYPE/);
+  });
+});
+
 describe("CSV", () => {
   it("detects a semicolon and reads ASReview's columns and labels", () => {
     const text = '\uFEFFrecord_id;title;abstract;label_included\r\n1;"Nudges; a trial";"Line one\nline two, with ""quotes""";1\r\n2;Other;;0\r\n3;Third;x;\r\n';
