@@ -88,6 +88,18 @@ function bib(i: number): Bib {
   };
 }
 
+/** The made-up fields as RIS lines, in the new tag set (`AU`, `PY`, `T2`) or Ovid's old one (`A1`, `Y1` as `2020//`, `JF`). */
+const risBibliography = (b: Bib, tags: "new" | "old" = "new") => [
+  ...b.authors.map((a) => `${tags === "old" ? "A1" : "AU"}  - ${a}`),
+  tags === "old" ? `Y1  - ${b.year}//` : `PY  - ${b.year}`,
+  `${tags === "old" ? "JF" : "T2"}  - ${b.journal}`,
+  `VL  - ${b.volume}`,
+  `IS  - ${b.issue}`,
+  `SP  - ${b.first}`,
+  `EP  - ${b.last}`,
+  ...b.keywords.map((k) => `KW  - ${k}`),
+];
+
 /** One fixture: its records' source ids in file order, and the duplicate groups as positions in the file. */
 interface Manifest {
   source: string;
@@ -119,14 +131,7 @@ function plant<T>(records: T[], picks: number[], change: (record: T, n: number) 
         "DB  - PubMed",
         `AN  - ${r.pmid}`,
         r.title && `TI  - ${flat(r.title)}`,
-        ...r.bib.authors.map((a) => `AU  - ${a}`),
-        `PY  - ${r.bib.year}`,
-        `T2  - ${r.bib.journal}`,
-        `VL  - ${r.bib.volume}`,
-        `IS  - ${r.bib.issue}`,
-        `SP  - ${r.bib.first}`,
-        `EP  - ${r.bib.last}`,
-        ...r.bib.keywords.map((k) => `KW  - ${k}`),
+        ...risBibliography(r.bib),
         "LA  - eng",
         r.abstract && `AB  - ${flat(r.abstract)}`,
         r.doi && `DO  - ${r.doi}`,
@@ -159,15 +164,8 @@ function plant<T>(records: T[], picks: number[], change: (record: T, n: number) 
         `DB  - ${r.db}`,
         `AN  - ${r.an}`,
         r.title && `T1  - ${flat(r.title)}`,
-        ...r.bib.authors.map((a) => `A1  - ${a}`),
-        `Y1  - ${r.bib.year}//`,
+        ...risBibliography(r.bib, "old"),
         ...(r.abstract ? wrap(r.abstract, 74).map((line, i) => (i === 0 ? `N2  - ${line}` : line)) : []),
-        `JF  - ${r.bib.journal}`,
-        `VL  - ${r.bib.volume}`,
-        `IS  - ${r.bib.issue}`,
-        `SP  - ${r.bib.first}`,
-        `EP  - ${r.bib.last}`,
-        ...r.bib.keywords.map((k) => `KW  - ${k}`),
         r.doi && `DO  - http://dx.doi.org/${r.doi}`,
         `UR  - http://ovidsp.ovid.com/ovidweb.cgi?T=JS&PAGE=reference&D=emexb&NEWS=N&AN=${r.an}`,
         "ER  - ",
@@ -195,14 +193,7 @@ function plant<T>(records: T[], picks: number[], change: (record: T, n: number) 
       [
         "TY  - JOUR",
         r.title && `TI  - ${flat(r.title)}`,
-        ...r.bib.authors.map((a) => `AU  - ${a}`),
-        `PY  - ${r.bib.year}`,
-        `T2  - ${r.bib.journal}`,
-        `VL  - ${r.bib.volume}`,
-        `IS  - ${r.bib.issue}`,
-        `SP  - ${r.bib.first}`,
-        `EP  - ${r.bib.last}`,
-        ...r.bib.keywords.map((k) => `KW  - ${k}`),
+        ...risBibliography(r.bib),
         r.doi && `DO  - ${r.doi}`,
         `UR  - https://www.scopus.com/inward/record.uri?eid=${r.eid}${r.doi ? `&doi=${encodeURIComponent(r.doi)}` : ""}&partnerID=40&md5=0`,
         r.abstract && `AB  - ${flat(r.abstract)}`,
