@@ -93,7 +93,7 @@ describe("labelled datasets", () => {
   });
 
   it("strips HTML tags and entities but leaves comparisons alone", () => {
-    expect(stripHtml("Effect of <i>nudges</i> on <sup>2</sup>H &amp; <b class='x'>care</b>&nbsp;&#8211; a&#x2019;s")).toBe("Effect of nudges on 2 H & care – a’s");
+    expect(stripHtml("Effect of <i>nudges</i> on <sup>2</sup>H &amp; <b class='x'>care</b>&nbsp;&#8211; a&#x2019;s")).toBe("Effect of nudges on 2H & care – a’s"); // inline tags go without a space (²H, CO₂)
     expect(stripHtml("p < 0.05 and a<b, x > y")).toBe("p < 0.05 and a<b, x > y");
     expect(stripHtml("Line<br/>break")).toBe("Line break");
     expect(stripHtml("&unknown; stays")).toBe("&unknown; stays");

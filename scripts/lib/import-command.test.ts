@@ -23,7 +23,9 @@ describe("npm run import", () => {
     const lines = readFileSync(out, "utf8").trimEnd().split("\n");
     expect(lines).toHaveLength(406);
     const papers = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(Object.keys(papers[0]!)).toEqual(["id", "title", "abstract"]);
+    // The bibliographic fields each record came with follow (docs/import.md): an NBIB record has no DOI or URL.
+    expect(Object.keys(papers[0]!)).toEqual(["id", "title", "abstract", "authors", "year", "journal", "volume", "issue", "pages", "pmid", "accession", "database", "keywords"]);
+    expect(papers[0]!.authors).toEqual(expect.arrayContaining([expect.stringMatching(/^[^,]+, /)]));
     expect(new Set(papers.map((p) => p.id)).size).toBe(406);
     expect(err.join("\n")).toMatch(/records: 406 read, 6 duplicates in 6 groups \(kept; --merge-duplicates keeps one of each\), 406 written to .*papers\.jsonl/);
     expect(err.join("\n")).toMatch(/without abstract: \d+; without title: 0/);
@@ -36,7 +38,7 @@ describe("npm run import", () => {
     expect(code).toBe(0);
     const records = out.trimEnd().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(records).toHaveLength(250);
-    expect(Object.keys(records[0]!)).toEqual(["ID", "Title", "Abstract"]);
+    expect(Object.keys(records[0]!).slice(0, 6)).toEqual(["ID", "Title", "Abstract", "authors", "year", "journal"]);
     expect(err.join("\n")).toMatch(/253 read, 3 duplicates in 3 groups \(merged\), 250 written to standard output/);
   });
 

@@ -5,18 +5,20 @@ import { readReferenceFile } from "@litrev/references/node";
 
 /**
  * `npm run import -- FILE... [--out papers.jsonl] [--merge-duplicates] [--indexer] [--duplicates dups.json]`:
- * reference exports (RIS, PubMed NBIB/MEDLINE, CSV; gzipped or plain) into the service's paper
- * records as JSON Lines, one `{id, title, abstract}` (or `{ID, Title, Abstract}` with --indexer) a
- * line, with the counts and the duplicate groups on stderr. See docs/import.md.
+ * reference exports (RIS, PubMed NBIB/MEDLINE, Web of Science, BibTeX, EndNote XML, CSV; gzipped or
+ * plain) into the service's paper records as JSON Lines, one `{id, title, abstract, …}` (or `{ID,
+ * Title, Abstract, …}` with --indexer) a line with the bibliographic fields the record came with,
+ * and the counts and the duplicate groups on stderr. See docs/import.md.
  */
 
 export const IMPORT_USAGE = `usage: npm run import -- FILE... [--out PATH] [--merge-duplicates] [--indexer] [--duplicates PATH]
 
-  FILE                  RIS (PubMed, Embase/Ovid, Scopus, Web of Science), PubMed NBIB/MEDLINE, or CSV
-                        (comma or semicolon; ASReview, Rayyan or Covidence columns); .gz is fine
+  FILE                  RIS (PubMed, Embase/Ovid, Scopus, Web of Science), PubMed NBIB/MEDLINE, Web of
+                        Science plain text, BibTeX, EndNote XML, or CSV (comma or semicolon; ASReview,
+                        Rayyan or Covidence columns); .gz is fine
   --out PATH            where the JSON Lines go (default: standard output)
   --merge-duplicates    keep one record per duplicate group (default: keep all, report the groups)
-  --indexer             write indexer records {ID, Title, Abstract} instead of screening papers {id, title, abstract}
+  --indexer             write indexer records {ID, Title, Abstract, …} instead of screening papers {id, title, abstract, …}
   --duplicates PATH     write every duplicate group (ids and the keys they share) as JSON`;
 
 /** Duplicate groups listed on stderr, and ids listed of each; --duplicates writes them all. */

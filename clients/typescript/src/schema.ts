@@ -3368,6 +3368,26 @@ export interface operations {
                         /** @default  */
                         title?: string;
                         abstract?: string | null;
+                        /** @description Authors as the source wrote them, e.g. `Doe, Jane`, in order */
+                        authors?: string[] | null;
+                        /** @description Publication year (or date) as the source gave it */
+                        year?: (string | number) | null;
+                        /** @description Journal or other secondary title (book, conference) */
+                        journal?: string | null;
+                        volume?: string | null;
+                        issue?: string | null;
+                        /** @description Pages, e.g. `12-19` */
+                        pages?: string | null;
+                        doi?: string | null;
+                        /** @description PubMed id */
+                        pmid?: string | null;
+                        /** @description The source database's accession number (Embase, Web of Science, a Scopus EID) */
+                        accession?: string | null;
+                        /** @description The database the record came from, e.g. `Embase` */
+                        database?: string | null;
+                        url?: string | null;
+                        /** @description The source's own keywords */
+                        keywords?: string[] | null;
                     }[];
                     criteria?: ({
                         /** @default  */

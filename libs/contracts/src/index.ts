@@ -1,4 +1,5 @@
 export * from "./api-examples";
+export * from "./bibliography";
 export * from "./common";
 export * from "./config";
 export * from "./criteria";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { Bibliography } from "./bibliography";
 import { JobStatus, JsonObject, Timestamp } from "./common";
 import { JobReport } from "./job-exports";
 
@@ -152,8 +153,11 @@ export const PartialItemsRef = z.object({
 });
 export type PartialItemsRef = z.infer<typeof PartialItemsRef>;
 
-/** An item's title and abstract as the job was given them (the artifact keeps them as two line lists, `titles` and `abstracts`). */
-export const ItemText = z.object({ title: z.string(), abstract: z.string() });
+/**
+ * An item's title and abstract as the job was given them, and the bibliographic fields it came with
+ * (absent or null: none); the artifact keeps them as line lists, `titles`, `abstracts`, `bibliography`.
+ */
+export const ItemText = z.object({ title: z.string(), abstract: z.string(), bibliography: Bibliography.nullish() });
 export type ItemText = z.infer<typeof ItemText>;
 
 /**
@@ -181,6 +185,12 @@ export const JobArtifactHead = z.object({
    */
   titles: ObjectRef.optional(),
   abstracts: ObjectRef.optional(),
+  /**
+   * Each item's bibliographic fields (`Bibliography`) as one JSON text per line, `""` for an item
+   * without any, line for line beside `items`; absent when no item had any (or the input was gone).
+   * Every export writes them back (RIS tags, CSV and JSON Lines columns).
+   */
+  bibliography: ObjectRef.optional(),
   /**
    * False when the service had no store of record (the spec's "without persistence"): the job is
    * read once, by its first poll, through the owning service, which then erases it; later reads

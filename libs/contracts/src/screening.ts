@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { jobErrorShape, specErrorFields } from "./errors";
+import { bibliographyFields } from "./bibliography";
 import { EstimateConfidence, JobStatus, JsonObject, Timestamp, uniqueIds } from "./common";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { DEFAULT_MODEL } from "./models";
@@ -18,6 +19,8 @@ export const ScreeningPaper = z.object({
     .max(LIMIT_CEILINGS.abstract)
     .nullish()
     .transform((v) => v ?? ""),
+  // Not in the spec (an addition; its paper is a dict, extra keys allowed): what the paper came with, kept for the exports, never sent to the model.
+  ...bibliographyFields,
 });
 export type ScreeningPaper = z.infer<typeof ScreeningPaper>;
 

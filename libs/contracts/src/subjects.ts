@@ -202,6 +202,8 @@ export const jobDataObjects = {
   artifactTitles: (jobId: string, fence: number) => `finished/${jobId}/titles/${fence}`,
   /** Each artifact item's abstract, likewise (only RIS exports and sample downloads read them). */
   artifactAbstracts: (jobId: string, fence: number) => `finished/${jobId}/abstracts/${fence}`,
+  /** Each artifact item's bibliographic fields as JSON text (`""`: none), likewise (every export reads them). */
+  artifactBibliography: (jobId: string, fence: number) => `finished/${jobId}/bibliography/${fence}`,
   /** Every name prefix the data store keeps one job's objects under (its input, any run's items, its artifact): erasure deletes them all. */
   ofJob: (jobId: string) => [`input/${jobId}`, `partial/${jobId}/`, `finished/${jobId}/`],
 };

@@ -91,6 +91,31 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
     expect(await readArtifactHead(data, other.job_id)).not.toBeNull();
   });
 
+  it("keeps the bibliographic fields line for line when some item has them (empty lines for the items before the first), and no list when none has", async () => {
+    const items = Array.from({ length: 900 }, (_, i) => item(i));
+    const row = screeningRow("completed", 900);
+    const writer = new ArtifactWriter(data, "screening", row.job_id, row.fence);
+    const bibliography = (i: number) => (i >= 450 && i % 3 === 0 ? { authors: [`Müller, Zoë ${i}`], year: "2019", doi: `10.1000/${i}` } : null);
+    for (let at = 0; at < items.length; at += 300) {
+      const chunk = items.slice(at, at + 300);
+      if (writer.push(chunk, chunk.map((_, k) => ({ title: `T${at + k}`, abstract: "", bibliography: bibliography(at + k) })))) await writer.flush();
+    }
+    const head = await writer.finish(row);
+    expect(head.bibliography?.lines).toBe(items.length);
+    let n = 0;
+    for await (const { items: chunk, bibliography: found } of withTexts(artifactJob(data, head))) {
+      for (let k = 0; k < chunk.length; k++, n++) expect(found![k]).toEqual(bibliography(n));
+    }
+    expect(n).toBe(items.length);
+
+    const plain = screeningRow("completed", 2);
+    const none = new ArtifactWriter(data, "screening", plain.job_id, plain.fence);
+    none.push([item(1), item(2)], [{ title: "a", abstract: "" }, { title: "b", abstract: "", bibliography: null }]);
+    const plainHead = await none.finish(plain);
+    expect(plainHead.bibliography).toBeUndefined();
+    expect(artifactJob(data, plainHead).bibliography).toBeUndefined();
+  });
+
   it("streams the poll body of several chunks, byte for byte the JSON of the whole poll response", async () => {
     const items = Array.from({ length: 2_500 }, (_, i) => item(i));
     const row = screeningRow("completed", items.length);

@@ -14,7 +14,8 @@ import type { JsonRecord, StoredJob } from "./store/job-store";
  * and the methods report. Beside the items, line for line, each item's title (`titles`) and its
  * abstract (`abstracts`) from the job's input, two lists: every export names each paper, and RIS
  * exports and validation samples carry its abstract too, after the input itself is gone; a CSV or
- * JSON Lines export reads the small list only. Every gateway streams polls, exports, the end event, the validation's
+ * JSON Lines export reads the small list only. A third list (`bibliography`), written only when
+ * some item came with bibliographic fields, carries them back into every export. Every gateway streams polls, exports, the end event, the validation's
  * read and the report from it, without asking the owning service.
  */
 
@@ -39,6 +40,11 @@ export class ArtifactWriter {
   readonly #lines: LinesWriter;
   readonly #titles: LinesWriter;
   readonly #abstracts: LinesWriter;
+  readonly #bibliography: LinesWriter;
+  /** Whether any item so far came with bibliographic fields (else the list is left out of the head). */
+  #anyBibliography = false;
+  /** Items pushed before the first with bibliographic fields (their empty lines are written only if one comes). */
+  #withoutBibliography = 0;
   readonly #outcomes: OutcomeCounter;
 
   constructor(
@@ -50,6 +56,7 @@ export class ArtifactWriter {
     this.#lines = data.lines(jobDataObjects.artifactItems(jobId, fence));
     this.#titles = data.lines(jobDataObjects.artifactTitles(jobId, fence));
     this.#abstracts = data.lines(jobDataObjects.artifactAbstracts(jobId, fence));
+    this.#bibliography = data.lines(jobDataObjects.artifactBibliography(jobId, fence));
     this.#outcomes = new OutcomeCounter(service);
   }
 
@@ -63,7 +70,15 @@ export class ArtifactWriter {
     if (!texts) return full;
     if (texts.length !== items.length) throw new Error(`${texts.length} texts for ${items.length} items`);
     const titlesFull = this.#titles.push(texts.map((text) => text.title));
-    return this.#abstracts.push(texts.map((text) => text.abstract)) || titlesFull || full;
+    const abstractsFull = this.#abstracts.push(texts.map((text) => text.abstract));
+    if (!this.#anyBibliography && !texts.some((text) => text.bibliography)) {
+      this.#withoutBibliography += texts.length;
+      return abstractsFull || titlesFull || full;
+    }
+    // The first item with bibliographic fields: the items before it get their empty lines now.
+    if (!this.#anyBibliography) this.#bibliography.push(Array.from({ length: this.#withoutBibliography }, () => ""));
+    this.#anyBibliography = true;
+    return this.#bibliography.push(texts.map((text) => (text.bibliography ? JSON.stringify(text.bibliography) : ""))) || abstractsFull || titlesFull || full;
   }
 
   /** Writes the buffered items (and texts) as chunks; may be repeated after a failure (the buffers are kept until they land). */
@@ -71,6 +86,7 @@ export class ArtifactWriter {
     await this.#lines.flush();
     await this.#titles.flush();
     await this.#abstracts.flush();
+    await this.#bibliography.flush();
   }
 
   /** The last chunk, then the head: from here on the artifact is complete. */
@@ -78,6 +94,7 @@ export class ArtifactWriter {
     const items = await this.#lines.close();
     const titles = await this.#titles.close();
     const abstracts = await this.#abstracts.close();
+    const bibliography = await this.#bibliography.close();
     const head: JobArtifactHead = {
       version: 1,
       owner: record.owner ?? DEFAULT_JOB_OWNER,
@@ -88,6 +105,7 @@ export class ArtifactWriter {
       items,
       // Every item has its text, or the input was gone and none has.
       ...(titles.lines === items.lines && abstracts.lines === items.lines && (items.lines ?? 0) > 0 ? { titles, abstracts } : {}),
+      ...(this.#anyBibliography && bibliography.lines === items.lines ? { bibliography } : {}),
       ...(persistent ? {} : { persistent: false as const }),
     };
     await this.data.putJson(jobDataObjects.artifactHead(this.jobId), head);
@@ -99,6 +117,7 @@ export class ArtifactWriter {
     await this.data.deleteLines(this.#lines.ref);
     await this.data.deleteLines(this.#titles.ref);
     await this.data.deleteLines(this.#abstracts.ref);
+    await this.data.deleteLines(this.#bibliography.ref);
   }
 }
 
@@ -163,7 +182,7 @@ const COMMA = Buffer.from(",");
  */
 export function artifactJob(data: JobData, head: JobArtifactHead): FinishedJob {
   const record = head.record as unknown as StoredJob;
-  const { titles, abstracts } = head;
+  const { titles, abstracts, bibliography } = head;
   return {
     record,
     result: resultOf(record),
@@ -172,6 +191,7 @@ export function artifactJob(data: JobData, head: JobArtifactHead): FinishedJob {
       for await (const parts of inOrder(head.items.chunks ?? 0, (n) => data.readChunkParts(head.items, n))) yield JsonLines.parse(parts) as JsonRecord[];
     },
     ...(titles && abstracts ? { titles: () => stringLines(data, titles), abstracts: () => stringLines(data, abstracts) } : {}),
+    ...(bibliography ? { bibliography: () => stringLines(data, bibliography) } : {}),
   };
 }
 

@@ -1,10 +1,10 @@
-import { JOB_KINDS, type ItemText, type JobService } from "@litrev/contracts";
+import { bibliographyOf, JOB_KINDS, type ItemText, type JobService } from "@litrev/contracts";
 import type { JsonRecord } from "./store/job-store";
 
 const NO_TEXT: ItemText = { title: "", abstract: "" };
 
 /**
- * Each finished item's title and abstract, looked up in the job's input as the items are written
+ * Each finished item's title, abstract and bibliographic fields, looked up in the job's input as the items are written
  * into the artifact. Both services give their results in the input's order (a failed job's finished
  * items are a subsequence of it), so one forward walk over the input, one chunk in memory at a time,
  * finds them all; an id not found ahead of the walk is looked for once from the start (an item out
@@ -35,7 +35,8 @@ export class InputTexts {
     const found = (await this.#scan(id)) ?? (await this.#restart(id));
     if (!found) return NO_TEXT;
     const text = (key: string) => (typeof found[key] === "string" ? (found[key] as string) : "");
-    return { title: text(this.#keys.title), abstract: text(this.#keys.abstract) };
+    const bibliography = bibliographyOf(found);
+    return { title: text(this.#keys.title), abstract: text(this.#keys.abstract), ...(bibliography ? { bibliography } : {}) };
   }
 
   /** Walks forward from where the last item was found; null at the input's end (the walk stays there). */

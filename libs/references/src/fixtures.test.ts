@@ -40,8 +40,8 @@ const importFixture = (name: string): ImportResult => importReferences([{ name, 
 describe("the import fixtures", () => {
   const names = Object.keys(manifest);
 
-  it("cover PubMed, Ovid and Scopus RIS, NBIB and a semicolon CSV, a few hundred records each", () => {
-    expect(names.sort()).toEqual(["asreview-semicolon.csv", "ovid-embase.ris", "pubmed.nbib", "pubmed.ris", "scopus.ris"]);
+  it("cover PubMed, Ovid and Scopus RIS, NBIB, a semicolon CSV, Web of Science, BibTeX and EndNote XML, a few hundred records each", () => {
+    expect(names.sort()).toEqual(["asreview-semicolon.csv", "endnote.xml", "ovid-embase.ris", "pubmed.nbib", "pubmed.ris", "scopus.ris", "wos-savedrecs.txt", "zotero.bib"]);
     for (const name of names) expect(manifest[name]!.records.length).toBeGreaterThan(150);
     expect(readFileSync(join(FIXTURES, "ovid-embase.ris"), "utf8")).toMatch(/^\uFEFFTY {2}- JOUR\r\n/);
   });
@@ -62,6 +62,14 @@ describe("the import fixtures", () => {
     });
     expect(compared).toBe(ids.length - planted.length);
     expect(intact / compared).toBeGreaterThanOrEqual(0.995);
+    // The made-up bibliographic fields come back on every record (the CSV carries authors, year and journal only).
+    for (const record of result.records) {
+      expect(record.authors.length, `${name}: ${record.id}`).toBeGreaterThanOrEqual(2);
+      expect(record.authors.every((author) => /^[^,]+, \S/.test(author)), `${name}: ${record.authors.join(" / ")}`).toBe(true);
+      expect(record.year, `${name}: ${record.id}`).toMatch(/^(199[5-9]|20[0-2]\d)$/);
+      expect(record.journal, `${name}: ${record.id}`).toBeTruthy();
+      if (!name.endsWith(".csv")) expect([record.volume, record.issue, record.pages?.split("-").length, record.keywords.length >= 2], `${name}: ${record.id}`).toEqual([expect.any(String), expect.any(String), 2, true]);
+    }
 
     for (const [original, copy] of planted as [number, number][]) {
       const pair = [result.records[original]!.id, result.records[copy]!.id];

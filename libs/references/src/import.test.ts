@@ -53,7 +53,24 @@ describe("RIS", () => {
 
   it("strips HTML the database left in titles and abstracts", () => {
     const text = "TY  - JOUR\nTI  - Effect of <i>nudges</i> &amp; CO<sub>2</sub>\nAB  - p < 0.05\nER  - \n";
-    expect(importReferences([{ name: "a.ris", text }]).records[0]).toMatchObject({ title: "Effect of nudges & CO 2", abstract: "p < 0.05" });
+    expect(importReferences([{ name: "a.ris", text }]).records[0]).toMatchObject({ title: "Effect of nudges & CO2", abstract: "p < 0.05" });
+  });
+
+  it("reads the bibliographic fields: authors, year, journal, volume, issue, pages, accession, database, URL, keywords", () => {
+    const [record] = importReferences([{ name: "embase.ris", text: ovid }]).records;
+    expect(record).toMatchObject({ authors: ["Smith J."], year: "2018", journal: "BMJ Open", accession: "621234567", database: "Embase", keywords: [] });
+    const text = "TY  - JOUR\nAU  - Müller, Zoë\nAU  - Ødegård, Å\nPY  - 2019\nT2  - Lancet\nVL  - 393\nIS  - 10\nSP  - 12\nEP  - 19\nC2  - 30123456\nUR  - https://x.org/1\nKW  - nudge\nKW  - prescribing\nTI  - T\nER  - \n";
+    expect(importReferences([{ name: "a.ris", text }]).records[0]).toMatchObject({
+      authors: ["Müller, Zoë", "Ødegård, Å"],
+      year: "2019",
+      journal: "Lancet",
+      volume: "393",
+      issue: "10",
+      pages: "12-19",
+      pmid: "30123456",
+      url: "https://x.org/1",
+      keywords: ["nudge", "prescribing"],
+    });
   });
 });
 
@@ -91,7 +108,90 @@ describe("PubMed NBIB/MEDLINE", () => {
   });
 
   it("is renamed into RIS tags, other tags kept as notes so their wrapped lines stay with them", () => {
-    expect(medlineToRis("PMID- 1\nFAU - Doe, Jane\n      Continued\nTI  - T\n")).toBe("TY  - JOUR\nDB  - PubMed\nAN  - 1\nN1  - FAU: Doe, Jane\n      Continued\nTI  - T\nER  - ");
+    expect(medlineToRis("PMID- 1\nAD  - Dept of X,\n      Continued\nTI  - T\nFAU - Doe, Jane\n")).toBe("TY  - JOUR\nDB  - PubMed\nAN  - 1\nN1  - AD: Dept of X,\n      Continued\nTI  - T\nAU  - Doe, Jane\nER  - ");
+  });
+});
+
+describe("Web of Science, BibTeX and EndNote XML", () => {
+  it("reads a Web of Science plain-text record: one author a line, wrapped title, keywords, pages, UT", () => {
+    const text = [
+      "FN Clarivate Analytics Web of Science",
+      "VR 1.0",
+      "PT J",
+      "AU Müller, Z",
+      "   Ødegård, Å",
+      "AF Müller, Zoë",
+      "   Ødegård, Åse",
+      "TI Effect of <i>nudges</i> on prescribing:",
+      "   a randomised trial",
+      "SO BMJ OPEN",
+      "DE nudge; prescribing",
+      "AB Background &amp; aims.",
+      "PY 2019",
+      "VL 9",
+      "IS 2",
+      "BP 12",
+      "EP 19",
+      "DI 10.1136/X",
+      "PM 30123456",
+      "UT WOS:000123456700001",
+      "ER",
+      "",
+      "EF",
+    ].join("\r\n");
+    expect(importReferences([{ name: "savedrecs.txt", text }]).records[0]).toMatchObject({
+      id: "WOS:000123456700001",
+      title: "Effect of nudges on prescribing: a randomised trial",
+      abstract: "Background & aims.",
+      authors: ["Müller, Zoë", "Ødegård, Åse"],
+      year: "2019",
+      journal: "BMJ OPEN",
+      volume: "9",
+      issue: "2",
+      pages: "12-19",
+      doi: "10.1136/x",
+      pmid: "30123456",
+      accession: "WOS:000123456700001",
+      database: "Web of Science",
+      keywords: ["nudge", "prescribing"],
+      origin: { format: "wos" },
+    });
+  });
+
+  it("reads BibTeX through citation-js: LaTeX accents and markup, names, pages, keywords", () => {
+    const text = '@article{smith2018,\n  author = {Smith, John and M{\\"u}ller, Zo{\\"e}},\n  title = {{Effect of \\textit{nudges} \\& CO\\textsubscript{2}}},\n  journal = {BMJ Open},\n  year = {2018},\n  pages = {12--19},\n  doi = {10.1136/bmjopen-2017-012345},\n  keywords = {nudge, prescribing},\n}\n';
+    expect(importReferences([{ name: "refs.bib", text }]).records[0]).toMatchObject({
+      id: "smith2018",
+      title: "Effect of nudges & CO2",
+      authors: ["Smith, John", "Müller, Zoë"],
+      year: "2018",
+      journal: "BMJ Open",
+      pages: "12-19",
+      doi: "10.1136/bmjopen-2017-012345",
+      keywords: ["nudge", "prescribing"],
+      origin: { format: "bibtex" },
+    });
+  });
+
+  it("reads EndNote XML with values split over styles, and refuses a DOCTYPE", () => {
+    const text =
+      '<?xml version="1.0" encoding="UTF-8" ?><xml><records><record><rec-number>7</rec-number><contributors><authors><author><style face="normal">Doe, Jane</style></author></authors></contributors>' +
+      '<titles><title><style face="normal">Effect of </style><style face="italic">nudges</style><style face="normal"> &amp;lt;b&amp;gt;now&amp;lt;/b&amp;gt; &amp;reg;</style></title><secondary-title><style>Lancet</style></secondary-title></titles>' +
+      "<dates><year><style>2020</style></year></dates><accession-num><style>31234567</style></accession-num><remote-database-name><style>PubMed</style></remote-database-name>" +
+      "<electronic-resource-num><style>10.1000/ABC</style></electronic-resource-num></record></records></xml>";
+    expect(importReferences([{ name: "lib.xml", text }]).records[0]).toMatchObject({
+      id: "31234567",
+      title: "Effect of nudges now ®",
+      authors: ["Doe, Jane"],
+      year: "2020",
+      journal: "Lancet",
+      doi: "10.1000/abc",
+      pmid: "31234567",
+      database: "PubMed",
+      origin: { format: "endnote-xml" },
+    });
+    const bomb = '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "aaaa">]><xml><records><record><titles><title>&a;</title></titles></record></records></xml>';
+    expect(() => importReferences([{ name: "bomb.xml", text: bomb }])).toThrow(/DOCTYPE/);
   });
 });
 
@@ -137,7 +237,13 @@ describe("several files", () => {
     expect(detectFormat({ name: "export.txt", text: "PMID- 1\nTI  - x" })).toBe("medline");
     expect(detectFormat({ name: "export.txt", text: "\uFEFFTY  - JOUR\r\nER  - " })).toBe("ris");
     expect(detectFormat({ name: "export.txt", text: "title,abstract\n" })).toBe("csv");
-    expect(() => detectFormat({ name: "empty.ris", text: "" })).toThrow(/no RIS/);
+    expect(detectFormat({ name: "savedrecs.txt", text: "FN Clarivate Analytics Web of Science\nVR 1.0\nPT J\n" })).toBe("wos");
+    expect(detectFormat({ name: "refs", text: "% from JabRef\n@Article{key1,\n title={x}}" })).toBe("bibtex");
+    expect(detectFormat({ name: "lib", text: '<?xml version="1.0" encoding="UTF-8" ?><xml><records><record>' })).toBe("endnote-xml");
+    for (const name of ["empty.ris", "refs.bib", "refs.xml", "refs.nbib"]) {
+      expect(() => detectFormat({ name, text: "" })).toThrow(/not a format the import reads; it reads RIS .*Web of Science plain text.*BibTeX.*EndNote XML.*CSV/);
+    }
+    expect(() => importReferences([{ name: "x.txt", text: "something else\n1\n" }])).toThrow(/no title column .*; the import reads RIS/);
   });
 
   it("keeps ids unique: a taken id gets its file's name, a record without one its position", () => {
@@ -187,8 +293,9 @@ describe("several files", () => {
 
   it("maps to the service's screening paper and indexer record", () => {
     const [record] = importReferences([{ name: "a.ris", text: ovid }]).records;
-    expect(toScreeningPaper(record!)).toEqual({ id: "621234567", title: "Effect of nudges on prescribing: a randomised trial", abstract: "Background: we tested things over two lines." });
-    expect(toIndexerRecord(record!)).toEqual({ ID: "621234567", Title: "Effect of nudges on prescribing: a randomised trial", Abstract: "Background: we tested things over two lines." });
+    const bibliography = { authors: ["Smith J."], year: "2018", journal: "BMJ Open", doi: "10.1136/bmjopen-2017-012345", accession: "621234567", database: "Embase" };
+    expect(toScreeningPaper(record!)).toEqual({ id: "621234567", title: "Effect of nudges on prescribing: a randomised trial", abstract: "Background: we tested things over two lines.", ...bibliography });
+    expect(toIndexerRecord(record!)).toEqual({ ID: "621234567", Title: "Effect of nudges on prescribing: a randomised trial", Abstract: "Background: we tested things over two lines.", ...bibliography });
   });
 
   it("reads UTF-8, and Windows-1252 from older EndNote and Excel exports", () => {

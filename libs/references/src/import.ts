@@ -1,8 +1,11 @@
+import { bibtexReferences, looksLikeBibtex } from "./bibtex";
 import { csvReferences } from "./csv";
 import { findDuplicates, mergeDuplicates, type DuplicateGroup } from "./duplicates";
 import { medlineReferences } from "./medline";
-import { ReferenceImportError, type ImportedRecord, type ReferenceFormat, type SourceReference } from "./record";
+import { ACCEPTED_FORMATS, ReferenceImportError, type ImportedRecord, type ReferenceFormat, type SourceReference } from "./record";
+import { endnoteXmlReferences, looksLikeEndnoteXml } from "./endnote-xml";
 import { risReferences } from "./ris";
+import { looksLikeWos, wosReferences } from "./wos";
 
 /** A file as text, with the name it was given (used for the format, error messages and made-up ids). */
 export interface ReferenceFile {
@@ -63,15 +66,22 @@ export interface ImportResult {
 const MAX_ID_CHARS = 200;
 
 /**
- * The format of a file: its content decides (`PMID- ` lines are MEDLINE, `TY  - ` lines RIS), and a
- * `.csv`/`.tsv` name or anything else is read as CSV.
+ * The format of a file: its content decides (`PMID- ` lines are MEDLINE, `TY  - ` lines RIS, `FN
+ * Clarivate`/`PT J`…`UT WOS:` Web of Science, `@article{` BibTeX, `<xml><records>` EndNote XML); a
+ * `.csv`/`.tsv` name or anything else is read as CSV. A file named for another format whose content
+ * is none of them is refused with the formats accepted.
  */
 export function detectFormat(file: ReferenceFile): ReferenceFormat {
   if (/\.(csv|tsv)$/i.test(file.name)) return "csv";
   const head = file.text.slice(0, 64 * 1024).replace(/^\uFEFF/, "");
   if (/^PMID- ?\d/m.test(head)) return "medline";
   if (/^TY {2}- ?/m.test(head)) return "ris";
-  if (/\.(ris|nbib|medline)$/i.test(file.name)) throw new ReferenceImportError(file.name, "no RIS (TY  - ) or MEDLINE (PMID- ) record found");
+  if (looksLikeWos(head)) return "wos";
+  if (looksLikeEndnoteXml(head)) return "endnote-xml";
+  if (looksLikeBibtex(head)) return "bibtex";
+  if (/\.(ris|nbib|medline|bib|bibtex|xml|enw)$/i.test(file.name) || /^\s*</.test(head)) {
+    throw new ReferenceImportError(file.name, `not a format the import reads; it reads ${ACCEPTED_FORMATS}`);
+  }
   return "csv";
 }
 
@@ -79,6 +89,9 @@ const READERS: Record<ReferenceFormat, (text: string, name: string) => SourceRef
   ris: risReferences,
   medline: medlineReferences,
   csv: csvReferences,
+  wos: wosReferences,
+  bibtex: bibtexReferences,
+  "endnote-xml": endnoteXmlReferences,
 };
 
 /** `refs/Embase export.ris` → `Embase-export`: the part of made-up ids that says which file. */

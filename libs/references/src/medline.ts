@@ -9,8 +9,11 @@ import type { SourceReference } from "./record";
  */
 
 const TAG_LINE = /^([A-Z][A-Z0-9]{0,3}) *- ?(.*)$/;
-/** The MEDLINE tags screening reads, as RIS tags; every other tag becomes a note so its wrapped lines stay with it. */
-const RIS_TAG: Record<string, string> = { PMID: "AN", TI: "TI", AB: "AB", AU: "AU", DP: "PY", JT: "T2" };
+/**
+ * The MEDLINE tags the import reads, as RIS tags (full author names `FAU`, MeSH headings `MH` and
+ * other terms `OT` as keywords); every other tag becomes a note so its wrapped lines stay with it.
+ */
+const RIS_TAG: Record<string, string> = { PMID: "AN", TI: "TI", AB: "AB", FAU: "AU", DP: "PY", JT: "T2", VI: "VL", IP: "IS", PG: "SP", MH: "KW", OT: "KW" };
 
 export function medlineToRis(text: string): string {
   const out: string[] = [];

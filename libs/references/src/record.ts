@@ -1,8 +1,47 @@
-/** The formats the import reads; `medline` is PubMed's NBIB/MEDLINE tagged text. */
-export type ReferenceFormat = "ris" | "medline" | "csv";
+/**
+ * The formats the import reads; `medline` is PubMed's NBIB/MEDLINE tagged text, `wos` Web of
+ * Science's plain-text export, `endnote-xml` EndNote's XML export.
+ */
+export type ReferenceFormat = "ris" | "medline" | "csv" | "wos" | "bibtex" | "endnote-xml";
+
+/**
+ * The bibliographic fields a reference came with, as the source wrote them (empty when it had none):
+ * they travel with the paper into a job and come back in its exports, so the decisions can be matched
+ * to the team's library. Never used for screening.
+ */
+export interface ReferenceBibliography {
+  /** In order, as written (`Doe, Jane`). */
+  authors: string[];
+  year: string | null;
+  /** Journal or other secondary title. */
+  journal: string | null;
+  volume: string | null;
+  issue: string | null;
+  /** `12-19`, or the first page alone. */
+  pages: string | null;
+  /** The database's accession number (Embase, Web of Science, a Scopus EID); a PubMed accession is the `pmid`. */
+  accession: string | null;
+  database: string | null;
+  url: string | null;
+  keywords: string[];
+}
+
+/** A reference without bibliographic fields. */
+export const NO_BIBLIOGRAPHY: Readonly<ReferenceBibliography> = Object.freeze({
+  authors: [],
+  year: null,
+  journal: null,
+  volume: null,
+  issue: null,
+  pages: null,
+  accession: null,
+  database: null,
+  url: null,
+  keywords: [],
+});
 
 /** One reference as a format reader found it, before ids are made unique across files. */
-export interface SourceReference {
+export interface SourceReference extends ReferenceBibliography {
   /** The source's own id: a PMID, a database accession, a Scopus EID, a tool's record id; null when it has none. */
   sourceId: string | null;
   title: string;
@@ -19,6 +58,10 @@ export interface ImportedRecord extends SourceReference {
   id: string;
   origin: { file: string; format: ReferenceFormat; /** 0-based position in its file. */ index: number };
 }
+
+/** What the import reads, for messages that refuse a file. */
+export const ACCEPTED_FORMATS =
+  "RIS (.ris), PubMed NBIB/MEDLINE (.nbib), Web of Science plain text (.txt), BibTeX (.bib), EndNote XML (.xml), or CSV (.csv, .tsv) with a title column";
 
 /** A file the import cannot read; names the file and, where it can, the line or row. */
 export class ReferenceImportError extends Error {
@@ -51,3 +94,13 @@ export function normalisePmid(value: string | null | undefined): string | null {
   const match = /^(?:pmid:?\s*)?(\d{1,9})$/i.exec((value ?? "").trim());
   return match ? match[1]!.replace(/^0+(?=\d)/, "") : null;
 }
+
+/** `2018//`, `2018/05/01/`, `2015 Mar` → `2018`, `2015`: the year, or the value as written when it holds none. */
+export function yearOf(value: string | null | undefined): string | null {
+  const text = (value ?? "").trim();
+  if (!text) return null;
+  return /(?<!\d)(\d{4})(?!\d)/.exec(text)?.[1] ?? text;
+}
+
+/** Databases whose accession number is the PubMed id. */
+export const PUBMED_DATABASE = /pubmed|medline|\bnlm\b/i;

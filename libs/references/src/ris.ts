@@ -1,6 +1,6 @@
 import { plugins, type RisTags } from "@citation-js/core";
 import "@citation-js/plugin-ris";
-import { normaliseDoi, normalisePmid, type SourceReference } from "./record";
+import { normaliseDoi, normalisePmid, PUBMED_DATABASE, yearOf, type SourceReference } from "./record";
 import { cleanText } from "./text";
 
 /**
@@ -32,15 +32,23 @@ const first = (tags: RisTags, ...names: string[]): string | null => {
 };
 const all = (tags: RisTags, name: string): string[] => [tags[name] ?? []].flat();
 
-/** Databases whose accession number (`AN`) is the PubMed id. */
-const PUBMED_DATABASE = /pubmed|medline|\bnlm\b/i;
 
-/** One RIS record as a reference: title `TI`/`T1`/`CT`/`BT`, abstract `AB`/`N2`, DOI `DO` (or a doi.org link). */
+/** `SP` and `EP` as one range (`12-19`); `SP` alone when it is already one, or there is no `EP`. */
+const pagesOf = (start: string | null, end: string | null) => (start && end && start !== end ? `${start}-${end}` : start ?? end);
+
+const nonEmpty = (values: string[]) => values.map((value) => value.trim()).filter(Boolean);
+
+/**
+ * One RIS record as a reference: title `TI`/`T1`/`CT`/`BT`, abstract `AB`/`N2`, DOI `DO` (or a
+ * doi.org link); authors `AU`/`A1`, year `PY`/`Y1`/`DA`, journal `T2`/`JF`/`JO`/`JA`, `VL`, `IS`,
+ * pages `SP`-`EP`, accession `AN` (else a Scopus EID), `DB`, `UR`, keywords `KW`. The PMID: a
+ * PubMed or MEDLINE accession, else `C2` (where Scopus and this service's exports put it).
+ */
 export function referenceFromRis(tags: RisTags): SourceReference {
-  const database = first(tags, "DB", "DP") ?? "";
+  const database = first(tags, "DB", "DP");
   const accession = first(tags, "AN");
   const urls = all(tags, "UR");
-  const pmid = (PUBMED_DATABASE.test(database) ? normalisePmid(accession) : null) ?? (/scopus/i.test(database) ? normalisePmid(first(tags, "C2")) : null);
+  const pmid = (PUBMED_DATABASE.test(database ?? "") ? normalisePmid(accession) : null) ?? normalisePmid(first(tags, "C2"));
   const eid = urls.map((url) => /[?&]eid=(2-s2\.0-\d+)/.exec(url)?.[1]).find(Boolean) ?? null;
   return {
     sourceId: accession ?? eid ?? first(tags, "ID"),
@@ -49,6 +57,16 @@ export function referenceFromRis(tags: RisTags): SourceReference {
     doi: normaliseDoi(first(tags, "DO")) ?? urls.map((url) => (/doi\.org\//i.test(url) ? normaliseDoi(url) : null)).find(Boolean) ?? null,
     pmid,
     included: null,
+    authors: nonEmpty([...all(tags, "AU"), ...all(tags, "A1")]),
+    year: yearOf(first(tags, "PY", "Y1", "DA")),
+    journal: cleanText(first(tags, "T2", "JF", "JO", "JA")) || null,
+    volume: first(tags, "VL"),
+    issue: first(tags, "IS"),
+    pages: pagesOf(first(tags, "SP"), first(tags, "EP")),
+    accession: accession ?? eid,
+    database,
+    url: urls.map((url) => url.trim()).find(Boolean) ?? null,
+    keywords: nonEmpty(all(tags, "KW")),
   };
 }
 

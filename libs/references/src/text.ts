@@ -1,29 +1,40 @@
+import { decodeHTMLStrict } from "entities";
 /**
  * Text as the model should read it: titles and abstracts still carry HTML from the database they were
  * exported from (`<i>`, `<sup>`, `&amp;`), and line-wrapped exports leave runs of whitespace.
  */
 
-/** An HTML element tag (`<i>`, `</sup>`, `<br/>`, `<span class="x">`); "p < 0.05" and "a<b" are left alone. */
-const TAG = /<\/?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?\/?>/g;
-const NAMED: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", ndash: "–", mdash: "—", hellip: "…" };
-const ENTITY = /&(#\d{1,7}|#x[0-9A-Fa-f]{1,6}|[A-Za-z]+);/g;
+/**
+ * An HTML, JATS or MathML element tag (`<i>`, `</sup>`, `<br/>`, `<span class="x">`, `<jats:italic>`);
+ * "p < 0.05" and "a<b" are left alone.
+ */
+const TAG = /<\/?([A-Za-z][A-Za-z0-9-]*(?::[A-Za-z][A-Za-z0-9-]*)?)(?:\s[^<>]*)?\/?>/g;
+/** Tags inside a word or a formula (`CO<sub>2</sub>`, `<i>in vivo</i>`): removed without a space. */
+const INLINE = /^(?:[a-z]+:)?(?:i|b|u|em|strong|sub|sup|sc|small|span|italic|bold|underline|monospace|inline-formula|named-content|styled-content|mi|mn|mo|mrow|msub|msup|mtext)$/i;
 
-/** Text without HTML tags, common entities decoded, whitespace folded: what the model should read. */
+/** Passes of tag removal and entity decoding at most (escaped markup: `&amp;lt;i&amp;gt;` takes three). */
+const MAX_PASSES = 8;
+
+/**
+ * Text without markup, the one cleaning every reader and every export applies to titles and
+ * abstracts: HTML/JATS/MathML tags removed (inline ones without a space, the rest as one), then every
+ * HTML entity decoded (`&reg;`, `&#8211;`, `&amp;`; only with its semicolon, so `AT&T` stays), again
+ * until nothing changes: databases escape JATS once or twice (`&lt;xref&gt;`, `&amp;lt;`), and
+ * the cleaning must give the same text when applied again (an export re-imported). Whitespace is
+ * folded. A comparison (`p &lt; 0.05`) ends as `p < 0.05`: a `<` not followed by a letter is no tag.
+ */
 export function stripHtml(text: string): string {
   if (!text.includes("<") && !text.includes("&")) return text;
-  const decoded = text.replace(TAG, " ").replace(ENTITY, (whole, name: string) => {
-    if (name.startsWith("#x") || name.startsWith("#X")) return safeCodePoint(parseInt(name.slice(2), 16)) ?? whole;
-    if (name.startsWith("#")) return safeCodePoint(Number(name.slice(1))) ?? whole;
-    return NAMED[name.toLowerCase()] ?? whole;
-  });
-  return decoded.replace(/\s+/g, " ").trim();
+  let current = text;
+  for (let pass = 0; pass < MAX_PASSES; pass++) {
+    const next = decodeHTMLStrict(current.replace(TAG, (_whole, name: string) => (INLINE.test(name) ? "" : " ")));
+    if (next === current) break;
+    current = next;
+  }
+  return current.replace(/\s+/g, " ").trim();
 }
 
-function safeCodePoint(code: number): string | undefined {
-  return Number.isInteger(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : undefined;
-}
-
-/** A title or abstract as imported: HTML stripped and every run of whitespace one space. */
+/** A title or abstract as imported or exported: markup removed (`stripHtml`) and every run of whitespace one space. */
 export function cleanText(text: string | null | undefined): string {
   return stripHtml(text ?? "").replace(/\s+/g, " ").trim();
 }

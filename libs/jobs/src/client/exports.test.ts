@@ -29,6 +29,13 @@ function job(config: Record<string, unknown>, chunks: JsonRecord[][], result: Js
           },
         }
       : {}),
+    ...(texts?.some((chunk) => chunk.some((t) => t.bibliography))
+      ? {
+          bibliography: async function* () {
+            for (const chunk of texts) yield chunk.map((t) => (t.bibliography ? JSON.stringify(t.bibliography) : ""));
+          },
+        }
+      : {}),
   };
   return out;
 }
@@ -113,6 +120,7 @@ describe("exportBody", () => {
         "TY  - JOUR",
         "ID  - -2",
         "TI  - Zoë and α ≥ β",
+        "NS  - -2",
         "AB  - An abstract over lines",
         "KW  - litrev: include",
         "KW  - litrev theme: ",
@@ -126,6 +134,63 @@ describe("exportBody", () => {
     const forged = risRecord({ id: "1", title: "T\r\nER  - \r\nTY  - JOUR\nTI  - forged", abstract: "", keywords: [], notes: [] });
     expect(forged.match(/^TY {2}- /gm)).toHaveLength(1);
     expect(forged).toContain("TI  - T ER  - TY  - JOUR TI  - forged\r\n");
+  });
+
+  it("writes back the bibliographic fields a paper came with (RIS tags, CSV and JSON Lines columns) and cleans markup one way in every format", async () => {
+    const bibliography = {
+      authors: ["Müller, Zoë", "Ødegård, Å"],
+      year: "2019",
+      journal: "Lancet",
+      volume: "393",
+      issue: "10",
+      pages: "12-19",
+      doi: "10.1016/s0140-6736(19)30001-1",
+      pmid: "30123456",
+      accession: "WOS:000123456700001",
+      database: "Web of Science",
+      url: "https://example.org/1",
+      keywords: ["nudge", "prescribing"],
+    };
+    const source = () =>
+      job({ criteria_count: 1, repetitions: 2, threshold: 1 }, [[paper("a", "include", "met"), paper("b", "exclude", "not_met")]], {}, [
+        [
+          { title: "Remicade&reg; <i>in vivo</i> CO<sub>2</sub>", abstract: "<jats:p>Text &amp; more</jats:p>", bibliography },
+          { title: "Plain", abstract: "" },
+        ],
+      ]);
+    const ris = await joined(exportBody("screening", source(), "ris"));
+    const [first, second] = ris.split("ER  - \r\n");
+    expect(first).toBe(
+      [
+        "TY  - JOUR", "ID  - a", "TI  - Remicade® in vivo CO2", "AU  - Müller, Zoë", "AU  - Ødegård, Å", "PY  - 2019", "T2  - Lancet", "VL  - 393", "IS  - 10",
+        "SP  - 12", "EP  - 19", "DO  - 10.1016/s0140-6736(19)30001-1", "AN  - WOS:000123456700001", "DB  - Web of Science", "C2  - 30123456",
+        "UR  - https://example.org/1", "NS  - a", "AB  - Text & more", "KW  - nudge", "KW  - prescribing", "KW  - litrev: include",
+      ].join("\r\n") + "\r\n" + first!.slice(first!.indexOf("N1  - ")),
+    );
+    expect(second).toMatch(/^\r?\n?TY {2}- JOUR\r\nID {2}- b\r\nTI {2}- Plain\r\nNS {2}- b\r\nKW {2}- litrev: exclude/);
+
+    const csv = (await joined(exportBody("screening", source(), "csv", "plain"))).split("\r\n");
+    const columns = ["authors", "year", "journal", "volume", "issue", "pages", "doi", "pmid", "accession", "database", "url", "keywords"];
+    expect(csv[0]!.endsWith(`,reasoning,error,${columns.join(",")}`)).toBe(true);
+    expect(csv[1]!.startsWith("a,Remicade® in vivo CO2,include,")).toBe(true);
+    expect(csv[1]!.endsWith(',"Müller, Zoë; Ødegård, Å",2019,Lancet,393,10,12-19,10.1016/s0140-6736(19)30001-1,30123456,WOS:000123456700001,Web of Science,https://example.org/1,nudge; prescribing')).toBe(true);
+    expect(csv[2]!.endsWith(",,,,,,,,,,,,")).toBe(true);
+
+    const [line1, line2] = (await joined(exportBody("screening", source(), "jsonl"))).trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(line1).toMatchObject({ id: "a", title: "Remicade® in vivo CO2", ...bibliography });
+    expect(line2).toMatchObject({ id: "b", title: "Plain", authors: null, year: null, doi: null });
+    // A job whose papers came with none: the exports are as before, no empty columns.
+    expect((await joined(exportBody("screening", titled(), "csv", "plain"))).split("\r\n")[0]!.endsWith(",reasoning,error")).toBe(true);
+  });
+
+  it("names a bibliographic column that an extraction field already uses `_<name>`", async () => {
+    const item = { ID: "r1", indexing_status: "ok", year: { value: 2001, confidence: 0.9, evidence: [] } };
+    const source = job({ fields_count: 1 }, [[item]], {}, [[{ title: "T", abstract: "", bibliography: { year: "2002", authors: ["X"] } }]]);
+    const [header, row] = (await joined(exportBody("indexer", source, "csv", "plain"))).split("\r\n");
+    expect(header).toBe("ID,title,indexing_status,year,year_confidence,year_evidence,authors,_year,journal,volume,issue,pages,doi,pmid,accession,database,url,keywords");
+    expect(row).toBe("r1,T,ok,2001,0.9,,X,2002,,,,,,,,,,");
+    const line = JSON.parse((await joined(exportBody("indexer", source, "jsonl"))).trim()) as Record<string, unknown>;
+    expect(line).toMatchObject({ ID: "r1", _year: "2002", authors: ["X"] });
   });
 
   it("writes titles into JSON Lines next to the id", async () => {

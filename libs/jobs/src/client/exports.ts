@@ -1,6 +1,7 @@
-import { JOB_KINDS, type ExportFormat, type JobService } from "@litrev/contracts";
+import { BIBLIOGRAPHY_KEYS, JOB_KINDS, type Bibliography, type ExportFormat, type JobService } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import { csvRow, UTF8_BOM, type CsvMode } from "./csv";
+import { cleanText } from "@litrev/references/text";
 import { risRecord } from "./ris";
 import { markedExport, type SampleMarks } from "./sample-marks";
 import type { JobRecord } from "./views";
@@ -17,6 +18,8 @@ export interface FinishedJob {
    */
   titles?: () => AsyncIterable<string[]>;
   abstracts?: () => AsyncIterable<string[]>;
+  /** Each item's bibliographic fields as JSON text (`""`: none), line for line beside `chunks`; absent when no item had any. */
+  bibliography?: () => AsyncIterable<string[]>;
   /** The job did not complete: its items are those that finished before it failed or was cancelled. */
   partial?: boolean;
 }
@@ -27,6 +30,8 @@ export interface ItemsWithTexts {
   titles: string[];
   /** Only when asked for. */
   abstracts: string[] | null;
+  /** Each item's bibliographic fields (null: none); null when the job kept none. */
+  bibliography: (Bibliography | null)[] | null;
 }
 
 /**
@@ -75,14 +80,38 @@ class LinesBeside {
 export async function* withTexts(job: FinishedJob, abstracts = false, chunks: AsyncIterable<JsonRecord[]> = job.chunks()): AsyncGenerator<ItemsWithTexts> {
   const titles = new LinesBeside(job.titles);
   const abstractLines = abstracts ? new LinesBeside(job.abstracts) : null;
+  const bibliographyLines = job.bibliography ? new LinesBeside(job.bibliography) : null;
   try {
     for await (const items of chunks) {
-      yield { items, titles: await titles.take(items.length), abstracts: abstractLines ? await abstractLines.take(items.length) : null };
+      yield {
+        items,
+        titles: await titles.take(items.length),
+        abstracts: abstractLines ? await abstractLines.take(items.length) : null,
+        bibliography: bibliographyLines ? (await bibliographyLines.take(items.length)).map(parseBibliography) : null,
+      };
     }
   } finally {
     await titles.close();
     await abstractLines?.close();
+    await bibliographyLines?.close();
   }
+}
+
+/** One line of the artifact's bibliography list: written by the artifact writer as a JSON object, `""` for none. */
+function parseBibliography(line: string): Bibliography | null {
+  if (!line) return null;
+  const value = JSON.parse(line) as unknown;
+  return value && typeof value === "object" && !Array.isArray(value) ? (value as Bibliography) : null;
+}
+
+/**
+ * The bibliographic columns of a job that kept them (CSV and JSON Lines), after the columns the
+ * export has already: each named as its field, or `_<field>` when the export has a column of that
+ * name (an extraction field called `year`).
+ */
+function bibliographyColumns(job: FinishedJob, taken: readonly string[]): { key: keyof Bibliography; column: string }[] {
+  if (!job.bibliography) return [];
+  return BIBLIOGRAPHY_KEYS.map((key) => ({ key, column: taken.includes(key) ? `_${key}` : key }));
 }
 
 /** About this much text per piece of an export: small pieces leave early and die young. */
@@ -92,13 +121,13 @@ const PIECE_CHARS = 64 * 1024;
 async function* rowPieces(
   job: FinishedJob,
   abstracts: boolean,
-  row: (item: JsonRecord, title: string, abstract: string) => string,
+  row: (item: JsonRecord, title: string, abstract: string, bibliography: Bibliography | null) => string,
   chunks?: AsyncIterable<JsonRecord[]>,
 ): AsyncGenerator<string> {
   let piece = "";
   for await (const chunk of withTexts(job, abstracts, chunks)) {
     for (let i = 0; i < chunk.items.length; i++) {
-      piece += row(chunk.items[i]!, chunk.titles[i]!, chunk.abstracts?.[i] ?? "");
+      piece += row(chunk.items[i]!, chunk.titles[i]!, chunk.abstracts?.[i] ?? "", chunk.bibliography?.[i] ?? null);
       if (piece.length >= PIECE_CHARS) {
         yield piece;
         piece = "";
@@ -120,26 +149,29 @@ export async function* exportBody(service: JobService, job: FinishedJob, format:
   const kind = marks ? markedExport(JOB_KINDS[service].export, idKey, marks) : JOB_KINDS[service].export;
   if (format === "jsonl") {
     const line = kind.line(job.result);
-    yield* rowPieces(job, false, (item, title) => {
+    yield* rowPieces(job, false, (item, title, _abstract, bibliography) => {
       const { [idKey]: id, ...rest } = line(item);
-      return `${JSON.stringify({ [idKey]: id, [titleKey(rest)]: title, ...rest })}\n`;
+      const extra: JsonRecord = {};
+      if (job.bibliography) for (const { key, column } of bibliographyColumns(job, Object.keys(rest))) extra[column] = bibliography?.[key] ?? null;
+      return `${JSON.stringify({ [idKey]: id, [titleKey(rest)]: cleanText(title), ...rest, ...extra })}\n`;
     });
     return;
   }
   if (format === "ris") {
     const tags = kind.ris(job.record, job.result);
-    yield* rowPieces(job, true, (item, title, abstract) => risRecord({ id: String(item[idKey] ?? ""), title, abstract, ...tags(item) }));
+    yield* rowPieces(job, true, (item, title, abstract, bibliography) => risRecord({ id: String(item[idKey] ?? ""), title: cleanText(title), abstract: cleanText(abstract), bibliography, ...tags(item) }));
     return;
   }
   const { sample, chunks } = kind.needsSample(job.record) ? await findSample(job, kind.isSample) : { sample: undefined, chunks: undefined };
   const table = kind.table(job.record, job.result, sample);
   const guard = csv === "spreadsheet";
   const [idColumn, ...rest] = table.header;
+  const extra = bibliographyColumns(job, table.header);
   if (guard) yield UTF8_BOM;
-  yield csvRow([idColumn, rest.includes("title") ? "_title" : "title", ...rest], guard);
-  yield* rowPieces(job, false, (item, title) => {
+  yield csvRow([idColumn, rest.includes("title") ? "_title" : "title", ...rest, ...extra.map((c) => c.column)], guard);
+  yield* rowPieces(job, false, (item, title, _abstract, bibliography) => {
     const [id, ...cells] = table.row(item);
-    return csvRow([id, title, ...cells], guard);
+    return csvRow([id, cleanText(title), ...cells, ...extra.map((c) => bibliography?.[c.key] ?? null)], guard);
   }, chunks);
 }
 

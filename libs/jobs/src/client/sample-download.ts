@@ -1,4 +1,5 @@
 import type { CsvMode, ItemText } from "@litrev/contracts";
+import { cleanText } from "@litrev/references/text";
 import { csvRow, UTF8_BOM } from "./csv";
 import { withTexts, type FinishedJob } from "./exports";
 import { risRecord } from "./ris";
@@ -60,7 +61,8 @@ async function gatherWindow(job: FinishedJob, positions: Map<string, number>, st
     items.forEach((item, i) => {
       const at = positions.get(String(item.id));
       if (at === undefined || at < start || at >= end) return;
-      const text = { title: titles[i]!, abstract: abstracts![i]! };
+      // Markup cleaned as in every export (tags removed, entities decoded).
+      const text = { title: cleanText(titles[i]), abstract: cleanText(abstracts![i]) };
       texts.set(at, text);
       held += text.title.length + text.abstract.length;
       // Over the window: drop the papers furthest in the order until it fits (the next pass gathers them).

@@ -44,7 +44,9 @@ const LISTING_SLACK = 16;
  * beyond them are not listed.
  */
 const MAX_FOREIGN_SCAN = 10_000;
-/** Index entries read per round while skipping other clients' jobs. */
+/** Gaps (entries deleted with their jobs) a listing reads past at most; older jobs beyond them are not listed. */
+const MAX_DELETED_SCAN = 10_000;
+/** Index entries read per round while skipping other clients' jobs or deleted jobs' gaps. */
 const FILTERED_BATCH = 256;
 /** Job ids become key and subject tokens. */
 const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -71,7 +73,8 @@ interface IndexEntry {
  *   a concurrent re-activation is never undone.
  * - Creation index: stream `LITREV_STORE_INDEX_<SVC>`, one message per job appended before its first
  *   row write (Nats-Msg-Id = job id, so a racing first write is de-duplicated). A listing reads the
- *   newest ~limit entries backwards by sequence with direct gets: O(limit), whatever the job count.
+ *   newest ~limit entries backwards by sequence from the stream's last sequence with direct gets:
+ *   O(limit), whatever the job count, plus one get per deleted job's entry it passes (a gap).
  * - Items: object store `litrev_store_items_<svc>`, one object per chunk of a run's items
  *   (`<job>/<fence>/<n>`, written and read one at a time).
  *
@@ -187,36 +190,40 @@ export class EmbeddedJobStore implements JobStore {
     if (want === 0) return Promise.resolve([]);
     return this.#call("listing", this.timeoutMs, async () => {
       // From the stream leader: a replica behind it would start the listing below the newest jobs.
-      const last = await this.jsm.streams
-        .getMessage(this.names.storeIndexStream, { last_by_subj: this.names.storeIndexSubject })
+      // The stream's bounds, not its last entry: the newest job may have been deleted, and entries
+      // deleted with their jobs leave gaps anywhere between the first and the last sequence.
+      const state = await this.jsm.streams
+        .info(this.names.storeIndexStream)
+        .then((info) => info.state)
         .catch((error: unknown) => (isStreamOrMessageNotFound(error) ? null : Promise.reject(error)));
-      if (!last) return [];
+      if (!state || state.messages === 0) return [];
       const limiter = pLimit(READ_CONCURRENCY);
       const target = want + Math.min(want, LISTING_SLACK);
       // Bounded: repeated or vanished entries are rare (a de-duplication window missed, a row expired).
       const maxScanned = 4 * target + 64 + (owner === undefined ? 0 : MAX_FOREIGN_SCAN);
       const rows = new Map<string, StoredJob>();
       const seen = new Set<string>();
-      let next = last.seq;
+      let next = state.last_seq;
       let scanned = 0;
-      let reachedStart = false;
+      let gaps = 0;
       let skipped = false;
-      while (rows.size < target && next >= 1 && scanned < maxScanned && !reachedStart) {
-        // Larger rounds only once other owners' entries turn up (a one-owner store reads exactly as many as it needs).
-        const count = Math.min(Math.max(target - rows.size, skipped ? FILTERED_BATCH : 0), next, maxScanned - scanned);
+      while (rows.size < target && next >= state.first_seq && scanned < maxScanned && gaps < MAX_DELETED_SCAN) {
+        // Larger rounds only once other owners' entries or deleted jobs' gaps turn up (a one-owner store without deletes reads exactly as many as it needs).
+        const count = Math.min(Math.max(target - rows.size, skipped ? FILTERED_BATCH : 0), next - state.first_seq + 1, maxScanned - scanned);
         const seqs = Array.from({ length: count }, (_, i) => next - i);
         next -= count;
-        scanned += count;
         const entries = await Promise.all(
           seqs.map((seq) => limiter(() => this.#indexEntry(seq))),
         );
         const ids: string[] = [];
         for (const message of entries) {
-          // Index entries only ever leave from the front (max age): a missing one means nothing older remains.
+          // A deleted job's entry (or one aged out since the bounds were read): a gap, not the end.
           if (!message) {
-            reachedStart = true;
+            gaps++;
+            skipped = true;
             continue;
           }
+          scanned++;
           const indexed = parseIndexEntry(message.data);
           const id = indexed?.job_id;
           if (indexed && !ownedBy(indexed, owner)) {

@@ -1,13 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { JobStatus } from "@litrev/contracts";
+import type { JobService, JobStatus } from "@litrev/contracts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newJobState } from "../state";
 import { toStoredJob, type JobStore, type StoredJob } from "./job-store";
 
 export interface ContractSubject {
-  /** A store over the same data each time it is called (a second call must see the first one's writes). */
-  open(): Promise<JobStore>;
+  /**
+   * A store over the same data each time it is called (a second call must see the first one's
+   * writes); `service` names the kind whose store it is (default screening).
+   */
+  open(service?: JobService): Promise<JobStore>;
   /** Called once after the suite. */
   cleanUp?(): Promise<void>;
 }
@@ -17,11 +20,11 @@ let clock = Date.parse("2026-03-01T00:00:00.000Z");
 const nextCreatedAt = () => new Date((clock += 1_000)).toISOString();
 
 export function storedJob(
-  options: { projectId?: number | null; status?: JobStatus; fence?: number; createdAt?: string; owner?: string } = {},
+  options: { projectId?: number | null; status?: JobStatus; fence?: number; createdAt?: string; owner?: string; service?: JobService } = {},
 ): StoredJob {
   const state = newJobState({
     jobId: randomUUID(),
-    service: "screening",
+    service: options.service ?? "screening",
     projectId: options.projectId ?? null,
     owner: options.owner,
     modelVersion: "m",
@@ -263,6 +266,51 @@ export function jobStoreContract(name: string, subject: ContractSubject | (() =>
       await store.deleteJob(job.job_id);
       await store.deleteJob(job.job_id); // an unknown job: nothing to do
       expect(await store.getJob(job.job_id)).toBeNull();
+    });
+
+    // Deleting a job must not cut the listing short: not the newest (the listing's start), not the
+    // oldest, not one in the middle, at every page size, for every kind's store.
+    it.each(["screening", "indexer"] as const)("lists and pages past deleted jobs, newest, oldest and middle (%s)", async (service) => {
+      const kindStore = service === "screening" ? store : await subjectOf.open(service);
+      try {
+        const owner = `d${newProject()}`;
+        const other = `x${newProject()}`;
+        const project = newProject();
+        const jobs = Array.from({ length: 7 }, () => storedJob({ service, owner, projectId: project, status: "running" }));
+        for (const [i, job] of jobs.entries()) {
+          await kindStore.upsertJob(job);
+          await kindStore.upsertJob(storedJob({ service, owner: other, status: i % 2 ? "completed" : "pending" }));
+        }
+        let kept = [...jobs].reverse().map((j) => j.job_id); // newest first
+        const check = async (what: string) => {
+          for (const limit of [1, 2, 3, kept.length, 100]) {
+            expect((await kindStore.listJobs(limit, owner)).map((j) => j.job_id), `${what}, limit ${limit}`).toEqual(kept.slice(0, limit));
+          }
+          expect((await kindStore.activeJobs(project, owner)).map((j) => j.job_id), `${what}, active jobs`).toEqual(kept);
+          expect((await kindStore.listJobs(1_000)).map((j) => j.job_id).filter((id) => kept.includes(id)), `${what}, every owner`).toEqual(kept);
+        };
+        await check("before any delete");
+        for (const [what, id] of [["the newest", kept[0]!], ["the oldest", kept.at(-1)!], ["a middle one", kept[2]!], ["the newest again", kept[0]!]] as const) {
+          await kindStore.deleteJob(id);
+          kept = kept.filter((k) => k !== id);
+          await check(`after deleting ${what}`);
+        }
+        // Down to one and to none: the older of two deleted leaves the newer; then nothing is listed.
+        while (kept.length > 2) {
+          await kindStore.deleteJob(kept.at(-1)!);
+          kept = kept.slice(0, -1);
+        }
+        await kindStore.deleteJob(kept[1]!);
+        kept = kept.slice(0, 1);
+        await check("after deleting the older of two");
+        await kindStore.deleteJob(kept[0]!);
+        kept = [];
+        expect(await kindStore.listJobs(2, owner)).toEqual([]);
+        expect(await kindStore.activeJobs(project, owner)).toEqual([]);
+        expect((await kindStore.listJobs(100, other)).length).toBe(jobs.length);
+      } finally {
+        if (kindStore !== store) await kindStore.close();
+      }
     });
 
     it("keeps everything across a reopen of the store", async () => {

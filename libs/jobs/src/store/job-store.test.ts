@@ -13,8 +13,8 @@ import { openJobStore } from "./open-job-store";
 
 const logger = createLogger("job-store-test", process.env.TEST_LOG_LEVEL ?? "silent");
 
-const memory = new MemoryJobStore();
-jobStoreContract("memory", { open: async () => memory });
+const memory = { screening: new MemoryJobStore(), indexer: new MemoryJobStore() };
+jobStoreContract("memory", { open: async (service = "screening") => memory[service] });
 
 /** The embedded store on a real nats-server; each `open()` is a new connection, as a restarted process would have. */
 function embedded(): ContractSubject {
@@ -22,11 +22,11 @@ function embedded(): ContractSubject {
   let server: NatsServerHandle | undefined;
   const connections: NatsConnection[] = [];
   return {
-    async open(): Promise<JobStore> {
+    async open(service = "screening"): Promise<JobStore> {
       server ??= await startNatsServer({ storeDir });
       const nc = await connect({ servers: server.url });
       connections.push(nc);
-      return EmbeddedJobStore.open(nc, "screening");
+      return EmbeddedJobStore.open(nc, service);
     },
     async cleanUp() {
       await Promise.all(connections.map((nc) => nc.close().catch(() => undefined)));
@@ -43,7 +43,8 @@ const database = `litrev_test_${process.pid}`;
 jobStoreContract(
   "mongodb",
   {
-    open: () => MongoJobStore.connect({ url: mongoUrl!, database, jobs: "jobs", items: "items" }),
+    // One pair of collections per kind, as the services are configured.
+    open: (service = "screening") => MongoJobStore.connect({ url: mongoUrl!, database, jobs: `${service}_jobs`, items: `${service}_items` }),
   },
   mongoUrl ? {} : { skip: "set MONGO_URL to run it against MongoDB" },
 );

@@ -52,7 +52,7 @@ export interface JobStore {
    * jobs (`ownedBy`: a row without an owner is the default owner's).
    */
   listJobs(limit: number, owner?: string): Promise<StoredJob[]>;
-  /** Stored pending/running jobs of a project; with `owner`, only that client's (`ownedBy`). */
+  /** Stored pending/running jobs of a project, newest `created_at` first; with `owner`, only that client's (`ownedBy`). */
   activeJobs(projectId: number, owner?: string): Promise<StoredJob[]>;
   /**
    * Writes chunk `chunk` (0, 1, …) of the items of the run fenced `fence`, replacing that chunk if
@@ -182,6 +182,7 @@ export class MemoryJobStore implements JobStore {
   async activeJobs(projectId: number, owner?: string): Promise<StoredJob[]> {
     return [...this.jobs.values()]
       .filter((j) => j.project_id === projectId && isActiveStatus(j.status) && ownedBy(j, owner))
+      .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0))
       .map((job) => structuredClone(job));
   }
   async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
