@@ -73,6 +73,8 @@ export interface NatsServerOptions {
   config?: string;
   /** Run in its own process group, out of reach of the terminal's Ctrl-C (`npm start` stops it last itself). */
   detached?: boolean;
+  /** How long startNatsServer waits for it to listen (default 10 s). */
+  startTimeoutMs?: number;
 }
 
 /** How to run Debian's nats-server with JetStream and file storage in `storeDir`, always on the same port and store. */
@@ -110,7 +112,13 @@ export async function natsServerCommand(options: NatsServerOptions): Promise<Nat
 export async function startNatsServer(options: NatsServerOptions): Promise<NatsServerHandle> {
   const command = await natsServerCommand(options);
   const child = command.spawn();
-  await waitForPort(command.port, 10_000, child);
+  try {
+    await waitForPort(command.port, options.startTimeoutMs ?? 10_000, child);
+  } catch (error) {
+    // One that did not come up in time is not left running.
+    await stopProcess(child, "SIGKILL");
+    throw error;
+  }
   return {
     url: command.url,
     port: command.port,

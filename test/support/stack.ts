@@ -40,6 +40,8 @@ export interface StackOptions {
    * password and the permissions of libs/messaging/src/permissions.ts; anonymous connections refused.
    */
   lockedNats?: boolean;
+  /** How long each process may take to listen or say it is ready (default 30 s; a busy machine needs more). */
+  startTimeoutMs?: number;
 }
 
 export interface Stack {
@@ -127,7 +129,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const natsConfig = natsCredentials
     ? { config: [`log_file: ${JSON.stringify(natsLogFile)}`, `http: "${natsMonitorUrl!.slice("http://".length)}"`, lockedNatsConfig(natsCredentials)].join("\n") }
     : {};
-  const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir, ...natsConfig });
+  const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir, ...natsConfig, ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}) });
   const natsUrl = process.env.NATS_URL ?? nats!.url;
   const processes: RunningProcess[] = [];
   const baseEnv: NodeJS.ProcessEnv = {
@@ -148,22 +150,35 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     return running;
   };
 
+  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
   const startService = async (service: Exclude<ServiceProcess, "gateway">, env: NodeJS.ProcessEnv = {}) => {
     const running = launch(service, env);
-    await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null, 30_000);
+    await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null, startTimeoutMs);
     if (running.child.exitCode !== null) throw new Error(`${service} exited early:\n${running.output()}`);
     return running;
   };
 
+  const stop = async () => {
+    await Promise.all(processes.map((p) => stopProcess(p.child, "SIGTERM", 5_000)));
+    await nats?.stop();
+    rmSync(storeDir, { recursive: true, force: true });
+  };
+
   const gatewayUrls: string[] = [];
-  for (let i = 0; i < (options.gateways ?? 1); i++) {
-    const port = await freePort();
-    const gateway = launch("gateway", { PORT: String(port), HOST: "127.0.0.1" });
-    await waitForPort(port, 30_000, gateway.child);
-    gatewayUrls.push(`http://127.0.0.1:${port}`);
-  }
-  for (const [service, count] of Object.entries(options.services ?? { criteria: 1 })) {
-    for (let i = 0; i < (count ?? 0); i++) await startService(service as Exclude<ServiceProcess, "gateway">);
+  try {
+    for (let i = 0; i < (options.gateways ?? 1); i++) {
+      const port = await freePort();
+      const gateway = launch("gateway", { PORT: String(port), HOST: "127.0.0.1" });
+      await waitForPort(port, startTimeoutMs, gateway.child);
+      gatewayUrls.push(`http://127.0.0.1:${port}`);
+    }
+    for (const [service, count] of Object.entries(options.services ?? { criteria: 1 })) {
+      for (let i = 0; i < (count ?? 0); i++) await startService(service as Exclude<ServiceProcess, "gateway">);
+    }
+  } catch (error) {
+    // A stack that does not come up is stopped whole: no gateway or nats-server outlives the attempt.
+    await stop();
+    throw error;
   }
 
   const baseUrl = gatewayUrls[0]!;
@@ -186,10 +201,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       const restarted = await startNatsServer({ storeDir, port: nats.port, ...natsConfig });
       Object.assign(nats, restarted);
     },
-    async stop() {
-      await Promise.all(processes.map((p) => stopProcess(p.child, "SIGTERM", 5_000)));
-      await nats?.stop();
-      rmSync(storeDir, { recursive: true, force: true });
-    },
+    stop,
   };
 }
