@@ -49,9 +49,16 @@ const sentence = (text: string) => (/[.!?]$/.test(text.trim()) ? text.trim() : `
 
 const day = (timestamp: string | null) => (timestamp ? timestamp.slice(0, 10) : null);
 
+/**
+ * The certificate in sentences: the sample and its result, then the method as its own sentences
+ * (never in brackets: it holds sentences and brackets of its own). The method usually ends with the
+ * certificate's claim; the claim is written once either way.
+ */
 function certificateText(c: ReportCertificate): string {
   const result = c.threshold === null ? "the target was not certified" : `at threshold ${c.threshold}, recall was at least ${(c.recall_lower! * 100).toFixed(1)}%`;
-  return `${c.statement} On a ${c.design} validation sample of ${c.sample_size} papers (${c.labelled} labelled by the team, ${c.labelled_included} of them included), ${result} (${c.method}).`;
+  const method = sentence(c.method);
+  const claim = method.includes(c.statement.trim()) ? "" : ` ${sentence(c.statement)}`;
+  return `On a ${c.design} validation sample of ${c.sample_size} papers (${c.labelled} labelled by the team, ${c.labelled_included} of them included), ${result}.${claim} ${method}`;
 }
 
 /** The methods paragraph: what was done, with which tool and model, on what, with what outcome. */
