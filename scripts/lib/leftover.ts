@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
@@ -49,4 +49,27 @@ export async function stopLeftover(file: string, mark: string, graceMs = 5_000):
   for (const deadline = Date.now() + graceMs; alive(pid) && Date.now() < deadline; ) await sleep(50);
   if (alive(pid)) process.kill(pid, "SIGKILL");
   return pid;
+}
+
+/**
+ * Processes of this user whose environment holds `entry` (`NAME=value`): every process a run
+ * started, whatever its process group, for the tests and the bench that check nothing is left.
+ * Linux only (/proc); elsewhere an empty list.
+ */
+export function processesWithEnv(entry: string): number[] {
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return [];
+  }
+  const found: number[] = [];
+  for (const pid of pids) {
+    try {
+      if (readFileSync(`/proc/${pid}/environ`).includes(`${entry}\0`)) found.push(Number(pid));
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return found;
 }

@@ -1,13 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
 import { freePort, ROOT, spawnService } from "../../scripts/lib/launch";
+import { processesWithEnv } from "../../scripts/lib/leftover";
 import { portProblem } from "../../scripts/lib/ports";
 import { startFakeStack } from "../../eval/fake-stack";
 import { http, waitFor } from "../support/stack";
@@ -186,20 +187,6 @@ describe.skipIf(Boolean(process.env.NATS_URL))("npm start supervises nats-server
   });
 });
 
-/** Processes whose environment holds `marker`: every process a run started, nats-server included, whatever its group. */
-function processesWith(marker: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`).includes(marker)) found.push(Number(entry));
-    } catch {
-      // Gone meanwhile, or not ours to read.
-    }
-  }
-  return found;
-}
-
 describe.skipIf(Boolean(process.env.NATS_URL))("npm start after a run that was killed outright", () => {
   it("stops the nats-server that run left (its own process group outlives it) and starts, instead of finding NATS_PORT taken", { timeout: 420_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "litrev-stack-"));
@@ -266,15 +253,15 @@ describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_UR
       if (child.exitCode === null) process.kill(-child.pid!, "SIGINT");
       const ended = await Promise.race([exited.then(() => true), new Promise<false>((done) => setTimeout(() => done(false), 45_000))]);
       // What is left once npm start has exited (a stop that hangs counts as a leak too).
-      let left = processesWith(marker);
+      let left = processesWithEnv(marker);
       for (let waited = 0; left.length && waited < 5_000; waited += 250) {
         await new Promise((done) => setTimeout(done, 250));
-        left = processesWith(marker);
+        left = processesWithEnv(marker);
       }
       const ports = (await Promise.all([portProblem(port, "127.0.0.1"), portProblem(natsPort, "127.0.0.1")])).filter(Boolean);
       history.push(`run ${run + 1}: SIGINT after ${delay} ms (last line: ${stage}); ${ended ? `exited ${child.exitCode ?? child.signalCode}` : "still running after 45 s"}; ${left.length} process(es) left; ${ports.length} port(s) held`);
       if (!ended || left.length || ports.length) leaks.push(history.at(-1)!);
-      for (const pid of [...left, ...processesWith(marker)]) {
+      for (const pid of [...left, ...processesWithEnv(marker)]) {
         try {
           process.kill(pid, "SIGKILL");
         } catch {
@@ -295,7 +282,7 @@ describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_UR
   const rates = { sensitivity: 1, specificity: 1, seed: 1 };
   let marker: string;
   afterEach(() => {
-    for (const pid of processesWith(marker)) process.kill(pid, "SIGKILL");
+    for (const pid of processesWithEnv(marker)) process.kill(pid, "SIGKILL");
     delete process.env.LITREV_STACK_RUN;
   });
   const withMarker = () => {
@@ -314,7 +301,7 @@ describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_UR
     } finally {
       delete process.env.LLM_MODEL_CHECK_INTERVAL_MS;
     }
-    expect(processesWith(marker)).toEqual([]);
+    expect(processesWithEnv(marker)).toEqual([]);
   });
 
   it("a stack slower than its bound: stopped at the bound, nothing left running", async () => {
@@ -322,6 +309,6 @@ describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_UR
     const started = Date.now();
     await expect(startFakeStack(records, rates, { startTimeoutMs: 300 })).rejects.toThrow(/within 300 ms/);
     expect(Date.now() - started).toBeLessThan(20_000);
-    expect(processesWith(marker)).toEqual([]);
+    expect(processesWithEnv(marker)).toEqual([]);
   });
 });
