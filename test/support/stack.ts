@@ -13,6 +13,7 @@ import {
   type ServiceProcess,
 } from "../../scripts/lib/launch";
 import { generateNatsCredentials, lockedNatsConfig, natsCredentialsEnv, type NatsCredentials } from "../../scripts/lib/nats-auth";
+import { startTimeoutFromEnv } from "../../scripts/lib/start-wait";
 
 /**
  * Real processes for end-to-end suites: a nats-server (local binary, or NATS_URL when set),
@@ -129,7 +130,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const natsConfig = natsCredentials
     ? { config: [`log_file: ${JSON.stringify(natsLogFile)}`, `http: "${natsMonitorUrl!.slice("http://".length)}"`, lockedNatsConfig(natsCredentials)].join("\n") }
     : {};
-  const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir, ...natsConfig, ...(options.startTimeoutMs ? { startTimeoutMs: options.startTimeoutMs } : {}) });
+  // STACK_START_TIMEOUT_S, when set, raises every suite's bound at once (a busy machine).
+  const fromEnv = process.env.STACK_START_TIMEOUT_S ? startTimeoutFromEnv(process.env) : undefined;
+  const startTimeoutMs = options.startTimeoutMs ?? (typeof fromEnv === "number" ? fromEnv : 30_000);
+  const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir, ...natsConfig, startTimeoutMs: Math.max(10_000, startTimeoutMs) });
   const natsUrl = process.env.NATS_URL ?? nats!.url;
   const processes: RunningProcess[] = [];
   const baseEnv: NodeJS.ProcessEnv = {
@@ -150,7 +154,6 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     return running;
   };
 
-  const startTimeoutMs = options.startTimeoutMs ?? 30_000;
   const startService = async (service: Exclude<ServiceProcess, "gateway">, env: NodeJS.ProcessEnv = {}) => {
     const running = launch(service, env);
     await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null, startTimeoutMs);
