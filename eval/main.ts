@@ -4,10 +4,12 @@
  * per-request provider key) and writes report.json, report.md and recall-workload.svg.
  * See docs/evaluation.md.
  */
+import { constants } from "node:os";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { builtInNames, isJsonLines, loadBuiltIn, loadCriteriaFile, loadRecords, loadReferenceFiles, ROOT, type LabelledReview } from "./datasets";
+import { startTimeoutFromEnv } from "../scripts/lib/start-wait";
 import { startFakeStack, type FakeStack } from "./fake-stack";
 import { writeReport, type ScreeningReport } from "./report";
 import { evaluateScreening } from "./screening";
@@ -113,8 +115,16 @@ async function main(argv: string[]): Promise<number> {
   let api: { baseUrl: string; apiKey: string; providerKey?: string | undefined };
   const oracle = options["fake-oracle"] ? { sensitivity: options["fake-oracle"][0], specificity: options["fake-oracle"][1], seed: options.seed } : null;
   if (oracle) {
+    // The same bound as npm start's (STACK_START_TIMEOUT_S): a busy machine takes minutes to start a stack.
+    const startTimeoutMs = startTimeoutFromEnv(process.env);
+    if (typeof startTimeoutMs === "string") {
+      console.error(startTimeoutMs);
+      return 2;
+    }
     console.error(`starting a local stack with the fake provider in oracle mode (sensitivity ${oracle.sensitivity}, specificity ${oracle.specificity})…`);
-    fake = await startFakeStack(review.records, oracle);
+    const starting = startFakeStack(review.records, oracle, { startTimeoutMs });
+    stopOnSignal(starting);
+    fake = await starting;
     api = { baseUrl: fake.baseUrl, apiKey: fake.apiKey };
   } else {
     const env = Env.parse(process.env);
@@ -162,6 +172,24 @@ async function main(argv: string[]): Promise<number> {
   console.log(`wall time ${report.wall_seconds.toFixed(1)} s`);
   console.log(`report: ${paths.markdown}\n        ${paths.json}\n        ${paths.svg}`);
   return 0;
+}
+
+/**
+ * Ctrl-C or a SIGTERM (a CI timeout) while the local stack runs, or while it starts: the stack is
+ * stopped (once started, or as soon as its start ends) before the process exits, so no gateway,
+ * worker or nats-server outlives the run.
+ */
+function stopOnSignal(stack: Promise<FakeStack>): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    console.error(`${signal}: stopping the local stack…`);
+    void stack
+      .then((started) => started.stop(), () => undefined)
+      .finally(() => process.exit(128 + constants.signals[signal]));
+  };
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, onSignal);
 }
 
 function loadReview(options: z.infer<typeof Options>): LabelledReview {

@@ -3,20 +3,26 @@
  * on: a taken port ends it at once, with one line and exit code 78, before anything is printed or
  * started. Then starts nats-server (JetStream, data in .data/nats, one user per process kind with
  * generated passwords) unless NATS_URL is set, then the gateway (on 127.0.0.1 unless HOST says
- * otherwise) and every service as separate processes. Every process, nats-server included, is kept
+ * otherwise) and every service as separate processes. It waits for them to listen as long as
+ * STACK_START_TIMEOUT_S allows (10 minutes by default: a busy machine can take minutes), with a
+ * progress line every 15 s. Every process, nats-server included, is kept
  * running by a supervisor: one that crashes is restarted with backoff (jobs resume from their
  * checkpoints; nats-server keeps its store and the services reconnect), while one that exits on its
  * configuration (exit code 78) stops the stack instead. Ctrl-C (SIGINT, SIGTERM or SIGHUP) stops
- * them in order: pending restarts cancelled, services first, NATS last.
+ * them in order: pending restarts cancelled, services first, NATS last. Run it with `node --import
+ * tsx` (package.json), not the tsx command: tsx's wrapper SIGKILLs a child that has not acknowledged
+ * a Ctrl-C within 30 ms (a busy machine), which would leave nats-server, in its own process group, behind.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join, relative, resolve } from "node:path";
 // Only light modules before the port check, so a taken port is reported at once; the rest is
 // imported after it.
 import { EXIT_CONFIG } from "../libs/telemetry/src/exit-codes";
 import { ROOT, type ServiceProcess } from "./lib/launch";
+import { recordPid, stopLeftover } from "./lib/leftover";
 import { portFromEnv, portProblem } from "./lib/ports";
+import { startTimeoutFromEnv } from "./lib/start-wait";
 import type { Supervised } from "./lib/supervise";
 
 /** One line, no stack trace, and the exit code the supervisors treat as "do not retry". */
@@ -33,7 +39,20 @@ function portOf(name: string, fallback: number): number {
   return typeof port === "string" ? refuse(port) : port;
 }
 const port = portOf("PORT", 8000);
+// How long to wait for nats-server and the gateway to listen (STACK_START_TIMEOUT_S, 10 minutes by default).
+const startTimeout = startTimeoutFromEnv(process.env);
+if (typeof startTimeout === "string") refuse(startTimeout);
 const natsPort = ownNats ? portOf("NATS_PORT", 4222) : undefined;
+// STACK_DATA_DIR: another place for the stack's data (tests use a temporary one); `.data` by default.
+const dataDir = resolve(ROOT, process.env.STACK_DATA_DIR || ".data");
+const shown = relative(ROOT, dataDir).startsWith("..") ? dataDir : relative(ROOT, dataDir);
+// The nats-server of a run that was killed outright (its own process group outlives it) would hold NATS_PORT.
+const natsPidFile = join(dataDir, "nats-server.pid");
+const natsConfigFile = join(dataDir, "nats", "nats-server.conf");
+if (natsPort !== undefined) {
+  const leftover = await stopLeftover(natsPidFile, natsConfigFile);
+  if (leftover !== undefined) console.log(`[stack] stopped the nats-server (pid ${leftover}) an earlier run left behind`);
+}
 const portTaken = await portProblem(port, host);
 if (portTaken) refuse(`cannot start: ${portTaken} (PORT); stop what uses it or set another PORT`);
 if (natsPort !== undefined) {
@@ -42,13 +61,11 @@ if (natsPort !== undefined) {
   if (natsTaken) refuse(`cannot start: ${natsTaken} (NATS_PORT); stop what uses it, set another NATS_PORT, or point NATS_URL at a running server`);
 }
 
-const { natsServerCommand, SERVICES, spawnService, waitForPort } = await import("./lib/launch");
+const { natsServerCommand, SERVICES, spawnService } = await import("./lib/launch");
+const { waitUntilListening } = await import("./lib/start-wait");
 const { loadOrCreateNatsCredentials, lockedNatsConfig, natsCredentialsEnv } = await import("./lib/nats-auth");
 const { supervise } = await import("./lib/supervise");
 
-// STACK_DATA_DIR: another place for the stack's data (tests use a temporary one); `.data` by default.
-const dataDir = resolve(ROOT, process.env.STACK_DATA_DIR || ".data");
-const shown = relative(ROOT, dataDir).startsWith("..") ? dataDir : relative(ROOT, dataDir);
 mkdirSync(dataDir, { recursive: true });
 
 // Restart backoff: 0.5 s doubling to 30 s; a run that lasted a minute counts as stable and resets it.
@@ -84,14 +101,16 @@ if (natsPort !== undefined) {
     onConfigExit,
     start: () => {
       const child = command.spawn();
+      recordPid(natsPidFile, child.pid);
       console.log(`[stack] nats-server started (pid ${child.pid})`);
       return child;
     },
   });
   try {
-    await waitForPort(command.port, 10_000, nats.child);
+    const supervised = nats;
+    await waitUntilListening({ what: "nats-server", port: command.port, host: "127.0.0.1", timeoutMs: startTimeout, abandoned: () => stopping, state: () => stateOf(supervised) });
   } catch (error) {
-    console.error(`[stack] nats-server did not start: ${(error as Error).message}`);
+    console.error(`[stack] stopping: ${(error as Error).message}`);
     await stop(1);
   }
   env.NATS_URL = command.url;
@@ -145,16 +164,23 @@ for (const service of stopping ? [] : SERVICES) {
 const wildcard = host === "0.0.0.0" || host === "::";
 const origin = `http://${wildcard || host === "127.0.0.1" ? "localhost" : host.includes(":") ? `[${host}]` : host}:${port}`;
 try {
-  await waitForPort(port, 60_000, undefined, wildcard ? "127.0.0.1" : host);
-  if (!stopping) {
+  const gateway = children.find((child) => child.name === "gateway");
+  const listening = await waitUntilListening({ what: "the gateway", port, host: wildcard ? "127.0.0.1" : host, timeoutMs: startTimeout, abandoned: () => stopping, state: () => (gateway ? stateOf(gateway) : "") });
+  if (listening && !stopping) {
     console.log(`[stack] API:  ${origin}/v1  (health: ${origin}/health)${wildcard ? `; listening on every interface (HOST=${host})` : ""}`);
     console.log(`[stack] docs: ${origin}/docs  (OpenAPI: ${origin}/openapi.json)`);
     console.log(`[stack] console: ${origin}/console  (asks for the service key)`);
     console.log(`[stack] press Ctrl-C to stop`);
   }
 } catch (error) {
-  if (!stopping) console.error(`[stack] the gateway did not start: ${(error as Error).message}`);
+  if (!stopping) console.error(`[stack] stopping: ${(error as Error).message}`);
   await stop(1);
+}
+
+/** A supervised process's state for a progress line. */
+function stateOf(supervised: Supervised): string {
+  const restarts = `${supervised.restarts} restart${supervised.restarts === 1 ? "" : "s"}`;
+  return `${supervised.child ? `running, pid ${supervised.child.pid}` : "restarting"}, ${restarts}`;
 }
 
 async function stop(code: number): Promise<void> {
@@ -162,7 +188,10 @@ async function stop(code: number): Promise<void> {
   stopping = true;
   await Promise.all(children.map((child) => child.stop("SIGTERM")));
   // Last, once no service is connected: a service never sees its server go away while it stops.
-  if (nats) await nats.stop("SIGTERM");
+  if (nats) {
+    await nats.stop("SIGTERM");
+    rmSync(natsPidFile, { force: true });
+  }
   console.log(`[stack] stopped${nats ? " (services first, then nats-server)" : ""}`);
   process.exit(code);
 }

@@ -73,6 +73,8 @@ export interface NatsServerOptions {
   config?: string;
   /** Run in its own process group, out of reach of the terminal's Ctrl-C (`npm start` stops it last itself). */
   detached?: boolean;
+  /** How long startNatsServer waits for it to listen (default 10 s). */
+  startTimeoutMs?: number;
 }
 
 /** How to run Debian's nats-server with JetStream and file storage in `storeDir`, always on the same port and store. */
@@ -110,11 +112,14 @@ export async function natsServerCommand(options: NatsServerOptions): Promise<Nat
 export async function startNatsServer(options: NatsServerOptions): Promise<NatsServerHandle> {
   const command = await natsServerCommand(options);
   const child = command.spawn();
-  // Generous: on a busy machine a server replaying its store takes a while to listen.
-  await waitForPort(command.port, 60_000, child).catch(async (error: unknown) => {
+  try {
+    await waitForPort(command.port, options.startTimeoutMs ?? 60_000, child);
+  } catch (error) {
+    // Generous by default: on a busy machine a server replaying its store takes a while to listen.
+    // One that did not come up in time is not left running.
     await stopProcess(child, "SIGKILL");
     throw error;
-  });
+  }
   return {
     url: command.url,
     port: command.port,

@@ -165,6 +165,15 @@ describe("importing references into a new job in the console", () => {
     await expect.poll(() => page.locator('[data-fact="status"]').textContent(), { timeout: 30_000 }).toBe("failed");
     expect(await page.getByRole("alert").first().textContent()).toContain("(cancelled): Cancelled by the client");
     expect(await page.getByRole("button", { name: "Cancel the job" }).isVisible()).toBe(false);
+    // The papers that finished before the cancel: the page shows them as partial results, as many as its export holds.
+    const exported = await stack.http("GET", `/v1/screening/jobs/${jobId}/export?format=jsonl`);
+    const finished = String(exported.body ?? "").split("\n").filter(Boolean).length;
+    const partial = page.locator("#partial-results");
+    await expect.poll(() => partial.textContent(), { timeout: 30_000 }).not.toContain("loading");
+    if (finished > 0) {
+      expect(await partial.textContent()).toContain(`This job was cancelled before it finished: partial results, ${finished} ${finished === 1 ? "paper" : "papers"} of`);
+      expect(await page.locator("#papers-page").textContent()).toContain(`${finished} papers`);
+    } else expect(await partial.textContent()).toContain("no paper finished");
     expect(pageErrors).toEqual([]);
   }, 60_000);
 

@@ -192,14 +192,18 @@ describe("the console in headless Chromium", () => {
     expect(await page.locator("#stage-timings tbody tr").count()).toBe(4);
 
     // An extraction job's page, followed live until its records are all there.
-    const fields = [{ name: "design", description: "Study design", data_type_primary: "text", data_type_secondary: "NA" }];
-    const extraction = await stack.http("POST", "/v1/indexer/jobs", { records: indexerRecords(6, { withAbstractOnly: true }), fields });
+    // Twelve fields: every one gets its column, with the records' titles beside their ids.
+    const names = ["design", ...Array.from({ length: 11 }, (_, i) => `outcome_${i + 1}`)];
+    const fields = names.map((name) => ({ name, description: `The study's ${name.replace("_", " ")}`, data_type_primary: "text", data_type_secondary: "NA" }));
+    const records = indexerRecords(6, { withAbstractOnly: true });
+    const extraction = await stack.http("POST", "/v1/indexer/jobs", { records, fields });
     expect(extraction.status).toBe(200);
     await page.goto(`${stack.baseUrl}/console#/job/indexer/${extraction.body.job_id}`);
     await expect.poll(() => page.locator('[data-fact="status"]').textContent(), { timeout: 60_000, interval: 100 }).toBe("completed");
     expect(await page.locator("#records tbody tr").count()).toBe(6);
     expect(await page.locator("#records-page").textContent()).toBe("Page 1 of 1 · 6 records");
-    expect(await page.locator("#records thead th").allTextContents()).toContain("design");
+    await expect.poll(() => page.locator("#records thead th").allTextContents()).toEqual(expect.arrayContaining(["ID", "Title", ...names]));
+    expect(await page.locator("#records tbody").textContent()).toContain(records[0]!.Title);
     await shot("5-extraction-job", true);
 
     // The configuration and the prompt list.

@@ -19,6 +19,7 @@ const SCHEMAS = { gateway: GatewayEnv, criteria: CriteriaEnv, screening: Screeni
 const READ_ELSEWHERE: Record<string, string> = {
   NATS_PORT: "scripts/stack.ts",
   STACK_DATA_DIR: "scripts/stack.ts",
+  STACK_START_TIMEOUT_S: "scripts/lib/start-wait.ts",
   NATS_GATEWAY_PASSWORD: "deploy/nats/auth.conf",
   NATS_CRITERIA_PASSWORD: "deploy/nats/auth.conf",
   NATS_SCREENING_PASSWORD: "deploy/nats/auth.conf",

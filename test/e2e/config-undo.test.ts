@@ -106,7 +106,11 @@ describe("configuration that can be undone (criteria, screening, indexer, real n
     }
     const get = await stack.http("GET", "/v1/config/services/nope");
     expect(get.status).toBe(200);
-    expect(get.body).toMatchObject({ service_id: "nope", extra: {} });
+    expect(get.body).toMatchObject({ service_id: "nope", extra: {}, default_config: true, note: expect.stringContaining("No service has the configuration id 'nope': this is the default configuration") });
+    // A service's own id answers its configuration, without the flag.
+    const known = await stack.http("GET", "/v1/config/services/criteria");
+    expect(known.body.service_id).toBe("criteria");
+    expect(known.body).not.toHaveProperty("default_config");
   });
 
   it("takes `indexer` as the indexer's configuration id: a PUT changes the prompts the indexer uses", async () => {

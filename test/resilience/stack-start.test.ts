@@ -1,12 +1,16 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
 import { freePort, ROOT, spawnService } from "../../scripts/lib/launch";
+import { processesWithEnv } from "../../scripts/lib/leftover";
+import { portProblem } from "../../scripts/lib/ports";
+import { startFakeStack } from "../../eval/fake-stack";
 import { http, waitFor } from "../support/stack";
 
 /**
@@ -180,5 +184,131 @@ describe.skipIf(Boolean(process.env.NATS_URL))("npm start supervises nats-server
     expect(shutdown).not.toMatch(/"level":(50|60)|Error/);
     expect(shutdown).toContain("[stack] stopped (services first, then nats-server)");
     expect(shutdown).not.toMatch(/restart #|started \(pid/);
+  });
+});
+
+describe.skipIf(Boolean(process.env.NATS_URL))("npm start after a run that was killed outright", () => {
+  it("stops the nats-server that run left (its own process group outlives it) and starts, instead of finding NATS_PORT taken", { timeout: 420_000 }, async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "litrev-stack-"));
+    const env = { STACK_DATA_DIR: dataDir, PORT: String(await freePort()), NATS_PORT: String(await freePort()), LOG_LEVEL: "warn" };
+    let first: StackRun | undefined = runStack(env);
+    let second: StackRun | undefined;
+    try {
+      await waitFor(() => first!.output().includes("[stack] nats-server with JetStream") || first!.child.exitCode !== null, 90_000, 50);
+      const [left] = pidsOf(first.output(), "nats-server");
+      // SIGKILL to npm start's group: the script and its services die at once, no handler runs;
+      // nats-server, in a group of its own, is all that survives.
+      const killed = once(first.child, "exit");
+      process.kill(-first.child.pid!, "SIGKILL");
+      await killed;
+      expect(isAlive(left!)).toBe(true);
+
+      second = runStack(env);
+      await waitFor(() => second!.output().includes("[stack] press Ctrl-C to stop") || second!.child.exitCode !== null, 180_000, 100);
+      expect(second.output()).toContain(`[stack] stopped the nats-server (pid ${left}) an earlier run left behind`);
+      expect(second.child.exitCode).toBeNull();
+      expect(isAlive(left!)).toBe(false);
+      const exited = once(second.child, "exit");
+      process.kill(-second.child.pid!, "SIGINT");
+      expect((await exited)[0]).toBe(0);
+      first = undefined;
+    } finally {
+      killRun(second);
+      if (first) for (const pid of pidsOf(first.output(), "nats-server")) if (isAlive(pid)) process.kill(pid, "SIGKILL");
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+// Linux's /proc finds every process a run left, whatever it printed before it was stopped.
+describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_URL))("Ctrl-C at any moment of npm start's start-up", () => {
+  const RUNS = 10;
+  // npm start's own command line (package.json), run as npm runs it: Ctrl-C must reach what it starts the same way.
+  const start = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } }).scripts.start;
+
+  it(`SIGINT to the process group at ${RUNS} random moments leaves no process and no port behind`, { timeout: RUNS * 60_000 }, async () => {
+    const history: string[] = [];
+    const leaks: string[] = [];
+    for (let run = 0; run < RUNS; run++) {
+      const marker = `LITREV_STACK_RUN=${randomUUID()}`;
+      const [port, natsPort] = [await freePort(), await freePort()];
+      const dataDir = mkdtempSync(join(tmpdir(), "litrev-stack-sigint-"));
+      const child = spawn("sh", ["-c", start], {
+        cwd: ROOT,
+        env: { ...process.env, NATS_URL: "", HOST: "", MONGO_URL: "", API_KEY, LOG_LEVEL: "warn", SHUTDOWN_TIMEOUT_MS: "5000", STACK_DATA_DIR: dataDir, PORT: String(port), NATS_PORT: String(natsPort), LITREV_STACK_RUN: marker.split("=")[1] },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      });
+      let output = "";
+      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const exited = once(child, "exit");
+      // Half the runs anywhere from the first instant (before tsx has loaded), half once nats-server
+      // is started (while the services start): the moments a Ctrl-C can catch a process half-made.
+      const spawnedAt = Date.now();
+      if (run % 2) await waitFor(() => output.includes("[stack] nats-server started") || child.exitCode !== null, 60_000, 20).catch(() => undefined);
+      await new Promise((done) => setTimeout(done, Math.random() * (run % 2 ? 4_000 : 8_000)));
+      const delay = Date.now() - spawnedAt;
+      const stage = (output.match(/\[stack\] [^\n(]*/g) ?? []).at(-1)?.trim() ?? "nothing printed";
+      if (child.exitCode === null) process.kill(-child.pid!, "SIGINT");
+      const ended = await Promise.race([exited.then(() => true), new Promise<false>((done) => setTimeout(() => done(false), 45_000))]);
+      // What is left once npm start has exited (a stop that hangs counts as a leak too).
+      let left = processesWithEnv(marker);
+      for (let waited = 0; left.length && waited < 5_000; waited += 250) {
+        await new Promise((done) => setTimeout(done, 250));
+        left = processesWithEnv(marker);
+      }
+      const ports = (await Promise.all([portProblem(port, "127.0.0.1"), portProblem(natsPort, "127.0.0.1")])).filter(Boolean);
+      history.push(`run ${run + 1}: SIGINT after ${delay} ms (last line: ${stage}); ${ended ? `exited ${child.exitCode ?? child.signalCode}` : "still running after 45 s"}; ${left.length} process(es) left; ${ports.length} port(s) held`);
+      if (!ended || left.length || ports.length) leaks.push(history.at(-1)!);
+      for (const pid of [...left, ...processesWithEnv(marker)]) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+      if (!ended) process.kill(-child.pid!, "SIGKILL");
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    console.log(`[stack-start] Ctrl-C at random moments of start-up:\n  ${history.join("\n  ")}`);
+    expect(leaks).toEqual([]);
+  });
+});
+
+// `npm run eval -- … --fake-oracle` starts its own stack (eval/fake-stack.ts): one that fails to come up stops whole.
+describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_URL))("npm run eval's local stack that does not come up", () => {
+  const records = [{ id: "a", title: "A trial", abstract: "Adults.", included: true }];
+  const rates = { sensitivity: 1, specificity: 1, seed: 1 };
+  let marker: string;
+  afterEach(() => {
+    for (const pid of processesWithEnv(marker)) process.kill(pid, "SIGKILL");
+    delete process.env.LITREV_STACK_RUN;
+  });
+  const withMarker = () => {
+    // Every process the stack spawns inherits this environment, nats-server included.
+    process.env.LITREV_STACK_RUN = randomUUID();
+    marker = `LITREV_STACK_RUN=${process.env.LITREV_STACK_RUN}`;
+  };
+
+  it("a process that exits on its configuration: the error reaches the caller and nothing is left running", async () => {
+    withMarker();
+    // Refused by the gateway and the worker at start-up: nats-server is up by then.
+    process.env.LLM_MODEL_CHECK_INTERVAL_MS = "1";
+    try {
+      // "exited (code 78)", or, on a machine too busy to start the gateway within the bound, the bound.
+      await expect(startFakeStack(records, rates)).rejects.toThrow(/exited|within/);
+    } finally {
+      delete process.env.LLM_MODEL_CHECK_INTERVAL_MS;
+    }
+    expect(processesWithEnv(marker)).toEqual([]);
+  });
+
+  it("a stack slower than its bound: stopped at the bound, nothing left running", async () => {
+    withMarker();
+    const started = Date.now();
+    await expect(startFakeStack(records, rates, { startTimeoutMs: 300 })).rejects.toThrow(/within 300 ms/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(processesWithEnv(marker)).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import {
   type ServiceProcess,
 } from "../../scripts/lib/launch";
 import { generateNatsCredentials, lockedNatsConfig, natsCredentialsEnv, type NatsCredentials } from "../../scripts/lib/nats-auth";
+import { startTimeoutFromEnv } from "../../scripts/lib/start-wait";
 
 /**
  * Real processes for end-to-end suites: a nats-server (local binary, or NATS_URL when set),
@@ -44,6 +45,8 @@ export interface StackOptions {
    * password and the permissions of libs/messaging/src/permissions.ts; anonymous connections refused.
    */
   lockedNats?: boolean;
+  /** How long each process may take to listen or say it is ready (default 30 s; a busy machine needs more). */
+  startTimeoutMs?: number;
 }
 
 export interface Stack {
@@ -131,7 +134,10 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const natsConfig = natsCredentials
     ? { config: [`log_file: ${JSON.stringify(natsLogFile)}`, `http: "${natsMonitorUrl!.slice("http://".length)}"`, lockedNatsConfig(natsCredentials)].join("\n") }
     : {};
-  const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir, ...natsConfig });
+  // STACK_START_TIMEOUT_S, when set, raises every suite's bound at once (a busy machine).
+  const fromEnv = process.env.STACK_START_TIMEOUT_S ? startTimeoutFromEnv(process.env) : undefined;
+  const startTimeoutMs = options.startTimeoutMs ?? (typeof fromEnv === "number" ? fromEnv : START_WAIT_MS);
+  const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir, ...natsConfig, startTimeoutMs: Math.max(10_000, startTimeoutMs) });
   const natsUrl = process.env.NATS_URL ?? nats!.url;
   const processes: RunningProcess[] = [];
   const baseEnv: NodeJS.ProcessEnv = {
@@ -155,7 +161,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const startService = async (service: Exclude<ServiceProcess, "gateway">, env: NodeJS.ProcessEnv = {}) => {
     const running = launch(service, env);
-    await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null, START_WAIT_MS);
+    await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null, startTimeoutMs);
     if (running.child.exitCode !== null) throw new Error(`${service} exited early:\n${running.output()}`);
     return running;
   };
@@ -165,20 +171,21 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     await nats?.stop();
     rmSync(storeDir, { recursive: true, force: true });
   };
+
   const gatewayUrls: string[] = [];
   const gatewayEnv = (await options.gatewayEnv?.(natsUrl)) ?? {};
   try {
     for (let i = 0; i < (options.gateways ?? 1); i++) {
       const port = await freePort();
       const gateway = launch("gateway", { ...gatewayEnv, PORT: String(port), HOST: "127.0.0.1" });
-      await waitForPort(port, START_WAIT_MS, gateway.child);
+      await waitForPort(port, startTimeoutMs, gateway.child);
       gatewayUrls.push(`http://127.0.0.1:${port}`);
     }
     for (const [service, count] of Object.entries(options.services ?? { criteria: 1 })) {
       for (let i = 0; i < (count ?? 0); i++) await startService(service as Exclude<ServiceProcess, "gateway">);
     }
   } catch (error) {
-    // A stack that did not come up leaves no nats-server, gateway or service behind.
+    // A stack that does not come up is stopped whole: no gateway or nats-server outlives the attempt.
     await stop();
     throw error;
   }

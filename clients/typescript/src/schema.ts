@@ -1277,7 +1277,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceConfigResponse"];
+                    "application/json": {
+                        service_id: string;
+                        model: string;
+                        system_prompt: string;
+                        prompt_template_id: string;
+                        temperature: number;
+                        max_output_tokens: number;
+                        extra: {
+                            [key: string]: unknown;
+                        };
+                        /**
+                         * @description Present when no service has this id: the body is the default configuration, not a service's
+                         * @enum {boolean}
+                         */
+                        default_config?: true;
+                        note?: string;
+                    };
                 };
             };
             /** @description The request is invalid */

@@ -15,6 +15,15 @@ export const ServiceConfigResponse = z.object({
 });
 export type ServiceConfigResponse = z.infer<typeof ServiceConfigResponse>;
 
+/**
+ * GET of one configuration id. An id no service has still answers a default configuration (the
+ * spec's rule), and says so: `default_config` is true and `note` names the id (fields added to the spec's).
+ */
+export const ServiceConfigLookup = ServiceConfigResponse.extend({
+  default_config: z.literal(true).optional().describe("Present when no service has this id: the body is the default configuration, not a service's"),
+  note: z.string().optional(),
+});
+
 /** A change to a service's configuration: a field set to `null` goes back to the service's default. */
 export const ServiceConfigPatch = z.object({
   model: z.string().min(1).max(200).nullish(),

@@ -1,6 +1,7 @@
 import { connect, type ConnectionOptions, type NatsConnection } from "@nats-io/transport-node";
 import { z } from "zod";
 import { ServiceError } from "@litrev/contracts";
+import { retryWithPolicy, type Backoff } from "@litrev/retry";
 
 /**
  * How a process proves itself to NATS (docs/security.md § NATS, docs/operations.md): a user name
@@ -52,17 +53,36 @@ export interface NatsLinkOptions {
   servers: string;
   name: string;
   auth?: NatsAuth;
+  /** `connect`, `disconnect`, `reconnect`; `connect_failed` with the error and the wait before the next try. */
   onStatus?: (event: string, detail?: string) => void;
+  /** Wait between first-connection attempts: jittered, doubling from base to max (default 250 ms to 5 s). */
+  retry?: Backoff;
+  /** How long one connection attempt may take before it counts as failed (default 20 s). */
+  attemptTimeoutMs?: number;
 }
+
+/** `onStatus` for a process's log: a failed attempt as a warning, the rest as information. */
+export const logNatsStatus =
+  (logger: { info(details: object, message: string): void; warn(details: object, message: string): void }) =>
+  (event: string, detail?: string): void =>
+    event === "connect_failed" ? logger.warn({ event, detail }, "nats connection failed; trying again") : logger.info({ event, server: detail }, "nats connection");
+
+/** The wait between first-connection attempts unless the caller sets another. */
+export const FIRST_CONNECT_BACKOFF: Backoff = { baseDelayMs: 250, maxDelayMs: 5_000 };
 
 /**
  * A NATS connection that is made in the background and kept alive forever (reconnect with no
  * attempt limit), so a process can start, and report itself degraded, while NATS is down.
+ * The first connection is our own loop, not the client's `waitOnFirstConnect`: every failed
+ * attempt (refused, timed out, credentials refused) is reported through `onStatus` with the wait
+ * before the next one, so a process that cannot reach NATS at start-up says so in its log and
+ * keeps trying until it is closed.
  */
 export class NatsLink {
   #nc: NatsConnection | undefined;
   #connected = false;
   #closed = false;
+  readonly #stop = new AbortController();
   readonly #ready: Promise<NatsConnection>;
 
   constructor(readonly options: NatsLinkOptions) {
@@ -72,16 +92,29 @@ export class NatsLink {
   }
 
   async #connect(): Promise<NatsConnection> {
-    const nc = await connect({
-      ...authOptions(this.options.auth),
-      servers: this.options.servers.split(","),
-      name: this.options.name,
-      waitOnFirstConnect: true,
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 500,
-      pingInterval: 5_000,
-      maxPingOut: 2,
+    const attempt = () =>
+      connect({
+        ...authOptions(this.options.auth),
+        servers: this.options.servers.split(","),
+        name: this.options.name,
+        timeout: this.options.attemptTimeoutMs ?? 20_000,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 500,
+        pingInterval: 5_000,
+        maxPingOut: 2,
+      });
+    const nc = await retryWithPolicy(attempt, {
+      deadlineAt: Number.POSITIVE_INFINITY,
+      backoff: this.options.retry ?? FIRST_CONNECT_BACKOFF,
+      isRetryable: () => !this.#closed,
+      signal: this.#stop.signal,
+      onRetry: ({ attempt: n, delayMs, error }) =>
+        this.options.onStatus?.("connect_failed", `attempt ${n}: ${error instanceof Error ? error.message : String(error)}; next try in ${Math.round(delayMs)} ms`),
     });
+    if (this.#closed) {
+      await nc.close().catch(() => undefined);
+      throw new ServiceError("service_unavailable", "The messaging link was closed before it connected");
+    }
     this.#nc = nc;
     this.#connected = true;
     this.options.onStatus?.("connect", nc.getServer());
@@ -123,6 +156,7 @@ export class NatsLink {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#stop.abort();
     if (this.#nc && !this.#nc.isClosed()) await this.#nc.drain().catch(() => this.#nc?.close());
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
-import { ConfigStore, duringStartUp, NatsLink, PayloadStore, ProviderBudgets, SharedRecords, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection, type RecordStore } from "@litrev/messaging";
+import { ConfigStore, duringStartUp, logNatsStatus, NatsLink, PayloadStore, ProviderBudgets, SharedRecords, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection, type RecordStore } from "@litrev/messaging";
 import { LlmClient, ModelAvailability, chooseModel, providerIdentity } from "@litrev/llm";
 import { serviceVersion, type ServiceVersion } from "./service-version";
 import { createLogger, type Logger } from "@litrev/telemetry";
@@ -63,7 +63,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
     servers: env.NATS_URL,
     name: instance,
     auth: natsAuthFromEnv(env, service),
-    onStatus: (event, server) => logger.info({ event, server }, "nats connection"),
+    onStatus: logNatsStatus(logger),
   });
   shutdown.add("nats", () => link.close());
   const nc = await link.ready();

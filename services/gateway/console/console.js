@@ -11,6 +11,8 @@ const LIST_FETCH = 500;
 const JOBS_PER_PAGE = 25;
 const MAX_LIVE_STREAMS = 20;
 const ROWS_PER_PAGE = 100;
+// Columns of the extraction table: every field a job can ask for (the indexer takes at most 100) and the bookkeeping ones.
+const MAX_RECORD_COLUMNS = 120;
 const PAPERS_PER_PAGE = 25;
 const REFRESH_MS = 10_000;
 
@@ -601,7 +603,17 @@ async function jobView(view, kind, jobId, signal) {
           })
           .catch(() => undefined);
       }
-    } else renderIndexerResults(results, data);
+    } else {
+      renderIndexerResults(results, data);
+      // Titles come from the export, as for screening; the table is drawn again once they arrive.
+      if (!isActive(data.status) && data.partial_results?.length) {
+        loadTitles(kind, jobId, signal)
+          .then((loaded) => {
+            if (!signal.aborted && loaded.size > 0) renderIndexerResults(results, data, loaded);
+          })
+          .catch(() => undefined);
+      }
+    }
   };
   finish(job);
   if (isActive(job.status)) {
@@ -632,19 +644,28 @@ function stageTimingsTable(timings, status) {
   );
 }
 
-/** id → title from a finished job's JSON Lines export (empty when the export carries no titles). */
-async function loadTitles(kind, jobId, signal) {
+/** A finished job's items from its JSON Lines export (a failed or cancelled job's: those that finished); empty when it has none. */
+async function exportItems(kind, jobId, signal) {
   const res = await fetch(`/v1/${kind}/jobs/${encodeURIComponent(jobId)}/export?format=jsonl`, { headers: { "X-API-Key": apiKey() ?? "" }, signal });
+  if (!res.ok) return [];
+  return (await res.text()).split("\n").filter(Boolean).map((line) => JSON.parse(line));
+}
+
+/** id → title of export items (empty when the export carries no titles). */
+function titlesOf(items) {
   const titles = new Map();
-  if (!res.ok) return titles;
-  for (const line of (await res.text()).split("\n")) {
-    if (!line) continue;
-    const item = JSON.parse(line);
+  for (const item of items) {
     const id = item.id ?? item.ID;
-    const title = item.title ?? item.Title;
+    // `_title` when an extraction field is itself called `title` (the export's rule).
+    const title = typeof item._title === "string" ? item._title : (item.title ?? item.Title);
     if (id !== undefined && typeof title === "string" && title) titles.set(String(id), title);
   }
   return titles;
+}
+
+/** id → title from a finished job's JSON Lines export. */
+async function loadTitles(kind, jobId, signal) {
+  return titlesOf(await exportItems(kind, jobId, signal));
 }
 
 /** What a criterion's verdict does to the paper: an exclusion criterion that is met excludes it. */
@@ -674,6 +695,7 @@ function contradiction(item) {
 
 function renderScreeningResults(container, job, titles) {
   if (!Array.isArray(job.results)) {
+    if (job.status === "failed" || job.status === "cancelled") return renderPartialScreening(container, job);
     container.replaceChildren(h("p", { class: "muted", text: isActive(job.status) ? "Results appear here when the job completes." : "This job has no results." }));
     return;
   }
@@ -690,6 +712,27 @@ function renderScreeningResults(container, job, titles) {
   container.refreshTitles = browser.refreshTitles;
   // validation.js adds its panel on this event (and names papers by their titles when they are known).
   container.dispatchEvent(new CustomEvent("screening-results", { bubbles: true, detail: Object.assign(job, { titles }) }));
+}
+
+/**
+ * A failed or cancelled screening job keeps the papers that finished (its export holds them,
+ * marked partial): shown as such, with their titles, and without the clusters and validation of a
+ * whole job, which it never reached.
+ */
+function renderPartialScreening(container, job) {
+  const why = job.status === "cancelled" || job.error_category === "cancelled" ? "This job was cancelled before it finished" : "This job failed before it finished";
+  container.replaceChildren(h("p", { class: "muted", id: "partial-results", text: `${why}; loading the papers that finished…` }));
+  exportItems("screening", job.job_id)
+    .then((items) => {
+      if (items.length === 0) return container.replaceChildren(h("p", { class: "muted", id: "partial-results", text: `${why}: no paper finished, so it has no results.` }));
+      const partial = { ...job, results: items };
+      const browser = paperBrowser(partial, items[0]?.criteria_verdicts?.map((v) => ({ name: v.name, type: v.type })) ?? [], new Map(), titlesOf(items));
+      container.replaceChildren(
+        h("p", { class: "alert", id: "partial-results", text: `${why}: partial results, ${items.length} ${items.length === 1 ? "paper" : "papers"} of ${job.config?.papers_count ?? "its"} finished. The downloads above hold the same papers, marked partial.` }),
+        h("section", { "aria-labelledby": "papers-title" }, h("h2", { id: "papers-title", text: `Papers (${items.length}, partial)` }), browser),
+      );
+    })
+    .catch((error) => container.replaceChildren(h("p", { class: "alert", role: "alert", text: `${why}; its partial results could not be loaded: ${error.message}` })));
 }
 
 /** The clusters as a horizontal bar chart (inline SVG), with the numbers as a table for screen readers. */
@@ -1015,9 +1058,15 @@ function paperDetail(item, labels) {
   ];
 }
 
-function renderIndexerResults(container, job) {
+function renderIndexerResults(container, job, titles = new Map()) {
   const records = job.partial_results ?? [];
-  const keys = [...new Set(records.slice(0, 50).flatMap((r) => Object.keys(r)))].slice(0, 10);
+  // Every field the records carry (the table scrolls sideways): the record's id, its title (from the
+  // export, once loaded) and status first.
+  const fields = [...new Set(records.flatMap((r) => Object.keys(r)))].filter((k) => k !== "ID" && k !== "indexing_status");
+  const TITLE = Symbol("title");
+  const keys = ["ID", ...(titles.size ? [TITLE] : []), "indexing_status", ...fields].slice(0, MAX_RECORD_COLUMNS);
+  const headerOf = (k) => (k === TITLE ? "Title" : k);
+  const valueOf = (record, k) => (k === TITLE ? (titles.get(String(record.ID)) ?? dash) : cellText(record[k]));
   const tbody = h("tbody");
   const pages = Math.max(1, Math.ceil(records.length / ROWS_PER_PAGE));
   let page = 0;
@@ -1025,7 +1074,7 @@ function renderIndexerResults(container, job) {
   const prev = h("button", { type: "button", class: "quiet", text: "Previous records", onclick: () => (page--, draw()) });
   const next = h("button", { type: "button", class: "quiet", text: "Next records", onclick: () => (page++, draw()) });
   const draw = () => {
-    tbody.replaceChildren(...records.slice(page * ROWS_PER_PAGE, (page + 1) * ROWS_PER_PAGE).map((record) => h("tr", {}, keys.map((k) => h("td", { text: cellText(record[k]) })))));
+    tbody.replaceChildren(...records.slice(page * ROWS_PER_PAGE, (page + 1) * ROWS_PER_PAGE).map((record) => h("tr", {}, keys.map((k) => h("td", { text: valueOf(record, k) })))));
     info.textContent = `Page ${page + 1} of ${pages} · ${records.length} records`;
     prev.disabled = page === 0;
     next.disabled = page >= pages - 1;
@@ -1039,7 +1088,7 @@ function renderIndexerResults(container, job) {
       records.length === 0
         ? h("p", { class: "muted", text: "No records yet." })
         : [
-            h("div", { class: "table-wrap" }, h("table", { id: "records" }, h("thead", {}, h("tr", {}, keys.map((k) => h("th", { scope: "col", text: k })))), tbody)),
+            h("div", { class: "table-wrap" }, h("table", { id: "records" }, h("thead", {}, h("tr", {}, keys.map((k) => h("th", { scope: "col", text: headerOf(k) })))), tbody)),
             h("div", { class: "toolbar pager" }, prev, info, next),
           ],
     ),

@@ -196,8 +196,12 @@ function renderSample(sample) {
   const c = sample.certificate;
   const parts = [
     h("p", { id: "sample-summary", text: `Sample ${sample.sample_id}: ${sample.paper_ids.length} papers (${sample.design}, seed ${sample.seed}), ${sample.labelled} labelled. ${c.statement}` }),
-    h("p", { id: "sample-plan", class: sample.feasible ? "" : "alert", text: sample.feasible ? `Labels needed (plan): about ${sample.labels_needed}; still needed: ${c.labels_still_needed ?? "—"}.` : "The target cannot be shown on this job with a sample (see below)." }),
-    h("p", { id: "sample-certificate", class: c.recommended ? "" : "alert", text: c.recommended ? `Certified: threshold ${c.recommended.votes}, recall at least ${pct(c.recommended.recall_lower)}; net work saved ${pct(c.recommended.net_work_saved)}.` : c.reason }),
+    // One conclusion: a certificate, once there is one, ends the story (the plan made before the
+    // labels no longer matters); until then, the plan and why nothing is certified yet.
+    c.recommended
+      ? null
+      : h("p", { id: "sample-plan", class: sample.feasible ? "" : "alert", text: sample.feasible ? `Labels needed (plan): about ${sample.labels_needed ?? "—"}; still needed: ${c.labels_still_needed ?? "—"}.` : "The target cannot be shown on this job with a sample (see below)." }),
+    h("p", { id: "sample-certificate", class: c.recommended ? "" : "alert", text: c.recommended ? `Certified: threshold ${c.recommended.votes}, recall at least ${pct(c.recommended.recall_lower)}; net work saved ${pct(c.recommended.net_work_saved)}.` : c.reason ?? "Not certified yet." }),
   ];
   const cols = ["Votes ≥", "Recall ≥ (certified)", "Estimate", "Papers below", "Missed ≤", "Net work saved"];
   parts.push(h("div", { class: "table-wrap" }, h("table", { id: "sample-table" },

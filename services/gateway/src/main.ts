@@ -1,4 +1,4 @@
-import { ConfigStore, NatsLink, natsAuthFromEnv } from "@litrev/messaging";
+import { ConfigStore, logNatsStatus, NatsLink, natsAuthFromEnv } from "@litrev/messaging";
 import { ServiceError } from "@litrev/contracts";
 import { EXIT_CONFIG, Shutdown } from "@litrev/runtime";
 import { createLogger } from "@litrev/telemetry";
@@ -16,7 +16,7 @@ const link = new NatsLink({
   servers: env.NATS_URL,
   name: `gateway-${process.pid}`,
   auth: natsAuthFromEnv(env, "gateway"),
-  onStatus: (event, server) => logger.info({ event, server }, "nats connection"),
+  onStatus: logNatsStatus(logger),
 });
 shutdown.add("nats", () => link.close());
 // The per-owner limits on a connection of their own: a limit check never waits behind an export's bytes.

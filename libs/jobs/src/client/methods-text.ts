@@ -62,8 +62,15 @@ export function certificateResult(c: ReportCertificate, recallWords = "recall wa
   return c.threshold === null ? "the target was not certified" : `at threshold ${c.threshold}, ${recallWords} ${(c.recall_lower! * 100).toFixed(1)}%`;
 }
 
+/**
+ * The certificate in sentences: the sample, when it was analysed and its result, then the method as
+ * its own sentences (never in brackets: it holds sentences and brackets of its own). The method
+ * usually ends with the certificate's claim; the claim is written once either way.
+ */
 function certificateText(c: ReportCertificate): string {
-  return `${c.statement} On a ${c.design} validation sample of ${c.sample_size} papers drawn at random by the service (${c.labelled} labelled by the team, ${c.labelled_included} of them included), ${lookText(c)}, ${certificateResult(c)} (${c.method}).`;
+  const method = sentence(c.method);
+  const claim = method.includes(c.statement.trim()) ? "" : ` ${sentence(c.statement)}`;
+  return `On a ${c.design} validation sample of ${c.sample_size} papers drawn at random by the service (${c.labelled} labelled by the team, ${c.labelled_included} of them included), ${lookText(c)}, ${certificateResult(c)}.${claim} ${method}`;
 }
 
 /** The methods paragraph: what was done, with which tool and model, on what, with what outcome. */

@@ -9,6 +9,7 @@ import {
   ModelAliasesResponse,
   PromptMetadata,
   ServiceConfigPatch,
+  ServiceConfigLookup,
   ServiceConfigResponse,
   ServiceIdParams,
   ServiceError,
@@ -70,8 +71,15 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
     );
     app.get(
       "/config/services/:service_id",
-      { schema: { tags: ["config"], params: ServiceIdParams, response: { 200: ServiceConfigResponse } } },
-      async (request) => (await store()).effective(canonicalConfigId(request.params.service_id)),
+      { schema: { tags: ["config"], params: ServiceIdParams, response: { 200: ServiceConfigLookup } } },
+      async (request) => {
+        const configs = await store();
+        const id = canonicalConfigId(request.params.service_id);
+        const config = await configs.effective(id);
+        if (KNOWN_IDS.includes(id) || (await configs.serviceIds()).includes(id)) return config;
+        // The spec answers an unknown id with a default config; the body says that is what it is.
+        return { ...config, default_config: true as const, note: `No service has the configuration id '${id}': this is the default configuration. The known ids are ${NAMED_IDS.join(", ")}` };
+      },
     );
     app.put(
       "/config/services/:service_id",
