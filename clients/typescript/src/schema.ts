@@ -2092,6 +2092,16 @@ export interface operations {
                             sample_id: string;
                             /** @enum {string} */
                             design: "simple" | "stratified" | "below_threshold";
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
                             sample_size: number;
                             labelled: number;
                             labelled_included: number;
@@ -2397,6 +2407,16 @@ export interface operations {
                             sample_id: string;
                             /** @enum {string} */
                             design: "simple" | "stratified" | "below_threshold";
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
                             sample_size: number;
                             labelled: number;
                             labelled_included: number;
@@ -5122,6 +5142,12 @@ export interface operations {
                     size?: number;
                     seed?: number;
                     threshold?: number;
+                    /**
+                     * @default anytime
+                     * @enum {string}
+                     */
+                    plan?: "once" | "anytime";
+                    look_every?: number;
                 };
             };
         };
@@ -5151,7 +5177,19 @@ export interface operations {
                             sampled: number;
                             inclusion_probability: number;
                         }[];
+                        /**
+                         * @default anytime
+                         * @enum {string}
+                         */
+                        plan: "once" | "anytime";
+                        /** @default null */
+                        look_every: number | null;
                         labels_needed: number | null;
+                        /** @default null */
+                        labels_needed_by_plan: {
+                            once: number | null;
+                            anytime: number | null;
+                        } | null;
                         feasible: boolean;
                         labelled: number;
                         labels: {
@@ -5166,6 +5204,16 @@ export interface operations {
                             recall_lower: number | null;
                         }[];
                         certificate: {
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
                             /** @enum {string} */
                             design: "simple" | "stratified" | "below_threshold";
                             target_recall: number;
@@ -5362,7 +5410,19 @@ export interface operations {
                             sampled: number;
                             inclusion_probability: number;
                         }[];
+                        /**
+                         * @default anytime
+                         * @enum {string}
+                         */
+                        plan: "once" | "anytime";
+                        /** @default null */
+                        look_every: number | null;
                         labels_needed: number | null;
+                        /** @default null */
+                        labels_needed_by_plan: {
+                            once: number | null;
+                            anytime: number | null;
+                        } | null;
                         feasible: boolean;
                         labelled: number;
                         labels: {
@@ -5377,6 +5437,16 @@ export interface operations {
                             recall_lower: number | null;
                         }[];
                         certificate: {
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
                             /** @enum {string} */
                             design: "simple" | "stratified" | "below_threshold";
                             target_recall: number;
@@ -5563,7 +5633,19 @@ export interface operations {
                             sampled: number;
                             inclusion_probability: number;
                         }[];
+                        /**
+                         * @default anytime
+                         * @enum {string}
+                         */
+                        plan: "once" | "anytime";
+                        /** @default null */
+                        look_every: number | null;
                         labels_needed: number | null;
+                        /** @default null */
+                        labels_needed_by_plan: {
+                            once: number | null;
+                            anytime: number | null;
+                        } | null;
                         feasible: boolean;
                         labelled: number;
                         labels: {
@@ -5578,6 +5660,16 @@ export interface operations {
                             recall_lower: number | null;
                         }[];
                         certificate: {
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
                             /** @enum {string} */
                             design: "simple" | "stratified" | "below_threshold";
                             target_recall: number;
@@ -5817,6 +5909,8 @@ export interface operations {
                      * @enum {string}
                      */
                     sides?: "one" | "two";
+                    /** @enum {string} */
+                    design?: "simple" | "stratified";
                 };
             };
         };
@@ -5887,6 +5981,16 @@ export interface operations {
                             upper: number;
                         } | null;
                         certificate: {
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
                             /** @enum {string} */
                             design: "simple" | "stratified" | "below_threshold";
                             target_recall: number;

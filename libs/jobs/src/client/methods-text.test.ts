@@ -11,7 +11,7 @@ const STATEMENT = "One-sided: recall of at least 95% with 95% confidence (a lowe
 // The certificate's method ends with its statement, as libs/evaluation writes it.
 const METHOD = `Recall certified on a simple random sample of the job's papers, labelled in the order the service drew it. Included papers kept and missed at each threshold are bounded with exact finite-population (hypergeometric) confidence sequences. ${STATEMENT}`;
 
-const certificate: ReportCertificate = { sample_id: "s1", design: "simple", sample_size: 120, labelled: 120, labelled_included: 14, threshold: 1, recall_lower: 0.957, statement: STATEMENT, method: METHOD, at: "2026-11-25T09:00:00.000Z" };
+const certificate: ReportCertificate = { sample_id: "s1", design: "simple", plan: "anytime", look: "certificate", sample_size: 120, labelled: 120, labelled_included: 14, threshold: 1, recall_lower: 0.957, statement: STATEMENT, method: METHOD, at: "2026-11-25T09:00:00.000Z" };
 
 const written = JobReport.parse({
   title: "Title and abstract screening of 435 papers",
