@@ -157,6 +157,36 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     }
   });
 
+  it("an admission that finds a lock stale removes it only if its holder has not confirmed it meanwhile (never two active jobs)", async () => {
+    const store = new MemoryJobStore();
+    const first = pending(505);
+    const create = infra.registry.create.bind(infra.registry);
+    const removeLock = infra.registry.removeLockIfUnchanged.bind(infra.registry);
+    let firstDone: Promise<unknown> = Promise.resolve();
+    // The first admission stalls between taking the lock and writing its state, past the settle time…
+    const slowCreate = vi.spyOn(infra.registry, "create").mockImplementation(async (state) => {
+      if (state.job_id === first.job_id) await sleep(5_000);
+      return create(state);
+    });
+    // …and the second, having judged that lock stale, removes it only after the first has finished.
+    const lateRemove = vi.spyOn(infra.registry, "removeLockIfUnchanged").mockImplementation(async (...args) => {
+      await Promise.race([firstDone, sleep(10_000)]);
+      return removeLock(...args);
+    });
+    try {
+      firstDone = admitJob(infra, store, { state: first, input: {}, logger });
+      await sleep(3_300);
+      const second = await admitJob(infra, store, { state: pending(505), input: {}, logger });
+      const winner = (await firstDone) as Awaited<ReturnType<typeof admitJob>>;
+      const admitted = [winner, second].filter((r) => r.ok);
+      for (const r of admitted) if (r.ok) await infra.queue.discard(r.state.job_id);
+      expect(admitted).toHaveLength(1);
+    } finally {
+      slowCreate.mockRestore();
+      lateRemove.mockRestore();
+    }
+  });
+
   it("a failure that wrote nothing (the job was already terminal) is not counted again", async () => {
     const store = new MemoryJobStore();
     const state = pending();

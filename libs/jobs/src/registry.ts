@@ -108,6 +108,21 @@ export class JobRegistry {
     }
   }
 
+  /**
+   * Rewrites the lock unchanged if it is still at `held.revision`, moving its revision on: a
+   * competitor that judged the lock stale at the old revision can then no longer remove it.
+   * False when it changed or is gone.
+   */
+  async confirmLock(projectId: number, owner: string | undefined, held: LockEntry): Promise<boolean> {
+    try {
+      await this.kv.update(jobStateKeys.lock(projectId, owner), encode(held.lock), held.revision);
+      return true;
+    } catch (error) {
+      if (isWrongRevision(error)) return false;
+      throw error;
+    }
+  }
+
   async removeLockIfUnchanged(projectId: number, owner: string | undefined, revision: number): Promise<boolean> {
     try {
       await throughElections(() => this.kv.delete(jobStateKeys.lock(projectId, owner), { previousSeq: revision }));

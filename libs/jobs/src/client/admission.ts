@@ -125,8 +125,12 @@ async function admit(infra: JobInfra, store: JobStore, request: AdmitRequest): P
     heartbeat = admissionHeartbeat(infra, jobId, request.orphanLeaseMs ?? DEFAULT_ORPHAN_LEASE_MS);
     input = await storeInput(infra, jobId, request);
     if (exclusive) {
+      // Confirmed by compare-and-set, not only read: an admission that judged our lock stale
+      // (older than LOCK_SETTLE_MS with no state yet) removes it only at the revision it saw, so
+      // either its removal or this confirmation fails, never both succeed (two active jobs).
       const holder = await infra.registry.lockHolder(projectId, owner);
-      if (holder?.lock.job_id !== jobId) {
+      const held = holder?.lock.job_id === jobId && (await infra.registry.confirmLock(projectId, owner, holder));
+      if (!held) {
         // Taken from us meanwhile (our state was reaped, or the lock cleared): the other job stands.
         const other = holder ? await infra.registry.get(holder.lock.job_id) : null;
         await infra.registry.remove(jobId).catch(() => undefined);
