@@ -171,9 +171,11 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
         ...configWrites(BACKENDS.map((s) => configKeys.overrides(CONFIG_SERVICE_ID[s])).concat(MODEL_ALIAS_KEYS.overrides)),
         ...JOB_SERVICES.flatMap(readJobs),
         ...BACKENDS.flatMap((s) => usePayloads(s, false)),
-        // The per-owner request counters every gateway shares (never the services' storage records).
+        // The per-owner request counters every gateway shares, and the record of which gateways are
+        // alive (each one's share of a limit when the bucket is slow); never the services' storage records.
         ...readStream(kvStream(LIMITS_BUCKET)),
         `$KV.${LIMITS_BUCKET}.${limitKeys.gatewayPrefix}.>`,
+        `$KV.${LIMITS_BUCKET}.${limitKeys.gateways}`,
       ],
       // A deleted job's cached artifact is dropped by every gateway.
       subscribe: [...inbox, ...JOB_SERVICES.map((s) => subjects.jobErased(s))],
