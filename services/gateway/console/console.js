@@ -499,7 +499,7 @@ function updateRow(tr, data) {
     tr.dataset.spent = String(spent);
     details.push(`spent ${fmtCost(spent)}`);
   }
-  if (data.error) details.push(`Error: ${data.error}${data.error_category ? ` (${data.error_category})` : ""}`);
+  if (data.error) details.push(`Error: ${data.error}${data.error_reason ?? data.error_category ? ` (${data.error_reason ?? data.error_category})` : ""}`);
   cell("details").textContent = details.join(" · ");
 }
 
@@ -547,7 +547,7 @@ async function jobView(view, kind, jobId, signal) {
     timings.replaceChildren(stageTimingsTable(data.stage_timings, data.status));
     errorBox.replaceChildren(
       ...(data.error
-        ? [h("p", { class: "alert", role: "alert" }, `Error (${data.error_category ?? "unknown"}${data.error_retryable ? ", retryable" : ""}): ${data.error}`)]
+        ? [h("p", { class: "alert", role: "alert" }, `Error (${data.error_reason ?? data.error_category ?? "unknown"}${data.error_retryable ? ", retryable" : ""}): ${data.error}`)]
         : []),
     );
   };
@@ -720,7 +720,7 @@ function renderScreeningResults(container, job, titles) {
  * whole job, which it never reached.
  */
 function renderPartialScreening(container, job) {
-  const why = job.status === "cancelled" || job.error_category === "cancelled" ? "This job was cancelled before it finished" : "This job failed before it finished";
+  const why = job.status === "cancelled" || job.error_reason === "cancelled" ? "This job was cancelled before it finished" : "This job failed before it finished";
   container.replaceChildren(h("p", { class: "muted", id: "partial-results", text: `${why}; loading the papers that finished…` }));
   exportItems("screening", job.job_id)
     .then((items) => {

@@ -293,7 +293,7 @@ export async function newJobView(view, signal) {
       if (typeof data.progress === "number") setProgress(bar, data.status === "completed" ? 1 : data.progress);
       if (data.status && data.status !== "pending" && data.status !== "running") {
         cancel.hidden = true;
-        note.textContent = data.error ? `Error (${data.error_category ?? "unknown"}): ${data.error}` : "Finished: open the job for its results, exports and methods report.";
+        note.textContent = data.error ? `Error (${data.error_reason ?? data.error_category ?? "unknown"}): ${data.error}` : "Finished: open the job for its results, exports and methods report.";
       }
     };
     runBox.replaceChildren(
