@@ -137,6 +137,12 @@ interface Provider {
   limiter: RateLimiter;
   /** Set once the server refused `n` > 1 (llama.cpp): later calls ask for one choice. */
   singleChoice?: boolean;
+  /** Set once a reply to this key gave one choice for `n` > 1 (Ollama). */
+  ignoresN?: boolean;
+  /** Set once a probe with this key got as many choices as `n` asked for. */
+  honoursN?: boolean;
+  /** The probe in flight for this key, shared by the jobs that start while it runs. */
+  probing?: Promise<void> | undefined;
 }
 
 /** The 401 of a call with no provider key: neither a configured one nor the request's X-LLM-API-Key. */
@@ -182,8 +188,6 @@ export class LlmClient {
   private readonly onLearnedIgnoresN: (() => void) | undefined;
   /** Set once a probe showed the server gives as many choices as `n` asks for. */
   private probedHonoursN = false;
-  /** The probe in flight, shared by the jobs that start while it runs. */
-  private probing: Promise<void> | undefined;
 
   constructor(options: LlmClientOptions = {}) {
     this.apiKey = nonEmpty(options.apiKey) ?? nonEmpty(process.env.OPENAI_API_KEY);
@@ -221,6 +225,19 @@ export class LlmClient {
     return this.declaredN !== undefined ? this.declaredN === "ignored" : this.learnedSingleChoice;
   }
 
+  /**
+   * Whether the server behind `providerKey` answers one choice whatever `n` says: as declared, as
+   * an earlier run kept, else as this key's own replies and probe have shown (each key may reach a
+   * server of its own, so what one key showed does not decide another's request shape).
+   */
+  ignoresNFor(providerKey: string | undefined): boolean {
+    if (this.declaredN !== undefined) return this.declaredN === "ignored";
+    if (this.learnedFrom === "kept") return true;
+    const key = nonEmpty(providerKey) ?? this.apiKey;
+    const provider = key ? this.providers.get(keyDigest(key)) : undefined;
+    return provider?.ignoresN === true || provider?.singleChoice === true;
+  }
+
   /** Whether `LLM_PROVIDER_N` declares what the server does with `n` (rather than replies showing it). */
   get declaresN(): boolean {
     return this.declaredN !== undefined;
@@ -248,27 +265,33 @@ export class LlmClient {
    * sent. A failed probe is no error: the calls that follow learn from their replies, as before.
    */
   async probeN(options: ProbeOptions): Promise<LlmUsage> {
-    if (this.declaredN !== undefined || this.learnedSingleChoice || this.probedHonoursN) return ZERO_USAGE;
-    if (this.probing) {
-      await this.probing;
+    if (this.declaredN !== undefined || this.learnedFrom === "kept") return ZERO_USAGE;
+    let provider: Provider;
+    try {
+      provider = this.providerFor(options.providerKey);
+    } catch {
+      return ZERO_USAGE; // no key: the job's first call says so
+    }
+    if (provider.ignoresN || provider.singleChoice || provider.honoursN) return ZERO_USAGE;
+    if (provider.probing) {
+      await provider.probing;
       return ZERO_USAGE;
     }
     let usage: LlmUsage = ZERO_USAGE;
-    this.probing = this.#probe(options).then(
+    provider.probing = this.#probe(options, provider).then(
       (used) => void (usage = used),
       (error: unknown) => this.logger?.warn({ err: error instanceof Error ? redactSecrets(error.message) : "unknown" }, "the probe of the provider's n failed; learning it from replies"),
     );
     try {
-      await this.probing;
+      await provider.probing;
     } finally {
-      this.probing = undefined;
+      provider.probing = undefined;
     }
     return usage;
   }
 
-  async #probe(options: ProbeOptions): Promise<LlmUsage> {
+  async #probe(options: ProbeOptions, provider: Provider): Promise<LlmUsage> {
     this.assertAllowed(options.model);
-    const provider = this.providerFor(options.providerKey);
     const model = options.resolvedModel ?? resolveModel(options.model, this.aliases);
     const deadlineMs = Math.min(this.deadlineMs, options.deadlineMs ?? PROBE_DEADLINE_MS);
     const body: ChatCompletionCreateParamsNonStreaming = {
@@ -283,19 +306,20 @@ export class LlmClient {
       const completion = await this.send(provider, body, call, PROBE_OUTPUT_TOKENS + 8).catch((error: unknown) => {
         if (!refusesChoices(error)) throw error;
         provider.singleChoice = true;
-        this.#learnedIgnoresN(); // llama.cpp: a 400 for n > 1 (not billed)
+        this.#learnedIgnoresN(provider); // llama.cpp: a 400 for n > 1 (not billed)
         return undefined;
       });
       if (!completion) return ZERO_USAGE;
-      if (completion.choices.length === 1) this.#learnedIgnoresN(); // Ollama
-      else if (completion.choices.length > 1) this.probedHonoursN = true;
+      if (completion.choices.length === 1) this.#learnedIgnoresN(provider); // Ollama
+      else if (completion.choices.length > 1) provider.honoursN = this.probedHonoursN = true;
       return { ...this.usageOf(completion, model, body), retries: 0, models: { [completion.model || model]: 1 } };
     } finally {
       slot.release();
     }
   }
 
-  #learnedIgnoresN(): void {
+  #learnedIgnoresN(provider: Provider): void {
+    provider.ignoresN = true;
     if (this.learnedSingleChoice) return;
     this.learnedSingleChoice = true;
     this.learnedFrom = "reply";
@@ -407,12 +431,12 @@ export class LlmClient {
           // allowed"): ask for one; the caller sees one choice, as from a server that ignores `n`.
           if (body.n === undefined || !refusesChoices(error)) throw error;
           provider.singleChoice = true;
-          this.#learnedIgnoresN();
+          this.#learnedIgnoresN(provider);
           const { n: _n, ...single } = body;
           this.logger?.warn({ model, key_digest: provider.digest.slice(0, 12) }, "provider refuses n > 1; asking for one choice per request");
           return this.send(provider, single, call, estimated);
         });
-        if ((body.n ?? 1) > 1 && completion.choices.length === 1) this.#learnedIgnoresN(); // Ollama
+        if ((body.n ?? 1) > 1 && completion.choices.length === 1) this.#learnedIgnoresN(provider); // Ollama
         const modelVersion = completion.model || model;
         usages.push(this.usageOf(completion, model, body));
 

@@ -252,8 +252,11 @@ export async function startFakeProvider(options: FakeProviderOptions = {}): Prom
       const context: RespondContext = { index, choice, generated, apiKey };
       const custom = behaviour.respond?.(request, context) ?? behaviour.oracle?.respond(request, context);
       const value = custom === undefined ? generated : custom;
-      // A server that does not enforce the schema: every other reply leaves out a required property.
-      const broken = profile?.schema === "unenforced" && schema !== undefined && (index + choice) % 2 === 0 ? withoutFirstProperty(value) : value;
+      // A server that does not enforce the schema: every other first reply leaves out a required
+      // property, and a repair (the bad reply sent back with the error) comes back right. By reply
+      // count alone, concurrent calls could each draw a broken reply at every attempt.
+      const repairing = request.messages?.some((m) => m.role === "assistant") === true;
+      const broken = profile?.schema === "unenforced" && schema !== undefined && !repairing && (index + choice) % 2 === 0 ? withoutFirstProperty(value) : value;
       let content = typeof broken === "string" ? broken : JSON.stringify(broken);
       let finishReason = "stop";
       if (mode === "malformed") content = `Sure! Here is the JSON you asked for: {${content.slice(1, 20)}`;

@@ -89,7 +89,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
   return {
     async providerIgnoresN(): Promise<ModelCall<boolean>> {
       const usage = await llm.probeN({ model: frame.model, resolvedModel: frame.resolvedModel, providerKey: options.providerKey, signal: options.signal });
-      return { value: llm.ignoresN, usage };
+      return { value: llm.ignoresNFor(options.providerKey), usage };
     },
 
     async label(papers: ScreeningPaper[], repetitions: number, spread?: VoteSpread): Promise<ModelCall<LabelVote[][]>> {

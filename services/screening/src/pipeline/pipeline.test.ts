@@ -298,9 +298,7 @@ describe("the live model", () => {
     let ignoresN = false;
     const probes: string[] = [];
     const both = {
-      get ignoresN() {
-        return ignoresN;
-      },
+      ignoresNFor: () => ignoresN,
       probeN: async (options: { model: string }) => {
         probes.push(options.model);
         expect(requests).toHaveLength(0); // before the first labelling call
