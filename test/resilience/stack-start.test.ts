@@ -187,6 +187,8 @@ describe.skipIf(Boolean(process.env.NATS_URL))("npm start supervises nats-server
   });
 });
 
+if (process.env.NATS_URL) console.log("[stack-start] a run killed outright, Ctrl-C during start-up, eval's failed start: skipped, NATS_URL points at an external server (npm start runs no nats-server of its own)");
+if (!existsSync("/proc/self/environ")) console.log("[stack-start] Ctrl-C during start-up, eval's failed start: skipped, no /proc to find the processes a run left behind");
 describe.skipIf(Boolean(process.env.NATS_URL))("npm start after a run that was killed outright", () => {
   it("stops the nats-server that run left (its own process group outlives it) and starts, instead of finding NATS_PORT taken", { timeout: 420_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "litrev-stack-"));
