@@ -107,12 +107,14 @@ describe("KeyLimiter", () => {
     }
   });
 
-  it("counts in this gateway alone when the shared records cannot be reached", async () => {
+  it("counts in this gateway alone without NATS (no bucket: nothing reaches a service), and refuses when a bucket it never reached fails", async () => {
+    const alone = new KeyLimiter({ ...OFF, concurrency: 1 }, { shared: () => null });
+    expect((await alone.admit("alice", "request")).release).toBeTypeOf("function");
+    expect((await alone.admit("alice", "request")).refusal!.message).toMatch(/KEY_CONCURRENCY.*limit ÷ 1 gateway.*unreachable/);
+    alone.close();
     const failing: RecordStore = { change: () => Promise.reject(new Error("NATS is down")) };
     const { admit } = gateways({ concurrency: 1 }, 1, failing);
-    const first = await admit("alice", "request");
-    expect(first.release).toBeTypeOf("function");
-    expect((await admit("alice", "request")).refusal).toBeDefined();
+    expect((await admit("alice", "request")).refusal!.message).toMatch(/does not know how many gateways share the limits/);
   });
 
   it("fails closed when the shared records do not answer in time: each of two gateways allows its share, never a fresh count from zero", async () => {
@@ -143,8 +145,51 @@ describe("KeyLimiter", () => {
     expect(admitted.filter((a) => a.release)).toHaveLength(3);
     const refused = admitted.find((a) => a.refusal)!.refusal!;
     expect(refused).toMatchObject({ category: "rate_limit", retryable: true });
-    expect(refused.message).toMatch(/KEY_HEAVY_CONCURRENCY.*share of each limit \(limit ÷ 2 gateways\).*does not answer in time/);
+    expect(refused.message).toMatch(/KEY_HEAVY_CONCURRENCY.*share of each limit \(limit ÷ 2 gateways.*does not answer in time/);
     for (const limiter of limiters) limiter.close();
+  });
+
+  it("holds two gateways to the limit across both when the bucket slows just after they started (the first one learned of the second only at its next beat)", async () => {
+    const bucket = new LocalRecords();
+    let slow = false;
+    const store: RecordStore = {
+      change: (key, apply) => (slow ? new Promise((_, reject) => setTimeout(() => reject(new Error("TimeoutError")), 60)) : bucket.change(key, apply)),
+    };
+    vi.useFakeTimers();
+    const admitted = [];
+    const limiters: KeyLimiter[] = [];
+    try {
+      // Each says it is alive as it starts: the first sees itself alone, the second sees both.
+      for (let i = 0; i < 2; i++) {
+        limiters.push(new KeyLimiter({ ...OFF, streams: 4 }, { shared: () => store, waitMs: 20 }));
+        await vi.advanceTimersByTimeAsync(10);
+      }
+      slow = true;
+      for (let i = 0; i < 12; i++) {
+        const admission = limiters[i % 2]!.admit("mallory", "stream");
+        await vi.advanceTimersByTimeAsync(100);
+        admitted.push(await admission);
+      }
+    } finally {
+      vi.useRealTimers();
+      for (const limiter of limiters) limiter.close();
+    }
+    expect(admitted.filter((a) => a.release)).toHaveLength(4);
+    expect(admitted.find((a) => a.refusal)!.refusal!.message).toMatch(/EVENT_STREAMS_PER_OWNER/);
+  });
+
+  it("refuses counted work while it has not learned how many gateways share the limits (the bucket slow from its start), never deciding as if alone", async () => {
+    const store: RecordStore = { change: () => new Promise((_, reject) => setTimeout(() => reject(new Error("TimeoutError")), 60)) };
+    const limiter = new KeyLimiter({ ...OFF, heavy: 4, streams: 4 }, { shared: () => store, waitMs: 20 });
+    try {
+      for (const use of ["heavy", "stream"] as const) {
+        const refused = (await limiter.admit("mallory", use)).refusal;
+        expect(refused).toMatchObject({ category: "rate_limit", retryable: true });
+        expect(refused!.message).toMatch(/does not know how many gateways share the limits.*does not answer in time/);
+      }
+    } finally {
+      limiter.close();
+    }
   });
 
   it("keeps its share of the burst when it decides alone, whatever places it took and gave back before", async () => {
@@ -164,6 +209,7 @@ describe("KeyLimiter", () => {
     const bucket = new LocalRecords();
     const late: RecordStore = { change: (key, apply) => new Promise((resolve) => setTimeout(() => resolve(bucket.change(key, apply)), 60)) };
     const limiter = new KeyLimiter({ ...OFF, heavy: 2 }, { shared: () => late, waitMs: 10 });
+    await new Promise((r) => setTimeout(r, 100)); // its first beat landed (late): one gateway known
     const admitted = await limiter.admit("mallory", "heavy");
     expect(admitted.release).toBeTypeOf("function"); // decided on the share (one gateway known: the whole limit)
     await new Promise((r) => setTimeout(r, 200));
@@ -174,14 +220,19 @@ describe("KeyLimiter", () => {
 
   it("asks the shared records again once they answer in time", async () => {
     const bucket = new LocalRecords();
-    let failing = true;
+    let failing = false;
     const store: RecordStore = { change: (key, apply) => (failing ? Promise.reject(new Error("NATS is slow")) : bucket.change(key, apply)) };
-    const [first, second] = [0, 1].map(() => new KeyLimiter({ ...OFF, heavy: 1 }, { shared: () => store, waitMs: 20 })) as [KeyLimiter, KeyLimiter];
-    expect((await first.admit("alice", "heavy")).release).toBeTypeOf("function"); // alone, each gateway's share
+    const [first, second] = [0, 1].map(() => new KeyLimiter({ ...OFF, heavy: 2 }, { shared: () => store, waitMs: 20 })) as [KeyLimiter, KeyLimiter];
+    await new Promise((r) => setTimeout(r, 10)); // both said they are alive, the first before the second
+    failing = true;
+    // The second's share is nothing (the first, when it beat, saw itself alone: the whole limit).
+    expect((await second.admit("alice", "heavy")).refusal!.message).toMatch(/share of KEY_HEAVY_CONCURRENCY is no place/);
+    expect((await first.admit("alice", "heavy")).release).toBeTypeOf("function");
     failing = false;
     await new Promise((r) => setTimeout(r, 1_300)); // a probe answered
-    const held = await second.admit("alice", "heavy");
-    expect(held.release).toBeTypeOf("function");
+    // On the shared record again: the whole limit across the gateways, not the second's share of 1.
+    expect((await second.admit("alice", "heavy")).release).toBeTypeOf("function");
+    expect((await second.admit("alice", "heavy")).release).toBeTypeOf("function");
     expect((await second.admit("alice", "heavy")).refusal).toBeDefined();
     // The first gateway's owner with a place taken alone is decided alone until it is given back.
     for (const limiter of [first, second]) limiter.close();
