@@ -162,6 +162,8 @@ export const jobNames = (service: JobService) => {
     storeItemsObject: (jobId: string, fence: number) => `${jobId}/${fence}`,
     /** Chunk `n` of the items a job's run wrote under `fence`. */
     storeItemsChunk: (jobId: string, fence: number, n: number) => `${jobId}/${fence}/${n}`,
+    /** A row too large for one message, whole, written under `fence` (its key then holds the row without its result and extras). */
+    storeRowObject: (jobId: string, fence: number) => `${jobId}/${fence}/row`,
     /** Validation samples of finished jobs (screening only): one record per sample, its labels and looks. */
     validationBucket: `litrev_validation_${service}`,
     validationKey: (jobId: string, sampleId: string) => `sample.${jobId}.${sampleId}`,
