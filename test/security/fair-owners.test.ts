@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { once } from "node:events";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -29,8 +30,9 @@ import { slowLimitsProxy, type SlowLimitsProxy } from "./support/slow-limits-pro
 
 const KEYS = { alice: "alice-use-key-0123456789abcdef", mallory: "mallory-use-key-0123456789abcdef" };
 type Owner = keyof typeof KEYS;
-const ATTACK_MS = 5_000;
-const BASELINE_MS = 2_000;
+// The bench (`npm run bench -- fair-owners`) runs longer attacks: past the 15 s lease of the gateways' beats.
+const ATTACK_MS = Number(process.env.FAIR_OWNERS_ATTACK_MS ?? 5_000);
+const BASELINE_MS = Number(process.env.FAIR_OWNERS_BASELINE_MS ?? 2_000);
 const LIMITS_DELAY_MS = 3_000;
 const RSS_LIMIT_MB = 512;
 const LIMITS = { KEY_RATE_PER_S: "40", KEY_RATE_BURST: "60", KEY_HEAVY_CONCURRENCY: "2", EVENT_STREAMS_PER_OWNER: "4", OWNER_STORAGE_MB: "5", OWNER_MAX_LIVE_JOBS: "6" };
@@ -176,20 +178,29 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     const p99 = percentile(latencies, 99);
     const byStatus = (ops: Op[]) => ops.reduce<Record<string, number>>((acc, h) => ((acc[`${h.op} ${h.status}`] = (acc[`${h.op} ${h.status}`] ?? 0) + 1), acc), {});
     const mallory = of("mallory");
+    // Per operation, alone and under attack (the issue-40 acceptance names polls, exports and creations).
+    const opP99 = (ops: Op[], op: string) => percentile(ops.filter((h) => h.op === op).map((h) => h.ms), 99);
+    const perOp = ["poll", "export", "create"].map((op) => `${op} ${opP99(baseline, op).toFixed(0)} → ${opP99(alice, op).toFixed(0)} ms`).join(", ");
     console.log(
-      `fair owners: alice alone ${baseline.length} requests, p99 ${baselineP99.toFixed(0)} ms; under attack ${aliceOk.length}/${alice.length} ok, ` +
+      `fair owners (load ${loadavg()[0]!.toFixed(2)}): p99 alone → under attack: ${perOp}; ` +
+        `alice alone ${baseline.length} requests, p99 ${baselineP99.toFixed(0)} ms; under attack ${aliceOk.length}/${alice.length} ok, ` +
         `p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms ${JSON.stringify(byStatus(alice))}; mallory ${mallory.length} requests ${JSON.stringify(byStatus(mallory))}; ` +
         `limits bucket messages delayed ${delayed}; gateways' peak RSS ${rssMb.map((mb) => mb.toFixed(0)).join(" and ")} MB; ` +
         `alice's slowest: ${alice.filter((h) => h.op !== "stream").sort((x, y) => y.ms - x.ms).slice(0, 4).map((h) => `${h.op} ${h.ms.toFixed(0)} ms`).join(", ")}`,
     );
 
-    // Alice: everything answered, nothing refused; p99 under 1 s (or, on a machine too loaded for
-    // that even without the attack, within 3× her own p99 measured alone in this run).
+    // Alice: everything answered, nothing refused (no 5xx, no 429); p99 within 3× her own p99
+    // measured alone in this run, or under 1 s (issue 27's bound: on a loaded machine a p99 of a
+    // few dozen samples is noise). `npm run bench -- fair-owners` holds it to 3× strictly, per
+    // operation too (issue 40's acceptance), several runs over.
     expect(alice.filter((h) => h.status !== 200).map((h) => `${h.op} ${h.status} ${h.detail}`)).toEqual([]);
     for (const op of ["poll", "export", "create", "list"]) expect(aliceOk.filter((h) => h.op === op).length, op).toBeGreaterThanOrEqual(1);
     expect(aliceOk.length).toBeGreaterThanOrEqual(20);
     expect(alice.find((h) => h.op === "stream")).toMatchObject({ status: 200, detail: "end" });
-    expect(p99).toBeLessThan(Math.max(1_000, 3 * baselineP99));
+    if (process.env.FAIR_OWNERS_STRICT === "1") {
+      for (const op of ["poll", "export", "create"]) expect(opP99(alice, op), `${op} p99 within 3× alone`).toBeLessThan(3 * opP99(baseline, op));
+      expect(p99).toBeLessThan(3 * baselineP99);
+    } else expect(p99).toBeLessThan(Math.max(1_000, 3 * baselineP99));
 
     // Mallory: refused by her own limits, never by a failure of the shared service.
     expect(mallory.filter((h) => h.status >= 500).map((h) => `${h.op} ${h.status} ${h.detail}`)).toEqual([]);
@@ -214,7 +225,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     expect(Math.max(...rssMb)).toBeLessThan(RSS_LIMIT_MB);
     // And she was served within her limits too (a checker that passed an attacker refused outright would prove nothing).
     expect(mallory.filter((h) => h.status === 200 && (h.op === "export" || h.op === "report")).length).toBeGreaterThan(0);
-  }, 90_000);
+  }, 60_000 + 2 * ATTACK_MS + BASELINE_MS);
 
   it("counts polls of a large finished job (streamed in parts) as heavy reads, and never small polls", async () => {
     const small = await finishedJob("alice", 3);

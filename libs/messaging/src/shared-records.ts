@@ -43,9 +43,13 @@ export class SharedRecords implements RecordStore {
 
   private constructor(private readonly kv: KV) {}
 
-  /** Opens the bucket; services create it (within `NATS_QUOTA_LIMITS_MB`), a gateway binds to it with `create: false` (its NATS user may not create streams). */
-  static async open(nc: NatsConnection, options: { create?: boolean } = {}): Promise<SharedRecords> {
-    const kvm = new Kvm(jetstream(nc, { timeout: KV_TIMEOUT_MS }));
+  /**
+   * Opens the bucket; services create it (within `NATS_QUOTA_LIMITS_MB`), a gateway binds to it with
+   * `create: false` (its NATS user may not create streams). `timeoutMs` bounds each request to the
+   * bucket (default KV_TIMEOUT_MS): a caller that bounds its own wait may let a late answer land.
+   */
+  static async open(nc: NatsConnection, options: { create?: boolean; timeoutMs?: number } = {}): Promise<SharedRecords> {
+    const kvm = new Kvm(jetstream(nc, { timeout: options.timeoutMs ?? KV_TIMEOUT_MS }));
     if (options.create === false) {
       const kv = await kvm.open(LIMITS_BUCKET);
       await kv.status(); // `open` only binds: fail here while the bucket does not exist

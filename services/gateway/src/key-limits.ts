@@ -370,12 +370,16 @@ export class KeyLimiter {
     }
   }
 
-  /** One beat; one answered in time takes a slow gateway back to the bucket. */
+  /**
+   * One beat; one answered in time takes a slow gateway back to the bucket, and one that is not
+   * makes it slow at once, so that the next counted request does not wait for the bucket first.
+   */
   #beatNow(): void {
     const shared = this.options.shared();
     if (!shared) return;
     void this.#beat(shared).then((answered) => {
-      if (!answered || !this.#slow) return;
+      if (!answered) return this.#slowDown(new Error(`a beat had no answer within ${this.#waitMs} ms`));
+      if (!this.#slow) return;
       this.#slow = false;
       this.options.logger?.info("the shared limits answer in time again");
     });
