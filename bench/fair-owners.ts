@@ -34,7 +34,7 @@ for (let run = 1; run <= runs; run++) {
   const passed = result.status === 0;
   if (!passed) failures++;
   console.log(`run ${run}/${runs} ${passed ? "held" : "FAILED"} (load ${loadavg().map((l) => l.toFixed(2)).join(" ")}): ${figures.trim()}`);
-  if (!passed) console.log(output.split("\n").filter((line) => /AssertionError|Expected|Received|expected/.test(line)).slice(0, 8).join("\n"));
+  if (!passed) console.log(output.split("\n").filter((line) => /Error|Expected|Received|expected/.test(line)).slice(0, 8).join("\n"));
 }
 console.log(`fair-owners: ${runs - failures} of ${runs} runs held the acceptance`);
 process.exit(failures ? 1 : 0);

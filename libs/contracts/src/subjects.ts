@@ -61,8 +61,10 @@ export const limitKeys = {
   /** An owner's requests (rate, in flight, heavy reads, event streams) across every gateway. */
   gateway: (owner: string) => `gateway.${owner}`,
   gatewayPrefix: "gateway",
-  /** Which gateways are alive (each renews its own beat), so that each knows its share of a limit when the others cannot be asked. */
+  /** Which gateways joined (each one's liveness is its own beat record), so that each knows its share of a limit when the others cannot be asked. */
   gateways: "gateways",
+  /** One gateway's beat: when it last said it is alive and how many gateways it counted then (written by it alone: no contention). */
+  gatewayBeat: (holder: string) => `gateway.beat.${holder}`,
   /** What one owner's jobs of a job service hold in storage (bytes, live jobs). */
   storage: (service: string, owner: string) => `storage.${service}.${owner}`,
   storagePrefix: (service: string) => `storage.${service}`,

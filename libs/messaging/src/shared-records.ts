@@ -11,6 +11,8 @@ export type RecordChange<T, R> = (current: T | undefined) => { next: T; result: 
 /** Small JSON records changed atomically, one key at a time: per-owner counters that every replica sees. */
 export interface RecordStore {
   change<T, R>(key: string, apply: RecordChange<T, R>): Promise<R>;
+  /** The record as stored now (a fresh read, never a copy kept from before). */
+  read<T>(key: string): Promise<T | undefined>;
 }
 
 /** A record no bigger than this (a few hundred holders or jobs); a larger one is refused, never stored. */
@@ -110,6 +112,10 @@ export class SharedRecords implements RecordStore {
     }
   }
 
+  async read<T>(key: string): Promise<T | undefined> {
+    return (await this.#read(key)).value as T | undefined;
+  }
+
   async #read(key: string): Promise<{ value: unknown; revision: number }> {
     const entry = await this.kv.get(key);
     // A deleted or purged key is written again with `update` on its delete marker's revision.
@@ -127,6 +133,10 @@ export class LocalRecords implements RecordStore {
 
   change<T, R>(key: string, apply: RecordChange<T, R>): Promise<R> {
     return Promise.resolve(this.changeNow(key, apply));
+  }
+
+  read<T>(key: string): Promise<T | undefined> {
+    return Promise.resolve(this.#records.get(key) as T | undefined);
   }
 
   /** The change applied at once (no I/O). */

@@ -146,13 +146,15 @@ function renew(record: OwnerRecord | undefined, holder: string, now: number, set
   return { next, result: undefined };
 }
 
-/**
- * Which gateways said they are alive in the last lease (their ids and when), and how many each
- * counted then (`seen`): the divisor of its share until its next beat.
- */
+/** The gateways that joined (their ids, with when), each one's liveness in its own beat record. */
 interface GatewaysRecord {
-  beats: Record<string, number>;
-  seen?: Record<string, number>;
+  members?: Record<string, number>;
+}
+
+/** One gateway's beat: when it last said it is alive, and how many gateways it counted then (the divisor of its share). */
+interface BeatRecord {
+  at: number;
+  seen: number;
 }
 
 /** What one beat told a gateway: when, how many gateways are alive, and how many each of the others counted at its own last beat. */
@@ -162,18 +164,34 @@ export interface GatewayView {
   others: number[];
 }
 
-/** Adds `holder`'s beat, drops the expired ones, and says what the live ones count (a beat without a count, as an older gateway writes, counts as alone: the largest share). */
-function beat(record: GatewaysRecord | undefined, holder: string, now: number): { next: GatewaysRecord; result: GatewayView } {
-  const beats: Record<string, number> = { [holder]: now };
-  const seen: Record<string, number> = {};
-  for (const [id, at] of Object.entries(record?.beats ?? {})) {
-    if (id === holder || now - at > HOLDER_LEASE_MS) continue;
-    beats[id] = at;
-    seen[id] = Math.max(1, record?.seen?.[id] ?? 1);
+/**
+ * A gateway's share is counted by the others for twice the lease after its last beat (a beat read
+ * a moment before a newer one landed must not let them drop it while it still decides on it); a
+ * member silent for longer is dropped from the record of members.
+ */
+const CLAIM_MS = 2 * HOLDER_LEASE_MS;
+
+/**
+ * What a gateway learns from the members and their beats: the live ones (a beat within the
+ * lease) divide each limit; the claims of every one that beat within CLAIM_MS (or joined within
+ * it without a beat yet: counted as alone, the largest claim) are what its share may not exceed.
+ */
+export function viewOf(members: Record<string, number>, beats: Record<string, BeatRecord | undefined>, holder: string, now: number): { view: Omit<GatewayView, "at">; gone: string[] } {
+  let live = 1;
+  const others: number[] = [];
+  const gone: string[] = [];
+  for (const [id, joined] of Object.entries(members)) {
+    if (id === holder) continue;
+    const beat = beats[id];
+    const since = now - (beat?.at ?? joined);
+    if (since > CLAIM_MS) {
+      gone.push(id);
+      continue;
+    }
+    if (beat && since <= HOLDER_LEASE_MS) live++;
+    others.push(Math.max(1, beat?.seen ?? 1));
   }
-  const others = Object.values(seen);
-  seen[holder] = others.length + 1;
-  return { next: { beats, seen }, result: { at: now, gateways: others.length + 1, others } };
+  return { view: { gateways: live, others }, gone };
 }
 
 /**
@@ -376,7 +394,8 @@ export class KeyLimiter {
    */
   #beatNow(): void {
     const shared = this.options.shared();
-    if (!shared) return;
+    // One beat at a time: a slow bucket is not asked more often than it answers.
+    if (!shared || this.#beating) return;
     void this.#beat(shared).then((answered) => {
       if (!answered) return this.#slowDown(new Error(`a beat had no answer within ${this.#waitMs} ms`));
       if (!this.#slow) return;
@@ -389,8 +408,7 @@ export class KeyLimiter {
   async #beat(shared: RecordStore): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     this.#beating = true;
-    const answer = shared
-      .change(limitKeys.gateways, (record: GatewaysRecord | undefined) => beat(record, this.#holder, this.#now()))
+    const answer = this.#beatOnce(shared)
       .then((view) => {
         // Late or not, it is what the bucket now holds of this gateway: the others count its share by it.
         if (!this.#view || view.at >= this.#view.at) this.#view = view;
@@ -406,6 +424,39 @@ export class KeyLimiter {
       answer.catch(() => undefined);
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * One beat: reads the members (joining them when not there: the one write to a record the
+   * gateways share, so beats never contend), reads each one's beat, and writes this gateway's own
+   * with the count it decides by. Its share then holds for the lease from that beat.
+   */
+  async #beatOnce(shared: RecordStore): Promise<GatewayView> {
+    const holder = this.#holder;
+    let members = (await shared.read<GatewaysRecord>(limitKeys.gateways))?.members ?? {};
+    if (!(holder in members)) {
+      members = await shared.change(limitKeys.gateways, (record: GatewaysRecord | undefined) => {
+        const next = { members: { ...record?.members, [holder]: this.#now() } };
+        return { next, result: next.members };
+      });
+    }
+    const ids = Object.keys(members).filter((id) => id !== holder);
+    const read = await Promise.all(ids.map((id) => shared.read<BeatRecord>(limitKeys.gatewayBeat(id))));
+    const beats = Object.fromEntries(ids.map((id, i) => [id, read[i]]));
+    const at = this.#now();
+    const { view, gone } = viewOf(members, beats, holder, at);
+    if (gone.length > 0) {
+      // Members silent for CLAIM_MS are dropped (one that was only slow joins again at its next beat).
+      void shared
+        .change(limitKeys.gateways, (record: GatewaysRecord | undefined) => {
+          const next = { members: { ...record?.members } };
+          for (const id of gone) delete next.members[id];
+          return { next, result: undefined };
+        })
+        .catch(() => undefined);
+    }
+    await shared.change(limitKeys.gatewayBeat(holder), () => ({ next: { at, seen: view.gateways } satisfies BeatRecord, result: undefined }));
+    return { at, ...view };
   }
 
   /** The last beat, while the other gateways still count it (within the lease). */
