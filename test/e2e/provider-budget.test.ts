@@ -122,6 +122,16 @@ describe("one provider budget per key across replicas (real nats-server, fake pr
     await burst([a.client]);
     expect(proxy.max()).toBe(CONCURRENCY);
   }, 60_000);
+
+  it("a key's first use: two replicas whose first calls start at once keep to LLM_CONCURRENCY together", async () => {
+    // A key neither replica has used: each joins its budget with these very calls.
+    const first = { ...request, user: "First use." };
+    const [e, f] = [await replica("first-e", true), await replica("first-f", true)];
+    proxy.reset();
+    await Promise.all([e.client, f.client].flatMap((client) => Array.from({ length: CALLS_PER_REPLICA }, () => client.structured({ ...first, providerKey: "sk-first-use-e2e" }))));
+    console.log(`first use of a key, LLM_CONCURRENCY=${CONCURRENCY}, 2 replicas: provider's most calls in flight at once ${proxy.max()}`);
+    expect(proxy.max()).toBeLessThanOrEqual(CONCURRENCY);
+  }, 60_000);
 });
 
 describe("one provider budget per key across worker processes (real screening replicas)", () => {

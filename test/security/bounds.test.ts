@@ -153,6 +153,46 @@ describe("bounded work at the gateway, on a real stack", () => {
     expect(done.results[0].criteria_verdicts).toHaveLength(200);
   }, 120_000);
 
+  it("accepts creation bodies at the spec's maxima (criteria, questions, field definitions) and completes them, never a 500", async () => {
+    // 200 criteria with 1,000-character names and 5,000-character values and 50 questions of 2,000: 1.3 MB of job head.
+    const bigCriteria = Array.from({ length: 200 }, (_, i) => ({ name: `c${i}`.padEnd(1_000, "n"), type: i % 2 ? "exclude" : "include", value: `Criterion ${i} `.padEnd(5_000, "x") }));
+    const questions = Array.from({ length: 50 }, (_, i) => `Question ${i} `.padEnd(2_000, "q"));
+    // 50 fields with 5,000-character descriptions and 20 examples of 500: 0.77 MB of field definitions.
+    const fields = Array.from({ length: 50 }, (_, i) => ({
+      name: `field_${i}`,
+      description: `Field ${i} `.padEnd(5_000, "d"),
+      data_type_primary: "text",
+      examples: Array.from({ length: 20 }, (_, j) => `example ${j} `.padEnd(500, "e")),
+    }));
+    const records = Array.from({ length: 3 }, (_, i) => ({ ID: `r${i}`, Title: `Record ${i}`, Abstract: "An abstract." }));
+    const created = [
+      await stack.http("POST", "/v1/screening/jobs", { papers: papers(3), criteria: bigCriteria, questions, repetitions: 1, mock: true }),
+      await stack.http("POST", "/v1/indexer/jobs", { records, fields, mock: true }),
+    ];
+    for (const [i, res] of created.entries()) {
+      expect(res.status, JSON.stringify(res.body).slice(0, 500)).toBe(200);
+      const path = i === 0 ? "screening" : "indexer";
+      const done = await waitFor(
+        async () => {
+          const poll = await stack.http("GET", `/v1/${path}/jobs/${res.body.job_id}`);
+          expect(poll.status, JSON.stringify(poll.body).slice(0, 500)).toBe(200);
+          return poll.body.status === "completed" || poll.body.status === "failed" ? poll.body : null;
+        },
+        60_000,
+        500,
+      );
+      expect(done.status, JSON.stringify(done.error ?? null)).toBe("completed");
+      expect(i === 0 ? done.results : done.partial_results).toHaveLength(3);
+      // Its report names every criterion or field asked, their texts cut to fit the job's record, and says so.
+      const report = await stack.http("GET", `/v1/${path}/jobs/${res.body.job_id}/report?format=json`);
+      expect(report.status).toBe(200);
+      expect(i === 0 ? report.body.asked.criteria : report.body.asked.fields).toHaveLength(i === 0 ? 200 : 50);
+      expect(report.body.asked.texts_cut_to_chars).toBeGreaterThan(0);
+      const markdown = await stack.http("GET", `/v1/${path}/jobs/${res.body.job_id}/report`);
+      expect(markdown.body).toMatch(/Each text above is cut to at most [\d,]+ characters \(too large for the job's record\)/);
+    }
+  }, 120_000);
+
   it("keeps /docs and /openapi.json behind the key (DOCS_PUBLIC is off by default)", async () => {
     expect((await stack.http("GET", "/openapi.json", undefined, { auth: false })).status).toBe(401);
     expect((await stack.http("GET", "/docs", undefined, { auth: false })).status).toBe(401);

@@ -1,4 +1,6 @@
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { once } from "node:events";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -8,6 +10,7 @@ import { readEventStream } from "../support/sse";
 import { startStack, waitFor, type HttpResult, type Stack } from "../support/stack";
 import { CRITERIA, screeningPapers } from "../e2e/screening-fixtures";
 import type { AttackOp, AttackPlan } from "./support/owner-attacker";
+import { slowLimitsProxy, type SlowLimitsProxy } from "./support/slow-limits-proxy";
 
 /**
  * One tenant cannot break reads or creations for another (issue 27, attacks H1–H3 and M1–M3),
@@ -18,12 +21,20 @@ import type { AttackOp, AttackPlan } from "./support/owner-attacker";
  * what succeeded (an all-error run cannot pass) and checks the invariants over it: alice sees no
  * 5xx and no 429, her p99 stays under 1 s; mallory is answered 429 (with Retry-After) or 413,
  * each naming its limit.
+ *
+ * Issue 40: two gateways, both reaching the limits bucket through a proxy that delays its
+ * messages by 3 s during the attack (longer than any wait for it), so each gateway decides on its
+ * share of every limit; mallory's mix adds validation draws, sample downloads and event streams of
+ * her finished job, all heavy reads; and each gateway's RSS is sampled throughout (< 512 MiB).
  */
 
 const KEYS = { alice: "alice-use-key-0123456789abcdef", mallory: "mallory-use-key-0123456789abcdef" };
 type Owner = keyof typeof KEYS;
-const ATTACK_MS = 4_000;
-const BASELINE_MS = 2_000;
+// The bench (`npm run bench -- fair-owners`) runs longer attacks: past the 15 s lease of the gateways' beats.
+const ATTACK_MS = Number(process.env.FAIR_OWNERS_ATTACK_MS ?? 5_000);
+const BASELINE_MS = Number(process.env.FAIR_OWNERS_BASELINE_MS ?? 2_000);
+const LIMITS_DELAY_MS = 3_000;
+const RSS_LIMIT_MB = 512;
 const LIMITS = { KEY_RATE_PER_S: "40", KEY_RATE_BURST: "60", KEY_HEAVY_CONCURRENCY: "2", EVENT_STREAMS_PER_OWNER: "4", OWNER_STORAGE_MB: "5", OWNER_MAX_LIVE_JOBS: "6" };
 
 interface Op {
@@ -54,25 +65,33 @@ const detailOf = (body: unknown) => JSON.stringify((body as { detail?: unknown }
 describe("two owners, one attacking (real stack: gateway, screening, fake provider)", () => {
   let provider: FakeProvider;
   let stack: Stack;
+  let proxy: SlowLimitsProxy | undefined;
   const history: Op[] = [];
 
   beforeAll(async () => {
     // Only mallory's one metered job reaches the provider: slow, so it stays running for the streams.
     provider = await startFakeProvider({ latencyMs: 4_000 });
     stack = await startStack({
+      gateways: 2,
+      gatewayEnv: async (natsUrl) => {
+        proxy = await slowLimitsProxy(natsUrl);
+        return { NATS_URL: proxy.url };
+      },
       services: { screening: 1 },
       env: { API_KEYS: `alice:use:${KEYS.alice},mallory:use:${KEYS.mallory}`, OPENAI_API_KEY: "sk-fair-owners-server", OPENAI_BASE_URL: provider.url, ...LIMITS },
     });
   });
   afterAll(async () => {
     await stack?.stop();
+    await proxy?.close();
     await provider?.close();
   });
 
-  /** One request, recorded in the history. */
+  let turn = 0;
+  /** One request, to each gateway in turn, recorded in the history. */
   async function call(who: Owner, op: string, method: string, path: string, body?: unknown): Promise<HttpResult> {
     const started = performance.now();
-    const res = await stack.http(method, path, body, { headers: { "x-api-key": KEYS[who] } });
+    const res = await stack.http(method, path, body, { headers: { "x-api-key": KEYS[who] }, baseUrl: stack.gatewayUrls[turn++ % stack.gatewayUrls.length] });
     const retryAfter = res.headers.get("retry-after");
     history.push({ who, op, status: res.status, ms: performance.now() - started, retryAfter: retryAfter === null ? null : Number(retryAfter), detail: res.status >= 400 ? detailOf(res.body) : "" });
     return res;
@@ -94,6 +113,8 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     const running = await createJob("mallory", screeningPapers(2), { mock: false, project_id: 1 });
     expect(running.status).toBe(200);
     const runningId = running.body.job_id as string;
+    const drawn = await stack.http("POST", `/v1/screening/jobs/${mallorysJob}/validation-samples`, { size: 50 }, { headers: { "x-api-key": KEYS.mallory } });
+    expect(drawn.status, JSON.stringify(drawn.body)).toBe(200);
     const streamUrl = (id: string) => `${stack.baseUrl}/v1/screening/jobs/${id}/events`;
 
     const loop = async (until: number, body: () => Promise<unknown>) => {
@@ -123,9 +144,19 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     const baselineP99 = percentile(baseline.map((h) => h.ms), 99);
     expect(baseline.every((h) => h.status === 200)).toBe(true);
 
-    // The attack, from its own process, while the victim goes on.
+    // The attack, from its own process, while the victim goes on; the limits bucket answers 3 s late meanwhile.
+    proxy!.delayMs = LIMITS_DELAY_MS;
+    const gatewayPids = stack.processes.filter((p) => p.name === "gateway").map((p) => p.child.pid!);
+    const rssMb = gatewayPids.map(() => 0);
+    const sampler = setInterval(() => {
+      gatewayPids.forEach((pid, i) => {
+        const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+        rssMb[i] = Math.max(rssMb[i]!, kb / 1024);
+      });
+    }, 100);
     const plan: AttackPlan = {
-      baseUrl: stack.baseUrl,
+      baseUrls: stack.gatewayUrls,
+      sampleId: drawn.body.sample_id as string,
       key: KEYS.mallory,
       attackMs: ATTACK_MS,
       finishedJob: mallorysJob,
@@ -134,7 +165,9 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
       criteria: CRITERIA,
       streams: 12,
     };
-    const [attack] = await Promise.all([attacker(plan), victim(ATTACK_MS)]);
+    const [attack] = await Promise.all([attacker(plan), victim(ATTACK_MS)]).finally(() => clearInterval(sampler));
+    const delayed = proxy!.delayed;
+    proxy!.delayMs = 0;
     for (const op of attack) history.push({ who: "mallory", ms: 0, ...op });
 
     // The checker.
@@ -145,19 +178,29 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     const p99 = percentile(latencies, 99);
     const byStatus = (ops: Op[]) => ops.reduce<Record<string, number>>((acc, h) => ((acc[`${h.op} ${h.status}`] = (acc[`${h.op} ${h.status}`] ?? 0) + 1), acc), {});
     const mallory = of("mallory");
+    // Per operation, alone and under attack (the issue-40 acceptance names polls, exports and creations).
+    const opP99 = (ops: Op[], op: string) => percentile(ops.filter((h) => h.op === op).map((h) => h.ms), 99);
+    const perOp = ["poll", "export", "create"].map((op) => `${op} ${opP99(baseline, op).toFixed(0)} → ${opP99(alice, op).toFixed(0)} ms`).join(", ");
     console.log(
-      `fair owners: alice alone ${baseline.length} requests, p99 ${baselineP99.toFixed(0)} ms; under attack ${aliceOk.length}/${alice.length} ok, ` +
+      `fair owners (load ${loadavg()[0]!.toFixed(2)}): p99 alone → under attack: ${perOp}; ` +
+        `alice alone ${baseline.length} requests, p99 ${baselineP99.toFixed(0)} ms; under attack ${aliceOk.length}/${alice.length} ok, ` +
         `p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms ${JSON.stringify(byStatus(alice))}; mallory ${mallory.length} requests ${JSON.stringify(byStatus(mallory))}; ` +
+        `limits bucket messages delayed ${delayed}; gateways' peak RSS ${rssMb.map((mb) => mb.toFixed(0)).join(" and ")} MB; ` +
         `alice's slowest: ${alice.filter((h) => h.op !== "stream").sort((x, y) => y.ms - x.ms).slice(0, 4).map((h) => `${h.op} ${h.ms.toFixed(0)} ms`).join(", ")}`,
     );
 
-    // Alice: everything answered, nothing refused; p99 under 1 s (or, on a machine too loaded for
-    // that even without the attack, within 3× her own p99 measured alone in this run).
+    // Alice: everything answered, nothing refused (no 5xx, no 429); p99 within 3× her own p99
+    // measured alone in this run, or under 1 s (issue 27's bound: on a loaded machine a p99 of a
+    // few dozen samples is noise). `npm run bench -- fair-owners` holds it to 3× strictly, per
+    // operation too (issue 40's acceptance), several runs over.
     expect(alice.filter((h) => h.status !== 200).map((h) => `${h.op} ${h.status} ${h.detail}`)).toEqual([]);
     for (const op of ["poll", "export", "create", "list"]) expect(aliceOk.filter((h) => h.op === op).length, op).toBeGreaterThanOrEqual(1);
     expect(aliceOk.length).toBeGreaterThanOrEqual(20);
     expect(alice.find((h) => h.op === "stream")).toMatchObject({ status: 200, detail: "end" });
-    expect(p99).toBeLessThan(Math.max(1_000, 3 * baselineP99));
+    if (process.env.FAIR_OWNERS_STRICT === "1") {
+      for (const op of ["poll", "export", "create"]) expect(opP99(alice, op), `${op} p99 within 3× alone`).toBeLessThan(3 * opP99(baseline, op));
+      expect(p99).toBeLessThan(3 * baselineP99);
+    } else expect(p99).toBeLessThan(Math.max(1_000, 3 * baselineP99));
 
     // Mallory: refused by her own limits, never by a failure of the shared service.
     expect(mallory.filter((h) => h.status >= 500).map((h) => `${h.op} ${h.status} ${h.detail}`)).toEqual([]);
@@ -172,9 +215,17 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     expect(refusedFor("stream", /EVENT_STREAMS_PER_OWNER/)).toBeGreaterThan(0);
     expect(refusedFor("create", /OWNER_STORAGE_MB|OWNER_MAX_LIVE_JOBS/)).toBeGreaterThan(0);
     expect(mallory.filter((h) => h.op === "create" && h.status === 413 && /OWNER_STORAGE_MB/.test(h.detail))).toHaveLength(1);
+    // Issue 40: the whole-job reads count as heavy, across both gateways, with the bucket slowed;
+    // each gateway kept to its share of the streams (4 ÷ 2), and stayed well under a pod's memory.
+    expect(delayed).toBeGreaterThan(0);
+    for (const op of ["draw", "download", "finished-stream"]) {
+      expect(mallory.filter((h) => h.op === op && (h.status === 200 || h.status === 429)).length, op).toBeGreaterThan(0);
+    }
+    expect(refusedFor("draw", /KEY_HEAVY_CONCURRENCY|KEY_RATE_PER_S|KEY_CONCURRENCY/) + refusedFor("download", /KEY_HEAVY_CONCURRENCY|KEY_RATE_PER_S|KEY_CONCURRENCY/) + refusedFor("finished-stream", /KEY_HEAVY_CONCURRENCY|KEY_RATE_PER_S/)).toBeGreaterThan(0);
+    expect(Math.max(...rssMb)).toBeLessThan(RSS_LIMIT_MB);
     // And she was served within her limits too (a checker that passed an attacker refused outright would prove nothing).
     expect(mallory.filter((h) => h.status === 200 && (h.op === "export" || h.op === "report")).length).toBeGreaterThan(0);
-  }, 90_000);
+  }, 60_000 + 2 * ATTACK_MS + BASELINE_MS);
 
   it("counts polls of a large finished job (streamed in parts) as heavy reads, and never small polls", async () => {
     const small = await finishedJob("alice", 3);
@@ -188,7 +239,10 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     expect(JSON.stringify((await poll("alice", id)).body).length).toBeGreaterThan(1024 * 1024);
 
     // Twelve at once: beyond the two heavy places (KEY_HEAVY_CONCURRENCY=2) while the others stream, a poll is refused…
-    const large = await Promise.all(Array.from({ length: 12 }, () => poll("alice", id)));
+    // (On a busy machine twelve polls may reach the gateway one after another, each sent before the
+    // next arrives: up to three bursts, until one overlapped.)
+    const large = [];
+    for (let burst = 0; burst < 3 && !large.some((r) => r.status === 429); burst++) large.push(...(await Promise.all(Array.from({ length: 12 }, () => poll("alice", id)))));
     const refused = large.filter((r) => r.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     expect(large.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(2);

@@ -36,6 +36,8 @@ export interface StackOptions {
   services?: Partial<Record<Exclude<ServiceProcess, "gateway">, number>>;
   /** Gateway replicas (default 1). */
   gateways?: number;
+  /** Extra environment for the gateways, made once NATS is up (e.g. a NATS_URL through a proxy). */
+  gatewayEnv?: (natsUrl: string) => NodeJS.ProcessEnv | Promise<NodeJS.ProcessEnv>;
   /** Extra environment for every process. */
   env?: NodeJS.ProcessEnv;
   /**
@@ -171,10 +173,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   };
 
   const gatewayUrls: string[] = [];
+  const gatewayEnv = (await options.gatewayEnv?.(natsUrl)) ?? {};
   try {
     for (let i = 0; i < (options.gateways ?? 1); i++) {
       const port = await freePort();
-      const gateway = launch("gateway", { PORT: String(port), HOST: "127.0.0.1" });
+      const gateway = launch("gateway", { ...gatewayEnv, PORT: String(port), HOST: "127.0.0.1" });
       await waitForPort(port, startTimeoutMs, gateway.child);
       gatewayUrls.push(`http://127.0.0.1:${port}`);
     }

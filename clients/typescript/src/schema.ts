@@ -726,6 +726,7 @@ export interface components {
                 }[];
                 questions?: string[];
                 fields?: components["schemas"]["IndexerField"][];
+                asked_cut_to_chars?: number;
             } | null;
             usage: {
                 input_tokens?: number;
@@ -890,6 +891,7 @@ export interface components {
                 }[];
                 questions?: string[];
                 fields?: components["schemas"]["IndexerField"][];
+                asked_cut_to_chars?: number;
             } | null;
             actual_cost_usd: number | null;
         };
@@ -2120,6 +2122,7 @@ export interface operations {
                             }[] | null;
                             questions: string[] | null;
                             fields: components["schemas"]["IndexerField"][] | null;
+                            texts_cut_to_chars?: number;
                         };
                         prisma?: {
                             records_in: number;
@@ -2435,6 +2438,7 @@ export interface operations {
                             }[] | null;
                             questions: string[] | null;
                             fields: components["schemas"]["IndexerField"][] | null;
+                            texts_cut_to_chars?: number;
                         };
                         prisma?: {
                             records_in: number;

@@ -71,6 +71,8 @@ export const ReportAsked = z.object({
   criteria: z.array(AskedCriterion).nullable(),
   questions: z.array(z.string()).nullable(),
   fields: z.array(IndexerField).nullable(),
+  /** Present when the texts above were cut to fit the job's record (`Provenance.asked_cut_to_chars`): each at most this many characters; the job ran on them whole. */
+  texts_cut_to_chars: z.number().int().positive().optional(),
 });
 
 /** The counts a PRISMA flow diagram needs for the step the job did. */

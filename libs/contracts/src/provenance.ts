@@ -55,8 +55,49 @@ export const Provenance = z.object({
   questions: z.array(z.string()).optional(),
   /** …and the indexer's field definitions. */
   fields: z.array(IndexerField).optional(),
+  /**
+   * Set when the asked texts were too large for the job's record (`fitProvenance`): each criterion,
+   * question, field description and example is cut to at most this many characters here (ending
+   * with "…"); the job itself was run on them whole.
+   */
+  asked_cut_to_chars: z.number().int().positive().optional(),
 });
 export type Provenance = z.infer<typeof Provenance>;
+
+/**
+ * The most the asked texts take in a job's provenance (characters of JSON). The provenance travels
+ * in the job's live state and its stored row, each one NATS message (1 MB at most) beside the rest
+ * of the job: the largest criteria or field definitions a request may hold (1.25 MB, 0.66 MB) do
+ * not fit there.
+ */
+export const ASKED_MAX_CHARS = 256 * 1024;
+
+/**
+ * The provenance as a job's state and row can carry it: the asked texts whole when they fit in
+ * ASKED_MAX_CHARS, else every one of them cut to the same length so that they do, with
+ * `asked_cut_to_chars` saying so (never silently shortened).
+ */
+export function fitProvenance(provenance: Provenance): Provenance {
+  const asked = (p: Provenance) => JSON.stringify({ criteria: p.criteria, questions: p.questions, fields: p.fields }).length;
+  if (asked(provenance) <= ASKED_MAX_CHARS) return provenance;
+  const { criteria, questions, fields } = provenance;
+  const texts = (criteria?.length ?? 0) * 2 + (questions?.length ?? 0) + (fields ?? []).reduce((n, f) => n + 1 + (f.examples?.length ?? 0), 0);
+  const cutTo = (max: number): Provenance => {
+    const cut = (text: string) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+    return {
+      ...provenance,
+      ...(criteria ? { criteria: criteria.map((c) => ({ ...c, name: cut(c.name), text: cut(c.text) })) } : {}),
+      ...(questions ? { questions: questions.map(cut) } : {}),
+      ...(fields ? { fields: fields.map((f) => ({ ...f, description: cut(f.description), ...(f.examples ? { examples: f.examples.map(cut) } : {}) })) } : {}),
+      asked_cut_to_chars: max,
+    };
+  };
+  // An equal share of the budget each; halved while JSON escapes still make it too long (a few rounds at most).
+  let max = Math.max(16, Math.floor(ASKED_MAX_CHARS / Math.max(1, texts)));
+  let fitted = cutTo(max);
+  while (asked(fitted) > ASKED_MAX_CHARS && max > 16) fitted = cutTo((max = Math.max(16, Math.floor(max / 2))));
+  return fitted;
+}
 
 const count = z.number().int().nonnegative();
 

@@ -61,8 +61,10 @@ export const limitKeys = {
   /** An owner's requests (rate, in flight, heavy reads, event streams) across every gateway. */
   gateway: (owner: string) => `gateway.${owner}`,
   gatewayPrefix: "gateway",
-  /** Which gateways are alive (each renews its own beat), so that each knows its share of a limit when the others cannot be asked. */
+  /** Which gateways joined (each one's liveness is its own beat record), so that each knows its share of a limit when the others cannot be asked. */
   gateways: "gateways",
+  /** One gateway's beat: when it last said it is alive and how many gateways it counted then (written by it alone: no contention). */
+  gatewayBeat: (holder: string) => `gateway.beat.${holder}`,
   /** What one owner's jobs of a job service hold in storage (bytes, live jobs). */
   storage: (service: string, owner: string) => `storage.${service}.${owner}`,
   storagePrefix: (service: string) => `storage.${service}`,
@@ -162,6 +164,8 @@ export const jobNames = (service: JobService) => {
     storeItemsObject: (jobId: string, fence: number) => `${jobId}/${fence}`,
     /** Chunk `n` of the items a job's run wrote under `fence`. */
     storeItemsChunk: (jobId: string, fence: number, n: number) => `${jobId}/${fence}/${n}`,
+    /** A row too large for one message, whole, written under `fence` (its key then holds the row without its result and extras). */
+    storeRowObject: (jobId: string, fence: number) => `${jobId}/${fence}/row`,
     /** Validation samples of finished jobs (screening only): one record per sample, its labels and looks. */
     validationBucket: `litrev_validation_${service}`,
     validationKey: (jobId: string, sampleId: string) => `sample.${jobId}.${sampleId}`,

@@ -603,7 +603,7 @@ export class LlmClient {
   /** A key's limiter, kept to this replica's share of the key's budget when replicas share it. */
   private limiterFor(digest: string): RateLimiter {
     const limiter = new RateLimiter(this.limiterOptions);
-    this.sharedBudgets?.join(digest, (share) => limiter.setShare(share));
+    this.sharedBudgets?.join(digest, (share) => limiter.setShare(share), { concurrency: limiter.keyConcurrency, inFlight: () => limiter.inFlight });
     return limiter;
   }
 }

@@ -86,9 +86,14 @@ export class RateLimiter {
     this.sleep = options.sleep ?? ((ms, signal) => delay(ms, undefined, { signal }));
   }
 
-  /** Calls this replica may have in flight: its share of the key's concurrency. */
+  /** Calls this replica may have in flight: its share of the key's concurrency (what its claim allows, when the members claim). */
   get concurrency(): number {
-    return shareOf(this.keyConcurrency, this.share);
+    return this.share.limit ?? shareOf(this.keyConcurrency, this.share);
+  }
+
+  /** Calls this replica has in flight. */
+  get inFlight(): number {
+    return this.active;
   }
 
   /** This replica's pace: its part of the key's request rate (the provider's headers give the whole key's). */
@@ -107,7 +112,7 @@ export class RateLimiter {
    * at once; a smaller one admits no one until calls in flight have ended below it.
    */
   setShare(share: BudgetShare): void {
-    this.share = { index: share.index, members: Math.max(1, share.members) };
+    this.share = { index: share.index, members: Math.max(1, share.members), ...(share.limit === undefined ? {} : { limit: Math.max(0, share.limit) }) };
     while (this.waiters.length > 0 && this.active < this.concurrency) {
       this.active++;
       this.waiters.shift()!.grant();

@@ -12,6 +12,8 @@ export interface BudgetShare {
   /** This member's place in the members' common order, from 0. */
   index: number;
   members: number;
+  /** Calls this replica may have in flight now, when the members claim their shares (a key's first use stays within its concurrency); absent: `shareOf`. */
+  limit?: number;
 }
 
 /** Where a replica joins a key's budget and hears its share whenever the members change. */
@@ -20,7 +22,7 @@ export interface SharedBudgets {
    * Joins the budget of the key whose SHA-256 is `keyDigest` (idempotent) and reports this replica's
    * share now and on every change. The key itself never leaves the process.
    */
-  join(keyDigest: string, onShare: (share: BudgetShare) => void): void;
+  join(keyDigest: string, onShare: (share: BudgetShare) => void, claims?: { concurrency: number; inFlight: () => number }): void;
 }
 
 /** This member's part of `total`: an equal split, the remainder to the first members, never below one. */

@@ -8,6 +8,35 @@ import { streamReplicas } from "./replicas";
 export interface BudgetShare {
   index: number;
   members: number;
+  /** Calls this replica may have in flight now (its claim, `JoinOptions`); absent: its share of the members. */
+  limit?: number;
+}
+
+/** What a member's claims need: the key's whole concurrency and this replica's calls in flight. */
+export interface JoinOptions {
+  concurrency: number;
+  inFlight: () => number;
+}
+
+/** A member's entry: when it last said it is alive, and the calls it claims of the key's concurrency. */
+interface Entry {
+  seenAt: number;
+  /** Undefined for an entry without a claim (an older member): counted as the largest share. */
+  claim: number | undefined;
+}
+
+interface Budget {
+  onShare: (share: BudgetShare) => void;
+  last?: string;
+  join?: JoinOptions;
+  /** The claim this member last wrote, and what it may use of it: what came back through the watch, no more than any claim written since. */
+  published: number;
+  echoed: number;
+  /** Writes not yet come back (numbered), with their claims. */
+  pending: { n: number; claim: number }[];
+  writes: number;
+  /** The claims could not be written or did not come back in time: its share of the members, as before claims. */
+  alone: boolean;
 }
 
 export interface ProviderBudgetOptions {
@@ -50,11 +79,11 @@ export class ProviderBudgets {
   readonly #secret: string | Buffer;
   readonly #heartbeatMs: number;
   readonly #maxBudgets: number;
-  /** Budget id → the other members seen in the bucket, each with when (local clock) it was last heard of. */
-  readonly #others = new Map<string, Map<string, number>>();
+  /** Budget id → the other members seen in the bucket, each with when (local clock) it was last heard of and its claim. */
+  readonly #others = new Map<string, Map<string, Entry>>();
   #tracked = 0;
-  /** Budget ids this replica takes part in → the limiter to tell and the share last told. */
-  readonly #budgets = new Map<string, { onShare: (share: BudgetShare) => void; last?: string }>();
+  /** Budget ids this replica takes part in → the limiter to tell, the share last told and this member's claim. */
+  readonly #budgets = new Map<string, Budget>();
   #timer: NodeJS.Timeout | undefined;
   #stopWatch: (() => void) | undefined;
 
@@ -89,8 +118,16 @@ export class ProviderBudgets {
     return createHmac("sha256", this.#secret).update("litrev provider budget\0").update(keyDigest).digest("hex").slice(0, 32);
   }
 
-  /** SharedBudgets.join: takes part in the key's budget and reports this replica's share. */
-  join(keyDigest: string, onShare: (share: BudgetShare) => void): void {
+  /**
+   * SharedBudgets.join: takes part in the key's budget and reports this replica's share. With
+   * `join` (the key's concurrency and this replica's calls in flight) the share is a claim: a
+   * member raises its claim by writing it and uses it only once its entry came back through the
+   * watch, by then having seen every claim written before its own; whoever wrote later counted it.
+   * So members whose first calls start at once (a key's first use) never take more than the
+   * key's concurrency together: each starts at no call until its claim came back (a moment),
+   * and a member gives a claim back only down to the calls it still has in flight.
+   */
+  join(keyDigest: string, onShare: (share: BudgetShare) => void, join?: JoinOptions): void {
     const id = this.budgetId(keyDigest);
     const existing = this.#budgets.get(id);
     if (existing) {
@@ -104,9 +141,12 @@ export class ProviderBudgets {
       this.#budgets.delete(oldest!);
       void this.#kv.delete(this.#entry(oldest!)).catch(() => undefined);
     }
-    this.#budgets.set(id, { onShare });
+    const budget: Budget = { onShare, published: 0, echoed: 0, pending: [], writes: 0, alone: false, ...(join ? { join } : {}) };
+    this.#budgets.set(id, budget);
     this.#report(id);
-    void this.#kv.put(this.#entry(id), String(Date.now())).catch(() => undefined);
+    this.#write(id, budget);
+    // A claim that never comes back (NATS slow or down): the share of the members seen, rather than no call at all.
+    if (join) setTimeout(() => budget.echoed === 0 && budget.published > 0 && ((budget.alone = true), this.#report(id)), 3 * this.#heartbeatMs).unref();
   }
 
   /** This replica's share of the key's budget as last reported; undefined before it joined. */
@@ -139,12 +179,33 @@ export class ProviderBudgets {
     })().catch(() => undefined);
   }
 
+  /** Writes this member's entry: alive now, with its claim. */
+  #write(id: string, budget: Budget): void {
+    const n = ++budget.writes;
+    // Bounded: a write that never comes back is forgotten once 64 newer ones are waiting.
+    budget.pending = [...budget.pending.slice(-63), { n, claim: budget.published }];
+    void this.#kv.put(this.#entry(id), JSON.stringify({ at: Date.now(), claim: budget.published, n })).catch(() => undefined);
+  }
+
   /** Every key's members are tracked, not only joined ones: a replica joining later knows the others at once. */
   #seen(entry: KvWatchEntry): void {
     const dot = entry.key.indexOf(".");
     const id = entry.key.slice(0, dot);
     const member = entry.key.slice(dot + 1);
-    if (dot <= 0 || member === this.#member) return;
+    if (dot <= 0) return;
+    if (member === this.#member) {
+      // This member's own claim came back: every claim written before it has been seen.
+      const budget = this.#budgets.get(id);
+      if (budget && entry.operation === "PUT") {
+        const n = numberOf(entry, "n") ?? 0;
+        budget.pending = budget.pending.filter((w) => w.n > n);
+        // Members that wrote after a claim still waiting to come back may have counted it: no more than the least of them.
+        budget.echoed = Math.min(numberOf(entry, "claim") ?? 0, ...budget.pending.map((w) => w.claim));
+        budget.alone = false;
+        this.#report(id);
+      }
+      return;
+    }
     let members = this.#others.get(id);
     if (entry.operation === "PUT") {
       if (!members) this.#others.set(id, (members = new Map()));
@@ -152,7 +213,7 @@ export class ProviderBudgets {
         if (this.#tracked >= MAX_TRACKED_MEMBERS) return;
         this.#tracked++;
       }
-      members.set(member, Date.now());
+      members.set(member, { seenAt: Date.now(), claim: numberOf(entry, "claim") });
     } else if (members?.delete(member)) {
       this.#tracked--;
     }
@@ -163,7 +224,7 @@ export class ProviderBudgets {
     const now = Date.now();
     for (const [id, members] of this.#others) {
       // Silent for three heartbeats: stopped without leaving (its entry's TTL removes it from the bucket).
-      for (const [member, seenAt] of members) {
+      for (const [member, { seenAt }] of members) {
         if (now - seenAt <= 3 * this.#heartbeatMs) continue;
         members.delete(member);
         this.#tracked--;
@@ -171,18 +232,55 @@ export class ProviderBudgets {
       if (members.size === 0) this.#others.delete(id);
       this.#report(id);
     }
-    for (const id of this.#budgets.keys()) await this.#kv.put(this.#entry(id), String(now)).catch(() => undefined);
+    for (const [id, budget] of this.#budgets) {
+      this.#report(id); // a claim above the share is given back as the calls in flight end
+      this.#write(id, budget);
+    }
   }
 
-  /** Tells the limiter its share when it changed: its place among the sorted members, itself included. */
+  /** Tells the limiter its share when it changed: its place among the sorted members, itself included, and with claims what it may use now. */
   #report(id: string): void {
     const budget = this.#budgets.get(id);
     if (!budget) return;
-    const sorted = [this.#member, ...(this.#others.get(id)?.keys() ?? [])].sort();
-    const share = { index: sorted.indexOf(this.#member), members: sorted.length };
-    const key = `${share.index}/${share.members}`;
+    const others = this.#others.get(id);
+    const sorted = [this.#member, ...(others?.keys() ?? [])].sort();
+    const share: BudgetShare = { index: sorted.indexOf(this.#member), members: sorted.length };
+    if (budget.join && !budget.alone) share.limit = this.#claim(id, budget, share, others);
+    const key = `${share.index}/${share.members}/${share.limit ?? ""}`;
     if (budget.last === key) return;
     budget.last = key;
     budget.onShare(share);
+  }
+
+  /** What this member may use now (at most its claim that came back), writing a raised or lowered claim. */
+  #claim(id: string, budget: Budget, share: BudgetShare, others: Map<string, Entry> | undefined): number {
+    const total = budget.join!.concurrency;
+    const largest = shareOf(total, { index: 0, members: share.members });
+    let claimed = 0;
+    for (const entry of others?.values() ?? []) claimed += entry.claim ?? largest;
+    // Every member keeps one call when there are more members than calls (as shares do), or its jobs would stall.
+    const allowed = Math.max(share.members > total ? 1 : 0, Math.min(shareOf(total, share), total - claimed));
+    const want = Math.max(allowed, Math.min(budget.published, budget.join!.inFlight()));
+    if (want !== budget.published) {
+      budget.published = want;
+      this.#write(id, budget);
+    }
+    return Math.min(allowed, budget.echoed);
+  }
+}
+
+/** A member's part of `total`: an equal split, the remainder to the first members, never below one (libs/llm shared-budget.ts's rule). */
+function shareOf(total: number, share: BudgetShare): number {
+  const members = Math.max(1, share.members);
+  return Math.max(1, Math.floor(total / members) + (share.index < total % members ? 1 : 0));
+}
+
+/** A whole number an entry carries: its claim, its write's number (undefined for an entry of an older member, whose value is a time). */
+function numberOf(entry: KvWatchEntry, field: "claim" | "n"): number | undefined {
+  try {
+    const value = (JSON.parse(entry.string()) as Record<string, unknown> | null)?.[field];
+    return typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  } catch {
+    return undefined;
   }
 }

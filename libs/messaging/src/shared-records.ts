@@ -11,6 +11,8 @@ export type RecordChange<T, R> = (current: T | undefined) => { next: T; result: 
 /** Small JSON records changed atomically, one key at a time: per-owner counters that every replica sees. */
 export interface RecordStore {
   change<T, R>(key: string, apply: RecordChange<T, R>): Promise<R>;
+  /** The record as stored now (a fresh read, never a copy kept from before). */
+  read<T>(key: string): Promise<T | undefined>;
 }
 
 /** A record no bigger than this (a few hundred holders or jobs); a larger one is refused, never stored. */
@@ -43,9 +45,13 @@ export class SharedRecords implements RecordStore {
 
   private constructor(private readonly kv: KV) {}
 
-  /** Opens the bucket; services create it (within `NATS_QUOTA_LIMITS_MB`), a gateway binds to it with `create: false` (its NATS user may not create streams). */
-  static async open(nc: NatsConnection, options: { create?: boolean } = {}): Promise<SharedRecords> {
-    const kvm = new Kvm(jetstream(nc, { timeout: KV_TIMEOUT_MS }));
+  /**
+   * Opens the bucket; services create it (within `NATS_QUOTA_LIMITS_MB`), a gateway binds to it with
+   * `create: false` (its NATS user may not create streams). `timeoutMs` bounds each request to the
+   * bucket (default KV_TIMEOUT_MS): a caller that bounds its own wait may let a late answer land.
+   */
+  static async open(nc: NatsConnection, options: { create?: boolean; timeoutMs?: number } = {}): Promise<SharedRecords> {
+    const kvm = new Kvm(jetstream(nc, { timeout: options.timeoutMs ?? KV_TIMEOUT_MS }));
     if (options.create === false) {
       const kv = await kvm.open(LIMITS_BUCKET);
       await kv.status(); // `open` only binds: fail here while the bucket does not exist
@@ -106,6 +112,10 @@ export class SharedRecords implements RecordStore {
     }
   }
 
+  async read<T>(key: string): Promise<T | undefined> {
+    return (await this.#read(key)).value as T | undefined;
+  }
+
   async #read(key: string): Promise<{ value: unknown; revision: number }> {
     const entry = await this.kv.get(key);
     // A deleted or purged key is written again with `update` on its delete marker's revision.
@@ -123,6 +133,10 @@ export class LocalRecords implements RecordStore {
 
   change<T, R>(key: string, apply: RecordChange<T, R>): Promise<R> {
     return Promise.resolve(this.changeNow(key, apply));
+  }
+
+  read<T>(key: string): Promise<T | undefined> {
+    return Promise.resolve(this.#records.get(key) as T | undefined);
   }
 
   /** The change applied at once (no I/O). */

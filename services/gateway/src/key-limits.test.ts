@@ -1,8 +1,20 @@
 import { describe, expect, it, vi } from "vitest";
 import { LocalRecords, type RecordStore } from "@litrev/messaging";
-import { HOLDER_LEASE_MS, KeyLimiter, keyUse, type KeyLimitSettings } from "./key-limits";
+import { gatewayShare, HOLDER_LEASE_MS, KeyLimiter, keyUse, viewOf, type KeyLimitSettings } from "./key-limits";
 
 const OFF: KeyLimitSettings = { concurrency: 0, ratePerS: 0, burst: 1, heavy: 0, streams: 0 };
+
+/** The bucket behind a connection that `how` says is fine, failing, timing out (without applying) or answering late. */
+function through(bucket: LocalRecords, how: () => "ok" | "fail" | "timeout" | "late"): RecordStore {
+  const call = <R>(run: () => Promise<R>): Promise<R> => {
+    const mode = how();
+    if (mode === "fail") return Promise.reject(new Error("NATS is down"));
+    if (mode === "timeout") return new Promise((_, reject) => setTimeout(() => reject(new Error("TimeoutError")), 60));
+    if (mode === "late") return new Promise((resolve) => setTimeout(() => resolve(run()), 60));
+    return run();
+  };
+  return { change: (key, apply) => call(() => bucket.change(key, apply)), read: (key) => call(() => bucket.read(key)) };
+}
 
 /** Limiters (one per gateway) on one store and a clock the test moves. */
 function gateways(settings: Partial<KeyLimitSettings>, count = 1, store: RecordStore = new LocalRecords()) {
@@ -107,21 +119,21 @@ describe("KeyLimiter", () => {
     }
   });
 
-  it("counts in this gateway alone when the shared records cannot be reached", async () => {
-    const failing: RecordStore = { change: () => Promise.reject(new Error("NATS is down")) };
+  it("counts in this gateway alone without NATS (no bucket: nothing reaches a service), and refuses when a bucket it never reached fails", async () => {
+    const alone = new KeyLimiter({ ...OFF, concurrency: 1 }, { shared: () => null });
+    expect((await alone.admit("alice", "request")).release).toBeTypeOf("function");
+    expect((await alone.admit("alice", "request")).refusal!.message).toMatch(/KEY_CONCURRENCY.*limit ÷ 1 gateway.*unreachable/);
+    alone.close();
+    const failing = through(new LocalRecords(), () => "fail");
     const { admit } = gateways({ concurrency: 1 }, 1, failing);
-    const first = await admit("alice", "request");
-    expect(first.release).toBeTypeOf("function");
-    expect((await admit("alice", "request")).refusal).toBeDefined();
+    expect((await admit("alice", "request")).refusal!.message).toMatch(/does not know how many gateways share the limits/);
   });
 
   it("fails closed when the shared records do not answer in time: each of two gateways allows its share, never a fresh count from zero", async () => {
     // The bucket as the attack left it: every change times out (JetStream's own timeout, scaled down) without being applied.
     const bucket = new LocalRecords();
     let slow = false;
-    const store: RecordStore = {
-      change: (key, apply) => (slow ? new Promise((_, reject) => setTimeout(() => reject(new Error("TimeoutError")), 60)) : bucket.change(key, apply)),
-    };
+    const store = through(bucket, () => (slow ? "timeout" : "ok"));
     const settings = { ...OFF, heavy: 4, concurrency: 8 };
     vi.useFakeTimers();
     const limiters = [0, 1].map(() => new KeyLimiter(settings, { shared: () => store, waitMs: 20 }));
@@ -143,14 +155,55 @@ describe("KeyLimiter", () => {
     expect(admitted.filter((a) => a.release)).toHaveLength(3);
     const refused = admitted.find((a) => a.refusal)!.refusal!;
     expect(refused).toMatchObject({ category: "rate_limit", retryable: true });
-    expect(refused.message).toMatch(/KEY_HEAVY_CONCURRENCY.*share of each limit \(limit ÷ 2 gateways\).*does not answer in time/);
+    expect(refused.message).toMatch(/KEY_HEAVY_CONCURRENCY.*share of each limit \(limit ÷ 2 gateways.*does not answer in time/);
     for (const limiter of limiters) limiter.close();
+  });
+
+  it("holds two gateways to the limit across both when the bucket slows just after they started (the first one learned of the second only at its next beat)", async () => {
+    const bucket = new LocalRecords();
+    let slow = false;
+    const store = through(bucket, () => (slow ? "timeout" : "ok"));
+    vi.useFakeTimers();
+    const admitted = [];
+    const limiters: KeyLimiter[] = [];
+    try {
+      // Each says it is alive as it starts: the first sees itself alone, the second sees both.
+      for (let i = 0; i < 2; i++) {
+        limiters.push(new KeyLimiter({ ...OFF, streams: 4 }, { shared: () => store, waitMs: 20 }));
+        await vi.advanceTimersByTimeAsync(10);
+      }
+      slow = true;
+      for (let i = 0; i < 12; i++) {
+        const admission = limiters[i % 2]!.admit("mallory", "stream");
+        await vi.advanceTimersByTimeAsync(100);
+        admitted.push(await admission);
+      }
+    } finally {
+      vi.useRealTimers();
+      for (const limiter of limiters) limiter.close();
+    }
+    expect(admitted.filter((a) => a.release)).toHaveLength(4);
+    expect(admitted.find((a) => a.refusal)!.refusal!.message).toMatch(/EVENT_STREAMS_PER_OWNER/);
+  });
+
+  it("refuses counted work while it has not learned how many gateways share the limits (the bucket slow from its start), never deciding as if alone", async () => {
+    const store = through(new LocalRecords(), () => "timeout");
+    const limiter = new KeyLimiter({ ...OFF, heavy: 4, streams: 4 }, { shared: () => store, waitMs: 20 });
+    try {
+      for (const use of ["heavy", "stream"] as const) {
+        const refused = (await limiter.admit("mallory", use)).refusal;
+        expect(refused).toMatchObject({ category: "rate_limit", retryable: true });
+        expect(refused!.message).toMatch(/does not know how many gateways share the limits.*does not answer in time/);
+      }
+    } finally {
+      limiter.close();
+    }
   });
 
   it("keeps its share of the burst when it decides alone, whatever places it took and gave back before", async () => {
     let failing = false;
     const bucket = new LocalRecords();
-    const store: RecordStore = { change: (key, apply) => (failing ? Promise.reject(new Error("NATS is slow")) : bucket.change(key, apply)) };
+    const store = through(bucket, () => (failing ? "fail" : "ok"));
     const { admit } = gateways({ ratePerS: 1, burst: 10 }, 1, store);
     for (let i = 0; i < 3; i++) (await admit("alice", "request")).release!();
     failing = true;
@@ -162,8 +215,9 @@ describe("KeyLimiter", () => {
 
   it("gives back a place the shared record granted after the gateway had stopped waiting", async () => {
     const bucket = new LocalRecords();
-    const late: RecordStore = { change: (key, apply) => new Promise((resolve) => setTimeout(() => resolve(bucket.change(key, apply)), 60)) };
+    const late = through(bucket, () => "late");
     const limiter = new KeyLimiter({ ...OFF, heavy: 2 }, { shared: () => late, waitMs: 10 });
+    await new Promise((r) => setTimeout(r, 400)); // its first beat landed (late, a few round trips): one gateway known
     const admitted = await limiter.admit("mallory", "heavy");
     expect(admitted.release).toBeTypeOf("function"); // decided on the share (one gateway known: the whole limit)
     await new Promise((r) => setTimeout(r, 200));
@@ -174,14 +228,19 @@ describe("KeyLimiter", () => {
 
   it("asks the shared records again once they answer in time", async () => {
     const bucket = new LocalRecords();
-    let failing = true;
-    const store: RecordStore = { change: (key, apply) => (failing ? Promise.reject(new Error("NATS is slow")) : bucket.change(key, apply)) };
-    const [first, second] = [0, 1].map(() => new KeyLimiter({ ...OFF, heavy: 1 }, { shared: () => store, waitMs: 20 })) as [KeyLimiter, KeyLimiter];
-    expect((await first.admit("alice", "heavy")).release).toBeTypeOf("function"); // alone, each gateway's share
+    let failing = false;
+    const store = through(bucket, () => (failing ? "fail" : "ok"));
+    const [first, second] = [0, 1].map(() => new KeyLimiter({ ...OFF, heavy: 2 }, { shared: () => store, waitMs: 20 })) as [KeyLimiter, KeyLimiter];
+    await new Promise((r) => setTimeout(r, 10)); // both said they are alive, the first before the second
+    failing = true;
+    // The second's share is nothing (the first, when it beat, saw itself alone: the whole limit).
+    expect((await second.admit("alice", "heavy")).refusal!.message).toMatch(/share of KEY_HEAVY_CONCURRENCY is no place/);
+    expect((await first.admit("alice", "heavy")).release).toBeTypeOf("function");
     failing = false;
     await new Promise((r) => setTimeout(r, 1_300)); // a probe answered
-    const held = await second.admit("alice", "heavy");
-    expect(held.release).toBeTypeOf("function");
+    // On the shared record again: the whole limit across the gateways, not the second's share of 1.
+    expect((await second.admit("alice", "heavy")).release).toBeTypeOf("function");
+    expect((await second.admit("alice", "heavy")).release).toBeTypeOf("function");
     expect((await second.admit("alice", "heavy")).refusal).toBeDefined();
     // The first gateway's owner with a place taken alone is decided alone until it is given back.
     for (const limiter of [first, second]) limiter.close();
@@ -191,6 +250,22 @@ describe("KeyLimiter", () => {
     const { limiters, admit } = gateways({});
     for (const use of ["request", "heavy", "stream"] as const) expect(limiters[0]!.counts(use)).toBe(false);
     for (let i = 0; i < 1_000; i++) expect((await admit("alice", "request")).refusal).toBeUndefined();
+  });
+});
+
+describe("viewOf and gatewayShare", () => {
+  it("divides by the live gateways and leaves the claims of any that beat within twice the lease, dropping the silent", () => {
+    const now = 1_000_000;
+    const members = { me: now - 60_000, b: now - 60_000, c: now - 60_000, d: now - 60_000, e: now - 1_000 };
+    const beats = { b: { at: now - 500, seen: 2 }, c: { at: now - 20_000, seen: 3 }, d: { at: now - 40_000, seen: 4 } };
+    const { view, gone } = viewOf(members, beats, "me", now);
+    // b is live; c is past the lease but may still decide on its share; e joined without a beat yet (counted as alone); d is gone.
+    expect(view).toEqual({ gateways: 2, others: [2, 3, 1] });
+    expect(gone).toEqual(["d"]);
+    expect(gatewayShare({ ...OFF, streams: 12 }, view).streams).toBe(0);
+    expect(gatewayShare({ ...OFF, streams: 12 }, { gateways: 2, others: [2] }).streams).toBe(6);
+    // A newcomer beside one that saw itself alone gets nothing until that one has counted it.
+    expect(gatewayShare({ ...OFF, streams: 4, heavy: 4 }, { gateways: 2, others: [1] })).toMatchObject({ streams: 0, heavy: 0 });
   });
 });
 

@@ -146,32 +146,81 @@ function renew(record: OwnerRecord | undefined, holder: string, now: number, set
   return { next, result: undefined };
 }
 
-/** Which gateways said they are alive in the last lease (their ids and when). */
+/** The gateways that joined (their ids, with when), each one's liveness in its own beat record. */
 interface GatewaysRecord {
-  beats: Record<string, number>;
+  members?: Record<string, number>;
 }
 
-/** Adds `holder`'s beat, drops the expired ones, and counts the live gateways (itself included). */
-function beat(record: GatewaysRecord | undefined, holder: string, now: number): { next: GatewaysRecord; result: number } {
-  const beats: Record<string, number> = { [holder]: now };
-  for (const [id, at] of Object.entries(record?.beats ?? {})) if (id !== holder && now - at <= HOLDER_LEASE_MS) beats[id] = at;
-  return { next: { beats }, result: Object.keys(beats).length };
+/** One gateway's beat: when it last said it is alive, and how many gateways it counted then (the divisor of its share). */
+interface BeatRecord {
+  at: number;
+  seen: number;
 }
 
-/** What a limit becomes as one gateway's share of N: limit ÷ N, rounded down (0 stays off; a share under one place refuses). */
-function gatewayShare(settings: KeyLimitSettings, gateways: number): KeyLimitSettings {
-  const part = (limit: number) => (limit === 0 ? 0 : Math.floor(limit / gateways));
+/** What one beat told a gateway: when, how many gateways are alive, and how many each of the others counted at its own last beat. */
+export interface GatewayView {
+  at: number;
+  gateways: number;
+  others: number[];
+}
+
+/**
+ * A gateway's share is counted by the others for twice the lease after its last beat (a beat read
+ * a moment before a newer one landed must not let them drop it while it still decides on it); a
+ * member silent for longer is dropped from the record of members.
+ */
+const CLAIM_MS = 2 * HOLDER_LEASE_MS;
+
+/**
+ * What a gateway learns from the members and their beats: the live ones (a beat within the
+ * lease) divide each limit; the claims of every one that beat within CLAIM_MS (or joined within
+ * it without a beat yet: counted as alone, the largest claim) are what its share may not exceed.
+ */
+export function viewOf(members: Record<string, number>, beats: Record<string, BeatRecord | undefined>, holder: string, now: number): { view: Omit<GatewayView, "at">; gone: string[] } {
+  let live = 1;
+  const others: number[] = [];
+  const gone: string[] = [];
+  for (const [id, joined] of Object.entries(members)) {
+    if (id === holder) continue;
+    const beat = beats[id];
+    const since = now - (beat?.at ?? joined);
+    if (since > CLAIM_MS) {
+      gone.push(id);
+      continue;
+    }
+    if (beat && since <= HOLDER_LEASE_MS) live++;
+    others.push(Math.max(1, beat?.seen ?? 1));
+  }
+  return { view: { gateways: live, others }, gone };
+}
+
+/**
+ * One gateway's share of each limit: limit ÷ the gateways alive, rounded down, and never more than
+ * what the others' shares leave (each other one takes at most limit ÷ the count it saw at its own
+ * last beat, which may be older than this one: a gateway that started after it saw it alone,
+ * so the newcomer's share is what is left). Whichever gateway beat last counted every other's
+ * current share, so the shares of the live gateways never add up to more than the limit.
+ * 0 stays off; a share under one place refuses (`shareRefusal`).
+ */
+export function gatewayShare(settings: KeyLimitSettings, view: Pick<GatewayView, "gateways" | "others">): KeyLimitSettings {
+  const part = (limit: number, round: (x: number) => number) => {
+    if (limit === 0) return 0;
+    const taken = view.others.reduce((sum, n) => sum + round(limit / n), 0);
+    return Math.max(0, Math.min(round(limit / view.gateways), limit - taken));
+  };
+  const ratePerS = part(settings.ratePerS, (x) => x);
   return {
-    concurrency: part(settings.concurrency),
-    ratePerS: settings.ratePerS / gateways,
-    burst: Math.max(1, Math.floor(settings.burst / gateways)),
-    heavy: part(settings.heavy),
-    streams: part(settings.streams),
+    concurrency: part(settings.concurrency, Math.floor),
+    ratePerS,
+    burst: ratePerS > 0 ? Math.max(1, part(settings.burst, Math.floor)) : 0,
+    heavy: part(settings.heavy, Math.floor),
+    streams: part(settings.streams, Math.floor),
   };
 }
 
 /** The limits a share of zero places stands for: `take` reads 0 as off, so such a share refuses outright. */
 function shareRefusal(settings: KeyLimitSettings, share: KeyLimitSettings, use: KeyUse): string | null {
+  if (settings.ratePerS > 0 && share.ratePerS === 0) return "KEY_RATE_PER_S";
   if (use !== "stream" && settings.concurrency > 0 && share.concurrency === 0) return "KEY_CONCURRENCY";
   if (use === "heavy" && settings.heavy > 0 && share.heavy === 0) return "KEY_HEAVY_CONCURRENCY";
   if (use === "stream" && settings.streams > 0 && share.streams === 0) return "EVENT_STREAMS_PER_OWNER";
@@ -183,8 +232,13 @@ const SLOW = Symbol("slow");
 
 /** How long a limit check waits for the limits bucket before this gateway decides on its share alone. */
 const DEFAULT_LIMITS_WAIT_MS = 500;
-/** While the bucket is slow or failing, it is asked again (one small write) this often. */
-const PROBE_MS = 1_000;
+/**
+ * Each gateway says it is alive (one small write) this often, and learns how many are: a gateway
+ * that started since the last beat is counted within a second, so the shares add up to the limit
+ * soon after any gateway starts. While the bucket is slow, a beat answered in time is the probe
+ * that takes this gateway back to it.
+ */
+const BEAT_MS = 1_000;
 
 export interface KeyLimiterOptions {
   /** The limits bucket shared by every gateway, when NATS has it; null: this gateway decides alone. */
@@ -218,13 +272,14 @@ export class KeyLimiter {
   /** Places taken on this gateway's share alone, by owner: while any is held, the owner is decided here. */
   readonly #alone = new Map<string, number>();
   readonly #renewal: NodeJS.Timeout;
+  readonly #beats: NodeJS.Timeout;
   readonly #now: () => number;
   readonly #waitMs: number;
-  /** The gateways alive when the bucket last answered (this one at least). */
-  #gateways = 1;
-  /** The bucket did not answer in time: decide alone until a probe does. */
+  /** What this gateway's last beat recorded (null: none yet); its share holds only within the lease, while the others still count it. */
+  #view: GatewayView | null = null;
+  #beating = false;
+  /** The bucket did not answer in time: decide alone until a beat does. */
   #slow = false;
-  #probing = false;
   #warnedAt = -Infinity;
 
   constructor(
@@ -235,7 +290,9 @@ export class KeyLimiter {
     this.#waitMs = options.waitMs ?? DEFAULT_LIMITS_WAIT_MS;
     this.#renewal = setInterval(() => this.#renew(), HOLDER_LEASE_MS / 3);
     this.#renewal.unref();
-    this.#renew();
+    this.#beats = setInterval(() => this.#beatNow(), BEAT_MS);
+    this.#beats.unref();
+    this.#beatNow();
   }
 
   /** Whether `use` is counted at all (every limit that applies to it off: no round trip). */
@@ -247,6 +304,8 @@ export class KeyLimiter {
   async admit(owner: string, use: KeyUse): Promise<Admission> {
     const key = limitKeys.gateway(owner);
     const shared = this.options.shared();
+    // First contact: say this gateway is alive as soon as the bucket is there, so its share is known before it is needed.
+    if (shared && !this.#view && !this.#beating) void this.#beat(shared);
     if (shared && !this.#slow && !this.#alone.has(owner)) {
       const asked = await this.#ask(shared, key, use);
       if (asked !== SLOW) {
@@ -262,13 +321,19 @@ export class KeyLimiter {
   /** The decision on this gateway's share of each limit, over every place it holds. */
   #admitAlone(owner: string, use: KeyUse, bucketSlow: boolean): Admission {
     const key = limitKeys.gateway(owner);
-    const share = this.#share();
     const cause = bucketSlow ? `the shared limits bucket (NATS KV ${LIMITS_BUCKET}) does not answer in time` : "NATS or the shared limits bucket is unreachable";
-    const why = `this gateway allows its share of each limit (limit ÷ ${this.#gateways} gateway${this.#gateways === 1 ? "" : "s"}) while ${cause}`;
+    const view = this.#liveView();
+    // Bound to the bucket but never recorded alive there (or not within the lease): the others do not count this gateway, so it has no share.
+    if (bucketSlow && !view) {
+      return { refusal: refusal(`This gateway does not know how many gateways share the limits (its last beat is not in the bucket), so it takes no share of them while ${cause}; retry shortly (docs/limits.md)`, BEAT_MS) };
+    }
+    const share = this.#share();
+    const gateways = view?.gateways ?? 1;
+    const why = `this gateway allows its share of each limit (limit ÷ ${gateways} gateway${gateways === 1 ? "" : "s"}, less what the others' last beats claimed) while ${cause}`;
     const zero = shareRefusal(this.settings, share, use);
-    if (zero) return { refusal: refusal(`This gateway's share of ${zero} is no place at all: ${why}; retry shortly (docs/limits.md)`, PROBE_MS) };
+    if (zero) return { refusal: refusal(`This gateway's share of ${zero} is no place at all: ${why}; retry shortly (docs/limits.md)`, BEAT_MS) };
     const refused = this.#mine.changeNow(key, (record: OwnerRecord | undefined) => take(record, use, this.#holder, this.#now(), share));
-    if (refused) return { refusal: refusal(`${refused.message}; ${why}`, refused.retryAfterMs ?? PROBE_MS) };
+    if (refused) return { refusal: refusal(`${refused.message}; ${why}`, refused.retryAfterMs ?? BEAT_MS) };
     this.#count(this.#alone, owner, 1);
     return { release: this.#releaser(owner, use, null) };
   }
@@ -303,45 +368,53 @@ export class KeyLimiter {
       if (first !== SLOW) return first;
       late = true;
       answer.catch(() => undefined);
-      this.#slowDown(shared, new Error(`no answer within ${this.#waitMs} ms`));
+      this.#slowDown(new Error(`no answer within ${this.#waitMs} ms`));
       return SLOW;
     } catch (error) {
-      this.#slowDown(shared, error);
+      this.#slowDown(error);
       return SLOW;
     } finally {
       clearTimeout(timer);
     }
   }
 
-  /** From now on decide alone, probing the bucket until it answers in time again. */
-  #slowDown(shared: RecordStore, error: unknown): void {
+  /** From now on decide alone, until a beat is answered in time again. */
+  #slowDown(error: unknown): void {
     this.#slow = true;
     // Once a minute at most: every counted request would say it while NATS is in trouble.
     if (this.#now() - this.#warnedAt > 60_000) {
       this.#warnedAt = this.#now();
-      this.options.logger?.warn({ err: error, gateways: this.#gateways }, "the shared limits did not answer in time; this gateway allows its share of each limit meanwhile");
+      this.options.logger?.warn({ err: error, gateways: this.#liveView()?.gateways ?? null }, "the shared limits did not answer in time; this gateway allows its share of each limit meanwhile");
     }
-    if (this.#probing) return;
-    this.#probing = true;
-    const probe = () => {
-      void this.#beat(shared).then((answered) => {
-        if (answered) {
-          this.#slow = false;
-          this.#probing = false;
-          this.options.logger?.info("the shared limits answer in time again");
-        } else setTimeout(probe, PROBE_MS).unref();
-      });
-    };
-    setTimeout(probe, PROBE_MS).unref();
+  }
+
+  /**
+   * One beat; one answered in time takes a slow gateway back to the bucket, and one that is not
+   * makes it slow at once, so that the next counted request does not wait for the bucket first.
+   */
+  #beatNow(): void {
+    const shared = this.options.shared();
+    // One beat at a time: a slow bucket is not asked more often than it answers.
+    if (!shared || this.#beating) return;
+    void this.#beat(shared).then((answered) => {
+      if (!answered) return this.#slowDown(new Error(`a beat had no answer within ${this.#waitMs} ms`));
+      if (!this.#slow) return;
+      this.#slow = false;
+      this.options.logger?.info("the shared limits answer in time again");
+    });
   }
 
   /** Says this gateway is alive and learns how many are; true when the bucket answered within the wait. */
   async #beat(shared: RecordStore): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
-    const answer = shared.change(limitKeys.gateways, (record: GatewaysRecord | undefined) => beat(record, this.#holder, this.#now())).then((count) => {
-      this.#gateways = Math.max(1, count);
-      return true;
-    });
+    this.#beating = true;
+    const answer = this.#beatOnce(shared)
+      .then((view) => {
+        // Late or not, it is what the bucket now holds of this gateway: the others count its share by it.
+        if (!this.#view || view.at >= this.#view.at) this.#view = view;
+        return true;
+      })
+      .finally(() => (this.#beating = false));
     const waited = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, this.#waitMs, false)));
     try {
       return await Promise.race([answer, waited]);
@@ -353,9 +426,48 @@ export class KeyLimiter {
     }
   }
 
-  /** This gateway's share of each limit (its own record's tokens refill and cap by it, whoever decides). */
+  /**
+   * One beat: reads the members (joining them when not there: the one write to a record the
+   * gateways share, so beats never contend), reads each one's beat, and writes this gateway's own
+   * with the count it decides by. Its share then holds for the lease from that beat.
+   */
+  async #beatOnce(shared: RecordStore): Promise<GatewayView> {
+    const holder = this.#holder;
+    let members = (await shared.read<GatewaysRecord>(limitKeys.gateways))?.members ?? {};
+    if (!(holder in members)) {
+      members = await shared.change(limitKeys.gateways, (record: GatewaysRecord | undefined) => {
+        const next = { members: { ...record?.members, [holder]: this.#now() } };
+        return { next, result: next.members };
+      });
+    }
+    const ids = Object.keys(members).filter((id) => id !== holder);
+    const read = await Promise.all(ids.map((id) => shared.read<BeatRecord>(limitKeys.gatewayBeat(id))));
+    const beats = Object.fromEntries(ids.map((id, i) => [id, read[i]]));
+    const at = this.#now();
+    const { view, gone } = viewOf(members, beats, holder, at);
+    if (gone.length > 0) {
+      // Members silent for CLAIM_MS are dropped (one that was only slow joins again at its next beat).
+      void shared
+        .change(limitKeys.gateways, (record: GatewaysRecord | undefined) => {
+          const next = { members: { ...record?.members } };
+          for (const id of gone) delete next.members[id];
+          return { next, result: undefined };
+        })
+        .catch(() => undefined);
+    }
+    await shared.change(limitKeys.gatewayBeat(holder), () => ({ next: { at, seen: view.gateways } satisfies BeatRecord, result: undefined }));
+    return { at, ...view };
+  }
+
+  /** The last beat, while the other gateways still count it (within the lease). */
+  #liveView(): GatewayView | null {
+    const view = this.#view;
+    return view && this.#now() - view.at < HOLDER_LEASE_MS ? view : null;
+  }
+
+  /** This gateway's share of each limit (its own record's tokens refill and cap by it, whoever decides); with no live beat, as if alone (NATS unreachable: nothing reaches a service). */
   #share(): KeyLimitSettings {
-    return gatewayShare(this.settings, this.#gateways);
+    return gatewayShare(this.settings, this.#liveView() ?? { gateways: 1, others: [] });
   }
 
   #count(counts: Map<string, number>, owner: string, by: number): void {
@@ -366,12 +478,12 @@ export class KeyLimiter {
 
   close(): void {
     clearInterval(this.#renewal);
+    clearInterval(this.#beats);
   }
 
   #renew(): void {
     const shared = this.options.shared();
     if (!shared) return;
-    void this.#beat(shared);
     for (const owner of this.#held.keys()) {
       shared.change(limitKeys.gateway(owner), (record: OwnerRecord | undefined) => renew(record, this.#holder, this.#now(), this.settings)).catch(() => undefined);
     }

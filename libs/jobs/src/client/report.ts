@@ -87,7 +87,12 @@ export function buildReport(service: JobService, record: JobRecord, counted: Out
     prompts: provenance ? provenance.prompts.map((p) => ({ ...p, instructions: prompts(p.name) ?? null })) : null,
     outcomes,
     title: reportTitle(service, record, provenance),
-    asked: { criteria: provenance?.criteria ?? null, questions: provenance?.questions ?? null, fields: provenance?.fields ?? null },
+    asked: {
+      criteria: provenance?.criteria ?? null,
+      questions: provenance?.questions ?? null,
+      fields: provenance?.fields ?? null,
+      ...(provenance?.asked_cut_to_chars ? { texts_cut_to_chars: provenance.asked_cut_to_chars } : {}),
+    },
     prisma: prismaCounts(service, record, counted),
     usage,
     estimated_cost_usd: record.estimated_cost_usd,
@@ -234,6 +239,7 @@ function askedSection(report: JobReport): string[] {
   if (asked.questions !== null) for (const [i, q] of asked.questions.entries()) lines.push(`- Research question ${i + 1}: ${q}`);
   if (asked.fields !== null) for (const f of asked.fields) lines.push(`- Field ${f.name} (${f.data_type_primary}${f.data_type_secondary && f.data_type_secondary !== "NA" ? `, ${f.data_type_secondary}` : ""}): ${f.description}`);
   if (asked.criteria === null && asked.questions === null && asked.fields === null) lines.push(NOT_RECORDED);
+  if (asked.texts_cut_to_chars) lines.push("", `Each text above is cut to at most ${asked.texts_cut_to_chars.toLocaleString("en")} characters (too large for the job's record); the job was run on them whole.`);
   return lines;
 }
 

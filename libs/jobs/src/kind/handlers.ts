@@ -1,4 +1,4 @@
-import { headers, JOB_KINDS, parseOrIssues, ServiceError } from "@litrev/contracts";
+import { fitProvenance, headers, JOB_KINDS, parseOrIssues, ServiceError } from "@litrev/contracts";
 import { loadModelAliases, noProviderKeyError } from "@litrev/llm";
 import { handler, type HandlerContext, type HandlerEntry } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
@@ -137,7 +137,7 @@ export async function admitKindJob(
       ...forecast,
       usage: {},
       actual_cost_usd: unmetered ? null : 0,
-      ...(job.provenance ? { provenance: job.provenance } : {}),
+      ...(job.provenance ? { provenance: fitProvenance(job.provenance) } : {}),
     },
   });
   const admitted = await admitJob(deps.infra, deps.store, {

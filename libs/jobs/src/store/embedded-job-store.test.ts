@@ -53,6 +53,22 @@ describe("embedded JetStream job store", { timeout: 90_000 }, () => {
     expect(back.every((item, i) => item.id === `paper-${i}`)).toBe(true);
   });
 
+  it("stores a row too large for one message (its result and extras split off), reads, lists and deletes it whole", async () => {
+    const errors = Array.from({ length: 12_000 }, (_, i) => `record r${i}: the model's reply named no field (${"x".repeat(60)})`);
+    const job = { ...storedJob({ status: "completed", fence: 2, service: "indexer" }), result: { errors }, extra: { note: "ü".repeat(200_000) } };
+    expect(JSON.stringify(job).length).toBeGreaterThan(900 * 1024);
+    expect(await store.upsertJob(job)).toBe("written");
+    expect(await store.getJob(job.job_id)).toEqual(job);
+    expect((await store.listJobs(50)).find((row) => row.job_id === job.job_id)).toEqual(job);
+    // A newer, small write of the same job replaces it (nothing of the split row is read back).
+    const smaller = { ...job, fence: 3, result: { errors: [] }, extra: {} };
+    expect(await store.upsertJob(smaller)).toBe("written");
+    expect(await store.getJob(job.job_id)).toEqual(smaller);
+    expect(await store.upsertJob({ ...job, fence: 4 })).toBe("written");
+    await store.deleteJob(job.job_id);
+    expect(await store.getJob(job.job_id)).toBeNull();
+  });
+
   it("lists past index entries that are repeated or whose row is gone", async () => {
     const names = jobNames("indexer");
     const jobs = Array.from({ length: 6 }, () => storedJob({ status: "pending" }));

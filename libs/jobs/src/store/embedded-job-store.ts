@@ -28,8 +28,14 @@ export interface EmbeddedJobStoreOptions {
   replicas?: number;
 }
 
-/** A row larger than this would not fit one NATS message with room to spare (default max payload 1 MB). */
+/**
+ * A row larger than this would not fit one NATS message with room to spare (default max payload
+ * 1 MB): it is split, the whole row written to the items store first and its key holding the row
+ * without its result and extras (`SPLIT`), which a read replaces by the whole.
+ */
 const MAX_ROW_BYTES = 900 * 1024;
+/** Marks a row whose whole is in the items store (`storeRowObject` of its fence). */
+const SPLIT = "row_split";
 /** Compare-and-set attempts per write before giving up (contention is a handful of writers per job). */
 const MAX_CAS_ATTEMPTS = 64;
 /** Requests in flight at once for one listing or project look-up. */
@@ -136,9 +142,11 @@ export class EmbeddedJobStore implements JobStore {
     checkFence(job.fence);
     checkJobId(job.job_id);
     const row = finiteOrNull(job);
-    const bytes = encoder.encode(JSON.stringify(row));
-    if (bytes.length > MAX_ROW_BYTES) throw new RangeError(`job ${job.job_id}: the stored row is ${bytes.length} bytes, over ${MAX_ROW_BYTES}`);
-    return this.#call("upsert", this.timeoutMs, async () => {
+    const whole = encoder.encode(JSON.stringify(row));
+    const split = whole.length > MAX_ROW_BYTES;
+    const bytes = split ? encoder.encode(JSON.stringify({ ...row, result: null, extra: {}, [SPLIT]: true })) : whole;
+    if (bytes.length > MAX_ROW_BYTES) throw new RangeError(`job ${job.job_id}: the stored row without its result and extras is ${bytes.length} bytes, over ${MAX_ROW_BYTES}`);
+    return this.#call("upsert", split ? this.transferTimeoutMs : this.timeoutMs, async () => {
       const key = this.names.storeJobKey(row.job_id);
       const activeKey = row.project_id === null ? null : this.names.storeActiveKey(row.project_id, row.job_id);
       for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
@@ -155,6 +163,8 @@ export class EmbeddedJobStore implements JobStore {
           activeRevision = live(await this.kv.get(activeKey))?.revision;
         }
 
+        // The whole first: a key that says split always has it to point to.
+        if (split) await this.objects.putBlob({ name: this.names.storeRowObject(row.job_id, row.fence) }, whole);
         try {
           if (entry) {
             await this.kv.update(key, bytes, entry.revision);
@@ -361,7 +371,11 @@ export class EmbeddedJobStore implements JobStore {
 
   async #row(jobId: string): Promise<StoredJob | null> {
     const entry = live(await this.kv.get(this.names.storeJobKey(jobId)));
-    return entry ? (entry.json() as StoredJob) : null;
+    if (!entry) return null;
+    const { [SPLIT]: split, ...row } = entry.json<StoredJob & { [SPLIT]?: boolean }>();
+    if (!split) return row;
+    const whole = await readObject(this.objects, this.names.storeRowObject(jobId, row.fence));
+    return whole ? (JSON.parse(decoder.decode(whole)) as StoredJob) : row;
   }
 
   async #index(row: StoredJob): Promise<void> {
