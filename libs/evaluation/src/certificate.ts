@@ -1,6 +1,6 @@
 import type { BoundSides, CanShow, Certificate, CertifiedThreshold, LookPlan, SampleDesign } from "@litrev/contracts";
 import { betCertifies, betRecallLower, type SequenceLabel } from "./betting";
-import { exactCountBounds, oneLookRecallLower } from "./one-look";
+import { exactCountBounds, oneLookCertifies, oneLookRecallLower } from "./one-look";
 import { countBounds, type CountBounds, type GroupCount } from "./sequence";
 
 /**
@@ -209,11 +209,24 @@ export function certify(levels: readonly VoteLevel[], options: CertificateOption
 export function recommendedThreshold(levels: readonly VoteLevel[], options: CertificateOptions): number {
   let recommended = 0;
   for (const votes of thresholdsFor(options)) {
-    const { lower } = recallAt(levels, votes, options, options.confidence);
-    if (lower === null || lower < options.targetRecall) break;
+    if (!certifiesAt(levels, votes, options)) break;
     recommended = votes;
   }
   return recommended;
+}
+
+/** Whether threshold `votes` is certified: the one-look test on a simple sample directly (the same answer as its bound, far faster), else the bound. */
+function certifiesAt(levels: readonly VoteLevel[], votes: number, options: CertificateOptions): boolean {
+  if (options.plan === "once" && options.design === "simple") {
+    const side = (kept: boolean) => {
+      const group = levels.filter((l) => keptAt(l.score, votes) === kept);
+      return { papers: group.reduce((s, l) => s + l.papers, 0), labelled: group.reduce((s, l) => s + l.labelled, 0), includes: group.reduce((s, l) => s + l.includes, 0) };
+    };
+    const alpha = 1 - options.confidence;
+    return oneLookCertifies({ kept: side(true), below: side(false) }, options.sides === "two" ? alpha / 2 : alpha, options.targetRecall);
+  }
+  const { lower } = recallAt(levels, votes, options, options.confidence);
+  return lower !== null && lower >= options.targetRecall;
 }
 
 /** Certified upper bound on the included papers below a threshold (what nobody would read). */
