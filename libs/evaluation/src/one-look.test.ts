@@ -67,3 +67,21 @@ describe("the one-look test", () => {
     expect(certified).toBeGreaterThan(100);
   });
 });
+
+describe("the method paragraph a report cites", () => {
+  const levels: VoteLevel[] = JOB.map(([papers], score) => ({ score, papers, labelled: SAMPLED[score]![0], includes: SAMPLED[score]![1] }));
+  const options = { targetRecall: 0.95, confidence: 0.95, sides: "one" as const, repetitions: 1 };
+
+  it("names the betting test, not the split error or per-level bounds it replaced, for a sample analysed as labels arrive", () => {
+    for (const design of ["simple", "stratified"] as const) {
+      const { method } = recallCertificate(levels, { ...options, design, plan: "anytime" });
+      expect(method).toMatch(/betting/);
+      expect(method).not.toMatch(/split a quarter|each level bounded on its own/);
+    }
+  });
+
+  it("keeps the prior–posterior ratio's words where that sequence still certifies (below_threshold)", () => {
+    const { method } = recallCertificate(levels, { ...options, design: "below_threshold", designThreshold: 1, includesRead: 200, plan: "anytime" });
+    expect(method).toMatch(/prior–posterior ratio/);
+  });
+});
