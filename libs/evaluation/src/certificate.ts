@@ -1,6 +1,6 @@
 import type { BoundSides, CanShow, Certificate, CertifiedThreshold, LookPlan, SampleDesign } from "@litrev/contracts";
 import { betCertifies, betRecallLower, type SequenceLabel } from "./betting";
-import { exactCountBounds, oneLookRecallLower } from "./one-look";
+import { exactCountBounds, oneLookCertifies, oneLookRecallLower } from "./one-look";
 import { countBounds, type CountBounds, type GroupCount } from "./sequence";
 
 /**
@@ -209,11 +209,24 @@ export function certify(levels: readonly VoteLevel[], options: CertificateOption
 export function recommendedThreshold(levels: readonly VoteLevel[], options: CertificateOptions): number {
   let recommended = 0;
   for (const votes of thresholdsFor(options)) {
-    const { lower } = recallAt(levels, votes, options, options.confidence);
-    if (lower === null || lower < options.targetRecall) break;
+    if (!certifiesAt(levels, votes, options)) break;
     recommended = votes;
   }
   return recommended;
+}
+
+/** Whether threshold `votes` is certified: the one-look test on a simple sample directly (the same answer as its bound, far faster), else the bound. */
+function certifiesAt(levels: readonly VoteLevel[], votes: number, options: CertificateOptions): boolean {
+  if (options.plan === "once" && options.design === "simple") {
+    const side = (kept: boolean) => {
+      const group = levels.filter((l) => keptAt(l.score, votes) === kept);
+      return { papers: group.reduce((s, l) => s + l.papers, 0), labelled: group.reduce((s, l) => s + l.labelled, 0), includes: group.reduce((s, l) => s + l.includes, 0) };
+    };
+    const alpha = 1 - options.confidence;
+    return oneLookCertifies({ kept: side(true), below: side(false) }, options.sides === "two" ? alpha / 2 : alpha, options.targetRecall);
+  }
+  const { lower } = recallAt(levels, votes, options, options.confidence);
+  return lower !== null && lower >= options.targetRecall;
 }
 
 /** Certified upper bound on the included papers below a threshold (what nobody would read). */
@@ -289,10 +302,11 @@ export function statement(options: Pick<CertificateOptions, "targetRecall" | "co
 
 function methodText(options: CertificateOptions): string {
   const once = options.plan === "once";
+  const betting = !once && options.design !== "below_threshold" && (options.sequenceMethod ?? "betting") === "betting";
   const order = once ? `, planned for a single look after the last of its ${options.sampleSize ?? "n"} labels` : ", labelled in the order the service drew it";
   const design = {
     simple: `a simple random sample of the job's papers${order}`,
-    stratified: `a sample stratified by include-vote level, each level sampled at its own rate and labelled in a random order${once ? order : ""}, each level bounded on its own (the bounds weighted by the design)`,
+    stratified: `a sample stratified by include-vote level, each level sampled at its own rate and labelled in a random order${once ? order : ""}${betting ? "" : ", each level bounded on its own (the bounds weighted by the design)"}`,
     below_threshold: `a simple random sample of the papers below threshold ${options.designThreshold ?? 1} (those nobody would read)${once ? order : ""}`,
   }[options.design];
   const fixed = "thresholds are tested in order from 1 up (fixed sequence).";
@@ -301,6 +315,15 @@ function methodText(options: CertificateOptions): string {
       `Recall certified on ${design}. Given how many included papers the sample holds, those kept at a threshold follow a hypergeometric distribution, ` +
       "so each threshold's recall gets the exact one-sided finite-population lower bound (the least recall any include count consistent with the labels leaves in the confidence set; " +
       `never below Clopper–Pearson on the sampled includes); the included papers nobody would read get their own exact hypergeometric upper bound, and ${fixed} ${statement(options)}`
+    );
+  }
+  if (betting) {
+    const weighted = options.design === "stratified" ? " (weighted by its level's unlabelled papers over its unlabelled sampled papers)" : "";
+    return (
+      `Recall certified on ${design}. At each threshold, recall below the target is bet against as the labels arrive, by the betting confidence sequences for sampling without replacement ` +
+      `(Waudby-Smith and Ramdas): each labelled paper scores by whether it is an included paper kept or missed at the threshold${weighted}, one wealth covers the whole sample (no split of the error, ` +
+      "no Bonferroni across levels), and the target is certified once the wealth reaches 1/α, which errs with probability at most α however often the labels are analysed (Ville's inequality); " +
+      `the largest recall so certified is the lower bound. The included papers nobody would read get their own anytime bound (the prior–posterior-ratio sequence), and ${fixed} ${statement(options)}`
     );
   }
   const bounds = once

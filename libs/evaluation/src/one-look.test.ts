@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { recallCertificate, type VoteLevel } from "./certificate";
+import { oneLookCertifies, oneLookRecallLower } from "./one-look";
+import { generator } from "./random";
 import { validateJob, type JobPaper } from "./validation";
 
 /**
@@ -39,5 +41,47 @@ describe("the planned single look", () => {
     const result = validateJob({ jobId: "job", papers, repetitions: 1, jobThreshold: 1, labels, targetRecall: 0.95, confidence: 0.95 });
     expect(result.recommended?.votes).toBe(1);
     expect(result.recommended!.recall_ci.low).toBeGreaterThanOrEqual(0.9505);
+  });
+});
+
+describe("the one-look test", () => {
+  it("certifies exactly when the one-look bound reaches the target", () => {
+    const next = generator(39);
+    const int = (n: number) => Math.floor(next() * (n + 1));
+    let certified = 0;
+    for (let i = 0; i < 300; i++) {
+      const keptPapers = 20 + int(300);
+      const belowPapers = 5 + int(300);
+      const keptLabelled = int(keptPapers);
+      const belowLabelled = int(belowPapers);
+      const sample = {
+        kept: { papers: keptPapers, labelled: keptLabelled, includes: int(keptLabelled) },
+        below: { papers: belowPapers, labelled: belowLabelled, includes: next() < 0.5 ? 0 : int(Math.min(3, belowLabelled)) },
+      };
+      const alpha = [0.05, 0.1, 0.2][i % 3]!;
+      const lower = oneLookRecallLower(sample, alpha);
+      const tau = i % 2 ? 0.8 + 0.2 * next() : Math.max(0, lower - 1e-9);
+      expect(oneLookCertifies(sample, alpha, tau), JSON.stringify({ sample, alpha, tau, lower })).toBe(lower >= tau);
+      if (lower >= tau) certified++;
+    }
+    expect(certified).toBeGreaterThan(100);
+  });
+});
+
+describe("the method paragraph a report cites", () => {
+  const levels: VoteLevel[] = JOB.map(([papers], score) => ({ score, papers, labelled: SAMPLED[score]![0], includes: SAMPLED[score]![1] }));
+  const options = { targetRecall: 0.95, confidence: 0.95, sides: "one" as const, repetitions: 1 };
+
+  it("names the betting test, not the split error or per-level bounds it replaced, for a sample analysed as labels arrive", () => {
+    for (const design of ["simple", "stratified"] as const) {
+      const { method } = recallCertificate(levels, { ...options, design, plan: "anytime" });
+      expect(method).toMatch(/betting/);
+      expect(method).not.toMatch(/split a quarter|each level bounded on its own/);
+    }
+  });
+
+  it("keeps the prior–posterior ratio's words where that sequence still certifies (below_threshold)", () => {
+    const { method } = recallCertificate(levels, { ...options, design: "below_threshold", designThreshold: 1, includesRead: 200, plan: "anytime" });
+    expect(method).toMatch(/prior–posterior ratio/);
   });
 });

@@ -92,3 +92,25 @@ export function oneLookRecallLower(sample: SplitSample, alpha: number): number {
   }
   return lowest === Infinity ? 1 : lowest;
 }
+
+/**
+ * Whether the one-look bound reaches τ (oneLookRecallLower(sample, α) ≥ τ), without computing it:
+ * every K in the range must leave no A < τK in the set, and the upper tail rises with A, so only
+ * the largest such A is tested. K runs down from the largest, where the bound is least when no
+ * sampled include is missed, so a look that does not certify is answered after a few tails (the
+ * simulations ask at every look).
+ */
+export function oneLookCertifies(sample: SplitSample, alpha: number, tau: number): boolean {
+  const a = sample.kept.includes;
+  const b = sample.below.includes;
+  const m = a + b;
+  if (m === 0) return tau <= 0;
+  const aMax = sample.kept.papers - (sample.kept.labelled - a);
+  const bMax = sample.below.papers - (sample.below.labelled - b);
+  for (let K = aMax + bMax; K >= m; K--) {
+    const low = Math.max(a, K - bMax);
+    const A = Math.min(aMax, K - b, Math.ceil(tau * K) - 1);
+    if (A >= low && upperTail(a, K, A, m, alpha) > alpha) return false;
+  }
+  return true;
+}
