@@ -2123,6 +2123,8 @@ export interface operations {
                         };
                         prisma?: {
                             records_in: number;
+                            records_identified?: number;
+                            duplicates_removed?: number;
                             results: number;
                             included: number | null;
                             excluded: number | null;
@@ -2438,6 +2440,8 @@ export interface operations {
                         };
                         prisma?: {
                             records_in: number;
+                            records_identified?: number;
+                            duplicates_removed?: number;
                             results: number;
                             included: number | null;
                             excluded: number | null;
@@ -3446,6 +3450,10 @@ export interface operations {
                     /** @default false */
                     mock?: boolean;
                     max_estimated_cost_usd?: number | null;
+                    identification?: {
+                        records_identified: number;
+                        duplicates_removed: number;
+                    } | null;
                 };
             };
         };

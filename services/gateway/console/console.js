@@ -833,6 +833,12 @@ async function download(path, filename, signal) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
+/** The methods paragraph as HTML to paste: plain text, the "{For you to fill in: …}" parts marked. */
+function methodsParagraph(text) {
+  const parts = text.split(/(\{For you to fill in:[^{}]*\})/).filter(Boolean);
+  return h("p", { id: "methods-paragraph", class: "methods" }, parts.map((part) => (part.startsWith("{For you to fill in:") ? h("mark", { text: part }) : part)));
+}
+
 /** "Download CSV", "Download JSON Lines" and "Methods report": available once the job has finished. */
 function jobLinks(kind, jobId, status, signal) {
   if (isActive(status)) return h("p", { class: "hint", id: "job-links", text: "Downloads and the methods report are available when the job has finished." });
@@ -863,12 +869,13 @@ function jobLinks(kind, jobId, status, signal) {
       event.preventDefault();
       problem.hidden = true;
       try {
-        const res = await fetch(`${base}/report`, { headers: { "X-API-Key": apiKey() ?? "" }, signal });
+        const [res, fields] = await Promise.all([fetch(`${base}/report`, { headers: { "X-API-Key": apiKey() ?? "" }, signal }), api(`${base}/report?format=json`, { signal })]);
         const text = await res.text();
         if (!res.ok) throw new ApiError(res.status, JSON.parse(text || "null"));
         report.hidden = false;
         report.replaceChildren(
           h("h2", { id: "report-title", text: "Methods report" }),
+          ...(fields.methods_paragraph ? [h("h3", { text: "Methods paragraph" }), h("p", { class: "hint", text: "Select and copy it into your manuscript; the marked parts are for you to fill in." }), methodsParagraph(fields.methods_paragraph)] : []),
           h("p", { class: "hint" }, "Markdown to paste into a methods section and its appendix. ", link("Download it (.md)", `${base}/report`, `${kind}-${jobId}-report.md`)),
           h("pre", { class: "report", text }),
         );

@@ -254,6 +254,9 @@ export async function newJobView(view, signal) {
         if (typed.length === 0) throw new Error("Type at least one criterion.");
         body = { papers: list.map(toScreeningPaper), criteria: typed, questions: criteria.questions(), repetitions: Number(reps.value), mock: mock.checked };
         if (ceilingValue() !== undefined) body.max_estimated_cost_usd = ceilingValue();
+        // PRISMA's identification counts, for the job's methods report: read from the files, and removed as duplicates.
+        const { counts } = state.result;
+        body.identification = { records_identified: counts.read, duplicates_removed: counts.read - counts.records };
       } else {
         const typed = fields.list();
         if (typed.length === 0) throw new Error("Define at least one field.");
