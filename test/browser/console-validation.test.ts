@@ -114,7 +114,7 @@ describe("the console's validation panel in headless Chromium", () => {
       await expect.poll(() => page.locator("#sample-id").inputValue()).not.toBe(before);
       const id = await page.locator("#sample-id").inputValue();
       const sample = (await stack.http("GET", `/v1/screening/jobs/${jobId}/validation-samples/${id}`)).body;
-      const text = (await page.locator("#validation-sample").textContent()) ?? "";
+      const text = await page.locator("#validation-sample").innerText();
       expect(text).not.toMatch(/\bnull\b|undefined|NaN/);
       return { sample, plan: (await page.locator("#sample-plan").textContent()) ?? "" };
     };
@@ -174,6 +174,9 @@ describe("the console's validation panel in headless Chromium", () => {
     expect(await page.locator("#sample-table tbody tr").count()).toBe(R);
     expect(await page.locator("#sample-plot circle.look").count()).toBe(2);
     expect(await page.locator("#sample-certificate").textContent()).toMatch(/^Certified: threshold \d|cannot|below the target|None of the/);
+    // One conclusion and nothing else: no "null" where the plan stood before the certificate.
+    // (innerText: paragraphs on lines of their own, so a stray "null" has word boundaries.)
+    expect(await page.locator("#sample-output").innerText()).not.toMatch(/\bnull\b|undefined|NaN/);
     // The job's export with the sample marked: every paper, the 120 sampled ones with their labels.
     const [marked] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export the job with this sample marked (CSV)" }).click()]);
     const rows = readFileSync((await marked.path())!, "utf8").replace(/^\uFEFF/, "").trimEnd().split(/\r?\n/);

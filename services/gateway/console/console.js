@@ -30,6 +30,10 @@ function h(tag, props = {}, ...children) {
   el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false).map((c) => (c instanceof Node ? c : String(c))));
   return el;
 }
+/** replaceChildren leaving out null, undefined and false, as `h` does (the DOM would write them as the text "null"). */
+function fill(node, ...children) {
+  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
 const SVG_NS = "http://www.w3.org/2000/svg";
 function s(tag, props = {}, ...children) {
   const el = document.createElementNS(SVG_NS, tag);
@@ -1201,4 +1205,4 @@ function init() {
 
 init();
 
-export { ApiError, announce, api, dash, fmtCost, followJob, h, progressBar, setProgress, shortId, statusBadge };
+export { ApiError, announce, api, dash, fill, fmtCost, followJob, h, progressBar, setProgress, shortId, statusBadge };

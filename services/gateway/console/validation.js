@@ -125,7 +125,8 @@ function samplePanel(job) {
   const show = (sample) => {
     current = sample;
     resume.value = sample.sample_id;
-    output.replaceChildren(...renderSample(sample, job.results?.length ?? null));
+    // replaceChildren writes a null as the text "null": parts left out (the plan once certified) are dropped first.
+    output.replaceChildren(...renderSample(sample, job.results?.length ?? null).filter(Boolean));
   };
   const run = async (action) => {
     problem.replaceChildren();
