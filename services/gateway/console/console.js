@@ -724,6 +724,10 @@ function renderScreeningResults(container, job, titles) {
  * whole job, which it never reached.
  */
 function renderPartialScreening(container, job) {
+  // The end event and the last poll may both hand over the finished job: one load, whose answer stays
+  // (a second call put "loading…" back over the partial results the first had shown).
+  if (container.dataset.partialFor === job.job_id) return;
+  container.dataset.partialFor = job.job_id;
   const why = job.status === "cancelled" || job.error_reason === "cancelled" ? "This job was cancelled before it finished" : "This job failed before it finished";
   container.replaceChildren(h("p", { class: "muted", id: "partial-results", text: `${why}; loading the papers that finished…` }));
   exportItems("screening", job.job_id)
