@@ -19,7 +19,7 @@ export interface FakeStack {
 export async function startFakeStack(
   records: readonly LabelledRecord[],
   rates: { sensitivity: number; specificity: number; seed: number },
-  options: Pick<StackOptions, "startTimeoutMs"> = {},
+  options: Pick<StackOptions, "startTimeoutMs" | "signal"> = {},
 ): Promise<FakeStack> {
   const oracle = createOracle({ records, ...rates });
   const provider = await startFakeProvider({ oracle });
@@ -27,6 +27,7 @@ export async function startFakeStack(
     const stack = await startStack({
       services: { screening: 1 },
       startTimeoutMs: options.startTimeoutMs,
+      signal: options.signal,
       env: { OPENAI_API_KEY: "sk-fake-oracle", OPENAI_BASE_URL: provider.url },
     });
     return {

@@ -122,8 +122,10 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
     console.error(`starting a local stack with the fake provider in oracle mode (sensitivity ${oracle.sensitivity}, specificity ${oracle.specificity})…`);
-    const starting = startFakeStack(review.records, oracle, { startTimeoutMs });
-    stopOnSignal(starting);
+    // A Ctrl-C during the start gives it up at once (what had started is stopped), rather than after it.
+    const abandon = new AbortController();
+    const starting = startFakeStack(review.records, oracle, { startTimeoutMs, signal: abandon.signal });
+    stopOnSignal(starting, abandon);
     fake = await starting;
     api = { baseUrl: fake.baseUrl, apiKey: fake.apiKey };
   } else {
@@ -176,15 +178,18 @@ async function main(argv: string[]): Promise<number> {
 
 /**
  * Ctrl-C or a SIGTERM (a CI timeout) while the local stack runs, or while it starts: the stack is
- * stopped (once started, or as soon as its start ends) before the process exits, so no gateway,
+ * stopped (a start under way is given up, what it had started stopped) before the process exits, so no gateway,
  * worker or nats-server outlives the run.
  */
-function stopOnSignal(stack: Promise<FakeStack>): void {
-  let stopping = false;
+/** Set on Ctrl-C or SIGTERM: the stop it began ends the process (with 128 + the signal), not main's outcome. */
+let stoppingOn: NodeJS.Signals | null = null;
+
+function stopOnSignal(stack: Promise<FakeStack>, abandon: AbortController): void {
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) return;
-    stopping = true;
+    if (stoppingOn) return;
+    stoppingOn = signal;
     console.error(`${signal}: stopping the local stack…`);
+    abandon.abort(new Error(`${signal} during the start`));
     void stack
       .then((started) => started.stop(), () => undefined)
       .finally(() => process.exit(128 + constants.signals[signal]));
@@ -211,8 +216,9 @@ function loadReview(options: z.infer<typeof Options>): LabelledReview {
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => stoppingOn ?? process.exit(code),
   (error: unknown) => {
+    if (stoppingOn) return;
     console.error(error instanceof Error ? error.message : error);
     process.exit(1);
   },

@@ -137,10 +137,11 @@ export async function stopProcess(child: ChildProcess, signal: NodeJS.Signals = 
   clearTimeout(timer);
 }
 
-export async function waitForPort(port: number, timeoutMs: number, child?: ChildProcess, host = "127.0.0.1"): Promise<void> {
+export async function waitForPort(port: number, timeoutMs: number, child?: ChildProcess, host = "127.0.0.1", signal?: AbortSignal): Promise<void> {
   const { connect } = await import("node:net");
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
+    signal?.throwIfAborted();
     if (child && (child.exitCode !== null || child.signalCode !== null)) throw new Error(`process exited (${child.signalCode ? `signal ${child.signalCode}` : `code ${child.exitCode}`}) before listening on ${port}`);
     const ok = await new Promise<boolean>((done) => {
       const socket = connect(port, host);

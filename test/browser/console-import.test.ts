@@ -80,6 +80,7 @@ describe("importing references into a new job in the console", () => {
     await page.getByLabel("Criterion 2 text").fill("Editorials, letters and opinion pieces");
     await page.getByRole("button", { name: "Estimate the cost" }).click();
     await expect.poll(() => page.locator('#estimate [data-fact="estimated cost"]').textContent()).toMatch(/^\$\d/);
+    expect(await page.locator("#estimate").innerText()).not.toMatch(/\bnull\b|undefined|NaN/);
     await page.evaluate("window.scrollTo(0, 0)");
     const newJobShot = join(CONSOLE_ARTIFACTS, "8-new-job.png");
     await page.screenshot({ path: newJobShot, fullPage: true });
@@ -93,6 +94,10 @@ describe("importing references into a new job in the console", () => {
     const results = job.body.results as { id: string; decision?: string; final_score: number }[];
     expect(results).toHaveLength(merged);
     expect(job.body.config.mock).toBe(true);
+    // PRISMA's identification, as the import counted it: records read, duplicates merged away (the methods paragraph says both).
+    const report = await stack.http("GET", `/v1/screening/jobs/${jobId}/report?format=json`);
+    expect(report.body.prisma).toMatchObject({ records_identified: records, duplicates_removed: duplicates, records_in: merged });
+    expect(report.body.methods_paragraph).toContain(`${records} records were identified in the imported database exports; ${duplicates} duplicates were removed before screening.`);
 
     // The job's page: titles in the paper table; the exports.
     await page.locator("#run-link").click();
@@ -150,6 +155,9 @@ describe("importing references into a new job in the console", () => {
     expect(await page.locator('#fields tbody tr [data-field="name"]').first().inputValue()).not.toBe("");
     await page.getByRole("button", { name: "Estimate the cost" }).click();
     await expect.poll(() => page.locator('#estimate [data-fact="estimated cost"]').textContent()).toMatch(/^\$\d/);
+    // An extraction estimate (no mock hint) of a file without duplicates: nothing left out shows as "null".
+    expect(await page.locator("#estimate").innerText()).not.toMatch(/\bnull\b|undefined|NaN/);
+    expect(await page.locator("#import-counts").locator("..").innerText()).not.toMatch(/\bnull\b|undefined|NaN/);
     expect(pageErrors).toEqual([]);
   });
 

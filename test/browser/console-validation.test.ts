@@ -89,6 +89,56 @@ describe("the console's validation panel in headless Chromium", () => {
     expect(outside).toEqual([]);
   });
 
+  it("suggests the fewest labels that can certify the chosen target, never most of the job, and shows the plan with no null", async (ctx) => {
+    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const papers = 435;
+    const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(papers), criteria: CRITERIA, repetitions: R, mock: true });
+    const jobId = created.body.job_id as string;
+    let status = "";
+    for (let i = 0; i < 600 && status !== "completed"; i++) {
+      status = (await stack.http("GET", `/v1/screening/jobs/${jobId}`)).body.status;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe("completed");
+    // The key as the console's sign-in keeps it (this test may run alone, before any sign-in).
+    await page.goto(`${stack.baseUrl}/console`);
+    await page.evaluate((key) => sessionStorage.setItem("litrev.console.apiKey", key), TEST_API_KEY);
+    await page.goto(`${stack.baseUrl}/console#/job/screening/${jobId}`);
+    await page.reload();
+    await page.locator("#validation-sample").waitFor({ timeout: 30_000 });
+    // What the page shows against what the service planned for the drawn sample.
+    const drawAt = async (target: string) => {
+      const before = await page.locator("#sample-id").inputValue();
+      await page.locator("#sample-target").fill(target);
+      await page.getByRole("button", { name: "Draw a sample" }).click();
+      await expect.poll(() => page.locator("#sample-id").inputValue()).not.toBe(before);
+      const id = await page.locator("#sample-id").inputValue();
+      const sample = (await stack.http("GET", `/v1/screening/jobs/${jobId}/validation-samples/${id}`)).body;
+      const text = await page.locator("#validation-sample").innerText();
+      expect(text).not.toMatch(/\bnull\b|undefined|NaN/);
+      return { sample, plan: (await page.locator("#sample-plan").textContent()) ?? "" };
+    };
+    // The default plan is one look after the last label, the fewest labels: the sample is its plan's size.
+    const easy = await drawAt("0.8");
+    const byPlan = easy.sample.labels_needed_by_plan as { once: number | null; anytime: number | null };
+    expect(easy.sample.plan).toBe("once");
+    expect(byPlan.once).not.toBeNull();
+    expect(byPlan.once!).toBeLessThanOrEqual(byPlan.anytime ?? Infinity);
+    expect(byPlan.once!).toBeLessThanOrEqual(papers / 2);
+    expect(easy.sample.paper_ids).toHaveLength(byPlan.once!);
+    expect(easy.plan).toContain(`Labels needed to certify 80% recall on this job's ${papers} papers: about ${byPlan.once} looking once after the last label`);
+    expect(easy.plan).toContain(byPlan.anytime === null ? "no sample smaller than the job looking as labels arrive" : `about ${byPlan.anytime} looking as labels arrive`);
+    // A target whose plan is most of the job (or more than any sample): never most of the job drawn, and said why.
+    for (const target of ["0.9", "0.95"]) {
+      const hard = await drawAt(target);
+      expect(hard.sample.paper_ids.length).toBeLessThanOrEqual(papers / 2);
+      if (hard.sample.labels_needed === null || hard.sample.labels_needed > papers / 2) {
+        expect(hard.plan).toMatch(/That is (most of the job|more than any sample): this sample of \d+ shows what can be shown instead\./);
+      }
+    }
+    expect(pageErrors).toEqual([]);
+  });
+
   it("draws a sample, takes two batches of labels and shows the certificate and its looks", async (ctx) => {
     if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
     const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(300), criteria: CRITERIA, repetitions: R, mock: true });
@@ -103,6 +153,8 @@ describe("the console's validation panel in headless Chromium", () => {
     await page.locator("#validation-sample").waitFor({ timeout: 30_000 });
     await page.locator("#sample-target").fill("0.8");
     await page.locator("#sample-size").fill("120");
+    // Looking as labels arrive: each batch is a look with a bound of its own.
+    await page.locator("#sample-plan-choice").selectOption("anytime");
     await page.getByRole("button", { name: "Draw a sample" }).click();
     await page.locator("#sample-summary").waitFor();
     expect(await page.locator("#sample-summary").textContent()).toMatch(/120 papers \(simple, seed \d+\), 0 labelled\. One-sided: recall of at least 80% with 95% confidence/);
@@ -122,6 +174,9 @@ describe("the console's validation panel in headless Chromium", () => {
     expect(await page.locator("#sample-table tbody tr").count()).toBe(R);
     expect(await page.locator("#sample-plot circle.look").count()).toBe(2);
     expect(await page.locator("#sample-certificate").textContent()).toMatch(/^Certified: threshold \d|cannot|below the target|None of the/);
+    // One conclusion and nothing else: no "null" where the plan stood before the certificate.
+    // (innerText: paragraphs on lines of their own, so a stray "null" has word boundaries.)
+    expect(await page.locator("#sample-output").innerText()).not.toMatch(/\bnull\b|undefined|NaN/);
     // The job's export with the sample marked: every paper, the 120 sampled ones with their labels.
     const [marked] = await Promise.all([page.waitForEvent("download"), page.getByRole("button", { name: "Export the job with this sample marked (CSV)" }).click()]);
     const rows = readFileSync((await marked.path())!, "utf8").replace(/^\uFEFF/, "").trimEnd().split(/\r?\n/);

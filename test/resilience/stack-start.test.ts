@@ -279,7 +279,7 @@ describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_UR
 });
 
 // `npm run eval -- … --fake-oracle` starts its own stack (eval/fake-stack.ts): one that fails to come up stops whole.
-describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_URL))("npm run eval's local stack that does not come up", () => {
+describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_URL))("npm run eval stops the local stack it started: one that does not come up, Ctrl-C, SIGTERM", () => {
   const records = [{ id: "a", title: "A trial", abstract: "Adults.", included: true }];
   const rates = { sensitivity: 1, specificity: 1, seed: 1 };
   let marker: string;
@@ -305,6 +305,44 @@ describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_UR
     }
     expect(processesWithEnv(marker)).toEqual([]);
   });
+
+  // A terminal's Ctrl-C to eval alone while its stack starts, a CI timeout's SIGTERM while its job runs:
+  // eval stops its stack before it exits (its children would otherwise outlive it).
+  for (const [signal, moment, line] of [
+    ["SIGINT", "while its stack starts", "starting a local stack"],
+    ["SIGTERM", "while its job runs", "papers queued"],
+  ] as const) {
+    it(`${signal} to npm run eval ${moment}: it exits ${128 + (signal === "SIGINT" ? 2 : 15)} and nothing it started is left`, { timeout: 420_000 }, async () => {
+      withMarker();
+      const out = mkdtempSync(join(tmpdir(), "litrev-eval-signal-"));
+      const child = spawn(process.execPath, ["--import", "tsx", "eval/main.ts", "screening", "--dataset", "Nelson_2002", "--repetitions", "1", "--fake-oracle", "1,1", "--out", out], {
+        cwd: ROOT,
+        env: { ...process.env, NATS_URL: "", LOG_LEVEL: "warn" },
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let output = "";
+      child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      const exited = once(child, "exit");
+      try {
+        await waitFor(() => output.includes(line) || child.exitCode !== null, 120_000, 20).catch((error: Error) => {
+          throw new Error(`${error.message}; eval printed:\n${output.slice(-2000)}`);
+        });
+        // Anywhere in the next second and a half: the stack half-started, or the job part-screened.
+        await new Promise((done) => setTimeout(done, Math.random() * 1_500));
+        expect(child.exitCode, output).toBeNull();
+        // The eval process alone: what it started must be stopped by eval itself.
+        child.kill(signal);
+        const [code, killedBy] = (await Promise.race([exited, new Promise((done) => setTimeout(() => done([null, "still running after 60 s"]), 60_000))])) as [number | null, string | null];
+        expect(processesWithEnv(marker), "processes eval left").toEqual([]);
+        expect({ code, killedBy }, output).toEqual({ code: 128 + (signal === "SIGINT" ? 2 : 15), killedBy: null });
+        expect(output).toContain(`${signal}: stopping the local stack`);
+      } finally {
+        if (child.exitCode === null) child.kill("SIGKILL");
+        rmSync(out, { recursive: true, force: true });
+      }
+    });
+  }
 
   it("a stack slower than its bound: stopped at the bound, nothing left running", async () => {
     withMarker();

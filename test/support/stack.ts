@@ -47,6 +47,8 @@ export interface StackOptions {
   lockedNats?: boolean;
   /** How long each process may take to listen or say it is ready (default START_WAIT_MS, or STACK_START_TIMEOUT_S). */
   startTimeoutMs?: number;
+  /** Gives up the start when aborted (a Ctrl-C): what was started is stopped and the start rejects. */
+  signal?: AbortSignal;
 }
 
 export interface Stack {
@@ -138,7 +140,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const fromEnv = process.env.STACK_START_TIMEOUT_S ? startTimeoutFromEnv(process.env) : undefined;
   const startTimeoutMs = options.startTimeoutMs ?? (typeof fromEnv === "number" ? fromEnv : START_WAIT_MS);
   const nats = process.env.NATS_URL ? undefined : await startNatsServer({ storeDir, ...natsConfig, startTimeoutMs: Math.max(10_000, startTimeoutMs) });
-  const natsUrl = process.env.NATS_URL ?? nats!.url;
+  // An empty NATS_URL is unset (as everywhere): the stack's own server, never "" (which a service reads as its default, 127.0.0.1:4222).
+  const natsUrl = process.env.NATS_URL || nats!.url;
   const processes: RunningProcess[] = [];
   const baseEnv: NodeJS.ProcessEnv = {
     NATS_URL: natsUrl,
@@ -161,7 +164,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 
   const startService = async (service: Exclude<ServiceProcess, "gateway">, env: NodeJS.ProcessEnv = {}) => {
     const running = launch(service, env);
-    await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null, startTimeoutMs);
+    await waitFor(() => running.output().includes('"service ready"') || running.child.exitCode !== null || options.signal?.aborted, startTimeoutMs);
+    options.signal?.throwIfAborted();
     if (running.child.exitCode !== null) throw new Error(`${service} exited early:\n${running.output()}`);
     return running;
   };
@@ -175,10 +179,11 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   const gatewayUrls: string[] = [];
   const gatewayEnv = (await options.gatewayEnv?.(natsUrl)) ?? {};
   try {
+    options.signal?.throwIfAborted();
     for (let i = 0; i < (options.gateways ?? 1); i++) {
       const port = await freePort();
       const gateway = launch("gateway", { ...gatewayEnv, PORT: String(port), HOST: "127.0.0.1" });
-      await waitForPort(port, startTimeoutMs, gateway.child);
+      await waitForPort(port, startTimeoutMs, gateway.child, "127.0.0.1", options.signal);
       gatewayUrls.push(`http://127.0.0.1:${port}`);
     }
     for (const [service, count] of Object.entries(options.services ?? { criteria: 1 })) {

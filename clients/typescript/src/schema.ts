@@ -2126,6 +2126,8 @@ export interface operations {
                         };
                         prisma?: {
                             records_in: number;
+                            records_identified?: number;
+                            duplicates_removed?: number;
                             results: number;
                             included: number | null;
                             excluded: number | null;
@@ -2442,6 +2444,8 @@ export interface operations {
                         };
                         prisma?: {
                             records_in: number;
+                            records_identified?: number;
+                            duplicates_removed?: number;
                             results: number;
                             included: number | null;
                             excluded: number | null;
@@ -3450,6 +3454,10 @@ export interface operations {
                     /** @default false */
                     mock?: boolean;
                     max_estimated_cost_usd?: number | null;
+                    identification?: {
+                        records_identified: number;
+                        duplicates_removed: number;
+                    } | null;
                 };
             };
         };

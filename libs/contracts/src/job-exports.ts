@@ -79,6 +79,9 @@ export const ReportAsked = z.object({
 export const PrismaCounts = z.object({
   /** Papers or records the job was given. */
   records_in: z.number().int().nonnegative(),
+  /** Screening jobs created from an import that counted them (`identification` on creation): records read, duplicates removed before screening. */
+  records_identified: z.number().int().nonnegative().optional(),
+  duplicates_removed: z.number().int().nonnegative().optional(),
   /** Items with a result (fewer than `records_in` when the job failed or was cancelled). */
   results: z.number().int().nonnegative(),
   /** Screening: papers included and excluded (errored papers are included, for a reviewer); null for the indexer. */

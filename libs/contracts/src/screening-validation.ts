@@ -216,7 +216,7 @@ export const ValidationSampleRequest = z.object({
   confidence: z.number().min(0.5).lt(1).default(0.95),
   sides: BoundSides.default("one"),
   design: SampleDesign.default("simple"),
-  /** Papers to draw; by default the labels the plan needs (or a fifth of the job when no sample can show the target). */
+  /** Papers to draw; by default the labels the plan needs, unless that is more than half the papers (or none can show the target): then a fifth of the job, at least 100, at most half. */
   size: z.number().int().min(1).max(MAX_VALIDATION_SAMPLE).optional(),
   seed: z.number().int().min(0).max(2_147_483_647).optional(),
   /** below_threshold: the include-vote threshold whose unread papers are sampled (default: the job's own, at least 1). */

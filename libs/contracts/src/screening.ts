@@ -35,6 +35,19 @@ export const ClustersType = z.enum(["include", "exclude"]);
 
 const PaperList = z.array(ScreeningPaper).max(LIMIT_CEILINGS.papers).superRefine(uniqueIds((paper) => paper.id, "paper ids"));
 
+/**
+ * Not in the spec (an addition): PRISMA's identification counts when the papers came from an import
+ * (the console's sends them): records read from the database exports, and duplicates removed before
+ * screening. Kept in the job's config for its methods report; never sent to the model.
+ */
+export const ScreeningIdentification = z
+  .object({
+    records_identified: z.number().int().min(0).max(100_000_000),
+    duplicates_removed: z.number().int().min(0).max(100_000_000),
+  })
+  .refine((c) => c.duplicates_removed <= c.records_identified, { message: "duplicates_removed cannot exceed records_identified", path: ["duplicates_removed"] });
+export type ScreeningIdentification = z.infer<typeof ScreeningIdentification>;
+
 const createScreeningJobFields = {
   // Configured bounds (papers, criteria, repetitions, work units) are the gateway's (limits.ts).
   papers: PaperList.min(1),
@@ -48,6 +61,7 @@ const createScreeningJobFields = {
   project_id: z.number().int().nullish(),
   mock: z.boolean().default(false),
   max_estimated_cost_usd: z.number().min(0).nullish(),
+  identification: ScreeningIdentification.nullish(),
 };
 
 function thresholdWithinVotes(request: { repetitions: number; threshold: number }, ctx: z.RefinementCtx): void {

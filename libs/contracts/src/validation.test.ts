@@ -116,6 +116,13 @@ describe("parseOrIssues", () => {
 describe("lax inputs, as the original system accepted them", () => {
   const papers = [{ id: "p1", title: "t", abstract: "a" }];
 
+  it("takes an import's PRISMA counts (identification), never more duplicates removed than records identified", () => {
+    const papers = [{ id: "p1", title: "A", abstract: "B" }];
+    expect(parseOrIssues(CreateScreeningJobRequest, { papers, identification: { records_identified: 520, duplicates_removed: 85 } }, "body")).toMatchObject({ success: true, data: { identification: { records_identified: 520, duplicates_removed: 85 } } });
+    const refused = parseOrIssues(CreateScreeningJobRequest, { papers, identification: { records_identified: 5, duplicates_removed: 6 } }, "body");
+    expect(refused).toMatchObject({ success: false });
+  });
+
   it("coerces numeric strings for numbers and true/false, 1/0 for booleans, at any depth", () => {
     const parsed = parseOrIssues(CreateScreeningJobRequest, { papers, repetitions: "3", threshold: "2", project_id: "42", mock: "true", max_estimated_cost_usd: " 1e-2 " }, "body");
     expect(parsed).toMatchObject({ success: true, data: { repetitions: 3, threshold: 2, project_id: 42, mock: true, max_estimated_cost_usd: 0.01 } });

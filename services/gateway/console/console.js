@@ -30,6 +30,10 @@ function h(tag, props = {}, ...children) {
   el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false).map((c) => (c instanceof Node ? c : String(c))));
   return el;
 }
+/** replaceChildren leaving out null, undefined and false, as `h` does (the DOM would write them as the text "null"). */
+function fill(node, ...children) {
+  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
+}
 const SVG_NS = "http://www.w3.org/2000/svg";
 function s(tag, props = {}, ...children) {
   const el = document.createElementNS(SVG_NS, tag);
@@ -720,6 +724,10 @@ function renderScreeningResults(container, job, titles) {
  * whole job, which it never reached.
  */
 function renderPartialScreening(container, job) {
+  // The end event and the last poll may both hand over the finished job: one load, whose answer stays
+  // (a second call put "loading…" back over the partial results the first had shown).
+  if (container.dataset.partialFor === job.job_id) return;
+  container.dataset.partialFor = job.job_id;
   const why = job.status === "cancelled" || job.error_reason === "cancelled" ? "This job was cancelled before it finished" : "This job failed before it finished";
   container.replaceChildren(h("p", { class: "muted", id: "partial-results", text: `${why}; loading the papers that finished…` }));
   exportItems("screening", job.job_id)
@@ -833,6 +841,12 @@ async function download(path, filename, signal) {
   setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
+/** The methods paragraph as HTML to paste: plain text, the "{For you to fill in: …}" parts marked. */
+function methodsParagraph(text) {
+  const parts = text.split(/(\{For you to fill in:[^{}]*\})/).filter(Boolean);
+  return h("p", { id: "methods-paragraph", class: "methods" }, parts.map((part) => (part.startsWith("{For you to fill in:") ? h("mark", { text: part }) : part)));
+}
+
 /** "Download CSV", "Download JSON Lines" and "Methods report": available once the job has finished. */
 function jobLinks(kind, jobId, status, signal) {
   if (isActive(status)) return h("p", { class: "hint", id: "job-links", text: "Downloads and the methods report are available when the job has finished." });
@@ -863,12 +877,13 @@ function jobLinks(kind, jobId, status, signal) {
       event.preventDefault();
       problem.hidden = true;
       try {
-        const res = await fetch(`${base}/report`, { headers: { "X-API-Key": apiKey() ?? "" }, signal });
+        const [res, fields] = await Promise.all([fetch(`${base}/report`, { headers: { "X-API-Key": apiKey() ?? "" }, signal }), api(`${base}/report?format=json`, { signal })]);
         const text = await res.text();
         if (!res.ok) throw new ApiError(res.status, JSON.parse(text || "null"));
         report.hidden = false;
         report.replaceChildren(
           h("h2", { id: "report-title", text: "Methods report" }),
+          ...(fields.methods_paragraph ? [h("h3", { text: "Methods paragraph" }), h("p", { class: "hint", text: "Select and copy it into your manuscript; the marked parts are for you to fill in." }), methodsParagraph(fields.methods_paragraph)] : []),
           h("p", { class: "hint" }, "Markdown to paste into a methods section and its appendix. ", link("Download it (.md)", `${base}/report`, `${kind}-${jobId}-report.md`)),
           h("pre", { class: "report", text }),
         );
@@ -1194,4 +1209,4 @@ function init() {
 
 init();
 
-export { ApiError, announce, api, dash, fmtCost, followJob, h, progressBar, setProgress, shortId, statusBadge };
+export { ApiError, announce, api, dash, fill, fmtCost, followJob, h, progressBar, setProgress, shortId, statusBadge };

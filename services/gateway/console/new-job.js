@@ -5,7 +5,7 @@
 // extraction fields (suggest-fields helps), the estimate with an optional ceiling, the start,
 // the progress from the job's event stream, and cancel.
 
-import { ApiError, announce, api, dash, fmtCost, followJob, h, progressBar, setProgress, shortId, statusBadge } from "./console.js";
+import { ApiError, announce, api, dash, fill, fmtCost, followJob, h, progressBar, setProgress, shortId, statusBadge } from "./console.js";
 
 const ACCEPT = ".ris,.nbib,.txt,.csv,.tsv,.medline";
 const MAX_FILES = 20;
@@ -148,7 +148,8 @@ export async function newJobView(view, signal) {
       text: state.merge ? "Keep every record" : `Merge the duplicates (keep one of each group)`,
       onclick: () => ((state.merge = !state.merge), runImport().catch(fail)),
     });
-    importBox.replaceChildren(
+    fill(
+      importBox,
       h("ul", {}, result.files.map((f) => h("li", { text: `${f.name}: ${f.records} records (${f.format})` }))),
       h(
         "p",
@@ -171,7 +172,8 @@ export async function newJobView(view, signal) {
           ),
       result.duplicates.length || state.merge ? merge : null,
     );
-    preview.replaceChildren(
+    fill(
+      preview,
       h(
         "div",
         { class: "table-wrap" },
@@ -223,7 +225,8 @@ export async function newJobView(view, signal) {
           ? await api("/v1/screening/estimate", { method: "POST", body: { papers_count: n, repetitions: Number(reps.value), criteria_count: criteria.list().length }, signal })
           : await api("/v1/indexer/estimate", { method: "POST", body: { fields: fields.list(), record_count: n }, signal });
       const limit = ceilingValue();
-      estimate.replaceChildren(
+      fill(
+        estimate,
         h(
           "dl",
           { class: "facts" },
@@ -254,6 +257,9 @@ export async function newJobView(view, signal) {
         if (typed.length === 0) throw new Error("Type at least one criterion.");
         body = { papers: list.map(toScreeningPaper), criteria: typed, questions: criteria.questions(), repetitions: Number(reps.value), mock: mock.checked };
         if (ceilingValue() !== undefined) body.max_estimated_cost_usd = ceilingValue();
+        // PRISMA's identification counts, for the job's methods report: read from the files, and removed as duplicates.
+        const { counts } = state.result;
+        body.identification = { records_identified: counts.read, duplicates_removed: counts.read - counts.records };
       } else {
         const typed = fields.list();
         if (typed.length === 0) throw new Error("Define at least one field.");

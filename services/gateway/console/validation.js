@@ -113,7 +113,9 @@ function samplePanel(job) {
   const target = h("input", { id: "sample-target", type: "number", min: "0.5", max: "0.999", step: "0.01", value: "0.95" });
   const confidence = h("input", { id: "sample-confidence", type: "number", min: "0.5", max: "0.999", step: "0.01", value: "0.95" });
   const design = h("select", { id: "sample-design" }, ["simple", "stratified", "below_threshold"].map((d) => h("option", { value: d, text: d.replace("_", " ") })));
-  const size = h("input", { id: "sample-size", type: "number", min: "1", max: "5000", step: "1", placeholder: "planned" });
+  // One look after the last label needs the fewest labels, so the suggested (default) sample is its plan.
+  const plan = h("select", { id: "sample-plan-choice" }, h("option", { value: "once", text: "once, after the last label (fewest labels)" }), h("option", { value: "anytime", text: "as labels arrive (any look holds)" }));
+  const size = h("input", { id: "sample-size", type: "number", min: "1", max: "5000", step: "1", placeholder: "suggested" });
   const resume = h("input", { id: "sample-id", type: "text", placeholder: "sample id", size: "38" });
   const batch = h("textarea", { id: "sample-labels", rows: "5", spellcheck: "false", placeholder: "id,included\np1,1\np2,0" });
   const problem = h("div");
@@ -123,7 +125,8 @@ function samplePanel(job) {
   const show = (sample) => {
     current = sample;
     resume.value = sample.sample_id;
-    output.replaceChildren(...renderSample(sample));
+    // replaceChildren writes a null as the text "null": parts left out (the plan once certified) are dropped first.
+    output.replaceChildren(...renderSample(sample, job.results?.length ?? null).filter(Boolean));
   };
   const run = async (action) => {
     problem.replaceChildren();
@@ -137,11 +140,11 @@ function samplePanel(job) {
     id: "sample-form",
     onsubmit: (event) => {
       event.preventDefault();
-      const body = { target_recall: Number(target.value), confidence: Number(confidence.value), design: design.value };
+      const body = { target_recall: Number(target.value), confidence: Number(confidence.value), design: design.value, plan: plan.value };
       if (size.value) body.size = Number(size.value);
       return run(() => call("POST", base, body));
     },
-  }, h("div", { class: "toolbar" }, h("label", {}, "Target recall", target), h("label", {}, "Confidence (one-sided)", confidence), h("label", {}, "Design", design), h("label", {}, "Papers", size), h("button", { type: "submit", text: "Draw a sample" })));
+  }, h("div", { class: "toolbar" }, h("label", {}, "Target recall", target), h("label", {}, "Confidence (one-sided)", confidence), h("label", {}, "Design", design), h("label", {}, "Look", plan), h("label", {}, "Papers", size), h("button", { type: "submit", text: "Draw a sample" })));
   const load = h("form", {
     onsubmit: (event) => {
       event.preventDefault();
@@ -183,7 +186,7 @@ function samplePanel(job) {
     "section",
     { "aria-labelledby": "sample-title", class: "panel", id: "validation-sample" },
     h("h2", { id: "sample-title", text: "Certify recall on a sample the service draws" }),
-    h("p", { class: "hint", text: "Draw, download, screen blind in the given order, add the labels in batches: every answer holds however often you ask." }),
+    h("p", { class: "hint", text: "Draw, download, screen blind in the given order, add the labels in batches. Leave Papers empty for the suggested size: the fewest labels the plan expects to certify the target on this job, never most of the job. Looking once, answers before the last label are progress only; looking as labels arrive, every answer holds." }),
     draw,
     load,
     label,
@@ -192,7 +195,28 @@ function samplePanel(job) {
   );
 }
 
-function renderSample(sample) {
+/** "about N papers", or why there is no such N. */
+const needed = (n) => (typeof n === "number" ? `about ${n}` : "no sample smaller than the job");
+
+/**
+ * The plan in words: the labels each way of looking is expected to need to certify the target on
+ * this job (from its votes, then its labels), and what this sample is when that is most of the job.
+ */
+function planText(sample, papers) {
+  const c = sample.certificate;
+  const byPlan = sample.labels_needed_by_plan;
+  const ways = byPlan
+    ? `${needed(byPlan.once)} looking once after the last label, ${needed(byPlan.anytime)} looking as labels arrive`
+    : `${needed(sample.labels_needed)} (${sample.plan})`;
+  const parts = [`Labels needed to certify ${pct(sample.target_recall, 0)} recall${papers ? ` on this job's ${papers} papers` : ""}: ${ways}.`];
+  const planned = sample.labels_needed;
+  if (papers && (planned === null || planned > papers / 2)) parts.push(`That is ${planned === null ? "more than any sample" : "most of the job"}: this sample of ${sample.paper_ids.length} shows what can be shown instead.`);
+  else if (!sample.feasible) parts.push("A sample that certifies it would leave less than 5% of the papers unread.");
+  if (sample.labelled > 0 && typeof c.labels_still_needed === "number") parts.push(`Still needed: ${c.labels_still_needed}.`);
+  return parts.join(" ");
+}
+
+function renderSample(sample, papers) {
   const c = sample.certificate;
   const parts = [
     h("p", { id: "sample-summary", text: `Sample ${sample.sample_id}: ${sample.paper_ids.length} papers (${sample.design}, seed ${sample.seed}), ${sample.labelled} labelled. ${c.statement}` }),
@@ -200,7 +224,7 @@ function renderSample(sample) {
     // labels no longer matters); until then, the plan and why nothing is certified yet.
     c.recommended
       ? null
-      : h("p", { id: "sample-plan", class: sample.feasible ? "" : "alert", text: sample.feasible ? `Labels needed (plan): about ${sample.labels_needed ?? "—"}; still needed: ${c.labels_still_needed ?? "—"}.` : "The target cannot be shown on this job with a sample (see below)." }),
+      : h("p", { id: "sample-plan", class: sample.feasible ? "" : "alert", text: planText(sample, papers) }),
     h("p", { id: "sample-certificate", class: c.recommended ? "" : "alert", text: c.recommended ? `Certified: threshold ${c.recommended.votes}, recall at least ${pct(c.recommended.recall_lower)}; net work saved ${pct(c.recommended.net_work_saved)}.` : c.reason ?? "Not certified yet." }),
   ];
   const cols = ["Votes ≥", "Recall ≥ (certified)", "Estimate", "Papers below", "Missed ≤", "Net work saved"];

@@ -60,6 +60,8 @@ export function screeningJobKind(options: ScreeningKindOptions) {
           mock: request.mock,
           papers_count: count,
           criteria_count: request.criteria.length,
+          // PRISMA identification from the client's import, for the methods report (libs/jobs report.ts).
+          ...(request.identification ? { identification: request.identification } : {}),
         },
         // Batch sizes are fixed at admission: a redelivered job must cut the same checkpoint units. A
         // provider declared to ignore `n` gets each vote of a paper with other batch-mates (vote-groups.ts);

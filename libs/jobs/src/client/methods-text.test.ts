@@ -65,3 +65,21 @@ describe("the methods paragraph with a recall certificate", () => {
     await expect(paragraph).toMatchFileSnapshot("__snapshots__/methods-paragraph.txt");
   });
 });
+
+describe("the methods paragraph of a job created from an import", () => {
+  const imported = JobReport.parse({ ...written, prisma: { ...written.prisma, records_identified: 520, duplicates_removed: 85 } });
+  const paragraph = completeReport(imported, null).methods_paragraph!;
+
+  it("opens with PRISMA's identification and duplicate counts, then the records screened", () => {
+    expect(paragraph.startsWith("520 records were identified in the imported database exports; 85 duplicates were removed before screening. Titles and abstracts of the remaining 435 records were screened")).toBe(true);
+    const all = sentences(paragraph);
+    expect(all.filter((s, i) => all.indexOf(s) !== i)).toEqual([]);
+    expect(paragraph).not.toMatch(/\.\)\.|\.\.|\s\./);
+  });
+
+  it("says so in the checklist's PRISMA row, and the paragraph of a job without the counts is as before", () => {
+    const row = completeReport(imported, null).checklist!.find((r) => r.item.startsWith("Numbers of records"))!;
+    expect(row.answer).toMatch(/^520 identified, 85 duplicates removed, 435 in,/);
+    expect(completeReport(written, null).methods_paragraph).toMatch(/^Titles and abstracts of 435 records were screened/);
+  });
+});

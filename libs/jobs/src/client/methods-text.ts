@@ -84,8 +84,16 @@ export function methodsParagraph(report: JobReport): string {
     const criteria = asked?.criteria ?? null;
     const inclusion = criteria?.filter((c) => c.type === "include").length ?? 0;
     const exclusion = criteria ? criteria.length - inclusion : 0;
+    const screened = p?.records_in ?? report.outcomes.items;
+    // PRISMA's identification box, when the job came from an import that counted it.
+    if (p?.records_identified !== undefined) {
+      const removed = p.duplicates_removed ?? 0;
+      sentences.push(
+        `${plural(p.records_identified, "record was", "records were")} identified in the imported database exports; ${removed === 0 ? "no duplicates were removed" : `${plural(removed, "duplicate was", "duplicates were")} removed`} before screening.`,
+      );
+    }
     sentences.push(
-      `Titles and abstracts of ${plural(p?.records_in ?? report.outcomes.items, "record", "records")} were screened on ${when} with ${toolText(report)}, using ${modelText(report)}${viaText(report)}.`,
+      `Titles and abstracts of ${p?.records_identified !== undefined ? "the remaining " : ""}${plural(screened, "record", "records")} were screened on ${when} with ${toolText(report)}, using ${modelText(report)}${viaText(report)}.`,
     );
     sentences.push(
       `Each paper was judged ${plural(report.repetitions ?? 1, "time", "times")} independently against ${criteria ? `${plural(criteria.length, "eligibility criterion", "eligibility criteria")} (${inclusion} for inclusion, ${exclusion} for exclusion)` : "eligibility criteria not recorded by the job"}${asked?.questions?.length ? ` and ${plural(asked.questions.length, "research question", "research questions")}` : ""}; the decision rule was: ${sentence(report.decision_rule ?? "not recorded")}`,
@@ -147,7 +155,8 @@ export function checklist(report: JobReport): ChecklistRow[] {
 
 function prismaText(p: NonNullable<JobReport["prisma"]>): string {
   const decided = p.included !== null ? `, ${p.included} included, ${p.excluded} excluded` : "";
-  return `${p.records_in} in, ${p.results} with a result${decided}, ${p.errored} errored${p.without_abstract !== null ? `, ${p.without_abstract} without abstract` : ""}`;
+  const identified = p.records_identified !== undefined ? `${p.records_identified} identified, ${p.duplicates_removed ?? 0} duplicates removed, ` : "";
+  return `${identified}${p.records_in} in, ${p.results} with a result${decided}, ${p.errored} errored${p.without_abstract !== null ? `, ${p.without_abstract} without abstract` : ""}`;
 }
 
 /** The report as read: the written report, the job's latest certificate, the paragraph and the checklist. */

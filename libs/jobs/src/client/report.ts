@@ -1,4 +1,4 @@
-import { JOB_KINDS, JobUsage, Provenance, type ItemText, type JobReport, type JobService, type PrismaCounts } from "@litrev/contracts";
+import { JOB_KINDS, JobUsage, Provenance, ScreeningIdentification, type ItemText, type JobReport, type JobService, type PrismaCounts } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import { certificateResult, lookText, NOT_SENT } from "./methods-text";
 import { resultOf, type JobRecord } from "./views";
@@ -120,7 +120,9 @@ function prismaCounts(service: JobService, record: JobRecord, counted: OutcomeCo
   const { items, by_outcome: by, errors } = counted.outcomes;
   const given = record.config[JOB_KINDS[service].report.countField];
   const votes = JOB_KINDS[service].report.votes;
+  const identification = ScreeningIdentification.safeParse(record.config.identification);
   return {
+    ...(identification.success ? identification.data : {}),
     records_in: typeof given === "number" && Number.isInteger(given) ? given : items,
     results: items,
     included: votes ? (by.include ?? 0) : null,
@@ -246,7 +248,9 @@ function askedSection(report: JobReport): string[] {
 function prismaSection(report: JobReport): string[] {
   const p = report.prisma;
   if (!p) return [];
-  const lines = ["", "## PRISMA counts", "", `- Records in: ${p.records_in}`, `- With a result: ${p.results}`];
+  const lines = ["", "## PRISMA counts", ""];
+  if (p.records_identified !== undefined) lines.push(`- Records identified (imported): ${p.records_identified}`, `- Duplicates removed before screening: ${p.duplicates_removed ?? 0}`);
+  lines.push(`- Records in: ${p.records_in}`, `- With a result: ${p.results}`);
   if (p.included !== null) lines.push(`- Included: ${p.included}`);
   if (p.excluded !== null) lines.push(`- Excluded: ${p.excluded}`);
   lines.push(`- Errored (no usable answer from the model): ${p.errored}`);

@@ -43,8 +43,11 @@ export function validationSampleHandlers(reader: JobReader, store: SampleStore, 
       const plan = labelsNeeded(levels, options);
       const pool = input.design === "below_threshold" ? job.papers.filter((p) => !keptAt(p.score, planThreshold)).length : job.papers.length;
       if (pool === 0) throw new ServiceError("conflict", `No paper of this job is below threshold ${planThreshold}: there is nothing unread to sample`, { simple: true });
-      // By default the plan's size; when no sample can show the target, a fifth of the job (at least 100) to show what can be.
-      const size = Math.min(pool, MAX_VALIDATION_SAMPLE, input.size ?? plan.needed ?? Math.max(100, Math.ceil(job.papers.length / 5)));
+      // By default the plan's size, the fewest labels expected to certify the target; when no sample
+      // can, or only one of most of the papers (which saves the team nothing), a fifth of the job
+      // (at least 100, at most half) to show what can be.
+      const planned = plan.needed !== null && plan.needed <= pool / 2 ? plan.needed : null;
+      const size = Math.min(pool, MAX_VALIDATION_SAMPLE, input.size ?? planned ?? Math.min(Math.ceil(pool / 2), Math.max(100, Math.ceil(job.papers.length / 5))));
       const seed = input.seed ?? randomInt(0, 2_147_483_647);
       const drawn = drawSample(job.papers, input.design, size, seed, planThreshold);
       options.sampleSize = drawn.ids.length;
