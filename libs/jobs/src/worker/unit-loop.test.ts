@@ -95,6 +95,35 @@ describe("CheckpointedStage", () => {
     expect(events.filter((e) => e.startsWith("settle"))).toHaveLength(7);
   });
 
+  it("frees a unit's call slot once its call returns: a slow checkpoint write does not hold the next call back", async () => {
+    const { job, events } = fakeJob();
+    job.checkpoints.save = async (stage: string, unit: string) => {
+      events.push(`saving ${stage}/${unit}`);
+      await delay(40);
+      events.push(`saved ${stage}/${unit}`);
+    };
+    let active = 0;
+    let peak = 0;
+    const stage = await CheckpointedStage.open<Saved>(job, "s");
+    await stage.run(
+      loop(events, stream([1, 2, 3]), {
+        concurrency: 1,
+        run: async (n) => {
+          peak = Math.max(peak, ++active);
+          events.push(`run ${n}`);
+          await delay(2);
+          active--;
+          return { out: [n] };
+        },
+        fits: () => true,
+      }),
+    );
+    // Unit 2's call starts while unit 1's checkpoint is still being written; never two calls at once.
+    expect(events.indexOf("run 2")).toBeLessThan(events.indexOf("saved s/u1"));
+    expect(peak).toBe(1);
+    expect(events.filter((e) => e.startsWith("settle"))).toHaveLength(3);
+  });
+
   it("stops at the first failure after the units in flight are saved and settled, and saves nothing of the failed unit", async () => {
     const { job, events, store } = fakeJob();
     const stage = await CheckpointedStage.open<Saved>(job, "s");
@@ -157,7 +186,8 @@ describe("CheckpointedStage", () => {
     );
     await expect(run).rejects.toThrow("ceiling");
     expect(store.has("u1")).toBe(true);
-    expect(events).toEqual(["run 1", "save s/u1"]);
+    // Unit 2's call started while unit 1 was being saved (its slot was free): at most `concurrency` calls overshoot.
+    expect(events.filter((e) => e.startsWith("run"))).toEqual(["run 1", "run 2"]);
   });
 
   it("starts nothing more once the job's signal fires, and rejects with its reason", async () => {
