@@ -186,8 +186,25 @@ describe("CheckpointedStage", () => {
     );
     await expect(run).rejects.toThrow("ceiling");
     expect(store.has("u1")).toBe(true);
-    // Unit 2's call started while unit 1 was being saved (its slot was free): at most `concurrency` calls overshoot.
+    // Unit 2's call started while unit 1 was being saved (its slot was free).
     expect(events.filter((e) => e.startsWith("run"))).toEqual(["run 1", "run 2"]);
+  });
+
+  it("with settleInSlot, a unit keeps its slot until settled: no call starts between a call that crosses a ceiling and its settle", async () => {
+    const { job, events, store } = fakeJob();
+    const stage = await CheckpointedStage.open<Saved>(job, "s");
+    const run = stage.run(
+      loop(events, [1, 2, 3], {
+        concurrency: 1,
+        settleInSlot: true,
+        settle: (n) => {
+          if (n === 1) throw new Error("ceiling");
+        },
+      }),
+    );
+    await expect(run).rejects.toThrow("ceiling");
+    expect(store.has("u1")).toBe(true);
+    expect(events).toEqual(["run 1", "save s/u1"]);
   });
 
   it("starts nothing more once the job's signal fires, and rejects with its reason", async () => {

@@ -11,6 +11,18 @@ export interface UnitLoop<U, V> {
   units: Iterable<U> | AsyncIterable<U>;
   /** Units running (`run`, its provider calls) at once at most; saving and settling do not count. */
   concurrency: number;
+  /**
+   * A window of calls shared with other loops of the job running at the same time (stages that
+   * overlap), used instead of one of `concurrency` slots of the loop's own. A `run` must not wait
+   * on the same window from inside it.
+   */
+  calls?: <T>(call: () => Promise<T>) => Promise<T>;
+  /**
+   * Keep the unit's slot until it is saved and settled: for a job whose settle checks a cost
+   * ceiling, so that at most `concurrency` calls are in flight when one crosses it. Otherwise the
+   * slot frees once the call returns.
+   */
+  settleInSlot?: boolean;
   /** The unit's checkpoint key; keep it stable, a redelivered job of an older version restores by it. */
   key(unit: U): string;
   /** Whether a saved value still fits the unit (e.g. one answer per item); one that does not is run again. */
@@ -69,22 +81,27 @@ export class CheckpointedStage<V> {
     };
     const failed = new AbortController();
     const signal = AbortSignal.any([this.job.signal, failed.signal]);
-    const calls = pLimit(Math.max(1, loop.concurrency));
+    const calls = loop.calls ?? window(loop.concurrency);
     const work = async (unit: U): Promise<void> => {
       try {
         const saved = take(unit);
         if (saved !== undefined) return await loop.settle(unit, saved, { restored: true });
+        const finish = async (value: V) => {
+          await this.job.checkpoints.save(this.stage, loop.key(unit), value);
+          await loop.settle(unit, value, { restored: false });
+        };
         const value = await calls(async () => {
           signal.throwIfAborted(); // a unit that waited for a slot starts nothing after a failure
           try {
-            return await loop.run(unit, signal);
+            const value = await loop.run(unit, signal);
+            if (loop.settleInSlot) await finish(value);
+            return value;
           } catch (error) {
             failed.abort(error); // before the slot frees: the unit waiting for it must see the failure
             throw error;
           }
         });
-        await this.job.checkpoints.save(this.stage, loop.key(unit), value);
-        await loop.settle(unit, value, { restored: false });
+        if (!loop.settleInSlot) await finish(value);
       } catch (error) {
         failed.abort(error);
         throw error;
@@ -104,6 +121,12 @@ export class CheckpointedStage<V> {
     await loop.restored?.();
     await forEachLimited(pending, 2 * loop.concurrency, this.job.signal, work);
   }
+}
+
+/** A window of `size` calls in flight. */
+function window(size: number): <T>(call: () => Promise<T>) => Promise<T> {
+  const limit = pLimit(Math.max(1, size));
+  return (call) => limit(call);
 }
 
 function isIterable<U>(units: Iterable<U> | AsyncIterable<U>): units is Iterable<U> {

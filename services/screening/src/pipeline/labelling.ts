@@ -1,4 +1,3 @@
-import pLimit from "p-limit";
 import type { LlmUsage, ScreeningPaper } from "@litrev/contracts";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import type { StageContext } from "./stage";
@@ -39,10 +38,13 @@ export async function labelPapers(
   // its calls go through one window shared by the units (`gate`), and one unit more than fills it
   // runs, so the window stays full while a unit waits on its last calls.
   const pool = spreadVotes ? votePool(repetitions, batchSize) : 1;
-  const spread: VoteSpread | undefined = spreadVotes ? { callSize: batchSize, pool, gate: pLimit(ctx.concurrency) } : undefined;
+  // (A spread unit's own calls wait on the window, so the unit itself must not hold a slot of it.)
+  const spread: VoteSpread | undefined = spreadVotes ? { callSize: batchSize, pool, gate: ctx.calls } : undefined;
   await stage.run({
     units: batchesOf(papers, batchSize * pool),
     concurrency: spread ? Math.ceil(ctx.concurrency / pool) + 1 : ctx.concurrency,
+    settleInSlot: ctx.capped,
+    ...(spread ? {} : { calls: ctx.calls }),
     key: (batch) => String(batch.index),
     fits: (saved, batch) => saved.votes.length === batch.items.length,
     run: async (batch) => {
