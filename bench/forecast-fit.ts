@@ -6,7 +6,7 @@
  * the screening bench's responder, once where `n` is honoured and once where it is ignored (the run
  * probes, then spreads the votes), and the provider's usage is summed per stage.
  *
- *   npm run bench -- forecast-fit
+ *   npm run bench -- forecast-fit [--label-batch N]
  *
  * Printed per paper: each stage's tokens, and the labelling input less the paper's own text
  * (title and abstract at 4 characters a token), which is what the forecast adds to the spec's
@@ -23,12 +23,22 @@ import { createLogger } from "../libs/telemetry/src/index";
 import { createLiveModel } from "../services/screening/src/model/live-model";
 import { runScreeningPipeline, type PipelineSettings } from "../services/screening/src/pipeline/run";
 import { estimateScreening } from "../services/screening/src/estimate";
+import { ScreeningEnv } from "../services/screening/src/env";
 import { CRITERIA, screeningPapers, screeningResponder } from "../test/e2e/screening-fixtures";
 
 const REPETITIONS = 5;
 const MODEL = "llm-5-nano";
-/** The screening service's defaults (services/screening/src/env.ts). */
-const SETTINGS: PipelineSettings = { labelBatch: 5, reasonBatch: 5, clusterChunk: 120, assignBatch: 40, maxClusters: 8, callConcurrency: 32 };
+/** The screening service's defaults (services/screening/src/env.ts); `--label-batch N` measures another labelling batch size. */
+const labelBatchArg = process.argv.indexOf("--label-batch");
+const SETTINGS: PipelineSettings = {
+  labelBatch: labelBatchArg >= 0 ? Number(process.argv[labelBatchArg + 1]) : ScreeningEnv.shape.SCREENING_LABEL_BATCH.parse(undefined),
+  reasonBatch: ScreeningEnv.shape.SCREENING_REASON_BATCH.parse(undefined),
+  clusterChunk: 120,
+  assignBatch: 40,
+  maxClusters: 8,
+  callConcurrency: 32,
+};
+if (!Number.isInteger(SETTINGS.labelBatch) || SETTINGS.labelBatch < 1) throw new Error("--label-batch must be a positive integer");
 const REASONING_ABSTRACT_CHARS = 800;
 const logger = createLogger("forecast-fit", "silent");
 

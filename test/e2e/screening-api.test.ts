@@ -199,13 +199,13 @@ describe("AI screening through the gateway (2 gateways, 2 screening replicas, re
     expect(final.clusters.reduce((s: number, c: { count: number }) => s + c.count, 0)).toBe(60); // no clusters_type: every paper
 
     const labelling = provider.chatRequests().map((r) => r.body as FakeChatRequest).filter((b) => schemaNameOf(b).startsWith("screening_labels_"));
-    expect(labelling).toHaveLength(12); // 60 papers, 5 per call, the 5 votes sampled with n in one request
+    expect(labelling).toHaveLength(6); // 60 papers, 10 per call (SCREENING_LABEL_BATCH), the 5 votes sampled with n in one request
     for (const body of labelling) {
       expect(body.n).toBe(5);
       expect(body.response_format?.json_schema?.strict).toBe(true);
       const system = String(body.messages[0]?.content);
       expect(system).toContain(CRITERIA[0]!.value); // criteria in the fixed prefix …
-      expect(String(body.messages[1]?.content)).toMatch(/^Papers to screen \(5\):\n<<<DATA papers>>>\n\{"id":"p1","title":"p\d+:/); // … papers last, as data
+      expect(String(body.messages[1]?.content)).toMatch(/^Papers to screen \(10\):\n<<<DATA papers>>>\n\{"id":"p1","title":"p\d+:/); // … papers last, as data
     }
     expect((await gw2("GET", `/v1/screening/active-job?project_id=${projectId}`)).body).toBeNull();
     provider.setBehaviour({ latencyMs: 0 });

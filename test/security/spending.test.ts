@@ -133,10 +133,10 @@ describe("spending under control (gateway, screening, indexer, criteria, real na
 
     const labelling = provider.chatRequests().filter((r) => schemaNameOf(bodyOf(r)).startsWith("screening_labels_"));
     const labelled = Number(/; (\d+) of 100 papers were labelled/.exec(final.error)![1]);
-    // Stopped within the calls in flight (2) of the one that crossed: far from the 20 calls of the job.
+    // Stopped within the calls in flight (2) of the one that crossed: far from the 10 calls of the job (10 papers a call).
     expect(labelling.length).toBeGreaterThanOrEqual(3);
     expect(labelling.length).toBeLessThanOrEqual(5);
-    expect(labelled).toBe(labelling.filter((r) => r.status === 200).length * 5);
+    expect(labelled).toBe(labelling.filter((r) => r.status === 200).length * 10);
     await new Promise((r) => setTimeout(r, 500));
     expect(provider.chatRequests().filter((r) => schemaNameOf(bodyOf(r)).startsWith("screening_labels_"))).toHaveLength(labelling.length);
 

@@ -12,7 +12,7 @@ describe("the screening estimate and forecast", () => {
     const ignored = forecastTokens(500, 5, 4, { ignoresN: true });
     expect(ignored.output).toBe(honoured.output);
     // The four further passes of labelling input, at the measured tokens a paper.
-    expect(ignored.input - honoured.input).toBe(500 * 4 * (440 + 86));
+    expect(ignored.input - honoured.input).toBe(500 * 4 * (440 + 49));
     // One vote is one request either way.
     expect(forecastTokens(500, 1, 4, { ignoresN: true })).toEqual(forecastTokens(500, 1, 4));
     // More criteria, more tokens; no papers, none.

@@ -12,9 +12,11 @@ export interface ProviderProfile {
 const HONOURS_N: ProviderProfile = { ignoresN: false };
 
 /**
- * Tokens per paper of the pipeline as it runs (default batch sizes, 4 criteria, 5 repetitions),
- * fitted on data other than the screening bench's: the 895 papers of the three SYNERGY reviews in
- * data/synergy (`npm run bench -- forecast-fit`, 2026-11-29; the bench runs nagtegaal_2019). The
+ * Tokens per paper of the pipeline as it runs (default batch sizes: 10 papers a labelling call, 5 a
+ * reasoning call; 4 criteria, 5 repetitions), fitted on data other than the screening bench's: the
+ * 895 papers of the three SYNERGY reviews in data/synergy (`npm run bench -- forecast-fit`,
+ * 2026-11-29 11:44 UTC: labelling overhead 47.8 a paper a pass where `n` is honoured, 50.9 where
+ * votes are spread; a vote 19.3–19.5 output; the bench runs nagtegaal_2019). The
  * paper's own title and abstract is the spec's ~440 tokens (a team's abstracts are not known when
  * it asks for an estimate); what labelling adds to it was fitted. A criterion adds its line to every
  * labelling and reasoning system prompt (shared by a call's papers) and a verdict to every vote.
@@ -25,9 +27,9 @@ const PER_PAPER = {
   /** One pass of labelling: the paper's title and abstract, as the spec assumes them. */
   paperText: 440,
   /** …plus its share of the system prompt and its record's framing (one pass serves all R votes where `n` is honoured). */
-  labellingOverhead: 86,
+  labellingOverhead: 49,
   /** One vote: the decision line with a verdict per criterion. */
-  voteOutput: 19.7,
+  voteOutput: 19.4,
   /** Reasoning sends the title, an abstract excerpt (SCREENING_REASONING_ABSTRACT_CHARS) and the votes. */
   reasoningInput: 315,
   reasoningOutput: 28.5,

@@ -95,6 +95,35 @@ describe("CheckpointedStage", () => {
     expect(events.filter((e) => e.startsWith("settle"))).toHaveLength(7);
   });
 
+  it("frees a unit's call slot once its call returns: a slow checkpoint write does not hold the next call back", async () => {
+    const { job, events } = fakeJob();
+    job.checkpoints.save = async (stage: string, unit: string) => {
+      events.push(`saving ${stage}/${unit}`);
+      await delay(40);
+      events.push(`saved ${stage}/${unit}`);
+    };
+    let active = 0;
+    let peak = 0;
+    const stage = await CheckpointedStage.open<Saved>(job, "s");
+    await stage.run(
+      loop(events, stream([1, 2, 3]), {
+        concurrency: 1,
+        run: async (n) => {
+          peak = Math.max(peak, ++active);
+          events.push(`run ${n}`);
+          await delay(2);
+          active--;
+          return { out: [n] };
+        },
+        fits: () => true,
+      }),
+    );
+    // Unit 2's call starts while unit 1's checkpoint is still being written; never two calls at once.
+    expect(events.indexOf("run 2")).toBeLessThan(events.indexOf("saved s/u1"));
+    expect(peak).toBe(1);
+    expect(events.filter((e) => e.startsWith("settle"))).toHaveLength(3);
+  });
+
   it("stops at the first failure after the units in flight are saved and settled, and saves nothing of the failed unit", async () => {
     const { job, events, store } = fakeJob();
     const stage = await CheckpointedStage.open<Saved>(job, "s");
@@ -150,6 +179,24 @@ describe("CheckpointedStage", () => {
     const run = stage.run(
       loop(events, [1, 2, 3], {
         concurrency: 1,
+        settle: (n) => {
+          if (n === 1) throw new Error("ceiling");
+        },
+      }),
+    );
+    await expect(run).rejects.toThrow("ceiling");
+    expect(store.has("u1")).toBe(true);
+    // Unit 2's call started while unit 1 was being saved (its slot was free).
+    expect(events.filter((e) => e.startsWith("run"))).toEqual(["run 1", "run 2"]);
+  });
+
+  it("with settleInSlot, a unit keeps its slot until settled: no call starts between a call that crosses a ceiling and its settle", async () => {
+    const { job, events, store } = fakeJob();
+    const stage = await CheckpointedStage.open<Saved>(job, "s");
+    const run = stage.run(
+      loop(events, [1, 2, 3], {
+        concurrency: 1,
+        settleInSlot: true,
         settle: (n) => {
           if (n === 1) throw new Error("ceiling");
         },

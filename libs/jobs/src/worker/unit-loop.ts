@@ -1,3 +1,4 @@
+import pLimit from "p-limit";
 import { forEachLimited } from "./for-each-limited";
 import type { JobContext } from "./types";
 
@@ -8,8 +9,20 @@ export type UnitLoopJob = Pick<JobContext, "signal" | "checkpoints">;
 export interface UnitLoop<U, V> {
   /** The units in order: an array (restored up front), or a stream read only as slots free (restored as read). */
   units: Iterable<U> | AsyncIterable<U>;
-  /** Provider calls in flight at most. */
+  /** Units running (`run`, its provider calls) at once at most; saving and settling do not count. */
   concurrency: number;
+  /**
+   * A window of calls shared with other loops of the job running at the same time (stages that
+   * overlap), used instead of one of `concurrency` slots of the loop's own. A `run` must not wait
+   * on the same window from inside it.
+   */
+  calls?: <T>(call: () => Promise<T>) => Promise<T>;
+  /**
+   * Keep the unit's slot until it is saved and settled: for a job whose settle checks a cost
+   * ceiling, so that at most `concurrency` calls are in flight when one crosses it. Otherwise the
+   * slot frees once the call returns.
+   */
+  settleInSlot?: boolean;
   /** The unit's checkpoint key; keep it stable, a redelivered job of an older version restores by it. */
   key(unit: U): string;
   /** Whether a saved value still fits the unit (e.g. one answer per item); one that does not is run again. */
@@ -28,7 +41,9 @@ export interface UnitLoop<U, V> {
 /**
  * One stage's checkpoints, loaded once, and the loop every checkpointed stage runs: per unit, restore
  * the saved value if it fits, else run it and save the value, then settle it; at most `concurrency`
- * in flight, stopped by the first failure (after the calls in flight settle) or the job's signal.
+ * running, stopped by the first failure (after the calls in flight settle) or the job's signal.
+ * A unit's slot is freed once its call returns: its checkpoint write and settling overlap the next
+ * call, so a slow write never leaves the provider budget idle (as many units again may be saving).
  * A stage may run several loops over disjoint keys (e.g. map, then reduce levels) on one load.
  * A stream of units is read only as slots free, so its chunks set no barrier: the next unit starts
  * as soon as any call ends.
@@ -66,13 +81,27 @@ export class CheckpointedStage<V> {
     };
     const failed = new AbortController();
     const signal = AbortSignal.any([this.job.signal, failed.signal]);
+    const calls = loop.calls ?? window(loop.concurrency);
     const work = async (unit: U): Promise<void> => {
       try {
         const saved = take(unit);
         if (saved !== undefined) return await loop.settle(unit, saved, { restored: true });
-        const value = await loop.run(unit, signal);
-        await this.job.checkpoints.save(this.stage, loop.key(unit), value);
-        await loop.settle(unit, value, { restored: false });
+        const finish = async (value: V) => {
+          await this.job.checkpoints.save(this.stage, loop.key(unit), value);
+          await loop.settle(unit, value, { restored: false });
+        };
+        const value = await calls(async () => {
+          signal.throwIfAborted(); // a unit that waited for a slot starts nothing after a failure
+          try {
+            const value = await loop.run(unit, signal);
+            if (loop.settleInSlot) await finish(value);
+            return value;
+          } catch (error) {
+            failed.abort(error); // before the slot frees: the unit waiting for it must see the failure
+            throw error;
+          }
+        });
+        if (!loop.settleInSlot) await finish(value);
       } catch (error) {
         failed.abort(error);
         throw error;
@@ -81,7 +110,7 @@ export class CheckpointedStage<V> {
 
     if (!isIterable(loop.units)) {
       await loop.restored?.();
-      return forEachLimited(loop.units, loop.concurrency, this.job.signal, work);
+      return forEachLimited(loop.units, 2 * loop.concurrency, this.job.signal, work);
     }
     const pending: U[] = [];
     for (const unit of loop.units) {
@@ -90,8 +119,14 @@ export class CheckpointedStage<V> {
       else await loop.settle(unit, saved, { restored: true });
     }
     await loop.restored?.();
-    await forEachLimited(pending, loop.concurrency, this.job.signal, work);
+    await forEachLimited(pending, 2 * loop.concurrency, this.job.signal, work);
   }
+}
+
+/** A window of `size` calls in flight. */
+function window(size: number): <T>(call: () => Promise<T>) => Promise<T> {
+  const limit = pLimit(Math.max(1, size));
+  return (call) => limit(call);
 }
 
 function isIterable<U>(units: Iterable<U> | AsyncIterable<U>): units is Iterable<U> {

@@ -116,6 +116,7 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
       await stage.run<PendingRecord>({
         units: pendingRecords(ctx, total, finished),
         concurrency: deps.concurrency,
+        settleInSlot: ctx.params.cost_ceiling !== undefined, // the ceiling is checked in settle
         key: (unit) => String(unit.index),
         // The loop's signal fires at a fatal provider error or the ceiling: the calls in flight stop unpaid.
         run: (unit, signal) => extractRecord(caller, plan, unit.record, signal),

@@ -109,7 +109,8 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
         const n = samplesSupported && !single ? wanted : 1;
         const schema = z.object({ decisions: z.array(decision).length(short.length) });
         const user = labellingMessage(short.map((i) => ({ id: ids[i]!, paper: papers[i]! })));
-        const result = await call("labelling", `screening_labels_${short.length}x${c}`, schema, user, "", n);
+        const send = () => call("labelling", `screening_labels_${short.length}x${c}`, schema, user, "", n);
+        const result = await (spread ? spread.gate(send) : send());
         usage = addUsage(usage, result.usage);
         // A provider that ignores `n` answers with one choice: ask one vote per request from now on.
         if (n > 1 && result.choices.length === 1) samplesSupported = false;
@@ -136,10 +137,10 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       };
       const all = papers.map((_, i) => i);
       // Votes as separate requests, each vote's calls with other batch-mates (a pooled unit). The
-      // calls of every vote go through one window: no vote waits for the slowest call of the one before.
+      // calls of every vote go through the job's window: no vote waits for the slowest call of the one before.
       if (spread) {
         const groups = Array.from({ length: repetitions }, (_, vote) => voteGroups(papers.length, spread.callSize, spread.pool, vote)).flat();
-        await forEachLimited(groups, spread.concurrency, options.signal, async (group) => {
+        await forEachLimited(groups, spread.pool, options.signal, async (group) => {
           await ask(group, true);
         });
       }

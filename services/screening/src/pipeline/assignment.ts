@@ -30,6 +30,7 @@ export async function assignClusters(ctx: StageContext, reasons: string[], theme
   await stage.run({
     units: batches(reasons.length, batchSize),
     concurrency: ctx.concurrency,
+    settleInSlot: ctx.capped,
     key: (unit) => String(unit.index),
     fits: (saved, unit) => saved.assignments.length === unit.end - unit.start,
     run: async (unit) => {

@@ -33,6 +33,7 @@ export async function clusterReasons(ctx: StageContext, reasons: string[], chunk
   await stage.run({
     units: chunks,
     concurrency: ctx.concurrency,
+    settleInSlot: ctx.capped,
     key: (chunk) => `map-${chunk.index}`,
     run: async (chunk) => {
       const { value, usage } = await ctx.model.themes(reasons.slice(chunk.start, chunk.end), THEMES_PER_CHUNK);
@@ -56,6 +57,7 @@ export async function clusterReasons(ctx: StageContext, reasons: string[], chunk
     await stage.run({
       units: groups,
       concurrency: ctx.concurrency,
+      settleInSlot: ctx.capped,
       key: (group) => `reduce-${level}-${group.index}`,
       run: async (group) => {
         const { value, usage } = await ctx.model.merge(themes.slice(group.start, group.end), target);

@@ -35,13 +35,16 @@ export async function labelPapers(
   let restored = 0;
   await ctx.progress("labelling", 0, total);
   // Where votes are separate requests, a unit pools `pool` calls' papers, regrouped for each vote;
-  // its calls run side by side, so fewer units run at once and the calls in flight stay the same.
+  // its calls go through one window shared by the units (`gate`), and one unit more than fills it
+  // runs, so the window stays full while a unit waits on its last calls.
   const pool = spreadVotes ? votePool(repetitions, batchSize) : 1;
-  const inUnit = Math.min(pool, ctx.concurrency);
-  const spread: VoteSpread | undefined = spreadVotes ? { callSize: batchSize, pool, concurrency: inUnit } : undefined;
+  // (A spread unit's own calls wait on the window, so the unit itself must not hold a slot of it.)
+  const spread: VoteSpread | undefined = spreadVotes ? { callSize: batchSize, pool, gate: ctx.calls } : undefined;
   await stage.run({
     units: batchesOf(papers, batchSize * pool),
-    concurrency: Math.max(1, Math.floor(ctx.concurrency / inUnit)),
+    concurrency: spread ? Math.ceil(ctx.concurrency / pool) + 1 : ctx.concurrency,
+    settleInSlot: ctx.capped,
+    ...(spread ? {} : { calls: ctx.calls }),
     key: (batch) => String(batch.index),
     fits: (saved, batch) => saved.votes.length === batch.items.length,
     run: async (batch) => {

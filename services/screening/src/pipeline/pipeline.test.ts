@@ -148,11 +148,39 @@ describe("the screening pipeline (mock model)", () => {
       };
     };
     await runScreeningPipeline(ctx, watching, { ...SETTINGS, callConcurrency: 1 });
-    // One pass for labelling, one for reasoning; each call's batch was read with at most one input chunk ahead.
+    // One pass for labelling, one for reasoning; each call's batch was read with at most one input
+    // chunk and one batch ahead (the unit being saved while the next call runs).
     expect(ctx.papersRead).toEqual([37, 37]);
-    for (const s of seen) expect(s.read - s.upTo).toBeLessThan(INPUT_CHUNK);
+    for (const s of seen) expect(s.read - s.upTo).toBeLessThan(INPUT_CHUNK + SETTINGS.labelBatch);
     expect(seen.filter((s) => s.stage === "label")).toHaveLength(10);
     expect(seen.filter((s) => s.stage === "reason")).toHaveLength(10);
+  });
+
+  it("overlaps labelling and reasoning through one window of calls: reasoning of labelled papers starts before the last labelling call, never more calls in flight than the job's concurrency", async () => {
+    const ctx = jobContext(params({ clusters_type: null }));
+    const events: string[] = [];
+    let inFlight = 0;
+    let peak = 0;
+    const timed = async <T>(name: string, call: () => Promise<T>): Promise<T> => {
+      events.push(name);
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      try {
+        return await call();
+      } finally {
+        inFlight--;
+      }
+    };
+    const watching = (frame: JobFrame): ScreeningModel => {
+      const mock = createMockModel(frame);
+      return { ...mock, label: (papers, r) => timed("label", () => mock.label(papers, r)), reason: (items) => timed("reason", () => mock.reason(items)) };
+    };
+    await runScreeningPipeline(ctx, watching, SETTINGS);
+    expect(events.indexOf("reason")).toBeGreaterThan(-1);
+    expect(events.indexOf("reason")).toBeLessThan(events.lastIndexOf("label"));
+    expect(peak).toBeLessThanOrEqual(SETTINGS.callConcurrency);
+    // The job is in one stage at a time: reasoning reported once labelling was over.
+    expect(ctx.reports).toEqual([...ctx.reports].sort((a, b) => a - b));
   });
 
   it("builds the same items as the votes say, chunk by chunk, for a job larger than one chunk", async () => {
@@ -416,11 +444,13 @@ describe("the cost ceiling", () => {
     expect(error).toBeInstanceOf(PartialFailure);
     const failure = error as PartialFailure;
     expect(failure.failure.category).toBe("validation");
-    expect(failure.failure.message).toMatch(/exceeded the limit of \$0\.025 \(max_estimated_cost_usd\) during labelling; 12 of 37 papers were labelled/);
-    // Three calls of four papers were paid for: the third crossed the ceiling, and its papers are kept.
+    expect(failure.failure.message).toMatch(/\(\$0\.030000, .*exceeded the limit of \$0\.025 \(max_estimated_cost_usd\) during labelling; 12 of 37 papers were labelled/);
+    // The third call crossed the ceiling; the call that started in the slot it freed while its
+    // checkpoint was written (at most callConcurrency calls overshoot) was the reasoning of the
+    // first batch, labelled by then. The three labelling calls were paid for, and their papers are kept.
     expect(((failure.partial.items as JsonRecord[] | undefined) ?? []).map((item) => item.id)).toEqual(input.papers.slice(0, 12).map((p) => p.id));
     expect((failure.partial.extra?.usage as { estimated_cost_usd: number; calls: number }).estimated_cost_usd).toBeCloseTo(0.03, 10);
-    expect((failure.partial.extra?.usage as { calls: number }).calls).toBe(3);
+    expect(failure.partial.extra?.usage_by_stage).toMatchObject({ labelling: { calls: 3 } });
   });
 
   it("prices a call the provider did not price at the model's price from admission", async () => {

@@ -1,7 +1,7 @@
 import type { LlmUsage, ScreeningPaper } from "@litrev/contracts";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import type { StageContext } from "./stage";
-import { batchesOf } from "./batches";
+import { batchesOf, type StreamedBatch } from "./batches";
 import type { ReasoningInput } from "./types";
 
 interface ReasonCheckpoint {
@@ -22,13 +22,17 @@ export async function reasonPapers(
   inputFor: (index: number, paper: ScreeningPaper) => ReasoningInput,
   batchSize: number,
   settle: (index: number, reason: string) => void,
+  /** Resolves once papers [0, end) are labelled (labelling still running): a batch waits for it before it is sent. */
+  labelled: (end: number) => Promise<void> = () => Promise.resolve(),
 ): Promise<void> {
   const stage = await CheckpointedStage.open<ReasonCheckpoint>(ctx.job, "reasoning");
   let finished = 0;
   await ctx.progress("reasoning", 0, total);
   await stage.run({
-    units: batchesOf(papers, batchSize),
+    units: afterLabelling(batchesOf(papers, batchSize), labelled),
     concurrency: ctx.concurrency,
+    settleInSlot: ctx.capped,
+    calls: ctx.calls,
     key: (batch) => String(batch.index),
     fits: (saved, batch) => saved.reasons.length === batch.items.length,
     run: async (batch) => {
@@ -42,4 +46,12 @@ export async function reasonPapers(
       await ctx.progress("reasoning", finished, total);
     },
   });
+}
+
+/** The batches in order, each once its papers are labelled (read only as the loop takes them, so at most one waits). */
+async function* afterLabelling<T>(batches: AsyncIterable<StreamedBatch<T>>, labelled: (end: number) => Promise<void>): AsyncGenerator<StreamedBatch<T>> {
+  for await (const batch of batches) {
+    await labelled(batch.start + batch.items.length);
+    yield batch;
+  }
 }

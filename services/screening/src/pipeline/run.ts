@@ -1,3 +1,4 @@
+import pLimit from "p-limit";
 import { z } from "zod";
 import {
   ScreeningJobParams,
@@ -25,6 +26,7 @@ import { clusterReasons } from "./clustering";
 import { LabelTable } from "./label-table";
 import { labelPapers } from "./labelling";
 import { reasonPapers } from "./reasoning";
+import { SettledPrefix } from "./settled-prefix";
 import { UsageMeter, type StageContext } from "./stage";
 import type { JobFrame, ScreeningModel } from "./types";
 
@@ -88,6 +90,8 @@ export async function runScreeningPipeline(
     job,
     model,
     concurrency: settings.callConcurrency,
+    calls: pLimit(settings.callConcurrency),
+    capped: job.params.cost_ceiling !== undefined,
     usage,
     progress: (stage, done, total) => {
       const [from, to] = STAGE_SPAN[stage];
@@ -138,8 +142,18 @@ export async function runScreeningPipeline(
       .catch(stopAtCeiling);
     spreadVotes = probe.value;
   }
-  await labelPapers(
-    ctx,
+  // Labelling and reasoning overlap: a reasoning batch is sent once its papers are labelled, through
+  // the same window of calls, so the window stays full across the change of stage. Reasoning reports
+  // its progress once labelling is over (the job is in one stage at a time). Either stage's failure
+  // stops the other (after its calls in flight settle) and ends the job as it did before.
+  const prefix = new SettledPrefix(count);
+  const reasoningFailed = new AbortController();
+  const labelCtx: StageContext = { ...ctx, job: { ...job, signal: AbortSignal.any([job.signal, reasoningFailed.signal]) } };
+  let labellingOver = false;
+  let reasoned = 0;
+  const reasonCtx: StageContext = { ...ctx, progress: (stage, done, total) => (labellingOver ? ctx.progress(stage, done, total) : Promise.resolve()) };
+  const labelling = labelPapers(
+    labelCtx,
     job.inputItems<ScreeningPaper>("papers"),
     count,
     params.repetitions,
@@ -147,6 +161,7 @@ export async function runScreeningPipeline(
     spreadVotes && params.repetitions > 1,
     (i, paper, votes, why) => {
       table.set(i, paper.id, votes);
+      prefix.settle(i);
       if (votes.length >= params.repetitions) return;
       lost.set(i, votes.length);
       trouble ??= why;
@@ -155,10 +170,19 @@ export async function runScreeningPipeline(
       if (lost.size <= maxLostShare * count) return;
       failWithLabelled(() => tooManyLost(reported(), lost.size, count, maxLostShare, trouble));
     },
-  ).catch(stopAtCeiling);
-  if (lost.size > 0) job.logger.warn({ lost: lost.size, papers: count }, "papers the model kept losing go to a human");
-  await reasonPapers(
-    ctx,
+  ).then(
+    async () => {
+      labellingOver = true;
+      if (lost.size > 0) job.logger.warn({ lost: lost.size, papers: count }, "papers the model kept losing go to a human");
+      await ctx.progress("reasoning", reasoned, count);
+    },
+    (error: unknown) => {
+      prefix.fail(error);
+      throw error;
+    },
+  );
+  const reasoning = reasonPapers(
+    reasonCtx,
     job.inputItems<ScreeningPaper>("papers"),
     count,
     (i, paper) => ({
@@ -169,8 +193,18 @@ export async function runScreeningPipeline(
       verdicts: table.majority(i),
     }),
     settings.reasonBatch,
-    (i, reason) => (reasons[i] = reason),
-  ).catch(stopAtCeiling);
+    (i, reason) => {
+      reasons[i] = reason;
+      reasoned++;
+    },
+    (end) => prefix.until(end),
+  ).catch((error: unknown) => {
+    reasoningFailed.abort(error);
+    throw error;
+  });
+  const [labelled, explained] = await Promise.allSettled([labelling, reasoning]);
+  if (labelled.status === "rejected") stopAtCeiling(labelled.reason);
+  if (explained.status === "rejected") stopAtCeiling(explained.reason);
 
   // The clustered side (spec): include → score ≥ threshold, exclude → below it, absent → every paper.
   const clustered: number[] = [];

@@ -9,6 +9,13 @@ export interface StageContext {
   model: ScreeningModel;
   /** Provider calls in flight for this job. */
   concurrency: number;
+  /**
+   * A job with a cost ceiling (checked as each unit settles): its units keep their call slot until
+   * settled, so at most `concurrency` calls are in flight when one crosses it.
+   */
+  capped: boolean;
+  /** The job's one window of `concurrency` calls, shared by the stages that overlap (labelling and reasoning). */
+  calls: <T>(call: () => Promise<T>) => Promise<T>;
   usage: UsageMeter;
   /** Reports `done` of `total` units of a stage (mapped onto the job's overall progress). */
   progress(stage: ScreeningStage, done: number, total: number): Promise<void>;

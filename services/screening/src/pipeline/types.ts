@@ -90,9 +90,13 @@ export interface JobFrame {
   resolvedModel?: string | undefined;
 }
 
-/** How a pooled labelling unit is cut per vote: calls of `callSize` papers, `pool` calls a vote, `concurrency` in flight. */
+/**
+ * How a pooled labelling unit is cut per vote: calls of `callSize` papers, `pool` calls a vote, each
+ * call run through `gate`, the job's one window of calls in flight, which every unit shares: a unit
+ * waiting on its last calls leaves its slots to the next unit's (no per-unit barrier).
+ */
 export interface VoteSpread {
   callSize: number;
   pool: number;
-  concurrency: number;
+  gate: <T>(call: () => Promise<T>) => Promise<T>;
 }
