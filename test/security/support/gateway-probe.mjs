@@ -1,0 +1,25 @@
+// Loaded into a gateway by test/security/fair-owners.test.ts (NODE_OPTIONS=--import, when
+// FAIR_OWNERS_PROBE_DIR is set): every 250 ms it notes process.memoryUsage() and the event loop's
+// delay since the last note (perf_hooks histogram), and rewrites <dir>/<pid>.json with the series,
+// so the test can tell heap from buffers and see the gateway's loop blocked (a worker thread, which
+// NODE_OPTIONS reaches too, writes <pid>-thread<id>.json). Plain JS: it loads before tsx.
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { isMainThread, threadId } from "node:worker_threads";
+
+const dir = process.env.FAIR_OWNERS_PROBE_DIR;
+if (dir) {
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const series = [];
+  const mb = (bytes) => Math.round(bytes / 1048576);
+  const timer = setInterval(() => {
+    const m = process.memoryUsage();
+    series.push({ t: Date.now(), rss: mb(m.rss), heapUsed: mb(m.heapUsed), heapTotal: mb(m.heapTotal), external: mb(m.external), arrayBuffers: mb(m.arrayBuffers), loopMaxMs: Math.round(loop.max / 1e6), loopP99Ms: Math.round(loop.percentile(99) / 1e6) });
+    loop.reset();
+    if (series.length > 2400) series.shift(); // 10 minutes: bounded
+    if (series.length % 4 === 0) writeFileSync(join(dir, `${process.pid}${isMainThread ? "" : `-thread${threadId}`}.json`), JSON.stringify(series));
+  }, 250);
+  timer.unref();
+}
