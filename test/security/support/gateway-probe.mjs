@@ -6,6 +6,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import process from "node:process";
+import { setInterval } from "node:timers";
 import { isMainThread, threadId } from "node:worker_threads";
 
 const dir = process.env.FAIR_OWNERS_PROBE_DIR;
