@@ -68,7 +68,7 @@ function probeSummary(dir: string, pids: number[], since: number): string {
       const peak = (key: string) => Math.max(...series.map((s) => s[key]!));
       const blocked = series.filter((s) => s.loopMaxMs! > 100).length;
       // Its body-parsing thread (services/gateway/src/off-loop-parse.ts), each run of it a file of its own.
-      const threads = readdirSync(dir).filter((f) => f.startsWith(`${pid}-thread`));
+      const threads = readdirSync(dir).filter((f) => f.startsWith(`${pid}-thread`) && f.endsWith(".json"));
       const threadHeap = Math.max(0, ...threads.flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as Record<string, number>[]).map((s) => s.heapTotal!)));
       return `gateway ${pid} peaks: heapUsed ${peak("heapUsed")} heapTotal ${peak("heapTotal")} external ${peak("external")} arrayBuffers ${peak("arrayBuffers")} MB, body thread heapTotal ${threadHeap} MB, loop delay max ${peak("loopMaxMs")} ms (${blocked} of ${series.length} quarter-seconds over 100 ms); `;
     })
