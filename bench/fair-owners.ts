@@ -8,6 +8,10 @@
  *
  *   nice -n 10 npm run bench -- fair-owners [--runs 3] [--attack-s 30] [--baseline-s 10]
  *
+ * Each run also loads test/security/support/gateway-probe.mjs into the gateways and prints their
+ * peaks during the attack: heap used, external and array buffers (process.memoryUsage()) and the
+ * event loop's delay (perf_hooks.monitorEventLoopDelay).
+ *
  * The attack lasts 30 s (twice the 15 s lease of the gateways' beats: the shares must hold while
  * the bucket stays slow), the victim's baseline 10 s (enough samples for a p99).
  *
@@ -15,7 +19,8 @@
  * non-zero when any run failed.
  */
 import { spawnSync } from "node:child_process";
-import { loadavg } from "node:os";
+import { mkdtempSync, rmSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -24,11 +29,13 @@ const runs = Math.max(1, Number(values.runs) || 3);
 const root = join(import.meta.dirname, "..");
 let failures = 0;
 for (let run = 1; run <= runs; run++) {
+  const probeDir = mkdtempSync(join(tmpdir(), "fair-owners-probe-"));
   const result = spawnSync("npx", ["vitest", "run", "test/security/fair-owners.test.ts", "-t", "keeps alice"], {
     cwd: root,
-    env: { ...process.env, FAIR_OWNERS_STRICT: "1", FAIR_OWNERS_ATTACK_MS: String(Number(values["attack-s"]) * 1_000), FAIR_OWNERS_BASELINE_MS: String(Number(values["baseline-s"]) * 1_000) },
+    env: { ...process.env, FAIR_OWNERS_STRICT: "1", FAIR_OWNERS_PROBE_DIR: probeDir, FAIR_OWNERS_ATTACK_MS: String(Number(values["attack-s"]) * 1_000), FAIR_OWNERS_BASELINE_MS: String(Number(values["baseline-s"]) * 1_000) },
     encoding: "utf8",
   });
+  rmSync(probeDir, { recursive: true, force: true });
   const output = `${result.stdout}${result.stderr}`;
   const figures = output.split("\n").find((line) => line.includes("fair owners")) ?? "(no figures: the suite did not get to its checker)";
   const passed = result.status === 0;

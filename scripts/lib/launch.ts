@@ -20,6 +20,16 @@ export type ServiceProcess = (typeof SERVICES)[number];
  */
 export const JOB_WORKER_HEAP_MB = 320;
 
+/**
+ * The gateway's V8 old-space ceiling (MB), for each of its isolates (the event loop's and the body
+ * thread's). Uncapped, V8 let a gateway under a two-owner attack keep garbage until its RSS reached
+ * 495–516 MB (the pod's limit is 512 MiB); its live heap stayed under 175 MB. The largest creation
+ * the default body limit admits still succeeds under it (`npm run bench -- largest-body`, docs/performance.md).
+ */
+export const GATEWAY_HEAP_MB = 320;
+
+const HEAP_MB: Partial<Record<ServiceProcess, number>> = { gateway: GATEWAY_HEAP_MB, screening: JOB_WORKER_HEAP_MB, indexer: JOB_WORKER_HEAP_MB };
+
 /** Node arguments that run a service's TypeScript entry with telemetry loaded first. */
 export function serviceArgs(service: ServiceProcess): string[] {
   return [
@@ -34,9 +44,8 @@ export function serviceArgs(service: ServiceProcess): string[] {
 
 export function spawnService(service: ServiceProcess, env: NodeJS.ProcessEnv, options: SpawnOptions = {}): ChildProcess {
   const merged: NodeJS.ProcessEnv = { ...process.env, OTEL_SERVICE_NAME: `litrev-${service}`, ...env };
-  if (service === "screening" || service === "indexer") {
-    merged.NODE_OPTIONS = [`--max-old-space-size=${JOB_WORKER_HEAP_MB}`, merged.NODE_OPTIONS].filter(Boolean).join(" ");
-  }
+  const heapMb = HEAP_MB[service];
+  if (heapMb !== undefined) merged.NODE_OPTIONS = [`--max-old-space-size=${heapMb}`, merged.NODE_OPTIONS].filter(Boolean).join(" ");
   return spawn(process.execPath, serviceArgs(service), {
     cwd: ROOT,
     env: merged,

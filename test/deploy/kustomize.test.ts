@@ -260,9 +260,9 @@ describe("deploy/k8s", () => {
       for (const from of container.envFrom as Doc[]) expect(configMaps).toContain(from.configMapRef.name);
       const names = (container.env as Doc[]).map((e) => e.name as string);
       for (const entry of container.env as Doc[]) {
-        // The one literal: the job workers' V8 heap cap (flat memory at any job size).
+        // The one literal: the V8 heap cap of the gateway and the job workers (flat memory at any job size).
         if (entry.name === "NODE_OPTIONS") {
-          expect(["screening", "indexer"], `${service} NODE_OPTIONS`).toContain(service);
+          expect(["gateway", "screening", "indexer"], `${service} NODE_OPTIONS`).toContain(service);
           expect(entry.value).toMatch(/--max-old-space-size=\d+/);
           continue;
         }
@@ -272,7 +272,7 @@ describe("deploy/k8s", () => {
       }
       expect(names.includes("JOB_KEY_SECRET"), `${service} JOB_KEY_SECRET`).toBe(["gateway", "screening", "indexer", "criteria"].includes(service));
       expect(names.includes("API_KEY"), `${service} API_KEY`).toBe(service === "gateway");
-      expect(names.includes("NODE_OPTIONS"), `${service} NODE_OPTIONS`).toBe(["screening", "indexer"].includes(service));
+      expect(names.includes("NODE_OPTIONS"), `${service} NODE_OPTIONS`).toBe(["gateway", "screening", "indexer"].includes(service));
       expect(names.includes("MONGO_URL"), `${service} MONGO_URL`).toBe(service === "screening" || service === "indexer");
     }
     const literals = loadYaml(join(K8S, "base/kustomization.yaml")).configMapGenerator[0].literals as string[];

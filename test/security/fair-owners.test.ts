@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { once } from "node:events";
 import { dirname, join } from "node:path";
@@ -35,6 +35,7 @@ const ATTACK_MS = Number(process.env.FAIR_OWNERS_ATTACK_MS ?? 5_000);
 const BASELINE_MS = Number(process.env.FAIR_OWNERS_BASELINE_MS ?? 2_000);
 const LIMITS_DELAY_MS = 3_000;
 const RSS_LIMIT_MB = 512;
+const PROBE_DIR = process.env.FAIR_OWNERS_PROBE_DIR;
 const LIMITS = { KEY_RATE_PER_S: "40", KEY_RATE_BURST: "60", KEY_HEAVY_CONCURRENCY: "2", EVENT_STREAMS_PER_OWNER: "4", OWNER_STORAGE_MB: "5", OWNER_MAX_LIVE_JOBS: "6" };
 
 interface Op {
@@ -59,6 +60,21 @@ async function attacker(plan: AttackPlan): Promise<AttackOp[]> {
   return JSON.parse(out) as AttackOp[];
 }
 
+/** Each gateway's peaks during the attack, from support/gateway-probe.mjs's series (after its last write). */
+function probeSummary(dir: string, pids: number[], since: number): string {
+  return pids
+    .map((pid) => {
+      const series = (JSON.parse(readFileSync(join(dir, `${pid}.json`), "utf8")) as Record<string, number>[]).filter((s) => s.t! >= since);
+      const peak = (key: string) => Math.max(...series.map((s) => s[key]!));
+      const blocked = series.filter((s) => s.loopMaxMs! > 100).length;
+      // Its body-parsing thread (services/gateway/src/off-loop-parse.ts), each run of it a file of its own.
+      const threads = readdirSync(dir).filter((f) => f.startsWith(`${pid}-thread`) && f.endsWith(".json"));
+      const threadHeap = Math.max(0, ...threads.flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as Record<string, number>[]).map((s) => s.heapTotal!)));
+      return `gateway ${pid} peaks: heapUsed ${peak("heapUsed")} heapTotal ${peak("heapTotal")} external ${peak("external")} arrayBuffers ${peak("arrayBuffers")} MB, body thread heapTotal ${threadHeap} MB, loop delay max ${peak("loopMaxMs")} ms (${blocked} of ${series.length} quarter-seconds over 100 ms); `;
+    })
+    .join("");
+}
+
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)] ?? NaN;
 const detailOf = (body: unknown) => JSON.stringify((body as { detail?: unknown } | undefined)?.detail ?? "");
 
@@ -75,7 +91,9 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
       gateways: 2,
       gatewayEnv: async (natsUrl) => {
         proxy = await slowLimitsProxy(natsUrl);
-        return { NATS_URL: proxy.url };
+        // The bench's probe (support/gateway-probe.mjs): heap vs buffers and the event loop's delay, per gateway.
+        const probe = PROBE_DIR ? { NODE_OPTIONS: [`--import=${join(dirname(fileURLToPath(import.meta.url)), "support/gateway-probe.mjs")}`, process.env.NODE_OPTIONS].filter(Boolean).join(" ") } : {};
+        return { NATS_URL: proxy.url, ...probe };
       },
       services: { screening: 1 },
       env: { API_KEYS: `alice:use:${KEYS.alice},mallory:use:${KEYS.mallory}`, OPENAI_API_KEY: "sk-fair-owners-server", OPENAI_BASE_URL: provider.url, ...LIMITS },
@@ -165,7 +183,9 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
       criteria: CRITERIA,
       streams: 12,
     };
+    const attackStart = Date.now();
     const [attack] = await Promise.all([attacker(plan), victim(ATTACK_MS)]).finally(() => clearInterval(sampler));
+    const probed = PROBE_DIR ? probeSummary(PROBE_DIR, gatewayPids, attackStart) : "";
     const delayed = proxy!.delayed;
     proxy!.delayMs = 0;
     for (const op of attack) history.push({ who: "mallory", ms: 0, ...op });
@@ -186,7 +206,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
         `alice alone ${baseline.length} requests, p99 ${baselineP99.toFixed(0)} ms; under attack ${aliceOk.length}/${alice.length} ok, ` +
         `p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms ${JSON.stringify(byStatus(alice))}; mallory ${mallory.length} requests ${JSON.stringify(byStatus(mallory))}; ` +
         `limits bucket messages delayed ${delayed}; gateways' peak RSS ${rssMb.map((mb) => mb.toFixed(0)).join(" and ")} MB; ` +
-        `alice's slowest: ${alice.filter((h) => h.op !== "stream").sort((x, y) => y.ms - x.ms).slice(0, 4).map((h) => `${h.op} ${h.ms.toFixed(0)} ms`).join(", ")}`,
+        `${probed}alice's slowest: ${alice.filter((h) => h.op !== "stream").sort((x, y) => y.ms - x.ms).slice(0, 4).map((h) => `${h.op} ${h.ms.toFixed(0)} ms`).join(", ")}`,
     );
 
     // Alice: everything answered, nothing refused (no 5xx, no 429); p99 within 3× her own p99
@@ -241,7 +261,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     // Twelve at once: beyond the two heavy places (KEY_HEAVY_CONCURRENCY=2) while the others stream, a poll is refused…
     // (On a busy machine twelve polls may reach the gateway one after another, each sent before the
     // next arrives: up to three bursts, until one overlapped.)
-    const large: Awaited<ReturnType<typeof poll>>[] = [];
+    const large: HttpResult[] = [];
     for (let burst = 0; burst < 3 && !large.some((r) => r.status === 429); burst++) large.push(...(await Promise.all(Array.from({ length: 12 }, () => poll("alice", id)))));
     const refused = large.filter((r) => r.status === 429);
     expect(refused.length).toBeGreaterThan(0);
