@@ -4,7 +4,7 @@ import { csvRow, UTF8_BOM, type CsvMode } from "./csv";
 import { cleanText } from "@litrev/references/text";
 import { risRecord } from "./ris";
 import { markedExport, type SampleMarks } from "./sample-marks";
-import type { FinishedJob } from "../finished/views";
+import type { FinishedJob } from "../finished/finished-job";
 
 /** One chunk of items with the lines of the lists read beside them, index for index. */
 export interface ItemsWithTexts {

@@ -13,7 +13,7 @@ export { csvCell, csvRow } from "./csv";
 export { exportBody } from "./exports";
 export { sampleDownload } from "./sample-download";
 export type { SampleFormat } from "./sample-download";
-export type { FinishedJob } from "../finished/views";
+export type { FinishedJob } from "../finished/finished-job";
 export { buildReport, OutcomeCounter, reportMarkdown } from "../finished/report";
 export type { PromptInstructions } from "../finished/report";
 export { completeReport, methodsParagraph, checklist } from "../finished/methods-text";

@@ -1,7 +1,7 @@
 import { isJobId, JOB_KINDS, ServiceError, type JobArtifactHead, type JobKindTable, type JobService } from "@litrev/contracts";
 import { artifactJob, pollPieces, readArtifactHead, writeArtifact } from "../artifact";
 import { eraseJobData } from "../erase";
-import type { FinishedJob } from "../finished/views";
+import type { FinishedJob } from "../finished/finished-job";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
 import { toStoredJob, type JobStore, type JsonRecord } from "../store/job-store";

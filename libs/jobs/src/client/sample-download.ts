@@ -1,7 +1,7 @@
 import type { CsvMode, ItemText } from "@litrev/contracts";
 import { cleanText } from "@litrev/references/text";
 import { csvRow, UTF8_BOM } from "./csv";
-import type { FinishedJob } from "../finished/views";
+import type { FinishedJob } from "../finished/finished-job";
 import { withTexts } from "./exports";
 import { risRecord } from "./ris";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { FinishedJob } from "../finished/views";
+import type { FinishedJob } from "../finished/finished-job";
 import { exportBody } from "./exports";
 import { sampleMarksOf } from "./sample-marks";
 
