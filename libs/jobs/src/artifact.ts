@@ -1,8 +1,8 @@
 import { DEFAULT_JOB_OWNER, JOB_KINDS, JobArtifactHead, jobDataObjects, ServiceError, type ItemText, type JobService, type ObjectRef } from "@litrev/contracts";
 import { JsonLines, type JobData, type LinesWriter } from "./data";
-import type { FinishedJob } from "./client/exports";
-import { buildReport, OutcomeCounter, type PromptInstructions } from "./client/report";
-import { resultOf } from "./client/views";
+import type { FinishedJob } from "./finished/finished-job";
+import { buildReport, OutcomeCounter, type PromptInstructions } from "./finished/report";
+import { resultOf } from "./finished/views";
 import type { JsonRecord, StoredJob } from "./store/job-store";
 
 /**

@@ -9,7 +9,7 @@ import { createLogger } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { readArtifactHead } from "./artifact";
 import { admitJob } from "./client/admission";
-import type { OwnerStorage } from "./client/owner-storage";
+import type { OwnerStorage } from "./owner-storage";
 import { openJobInfra, type JobInfra } from "./infra";
 import { cancelJob, deleteJob } from "./job-cancel";
 import { KeySealer } from "./key-sealer";

@@ -11,7 +11,7 @@ import { LocalRecords } from "@litrev/messaging";
 import { createLogger, metrics } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { admitJob, INLINE_INPUT_MAX_BYTES, reapOrphans } from "./client/admission";
-import { OwnerStorage } from "./client/owner-storage";
+import { OwnerStorage } from "./owner-storage";
 import { openJobInfra, type JobInfra } from "./infra";
 import { KeySealer } from "./key-sealer";
 import { newJobState } from "./state";

@@ -3,9 +3,10 @@
 // which lives only in this tab's sessionStorage. Live progress comes from the job event streams,
 // read with fetch() because EventSource cannot send a header (docs/console.md).
 
+import { ApiError, KEY_ITEM, api, apiKey, followJob, onSignOut, signOut, sleep } from "./api.js";
+import { $, announce, dash, fmtCost, fmtDate, fmtMs, fmtTimings, h, isActive, progressBar, s, setProgress, shortId, statusBadge, usageCost } from "./dom.js";
 import { newJobView } from "./new-job.js";
 
-const KEY_ITEM = "litrev.console.apiKey";
 /** Jobs read per kind for the list, which is then filtered and paged here (the listing route takes only `limit`). */
 const LIST_FETCH = 500;
 const JOBS_PER_PAGE = 25;
@@ -16,184 +17,6 @@ const MAX_RECORD_COLUMNS = 120;
 const PAPERS_PER_PAGE = 25;
 const REFRESH_MS = 10_000;
 
-const $ = (selector) => document.querySelector(selector);
-const sleep = (ms, signal) =>
-  new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
-  });
-
-/** Builds an element: props are attributes (`class`, `aria-*`, …), `text`, or `on<event>` handlers. */
-function h(tag, props = {}, ...children) {
-  const el = document.createElement(tag);
-  setProps(el, props);
-  el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false).map((c) => (c instanceof Node ? c : String(c))));
-  return el;
-}
-/** replaceChildren leaving out null, undefined and false, as `h` does (the DOM would write them as the text "null"). */
-function fill(node, ...children) {
-  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
-}
-const SVG_NS = "http://www.w3.org/2000/svg";
-function s(tag, props = {}, ...children) {
-  const el = document.createElementNS(SVG_NS, tag);
-  setProps(el, props);
-  el.append(...children.flat().filter((c) => c !== null && c !== undefined).map((c) => (c instanceof Node ? c : String(c))));
-  return el;
-}
-function setProps(el, props) {
-  for (const [name, value] of Object.entries(props)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (name === "text") el.textContent = String(value);
-    else if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), value);
-    else el.setAttribute(name, value === true ? "" : String(value));
-  }
-}
-
-// ---------------------------------------------------------------- formatting
-
-const dash = "—";
-const fmtCost = (usd) => (typeof usd === "number" ? `$${usd.toFixed(usd > 0 && usd < 0.01 ? 4 : 2)}` : dash);
-const fmtMs = (ms) => (typeof ms === "number" ? (ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`) : dash);
-const fmtDate = (iso) => (iso ? new Date(iso).toLocaleString() : dash);
-const fmtPct = (p) => `${Math.round((p ?? 0) * 100)}%`;
-const shortId = (id) => String(id).slice(0, 8);
-const fmtTimings = (timings) =>
-  Object.entries(timings ?? {})
-    .map(([stage, ms]) => `${stage} ${fmtMs(ms)}`)
-    .join(" · ") || dash;
-const usageCost = (usage) => (usage && typeof usage.cost_usd === "number" ? usage.cost_usd : usage && typeof usage.estimated_cost_usd === "number" ? usage.estimated_cost_usd : null);
-const isActive = (status) => status === "pending" || status === "running";
-
-function statusBadge(status) {
-  return h("span", { class: `status status-${status}`, "data-status": status, text: status });
-}
-
-function progressBar(progress, label) {
-  const bar = h("progress", { max: "1", value: String(progress ?? 0), "aria-label": label });
-  const out = h("output", { text: fmtPct(progress) });
-  return h("div", { class: "progress" }, bar, out);
-}
-function setProgress(container, progress) {
-  const bar = container.querySelector("progress");
-  const out = container.querySelector("output");
-  if (!bar || progress < Number(bar.value)) return; // progress never goes back
-  bar.value = progress;
-  out.textContent = fmtPct(progress);
-}
-
-function announce(text) {
-  $("#announcer").textContent = text;
-}
-
-// ---------------------------------------------------------------- key and API
-
-class ApiError extends Error {
-  constructor(status, body) {
-    const detail = body?.detail;
-    const message = typeof detail === "string" ? detail : detail?.message ?? (Array.isArray(detail) ? detail.map((d) => d.msg).join("; ") : `HTTP ${status}`);
-    super(message);
-    this.status = status;
-    this.body = body;
-  }
-}
-
-const apiKey = () => sessionStorage.getItem(KEY_ITEM);
-
-function signOut(reason) {
-  sessionStorage.removeItem(KEY_ITEM);
-  currentView?.abort();
-  showLogin(reason);
-}
-
-async function api(path, { method = "GET", body, signal } = {}) {
-  const headers = { "X-API-Key": apiKey() ?? "" };
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
-  const text = await res.text();
-  let parsed = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = { detail: text };
-  }
-  if (res.status === 401) {
-    signOut("The service key was refused.");
-    throw new ApiError(401, parsed);
-  }
-  if (!res.ok) throw new ApiError(res.status, parsed);
-  return parsed;
-}
-
-/** Splits complete server-sent events off the front of `buffer`; returns the rest. */
-function parseEvents(buffer, onEvent) {
-  let rest = buffer;
-  for (;;) {
-    const end = rest.search(/\r?\n\r?\n/);
-    if (end < 0) return rest;
-    const block = rest.slice(0, end);
-    rest = rest.slice(end + (rest[end] === "\r" ? 4 : 2));
-    const event = { event: "message", id: undefined, data: [] };
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith(":")) continue; // heartbeat
-      const colon = line.indexOf(":");
-      const name = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-      if (name === "event") event.event = value;
-      else if (name === "id") event.id = value;
-      else if (name === "data") event.data.push(value);
-    }
-    if (event.data.length) onEvent({ ...event, data: event.data.join("\n") });
-  }
-}
-
-/**
- * Follows a job's event stream until its end event: `onState` with each state, `onEnd` with the
- * finished job's poll body. A dropped connection is resumed with Last-Event-ID (no repeats).
- */
-async function followJob(kind, jobId, { onState, onEnd, onProblem, signal }) {
-  let lastId;
-  for (let attempt = 0; attempt < 30 && !signal.aborted; attempt++) {
-    try {
-      const headers = { "X-API-Key": apiKey() ?? "", Accept: "text/event-stream" };
-      if (lastId) headers["Last-Event-ID"] = lastId;
-      const res = await fetch(`/v1/${kind}/jobs/${encodeURIComponent(jobId)}/events`, { headers, signal });
-      if (res.status === 204) return;
-      if (res.status === 401) return signOut("The service key was refused.");
-      if (!res.ok) {
-        const body = await res.json().catch(() => null);
-        onProblem?.(new ApiError(res.status, body));
-        if (res.status !== 503) return;
-      } else {
-        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-        let buffer = "";
-        let ended = false;
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          buffer = parseEvents(buffer + value, (event) => {
-            if (event.id) lastId = event.id;
-            const data = JSON.parse(event.data);
-            if (event.event === "state") onState(data);
-            else if (event.event === "end") {
-              ended = true;
-              onEnd(data);
-            } else if (event.event === "error") {
-              ended = true;
-              onProblem?.(new ApiError(500, data));
-            }
-          });
-        }
-        if (ended) return;
-      }
-    } catch (error) {
-      if (signal.aborted) return;
-      onProblem?.(error);
-    }
-    await sleep(2_000, signal); // the gateway went away or is full: try again (any replica will do)
-  }
-}
-
 // ---------------------------------------------------------------- views
 
 let currentView;
@@ -203,6 +26,11 @@ function startView() {
   currentView = new AbortController();
   return currentView.signal;
 }
+
+onSignOut((reason) => {
+  currentView?.abort();
+  showLogin(reason);
+});
 
 function showLogin(reason) {
   $("#nav").hidden = true;
@@ -1208,5 +1036,3 @@ function init() {
 }
 
 init();
-
-export { ApiError, announce, api, dash, fill, fmtCost, followJob, h, progressBar, setProgress, shortId, statusBadge };

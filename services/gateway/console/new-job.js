@@ -5,7 +5,8 @@
 // extraction fields (suggest-fields helps), the estimate with an optional ceiling, the start,
 // the progress from the job's event stream, and cancel.
 
-import { ApiError, announce, api, dash, fill, fmtCost, followJob, h, progressBar, setProgress, shortId, statusBadge } from "./console.js";
+import { ApiError, api, followJob } from "./api.js";
+import { announce, dash, fill, fmtCost, h, progressBar, setProgress, shortId, statusBadge } from "./dom.js";
 
 const ACCEPT = ".ris,.nbib,.txt,.csv,.tsv,.medline";
 const MAX_FILES = 20;

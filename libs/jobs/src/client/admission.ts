@@ -8,7 +8,7 @@ import type { LiveEntry } from "../registry";
 import { durationMs, isActive, ownedBy } from "../state";
 import { toStoredJob, type JobStore, type StoredJob } from "../store/job-store";
 import { asUnavailable } from "../nats-errors";
-import type { OwnerStorage } from "./owner-storage";
+import type { OwnerStorage } from "../owner-storage";
 
 export interface AdmitRequest {
   /** The `pending` state (see `newJobState`); its `project_id` is the exclusivity key where the job kind has one. */

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { ItemText } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
-import { exportBody, type FinishedJob } from "./exports";
+import type { FinishedJob } from "../finished/finished-job";
+import { exportBody } from "./exports";
 import { sampleDownload } from "./sample-download";
 import { risRecord } from "./ris";
 

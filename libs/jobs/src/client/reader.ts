@@ -1,14 +1,14 @@
 import { isJobId, JOB_KINDS, ServiceError, type JobArtifactHead, type JobKindTable, type JobService } from "@litrev/contracts";
 import { artifactJob, pollPieces, readArtifactHead, writeArtifact } from "../artifact";
 import { eraseJobData } from "../erase";
-import type { FinishedJob } from "./exports";
+import type { FinishedJob } from "../finished/finished-job";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
 import { toStoredJob, type JobStore, type JsonRecord } from "../store/job-store";
 import { storageRead } from "../store/storage-read";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
-import type { PromptInstructions } from "./report";
+import type { PromptInstructions } from "../finished/report";
 
 
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });

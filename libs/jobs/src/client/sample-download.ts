@@ -1,7 +1,8 @@
 import type { CsvMode, ItemText } from "@litrev/contracts";
 import { cleanText } from "@litrev/references/text";
 import { csvRow, UTF8_BOM } from "./csv";
-import { withTexts, type FinishedJob } from "./exports";
+import type { FinishedJob } from "../finished/finished-job";
+import { withTexts } from "./exports";
 import { risRecord } from "./ris";
 
 /** The ways a validation sample downloads. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { exportBody, type FinishedJob } from "./exports";
+import type { FinishedJob } from "../finished/finished-job";
+import { exportBody } from "./exports";
 import { sampleMarksOf } from "./sample-marks";
 
 const SAMPLE_ID = "0b7c6a52-3f0e-4d51-9a7e-2c1d5e8f9a10";

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import type { JobService, Provenance } from "@litrev/contracts";
-import type { PromptInstructions } from "../client/report";
+import type { PromptInstructions } from "../finished/report";
 import type { JobHandler } from "../worker/types";
 
 /** The fields admission reads from every kind's create request. */

@@ -5,7 +5,7 @@ import type { Logger } from "@litrev/telemetry";
 import { admitJob } from "../client/admission";
 import { admissionJobId, creatorOf, jobProviderKey, projectConflictMessage, requestOwner } from "../client/ownership";
 import type { JobReader } from "../client/reader";
-import type { OwnerStorage } from "../client/owner-storage";
+import type { OwnerStorage } from "../owner-storage";
 import type { KeySealer } from "../key-sealer";
 import type { JobInfra } from "../infra";
 import { stagedList } from "../list-input";

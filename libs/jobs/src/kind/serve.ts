@@ -3,7 +3,7 @@ import type { HandlerEntry, RecordStore } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
 import type { JobsEnv } from "../env";
 import { KeySealer } from "../key-sealer";
-import { OwnerStorage } from "../client/owner-storage";
+import { OwnerStorage } from "../owner-storage";
 import { isActive } from "../state";
 import { openServiceJobs, type ServiceJobs } from "../service-jobs";
 import { JobWorker } from "../worker/job-worker";

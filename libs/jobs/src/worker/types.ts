@@ -4,7 +4,7 @@ import type { ProgressReport } from "../state";
 import type { JobStore, JsonRecord } from "../store/job-store";
 import type { JobInfra } from "../infra";
 import type { KeySealer } from "../key-sealer";
-import type { PromptInstructions } from "../client/report";
+import type { PromptInstructions } from "../finished/report";
 
 /**
  * Per-item results built chunk by chunk: `chunk(n)` builds chunk n (0 … count-1) when the worker

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { LocalRecords } from "@litrev/messaging";
-import { inputBytes } from "./admission";
+import { inputBytes } from "./client/admission";
 import { OwnerStorage } from "./owner-storage";
 
 const MB = 1024 * 1024;

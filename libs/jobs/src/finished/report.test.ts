@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { JobReport, type Provenance } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
-import type { FinishedJob } from "./exports";
+import type { FinishedJob } from "./finished-job";
 import { completeReport } from "./methods-text";
 import { buildReport as reportOf, OutcomeCounter, reportMarkdown, type PromptInstructions } from "./report";
 
