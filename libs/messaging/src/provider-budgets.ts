@@ -37,7 +37,12 @@ interface Budget {
   writes: number;
   /** The claims could not be written or did not come back in time: its share of the members, as before claims. */
   alone: boolean;
+  /** Reports again when a counted claim of another member would go stale. */
+  recheck?: NodeJS.Timeout;
 }
+
+/** Heartbeats after which a member's claim no longer counts if it was not renewed. */
+const CLAIM_FRESH_BEATS = 1.5;
 
 export interface ProviderBudgetOptions {
   /** The service (its NATS user): NATS lets it write only members under its own name. */
@@ -160,6 +165,7 @@ export class ProviderBudgets {
   /** Leaves every budget (graceful shutdown): the other members take over the shares at once. */
   async close(): Promise<void> {
     clearInterval(this.#timer);
+    for (const budget of this.#budgets.values()) clearTimeout(budget.recheck);
     this.#stopWatch?.();
     await Promise.all([...this.#budgets.keys()].map((id) => this.#kv.delete(this.#entry(id)).catch(() => undefined)));
     this.#budgets.clear();
@@ -213,7 +219,9 @@ export class ProviderBudgets {
         if (this.#tracked >= MAX_TRACKED_MEMBERS) return;
         this.#tracked++;
       }
-      members.set(member, { seenAt: Date.now(), claim: numberOf(entry, "claim") });
+      // When the server stored it, not when it reached us: a replica that starts after another died
+      // must not take the dead one's last entry (replayed by its watch) for a fresh one.
+      members.set(member, { seenAt: Math.min(Date.now(), entry.created.getTime()), claim: numberOf(entry, "claim") });
     } else if (members?.delete(member)) {
       this.#tracked--;
     }
@@ -256,8 +264,23 @@ export class ProviderBudgets {
   #claim(id: string, budget: Budget, share: BudgetShare, others: Map<string, Entry> | undefined): number {
     const total = budget.join!.concurrency;
     const largest = shareOf(total, { index: 0, members: share.members });
+    // A member claims only while it beats: a claim not renewed within 1.5 heartbeats (a member
+    // killed without leaving) stops counting, so a replacement is not held to no call until the
+    // dead member's entry expires (3 heartbeats); it still counts among the members until then.
+    const now = Date.now();
     let claimed = 0;
-    for (const entry of others?.values() ?? []) claimed += entry.claim ?? largest;
+    let renewBy = Infinity;
+    for (const entry of others?.values() ?? []) {
+      const staleAt = entry.seenAt + CLAIM_FRESH_BEATS * this.#heartbeatMs;
+      if (staleAt <= now) continue;
+      claimed += entry.claim ?? largest;
+      renewBy = Math.min(renewBy, staleAt);
+    }
+    // Asked again when the first counted claim would go stale (a member that beats will have renewed it).
+    if (renewBy !== Infinity) {
+      clearTimeout(budget.recheck);
+      budget.recheck = setTimeout(() => this.#report(id), renewBy - now + 1).unref();
+    }
     // Every member keeps one call when there are more members than calls (as shares do), or its jobs would stall.
     const allowed = Math.max(share.members > total ? 1 : 0, Math.min(shareOf(total, share), total - claimed));
     const want = Math.max(allowed, Math.min(budget.published, budget.join!.inFlight()));
