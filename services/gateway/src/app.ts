@@ -1,5 +1,6 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { randomUUID } from "node:crypto";
+import { Readable } from "node:stream";
 import { RequestLimits, ServiceError } from "@litrev/contracts";
 import { metrics } from "@litrev/telemetry";
 import { createKeyring, presentedKey, type Principal } from "./auth";
@@ -27,6 +28,8 @@ declare module "fastify" {
      * against its owner's limits like an export; throws the 429 when over them (docs/limits.md).
      */
     countHeavyRead(reply: FastifyReply): Promise<void>;
+    /** Gives the request's place under its owner's limits back (once); null when it holds none. */
+    givePlaceBack: (() => Promise<void>) | null;
   }
   interface FastifyContextConfig {
     /** The forwarded operation a route serves (`operations` in @litrev/contracts), for the body parser thread. */
@@ -126,6 +129,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     done();
   });
   app.decorateRequest("principal", null);
+  app.decorateRequest("givePlaceBack", null);
   app.decorateRequest("countHeavyRead", async function (this: FastifyRequest, reply: FastifyReply) {
     if (!this.principal || !limits.counts("heavy")) return;
     const admission = await limits.admit(this.principal.owner, "heavy");
@@ -150,8 +154,23 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     limits.admit(principal.owner, use).then((admission) => {
       if (admission.refusal) return done(admission.refusal);
       holdUntilClosed(reply, admission.release);
+      request.givePlaceBack = admission.release;
       done();
     }, done);
+  });
+  // An answer sent whole gives its place back before it leaves (waiting a moment for the shared
+  // record), so the client's next request, on any gateway, finds it free; a streamed answer keeps
+  // its place until the stream ends (holdUntilClosed).
+  app.addHook("onSend", (request, _reply, payload, done) => {
+    const giveBack = request.givePlaceBack;
+    if (!giveBack || payload instanceof Readable) return done(null, payload);
+    request.givePlaceBack = null;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, PLACE_BACK_WAIT_MS)));
+    void Promise.race([giveBack(), waited]).then(() => {
+      clearTimeout(timer);
+      done(null, payload);
+    });
   });
 
   // Route templates, never raw URLs, so job ids do not become metric series.
@@ -169,10 +188,13 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
 }
 
 /** Keeps a place until the response was sent or the client went away (already, maybe, while the limits were asked). */
-function holdUntilClosed(reply: FastifyReply, release: () => void): void {
-  if (reply.raw.closed) release();
-  else reply.raw.once("close", release);
+function holdUntilClosed(reply: FastifyReply, release: () => Promise<void>): void {
+  if (reply.raw.closed) void release();
+  else reply.raw.once("close", () => void release());
 }
+
+/** How long an answer waits for its place to be back in the shared limits record (a slow bucket must not slow every answer). */
+const PLACE_BACK_WAIT_MS = 100;
 
 /** Fastify's own client errors (size, media type, …) as ServiceErrors; never a 500 for a client mistake. */
 function classifyFastifyError(error: FastifyError | ServiceError): ServiceError {

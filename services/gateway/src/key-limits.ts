@@ -59,7 +59,7 @@ export interface OwnerRecord {
 }
 
 /** Either a place for the request (release it once, when the request ends) or the 429 to answer. */
-export type Admission = { release: () => void; refusal?: undefined } | { refusal: ServiceError; release?: undefined };
+export type Admission = { release: () => Promise<void>; refusal?: undefined } | { refusal: ServiceError; release?: undefined };
 
 /**
  * A gateway that stops saying it is alive (crashed, cut off) for this long loses its places, so
@@ -339,17 +339,23 @@ export class KeyLimiter {
   }
 
   /** Gives the place back once: to this gateway's count, and to the shared record when it was taken there. */
-  #releaser(owner: string, use: KeyUse, shared: RecordStore | null): () => void {
+  #releaser(owner: string, use: KeyUse, shared: RecordStore | null): () => Promise<void> {
     const key = limitKeys.gateway(owner);
-    let released = false;
+    let released: Promise<void> | undefined;
+    // Resolves once the shared record has the place back (or the write failed): never rejects.
     return () => {
-      if (released) return;
-      released = true;
+      if (released) return released;
       this.#mine.changeNow(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), this.#share()));
-      if (!shared) return void this.#count(this.#alone, owner, -1);
+      if (!shared) {
+        this.#count(this.#alone, owner, -1);
+        return (released = Promise.resolve());
+      }
       this.#count(this.#held, owner, -1);
       // A give-back that fails keeps the place counted until this gateway holds none of the owner's places (renewals stop) and its lease runs out.
-      shared.change(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), this.settings)).catch(() => undefined);
+      return (released = shared.change(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), this.settings)).then(
+        () => undefined,
+        () => undefined,
+      ));
     };
   }
 
