@@ -192,7 +192,9 @@ if (!existsSync("/proc/self/environ")) console.log("[stack-start] Ctrl-C during 
 describe.skipIf(Boolean(process.env.NATS_URL))("npm start after a run that was killed outright", () => {
   it("stops the nats-server that run left (its own process group outlives it) and starts, instead of finding NATS_PORT taken", { timeout: 420_000 }, async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "litrev-stack-"));
-    const env = { STACK_DATA_DIR: dataDir, PORT: String(await freePort()), NATS_PORT: String(await freePort()), LOG_LEVEL: "warn" };
+    // Ports below the ephemeral range: the two runs span seconds, and an ephemeral port that was free
+    // may meanwhile be the source port of another suite's connection (CI once: the second run exit 78).
+    const env = { STACK_DATA_DIR: dataDir, PORT: String(await freeListenPort()), NATS_PORT: String(await freeListenPort()), LOG_LEVEL: "warn" };
     let first: StackRun | undefined = runStack(env);
     let second: StackRun | undefined;
     try {
@@ -208,7 +210,7 @@ describe.skipIf(Boolean(process.env.NATS_URL))("npm start after a run that was k
       second = runStack(env);
       await waitFor(() => second!.output().includes("[stack] press Ctrl-C to stop") || second!.child.exitCode !== null, 180_000, 100);
       expect(second.output()).toContain(`[stack] stopped the nats-server (pid ${left}) an earlier run left behind`);
-      expect(second.child.exitCode).toBeNull();
+      expect(second.child.exitCode, second.output()).toBeNull();
       expect(isAlive(left!)).toBe(false);
       const exited = once(second.child, "exit");
       process.kill(-second.child.pid!, "SIGINT");
@@ -352,3 +354,19 @@ describe.skipIf(!existsSync("/proc/self/environ") || Boolean(process.env.NATS_UR
     expect(processesWithEnv(marker)).toEqual([]);
   });
 });
+
+/** A free port below the ephemeral range (32768 and up on Linux), where no outgoing connection takes it. */
+async function freeListenPort(): Promise<number> {
+  for (let tries = 0; tries < 50; tries++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = createServer();
+    const listening = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => resolve(true));
+    });
+    if (!listening) continue;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
+  return freePort();
+}
