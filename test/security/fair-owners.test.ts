@@ -109,7 +109,11 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
   /** One request, to each gateway in turn, recorded in the history. */
   async function call(who: Owner, op: string, method: string, path: string, body?: unknown): Promise<HttpResult> {
     const started = performance.now();
-    const res = await stack.http(method, path, body, { headers: { "x-api-key": KEYS[who] }, baseUrl: stack.gatewayUrls[turn++ % stack.gatewayUrls.length] });
+    const baseUrl = stack.gatewayUrls[turn++ % stack.gatewayUrls.length];
+    // A connection that fails names its request (a gateway that died mid-attack did so once).
+    const res = await stack.http(method, path, body, { headers: { "x-api-key": KEYS[who] }, baseUrl }).catch((error: unknown) => {
+      throw new Error(`${who} ${op} ${method} ${path} on ${baseUrl} failed after ${(performance.now() - started).toFixed(0)} ms: ${String(error)}`, { cause: error });
+    });
     const retryAfter = res.headers.get("retry-after");
     history.push({ who, op, status: res.status, ms: performance.now() - started, retryAfter: retryAfter === null ? null : Number(retryAfter), detail: res.status >= 400 ? detailOf(res.body) : "" });
     return res;

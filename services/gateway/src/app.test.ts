@@ -1,4 +1,5 @@
-import type { FastifyInstance, InjectOptions } from "fastify";
+import { Readable } from "node:stream";
+import type { FastifyInstance, FastifyReply, InjectOptions } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { ServiceError, type ReplyEnvelope, type ServiceHealth } from "@litrev/contracts";
 import { keyBindings, KeySealer, type MsgHdrs, type NatsLink } from "@litrev/messaging";
@@ -438,5 +439,40 @@ describe("scoped service keys", () => {
     await send(gw, { method: "GET", url: "/v1/indexer/jobs", headers: as(KEY) });
     expect(calls.map((c) => c.headers?.get("x-litrev-owner"))).toEqual(["bob", "alice", "default"]);
     for (const call of calls) expect(JSON.stringify(call.headers ? [...call.headers.keys()].map((k) => call.headers!.get(k)) : [])).not.toMatch(/key-0123456789/);
+  });
+});
+
+describe("errors of answers that had set their own content type", () => {
+  // A streamed export sets text/csv before its first piece is read; when that read fails, the error
+  // is answered through the same reply. Fair-owners bench, 3 of 3 runs: the error body (an object
+  // under text/csv) crashed the gateway from the place-giving-back hook (an unhandled rejection).
+  it("answers the error's own status with a JSON body, and the process lives on", async () => {
+    const gw = await gateway(offlineLink());
+    let unhandled: unknown;
+    const onUnhandled = (reason: unknown) => (unhandled = reason);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      // POST counts against the owner's limits, so its answer gives a place back before it leaves.
+      const failing = async (_request: unknown, reply: FastifyReply) => {
+        const pieces = (async function* () {
+          await new Promise((r) => setTimeout(r, 5));
+          yield* [] as string[];
+          throw new ServiceError("service_unavailable", "The job's results could not be read in time; retry shortly");
+        })();
+        return reply.type("text/csv; charset=utf-8").send(Readable.from(pieces, { objectMode: true }));
+      };
+      gw.post("/v1/test/stream-fails", failing);
+      gw.get("/v1/test/stream-fails", failing);
+      for (const method of ["POST", "GET"] as const) {
+        const res = await send(gw, { method, url: "/v1/test/stream-fails", headers: auth });
+        expect(res.status, method).toBe(503);
+        expect(res.headers["content-type"]).toMatch(/^application\/json/);
+        expect(res.body.detail).toMatchObject({ message: expect.stringContaining("could not be read in time"), error_reason: "service_unavailable" });
+      }
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toBeUndefined();
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
   });
 });

@@ -105,6 +105,9 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   app.addContentTypeParser("*", jsonBodyParser({ bytes: bodyLimit, depth: env.MAX_JSON_DEPTH, values: env.MAX_JSON_VALUES, ownerBytes: 2 * bodyLimit }, offLoop));
 
   app.setErrorHandler((error: FastifyError | ServiceError, request, reply) => {
+    // Every error body is JSON, also where a streamed answer had set its own type before its first
+    // piece failed (fastify has already copied that type onto the raw response).
+    reply.type("application/json; charset=utf-8");
     // Fastify closes the connection after any refused body; one being discarded to its end may keep it.
     if (discardsRest(request.raw)) reply.header("connection", "keep-alive");
     if (error instanceof BodyTooLarge) return reply.status(413).send({ detail: error.message });
@@ -161,16 +164,22 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   // An answer sent whole gives its place back before it leaves (waiting a moment for the shared
   // record), so the client's next request, on any gateway, finds it free; a streamed answer keeps
   // its place until the stream ends (holdUntilClosed).
-  app.addHook("onSend", (request, _reply, payload, done) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
     const giveBack = request.givePlaceBack;
     if (!giveBack || payload instanceof Readable) return done(null, payload);
     request.givePlaceBack = null;
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, PLACE_BACK_WAIT_MS)));
-    void Promise.race([giveBack(), waited]).then(() => {
-      clearTimeout(timer);
-      done(null, payload);
-    });
+    void Promise.race([giveBack(), waited])
+      .then(() => {
+        clearTimeout(timer);
+        done(null, payload);
+      })
+      // Out of fastify's own call stack a throw would end the process: this answer alone fails.
+      .catch((error: unknown) => {
+        request.log.error({ err: error }, "an answer could not be sent");
+        reply.raw.destroy();
+      });
   });
 
   // Route templates, never raw URLs, so job ids do not become metric series.
