@@ -113,8 +113,10 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
     if (error instanceof BodyTooLarge) return reply.status(413).send({ detail: error.message });
     if ((error as FastifyError).code === "FST_ERR_CTP_BODY_TOO_LARGE") return reply.status(413).send({ detail: bodyTooLarge(bodyLimit).message });
     const serviceError = classifyFastifyError(error);
-    if (serviceError.category === "unknown") request.log.error({ err: error }, "unhandled error");
     const { status, body } = toHttp(serviceError);
+    if (serviceError.category === "unknown") request.log.error({ err: error }, "unhandled error");
+    // A failure on our side says why in the log too (the client sees only a retryable message).
+    else if (status >= 500) request.log.warn({ err: serviceError.cause ?? serviceError, status }, serviceError.message);
     if (serviceError.category === "auth") reply.header("www-authenticate", "Bearer");
     // The spec tells clients to back off on a 429; say for how long (at least a second).
     if (serviceError.category === "rate_limit") reply.header("retry-after", String(Math.max(1, Math.ceil((serviceError.retryAfterMs ?? 1000) / 1000))));
