@@ -102,7 +102,7 @@ export async function jobsView(view, signal) {
     const lists = await Promise.all(KINDS.map(list));
     tables.forEach((table, i) => ((table.items = lists[i]), table.draw()));
   };
-  view.append(h("h1", { text: "Jobs" }), mockForm(signal, refresh), filterBar, tables.map((table) => table.section));
+  view.append(h("h1", { text: "Jobs" }), mockForm(signal, refresh), filterBar, ...tables.map((table) => table.section));
   await refresh();
   (async () => {
     while (!signal.aborted) {
