@@ -30,7 +30,7 @@ export default defineConfig(
     languageOptions: {
       sourceType: "module",
       globals: Object.fromEntries(
-        ["window", "document", "location", "sessionStorage", "fetch", "setTimeout", "clearTimeout", "Node", "TextDecoderStream", "AbortController", "URL", "CustomEvent", "Element", "Blob"].map(
+        ["window", "document", "location", "sessionStorage", "fetch", "setTimeout", "clearTimeout", "Node", "TextDecoderStream", "AbortController", "URL"].map(
           (name) => [name, "readonly"],
         ),
       ),

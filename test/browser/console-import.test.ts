@@ -1,11 +1,10 @@
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { importReferences, risTagRecords } from "@litrev/references";
 import { ROOT } from "../../scripts/lib/launch";
-import { CONSOLE_ARTIFACTS, findChromium, openConsolePage } from "../support/browser";
-import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
+import { CONSOLE_ARTIFACTS, consoleSuite } from "../support/browser";
+import { TEST_API_KEY } from "../support/stack";
 
 /**
  * A review team's own references through the console, in headless Chromium: two of the import
@@ -20,33 +19,10 @@ const FIXTURES = join(ROOT, "libs/references/fixtures");
 const FILES = ["pubmed.nbib", "asreview-semicolon.csv"];
 
 describe("importing references into a new job in the console", () => {
-  let chromiumPath = "";
-  let skipReason = "";
-  let stack: Stack;
-  let browser: Browser;
-  let page: Page;
-  let pageErrors: string[] = [];
-  let outside: string[] = [];
-
-  beforeAll(async () => {
-    const found = findChromium();
-    if ("reason" in found) {
-      skipReason = found.reason;
-      return;
-    }
-    chromiumPath = found.path;
-    mkdirSync(CONSOLE_ARTIFACTS, { recursive: true });
-    stack = await startStack({ services: { screening: 1, criteria: 1, indexer: 1 } });
-    // Its downloads are blob: URLs the page makes itself.
-    ({ browser, page, pageErrors, outside } = await openConsolePage(chromiumPath, stack.baseUrl, ["data:", "blob:"]));
-  }, 900_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-  });
+  const use = consoleSuite({ services: { screening: 1, criteria: 1, indexer: 1 } }, ["data:", "blob:"]);
 
   it("loads an NBIB and a CSV file, screens them with two typed criteria in a mock job, and exports RIS and CSV", async (ctx) => {
-    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const { stack, page, pageErrors, outside } = use(ctx);
     // What the library makes of the same files in Node: the page must show the same.
     const expected = importReferences(FILES.map((name) => ({ name, text: readFileSync(join(FIXTURES, name), "utf8") })));
 
@@ -132,7 +108,7 @@ describe("importing references into a new job in the console", () => {
   }, 120_000);
 
   it("drafts and refines criteria, and suggests extraction fields, through the AI routes (mock)", async (ctx) => {
-    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const { stack, page, pageErrors } = use(ctx);
     await page.goto(`${stack.baseUrl}/console#/new`);
     await page.getByRole("heading", { name: "New job" }).waitFor();
     const rows = page.locator("#criteria tbody tr");
@@ -162,7 +138,7 @@ describe("importing references into a new job in the console", () => {
   });
 
   it("cancels a running job from its page", async (ctx) => {
-    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const { stack, page, pageErrors } = use(ctx);
     // A large mock job: still running when the page cancels it a moment after it opens.
     const papers = Array.from({ length: 20_000 }, (_, i) => ({ id: `p${i}`, title: `Paper ${i}`, abstract: "An abstract about nudges and prescribing." }));
     const created = await stack.http("POST", "/v1/screening/jobs", { papers, criteria: [{ name: "Any", type: "include", value: "Anything" }], repetitions: 5, mock: true });
@@ -186,7 +162,7 @@ describe("importing references into a new job in the console", () => {
   }, 60_000);
 
   it("deletes a finished job from its page", async (ctx) => {
-    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const { stack, page, pageErrors } = use(ctx);
     const papers = [1, 2, 3].map((i) => ({ id: `p${i}`, title: `Paper ${i}`, abstract: "An abstract." }));
     const created = await stack.http("POST", "/v1/screening/jobs", { papers, criteria: [{ name: "Any", type: "include", value: "Anything" }], repetitions: 1, mock: true });
     expect(created.status).toBe(200);

@@ -1,9 +1,7 @@
-import { mkdirSync } from "node:fs";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { screeningPapers, CRITERIA } from "../e2e/screening-fixtures";
-import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
-import { CONSOLE_ARTIFACTS, findChromium, openConsolePage } from "../support/browser";
+import { TEST_API_KEY } from "../support/stack";
+import { consoleSuite } from "../support/browser";
 
 /**
  * The methods paragraph as the console renders it on a job's page: the HTML a methodologist selects
@@ -13,31 +11,10 @@ import { CONSOLE_ARTIFACTS, findChromium, openConsolePage } from "../support/bro
  */
 
 describe("the console's methods paragraph in headless Chromium", () => {
-  let chromiumPath = "";
-  let skipReason = "";
-  let stack: Stack;
-  let browser: Browser;
-  let page: Page;
-  let pageErrors: string[] = [];
-
-  beforeAll(async () => {
-    const found = findChromium();
-    if ("reason" in found) {
-      skipReason = found.reason;
-      return;
-    }
-    chromiumPath = found.path;
-    mkdirSync(CONSOLE_ARTIFACTS, { recursive: true });
-    stack = await startStack({ services: { screening: 1 } });
-    ({ browser, page, pageErrors } = await openConsolePage(chromiumPath, stack.baseUrl));
-  }, 900_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-  });
+  const use = consoleSuite({ services: { screening: 1 } });
 
   it("renders the paragraph of an imported job with its identification and duplicate counts, once each, punctuation balanced", async (ctx) => {
-    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const { stack, page, pageErrors } = use(ctx);
     // 14 records read from the exports, 2 duplicates merged: 12 papers screened.
     const created = await stack.http("POST", "/v1/screening/jobs", {
       papers: screeningPapers(12),

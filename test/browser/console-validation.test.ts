@@ -1,10 +1,9 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { screeningPapers, CRITERIA } from "../e2e/screening-fixtures";
-import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
-import { CONSOLE_ARTIFACTS, findChromium, openConsolePage } from "../support/browser";
+import { TEST_API_KEY } from "../support/stack";
+import { CONSOLE_ARTIFACTS, consoleSuite } from "../support/browser";
 
 /**
  * The console's validation panel in headless Chromium: on a completed mock screening job's page, a
@@ -17,32 +16,10 @@ const ARTIFACTS = CONSOLE_ARTIFACTS;
 const R = 5;
 
 describe("the console's validation panel in headless Chromium", () => {
-  let chromiumPath = "";
-  let skipReason = "";
-  let stack: Stack;
-  let browser: Browser;
-  let page: Page;
-  let pageErrors: string[] = [];
-  let outside: string[] = [];
-
-  beforeAll(async () => {
-    const found = findChromium();
-    if ("reason" in found) {
-      skipReason = found.reason;
-      return;
-    }
-    chromiumPath = found.path;
-    mkdirSync(ARTIFACTS, { recursive: true });
-    stack = await startStack({ services: { screening: 1 } });
-    ({ browser, page, pageErrors, outside } = await openConsolePage(chromiumPath, stack.baseUrl));
-  }, 900_000);
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-  });
+  const use = consoleSuite({ services: { screening: 1 } });
 
   it("validates a completed job on a pasted CSV and shows the table, the recommendation and the plot", async (ctx) => {
-    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const { stack, page, pageErrors, outside } = use(ctx);
     const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(400), criteria: CRITERIA, repetitions: R, mock: true });
     expect(created.status).toBe(200);
     const jobId = created.body.job_id as string;
@@ -90,7 +67,7 @@ describe("the console's validation panel in headless Chromium", () => {
   });
 
   it("suggests the fewest labels that can certify the chosen target, never most of the job, and shows the plan with no null", async (ctx) => {
-    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const { stack, page, pageErrors } = use(ctx);
     const papers = 435;
     const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(papers), criteria: CRITERIA, repetitions: R, mock: true });
     const jobId = created.body.job_id as string;
@@ -140,7 +117,7 @@ describe("the console's validation panel in headless Chromium", () => {
   });
 
   it("draws a sample, takes two batches of labels and shows the certificate and its looks", async (ctx) => {
-    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const { stack, page, pageErrors, outside } = use(ctx);
     const created = await stack.http("POST", "/v1/screening/jobs", { papers: screeningPapers(300), criteria: CRITERIA, repetitions: R, mock: true });
     const jobId = created.body.job_id as string;
     let job: { status: string; results: { id: string; final_score: number }[] } | undefined;

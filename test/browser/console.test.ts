@@ -1,13 +1,12 @@
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
 import { extractionResponder } from "../../services/indexer/src/testing/responder";
 import { ROOT } from "../../scripts/lib/launch";
 import { indexerRecords } from "../support/dataset";
-import { startStack, TEST_API_KEY, type Stack } from "../support/stack";
-import { CONSOLE_ARTIFACTS, findChromium, openConsolePage } from "../support/browser";
+import { TEST_API_KEY } from "../support/stack";
+import { CONSOLE_ARTIFACTS, consoleSuite } from "../support/browser";
 
 /**
  * The console in a real browser: headless Chromium (Debian's package, installed by
@@ -22,44 +21,21 @@ import { CONSOLE_ARTIFACTS, findChromium, openConsolePage } from "../support/bro
 const ARTIFACTS = CONSOLE_ARTIFACTS;
 
 describe("the console in headless Chromium", () => {
-  let chromiumPath: string | undefined;
-  let skipReason = "";
-  let stack: Stack;
-  let provider: FakeProvider;
-  let browser: Browser;
-  let page: Page;
-  let outside: string[] = [];
-  let pageErrors: string[] = [];
-
-  beforeAll(async () => {
-    const found = findChromium();
-    if ("reason" in found) {
-      skipReason = found.reason;
-      console.warn(`[console browser test] skipped: ${skipReason}`);
-      return;
-    }
-    chromiumPath = found.path;
-    mkdirSync(ARTIFACTS, { recursive: true });
-    // Mock screening jobs need no provider; extraction jobs get the fake one.
+  let provider: FakeProvider | undefined;
+  // Mock screening jobs need no provider; extraction jobs get the fake one.
+  const use = consoleSuite(async () => {
     provider = await startFakeProvider({ latencyMs: 150, respond: extractionResponder() });
-    stack = await startStack({ services: { screening: 1, indexer: 1 }, env: { OPENAI_API_KEY: "sk-console-test", OPENAI_BASE_URL: provider.url, INDEXER_JOB_RECORD_CONCURRENCY: "1" } });
-    ({ browser, page, pageErrors, outside } = await openConsolePage(chromiumPath, stack.baseUrl));
-  }, 900_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
-    await provider?.close();
+    return { services: { screening: 1, indexer: 1 }, env: { OPENAI_API_KEY: "sk-console-test", OPENAI_BASE_URL: provider.url, INDEXER_JOB_RECORD_CONCURRENCY: "1" } };
   });
-
-  const shot = async (name: string, fullPage = false) => {
-    const path = join(ARTIFACTS, `${name}.png`);
-    await page.screenshot({ path, fullPage });
-    return path;
-  };
+  afterAll(() => provider?.close());
 
   it("signs in, follows a mock screening job to completion, and shows its clusters, verdicts and the configuration", async (ctx) => {
-    if (!chromiumPath) return ctx.skip(`Chromium is not available: ${skipReason}`);
+    const { stack, page, pageErrors, outside } = use(ctx);
+    const shot = async (name: string, fullPage = false) => {
+      const path = join(ARTIFACTS, `${name}.png`);
+      await page.screenshot({ path, fullPage });
+      return path;
+    };
 
     // The page loads without a key, then asks for it.
     const response = await page.goto(`${stack.baseUrl}/console`);

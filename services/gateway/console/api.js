@@ -120,4 +120,28 @@ async function followJob(kind, jobId, { onState, onEnd, onProblem, signal }) {
   }
 }
 
-export { ApiError, KEY_ITEM, api, apiKey, followJob, onSignOut, signOut, sleep };
+/** A GET with the key (a plain link cannot send it): the Response, thrown as an ApiError when not ok. */
+async function fetchWithKey(path, signal) {
+  const res = await fetch(path, { headers: { "X-API-Key": apiKey() ?? "" }, signal });
+  if (!res.ok) throw new ApiError(res.status, await res.json().catch(() => null));
+  return res;
+}
+
+/** Fetches a route with the key and saves the answer as a file. */
+async function download(path, filename, signal) {
+  const url = URL.createObjectURL(await (await fetchWithKey(path, signal)).blob());
+  const a = Object.assign(document.createElement("a"), { href: url, download: filename, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/** A finished job's items from its JSON Lines export (a failed or cancelled job's: those that finished); empty when it has none. */
+async function exportItems(kind, jobId, signal) {
+  const res = await fetch(`/v1/${kind}/jobs/${encodeURIComponent(jobId)}/export?format=jsonl`, { headers: { "X-API-Key": apiKey() ?? "" }, signal });
+  if (!res.ok) return [];
+  return (await res.text()).split("\n").filter(Boolean).map((line) => JSON.parse(line));
+}
+
+export { ApiError, KEY_ITEM, api, apiKey, download, exportItems, fetchWithKey, followJob, onSignOut, signOut, sleep };

@@ -1,33 +1,27 @@
-// The console's DOM building and formatting, shared by its pages (no state, no imports).
+// The console's DOM building and formatting, shared by its screens and components (no state, no
+// imports).
 
 const $ = (selector) => document.querySelector(selector);
 
-/** Builds an element: props are attributes (`class`, `aria-*`, …), `text`, or `on<event>` handlers. */
-function h(tag, props = {}, ...children) {
-  const el = document.createElement(tag);
-  setProps(el, props);
-  el.append(...children.flat().filter((c) => c !== null && c !== undefined && c !== false).map((c) => (c instanceof Node ? c : String(c))));
-  return el;
-}
-/** replaceChildren leaving out null, undefined and false, as `h` does (the DOM would write them as the text "null"). */
-function fill(node, ...children) {
-  node.replaceChildren(...children.flat().filter((c) => c !== null && c !== undefined && c !== false));
-}
 const SVG_NS = "http://www.w3.org/2000/svg";
-function s(tag, props = {}, ...children) {
-  const el = document.createElementNS(SVG_NS, tag);
-  setProps(el, props);
-  el.append(...children.flat().filter((c) => c !== null && c !== undefined).map((c) => (c instanceof Node ? c : String(c))));
-  return el;
-}
-function setProps(el, props) {
+const present = (c) => c !== null && c !== undefined && c !== false;
+
+/** Builds an element: props are attributes (`class`, `aria-*`, …), `text`, or `on<event>` handlers; children nest in arrays. */
+function el(ns, tag, props = {}, ...children) {
+  const node = ns ? document.createElementNS(ns, tag) : document.createElement(tag);
   for (const [name, value] of Object.entries(props)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (name === "text") el.textContent = String(value);
-    else if (name.startsWith("on") && typeof value === "function") el.addEventListener(name.slice(2), value);
-    else el.setAttribute(name, value === true ? "" : String(value));
+    if (!present(value)) continue;
+    if (name === "text") node.textContent = String(value);
+    else if (name.startsWith("on") && typeof value === "function") node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
   }
+  node.append(...children.flat(Infinity).filter(present).map((c) => (c instanceof Node ? c : String(c))));
+  return node;
 }
+const h = (tag, props, ...children) => el(null, tag, props, ...children);
+const s = (tag, props, ...children) => el(SVG_NS, tag, props, ...children);
+/** replaceChildren leaving out null, undefined and false, as `h` does (the DOM would write them as the text "null"). */
+const fill = (node, ...children) => node.replaceChildren(...children.flat(Infinity).filter(present));
 
 const dash = "—";
 const fmtCost = (usd) => (typeof usd === "number" ? `$${usd.toFixed(usd > 0 && usd < 0.01 ? 4 : 2)}` : dash);
@@ -63,4 +57,25 @@ function announce(text) {
   $("#announcer").textContent = text;
 }
 
-export { $, announce, dash, fill, fmtCost, fmtDate, fmtMs, fmtTimings, h, isActive, progressBar, s, setProgress, shortId, statusBadge, usageCost };
+/** A column header; `num` right-aligns it. */
+const col = (text, num = false) => h("th", { scope: "col", class: num ? "num" : undefined, text });
+
+/**
+ * A table in its scrolling frame (`bare`: without): `caption` and other props, column titles
+ * (strings, or cells made with `col`), then a tbody or its rows.
+ */
+function table({ caption, bare, ...props }, heads, body) {
+  const head = h("thead", {}, h("tr", {}, heads.map((c) => (c instanceof Node ? c : col(c)))));
+  const el = h("table", props, caption ? h("caption", { text: caption }) : null, head, body instanceof Node ? body : h("tbody", {}, body));
+  return bare ? el : h("div", { class: "table-wrap" }, el);
+}
+
+const pct = (v, digits = 1) => (typeof v === "number" ? `${(v * 100).toFixed(digits)}%` : dash);
+const ci = (interval) => (interval ? `${pct(interval.low)}–${pct(interval.high)}` : dash);
+/** A paper named by its id and, when known, its title. */
+const named = (titles, id) => {
+  const title = titles.get(String(id));
+  return title ? `${id} “${title.length > 80 ? `${title.slice(0, 79)}…` : title}”` : String(id);
+};
+
+export { $, announce, ci, col, dash, fill, fmtCost, fmtDate, fmtMs, fmtTimings, h, isActive, named, pct, progressBar, s, setProgress, shortId, statusBadge, table, usageCost };
