@@ -9,7 +9,6 @@ import { createLogger } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { admitJob, reapOrphans } from "./client/admission";
 import { openJobInfra, type JobInfra } from "./infra";
-import { reapIfOrphaned } from "./orphans";
 import { keyBindings, KeySealer } from "./key-sealer";
 import { JobMirror } from "./client/mirror";
 import { applyProgress, newJobState } from "./state";
