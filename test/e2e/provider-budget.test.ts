@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { LlmClient, keyDigest, loadModelAliases } from "@litrev/llm";
 import { startFakeProvider, type FakeProvider } from "@litrev/llm/testing";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { Kvm } from "@nats-io/kv";
+import { PROVIDER_BUDGET_BUCKET } from "@litrev/contracts";
 import { NatsLink, ProviderBudgets } from "@litrev/messaging";
 import { startNatsServer, type NatsServerHandle } from "../../scripts/lib/launch";
 import { startStack, waitFor } from "../support/stack";
@@ -69,6 +72,10 @@ beforeAll(async () => {
   nats = await startNatsServer({ storeDir: join(work, "nats") });
   provider = await startFakeProvider({ latencyMs: 150, fields: { decision: "include" } });
   proxy = await countingProxy(provider.url);
+  // The bucket as a version before expiry markers made it: the first replica's open must bring them in.
+  const link = new NatsLink({ servers: nats.url, name: "older-version" });
+  await new Kvm(await link.ready()).create(PROVIDER_BUDGET_BUCKET, { history: 1, ttl: 1_500 });
+  await link.close();
 });
 
 afterAll(async () => {
@@ -131,6 +138,30 @@ describe("one provider budget per key across replicas (real nats-server, fake pr
     await Promise.all([e.client, f.client].flatMap((client) => Array.from({ length: CALLS_PER_REPLICA }, () => client.structured({ ...first, providerKey: "sk-first-use-e2e" }))));
     console.log(`first use of a key, LLM_CONCURRENCY=${CONCURRENCY}, 2 replicas: provider's most calls in flight at once ${proxy.max()}`);
     expect(proxy.max()).toBeLessThanOrEqual(CONCURRENCY);
+  }, 60_000);
+});
+
+describe("a replica killed without leaving (real nats-server)", () => {
+  it("its entry expires and the server's marker tells the others: the one that stays takes the whole budget", async () => {
+    const key = "sk-killed-member-e2e";
+    const [g, h] = [await replica("killed-g", true), await replica("killed-h", true)];
+    const call = { ...request, providerKey: key };
+    await g.client.structured(call);
+    await h.client.structured(call);
+    await waitFor(() => g.budgets!.share(keyDigest(key))?.members === 2, 10_000, 20);
+    const { config } = await (await jetstreamManager(await links[0]!.ready())).streams.info(`KV_${PROVIDER_BUDGET_BUCKET}`);
+    expect(config).toMatchObject({ allow_msg_ttl: true, subject_delete_marker_ttl: 1_500_000_000 });
+
+    // Its connection cut, never closed: its entry is left for the bucket's TTL (3 heartbeats of 500 ms) to expire.
+    await links.at(-1)!.close();
+    const cut = Date.now();
+    await waitFor(() => g.budgets!.share(keyDigest(key))?.members === 1, 10_000, 20);
+    const droppedAfter = Date.now() - cut;
+    console.log(`a member cut off without leaving was dropped by the others after ${droppedAfter} ms (entry TTL 1500 ms)`);
+    expect(droppedAfter).toBeLessThan(4_000);
+    proxy.reset();
+    await Promise.all(Array.from({ length: CALLS_PER_REPLICA }, () => g.client.structured(call)));
+    expect(proxy.max()).toBe(CONCURRENCY);
   }, 60_000);
 });
 

@@ -10,7 +10,7 @@ import { jobDataObjects, ServiceError } from "@litrev/contracts";
 import { LocalRecords } from "@litrev/messaging";
 import { createLogger, metrics } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
-import { admitJob, INLINE_INPUT_MAX_BYTES, reapOrphans } from "./client/admission";
+import { admitJob, reapOrphans } from "./client/admission";
 import { OwnerStorage } from "./owner-storage";
 import { openJobInfra, type JobInfra } from "./infra";
 import { KeySealer } from "./key-sealer";
@@ -72,8 +72,8 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
       },
     });
     worker.start();
-    // Too large to travel in the command: stored, so the stale run could (wrongly) delete it.
-    await admitJob(infra, store, { state, input: { n: 1, pad: "x".repeat(INLINE_INPUT_MAX_BYTES) }, logger });
+    // Stored, so the stale run could (wrongly) delete it.
+    await admitJob(infra, store, { state, input: { n: 1 }, logger });
     await waitFor(async () => (await infra.registry.get(state.job_id))?.state.worker === "stale");
     await takeOver(state.job_id, "new-owner");
     release();

@@ -1,4 +1,4 @@
-import { isTerminalStatus, jobStateKeys, RETRYABLE, type LiveJobState } from "@litrev/contracts";
+import { jobStateKeys, RETRYABLE, type LiveJobState } from "@litrev/contracts";
 import type { Logger } from "@litrev/telemetry";
 import type { JobInfra } from "./infra";
 import { isWrongRevision } from "./nats-errors";
@@ -37,7 +37,6 @@ export async function reapIfOrphaned(infra: JobInfra, store: JobStore, id: strin
   const lastSeen = Date.parse(view.heartbeat_at ?? view.created_at);
   if (Number.isFinite(lastSeen) && Date.now() - lastSeen < rule.leaseMs) return null;
   if (await infra.queue.isQueued(id)) return null;
-  if (entry && (await endedInStore(infra, store, id, entry.revision, logger))) return null;
 
   const failedAt = new Date();
   const orphaned = {
@@ -66,21 +65,6 @@ export async function reapIfOrphaned(infra: JobInfra, store: JobStore, id: strin
   }
   logger.warn({ job_id: id, project_id: view.project_id, was: view.status }, "orphaned job marked failed");
   return view;
-}
-
-/**
- * Whether the store of record holds the end of a job whose live state still shows it active: the
- * worker stored the end before its terminal live-state write, which a rewound state bucket lost
- * (nats-server 2.9 after leader kills, docs/resilience.md). That live state is released (if still
- * the one read), so reads come from the stored row; failing the job would overwrite its end.
- */
-async function endedInStore(infra: JobInfra, store: JobStore, id: string, revision: number, logger: Logger): Promise<boolean> {
-  if (!store.persistent) return false;
-  const row = await store.getJob(id).catch(() => null);
-  if (!row || !isTerminalStatus(row.status)) return false;
-  await infra.registry.kv.delete(jobStateKeys.job(id), { previousSeq: revision }).catch(() => undefined);
-  logger.warn({ job_id: id, status: row.status }, "the job's live state lost its end, which the store of record holds; the live state is released");
-  return true;
 }
 
 /** An orphan's failure into the store of record; false when the store did not take it (the live state keeps it then). */

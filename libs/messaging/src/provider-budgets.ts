@@ -1,7 +1,9 @@
 import { createHmac } from "node:crypto";
 import { Kvm, type KV, type KvWatchEntry } from "@nats-io/kv";
 import { PROVIDER_BUDGET_BUCKET } from "@litrev/contracts";
-import type { NatsConnection } from "@nats-io/transport-node";
+import { jetstreamManager } from "@nats-io/jetstream";
+import { nanos, type NatsConnection } from "@nats-io/transport-node";
+import { keepStreamLimits } from "./quotas";
 import { streamReplicas } from "./replicas";
 
 /** One replica's place among a key's members; the shape libs/llm's SharedBudgets reports. */
@@ -104,16 +106,14 @@ export class ProviderBudgets {
   /** Creates the bucket if needed and starts watching it. */
   static async open(nc: NatsConnection, options: ProviderBudgetOptions): Promise<ProviderBudgets> {
     const heartbeatMs = options.heartbeatMs ?? 5_000;
-    const kv = await new Kvm(nc).create(PROVIDER_BUDGET_BUCKET, {
-      history: 1,
-      // Entries of a member that stopped without leaving expire on their own.
-      ttl: 3 * heartbeatMs,
-      replicas: streamReplicas(),
-      max_bytes: BUCKET_MAX_BYTES,
-    });
+    // Entries of a member that stopped without leaving expire on their own, and the server tells every
+    // watch so with a delete marker (nats-server 2.11+): the others drop the member then.
+    const ttl = 3 * heartbeatMs;
+    const kv = await new Kvm(nc).create(PROVIDER_BUDGET_BUCKET, { history: 1, ttl, markerTTL: ttl, replicas: streamReplicas(), max_bytes: BUCKET_MAX_BYTES });
+    await keepStreamLimits(await jetstreamManager(nc), `KV_${PROVIDER_BUDGET_BUCKET}`, { allow_msg_ttl: true, subject_delete_marker_ttl: nanos(ttl) });
     const budgets = new ProviderBudgets(kv, options);
     await budgets.#watch();
-    budgets.#timer = setInterval(() => void budgets.#heartbeat(), heartbeatMs);
+    budgets.#timer = setInterval(() => budgets.#heartbeat(), heartbeatMs);
     budgets.#timer.unref();
     return budgets;
   }
@@ -223,23 +223,14 @@ export class ProviderBudgets {
       // must not take the dead one's last entry (replayed by its watch) for a fresh one.
       members.set(member, { seenAt: Math.min(Date.now(), entry.created.getTime()), claim: numberOf(entry, "claim") });
     } else if (members?.delete(member)) {
+      // Left, or its entry expired (the server's marker): gone.
       this.#tracked--;
+      if (members.size === 0) this.#others.delete(id);
     }
     this.#report(id);
   }
 
-  async #heartbeat(): Promise<void> {
-    const now = Date.now();
-    for (const [id, members] of this.#others) {
-      // Silent for three heartbeats: stopped without leaving (its entry's TTL removes it from the bucket).
-      for (const [member, { seenAt }] of members) {
-        if (now - seenAt <= 3 * this.#heartbeatMs) continue;
-        members.delete(member);
-        this.#tracked--;
-      }
-      if (members.size === 0) this.#others.delete(id);
-      this.#report(id);
-    }
+  #heartbeat(): void {
     for (const [id, budget] of this.#budgets) {
       this.#report(id); // a claim above the share is given back as the calls in flight end
       this.#write(id, budget);

@@ -87,6 +87,9 @@ export interface StreamLimits {
   max_msgs_per_subject?: number;
   max_msg_size?: number;
   discard?: DiscardPolicy;
+  /** Expiry markers (nats-server 2.11+): set on a bucket made before its watchers relied on them. */
+  allow_msg_ttl?: boolean;
+  subject_delete_marker_ttl?: number;
 }
 
 /**

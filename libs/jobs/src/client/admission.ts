@@ -52,8 +52,6 @@ export interface ProjectConflict {
 
 export type AdmitResult = { ok: true; state: LiveJobState } | { ok: false; conflict: ProjectConflict };
 
-/** Inputs up to this size (JSON) travel in the job's command instead of the job data store. */
-export const INLINE_INPUT_MAX_BYTES = 64 * 1024;
 /** How long a project lock whose job state is not written yet counts as an admission in progress. */
 const LOCK_SETTLE_MS = 3_000;
 const DEFAULT_ORPHAN_LEASE_MS = 60_000;
@@ -209,28 +207,8 @@ async function storeInput(infra: JobInfra, jobId: string, request: AdmitRequest)
     // head or a chunk must make the worker's read fail rather than run another input.
     return infra.data.seal(request.staged);
   }
-  // A small input rides in the command: on nats-server 2.9 a stream leader elected after leader
-  // kills may lack writes the cluster acknowledged (docs/resilience.md), and an input stored beside
-  // a command that arrived could be gone; one message is kept or lost whole.
-  const bytes = inlineSize(request.input, request.list);
-  if (bytes !== null) return { object: jobDataObjects.input(jobId), bytes, inline: request.input };
   if (request.list) return putListInput(infra.data, jobDataObjects.input(jobId), request.input as Record<string, unknown>, request.list);
   return infra.data.putJson(jobDataObjects.input(jobId), request.input);
-}
-
-/** The input's size as JSON when it is at most INLINE_INPUT_MAX_BYTES, else null (a large list is never serialised whole here). */
-function inlineSize(input: unknown, list: string | undefined): number | null {
-  const items = list ? (input as Record<string, unknown>)[list] : undefined;
-  if (!Array.isArray(items)) {
-    const bytes = Buffer.byteLength(JSON.stringify(input));
-    return bytes <= INLINE_INPUT_MAX_BYTES ? bytes : null;
-  }
-  let bytes = Buffer.byteLength(JSON.stringify({ ...(input as Record<string, unknown>), [list!]: [] }));
-  for (const item of items) {
-    bytes += Buffer.byteLength(JSON.stringify(item)) + 1;
-    if (bytes > INLINE_INPUT_MAX_BYTES) return null;
-  }
-  return bytes;
 }
 
 /** Removes a refused job's input (or the gateway's staged list: nobody else will). */
