@@ -121,11 +121,6 @@ export class ArtifactWriter {
   }
 }
 
-/** Writes the artifact of a job that ended without items (see `JobReader.ensureArtifact`). */
-export function writeArtifact(data: JobData, service: JobService, record: StoredJob, prompts?: PromptInstructions): Promise<JobArtifactHead> {
-  return new ArtifactWriter(data, service, record.job_id, record.fence).finish(record, prompts);
-}
-
 /** The job's artifact head, or null when it has none (yet, or any more). */
 export async function readArtifactHead(data: JobData, jobId: string): Promise<JobArtifactHead | null> {
   const head = JobArtifactHead.safeParse(await data.getJson(jobDataObjects.artifactHead(jobId)));

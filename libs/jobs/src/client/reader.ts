@@ -1,5 +1,5 @@
 import { isJobId, JOB_KINDS, ServiceError, type JobArtifactHead, type JobKindTable, type JobService } from "@litrev/contracts";
-import { artifactJob, pollPieces, readArtifactHead, writeArtifact } from "../artifact";
+import { ArtifactWriter, artifactJob, pollPieces, readArtifactHead } from "../artifact";
 import { eraseJobData } from "../erase";
 import type { FinishedJob } from "../finished/finished-job";
 import type { JobData } from "../data";
@@ -105,7 +105,7 @@ export class JobReader {
     // No row (no store, or not saved): a terminal live state is all there is; its job has no stored items.
     const ended = row ?? (await this.mirror.read(jobId).then((entry) => (entry && !isActive(entry.state) ? toStoredJob(entry.state) : null)));
     if (!ended || isActive(ended) || (row && row.error_category !== ORPHANED)) return null;
-    return writeArtifact(this.data, this.service, ended, prompts);
+    return new ArtifactWriter(this.data, this.service, jobId, ended.fence).finish(ended, prompts);
   }
 
   /** Newest first; only `owner`'s jobs when given. */
