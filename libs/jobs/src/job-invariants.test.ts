@@ -137,6 +137,24 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     expect(await artifactItems(infra.data, state.job_id)).toEqual([{ id: "a" }]);
   });
 
+  it("a terminal row reaches the store of record only once the job's artifact (its items' only home) is in place", async () => {
+    const headAtTerminalRow: unknown[] = [];
+    const store = new (class extends MemoryJobStore {
+      override async upsertJob(job: StoredJob) {
+        if (job.status === "completed") headAtTerminalRow.push(await infra.data.getJson(jobDataObjects.artifactHead(job.job_id)));
+        return super.upsertJob(job);
+      }
+    })();
+    const state = pending(504);
+    const worker = new JobWorker({ infra, store, sealer, logger, instance: "w", handler: async () => ({ items: [{ id: "a" }], result: {} }) });
+    worker.start();
+    await admitJob(infra, store, { state, input: {}, logger });
+    await waitFor(async () => (await infra.registry.get(state.job_id))?.state.status === "completed", 20_000);
+    await worker.stop();
+    expect(headAtTerminalRow).toHaveLength(1);
+    expect(headAtTerminalRow[0]).toMatchObject({ status: "completed", items: { lines: 1 } });
+  });
+
   it("an admission whose input upload is slow still holds its project against a second admission", async () => {
     const store = new MemoryJobStore();
     const putJson = infra.data.putJson.bind(infra.data);
