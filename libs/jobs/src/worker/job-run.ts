@@ -332,12 +332,12 @@ export class JobRun {
 
   /**
    * Writes the results into the job's artifact in one pass, each chunk built just before it is
-   * written (retried through NATS outages like the run's other writes), then — the lease checked —
-   * its head, then the terminal row: a row that says the job ended always has its artifact. True
+   * written (retried through NATS outages like the run's other writes), then — the lease checked,
+   * for a run that holds one — its head, then the terminal row: a row that says the job ended always has its artifact. True
    * when the store of record took the row; false when it did not (the store keeps it and writes it
    * again later; the artifact holds the results meanwhile).
    */
-  async #storeTerminal(state: LiveJobState, items: ItemChunks, extras: JsonRecord): Promise<boolean> {
+  async #storeTerminal(state: LiveJobState, items: ItemChunks, extras: JsonRecord, leased = true): Promise<boolean> {
     const { infra, store } = this.deps;
     const fence = this.identity.deliveries;
     const record = toStoredJob(state, extras, fence);
@@ -348,7 +348,7 @@ export class JobRun {
       const chunkTexts = texts && (await retrying(() => texts.of(chunk), { isFinal: (e) => this.#lostLease(e) }));
       if (artifact.push(chunk, chunkTexts)) await retrying(() => artifact.flush(), { isFinal: (e) => this.#lostLease(e) });
     }
-    await this.#assertLease();
+    if (leased) await this.#assertLease();
     await retrying(() => artifact.finish(record, this.deps.prompts, store.persistent), { isFinal: (e) => this.#lostLease(e) });
     if (!store.persistent) return false;
     try {
@@ -378,7 +378,8 @@ export class JobRun {
     const failure = exhaustion(infra.options.maxAttempts);
     const current = await infra.registry.get(this.jobId);
     const preview = current ? failedState(current.state, failure, finished, true) : null;
-    if (preview) await this.#storeTerminal(preview, arrayChunks([]), {}).catch((error: unknown) => this.log.warn({ err: error }, "could not write the exhausted job's artifact"));
+    // This delivery never took the job (no lease to check): it ends it whoever ran it last.
+    if (preview) await this.#storeTerminal(preview, arrayChunks([]), {}, false).catch((error: unknown) => this.log.warn({ err: error }, "could not write the exhausted job's artifact"));
     const final = await infra.registry.update(this.jobId, (s) => failedState(s, failure, finished, true));
     this.log.error({ deliveries: this.identity.deliveries }, "job exhausted its delivery attempts; marked failed");
     if (final?.written) {
