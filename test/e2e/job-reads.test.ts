@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { operations, type CreateScreeningJobRequest } from "@litrev/contracts";
-import { jobKindHandlers, JobMirror, JobReader, KeySealer, MemoryJobStore, NoJobStore, openJobInfra, PartialReader, type JobHandler, type JobInfra, type JobStore } from "@litrev/jobs";
+import { ArtifactWriter, jobKindHandlers, JobMirror, JobReader, KeySealer, MemoryJobStore, NoJobStore, openJobInfra, PartialReader, type JobHandler, type JobInfra, type JobStore } from "@litrev/jobs";
 import type { HandlerContext, HandlerEntry } from "@litrev/messaging";
 import { createLogger } from "@litrev/telemetry";
 import { startNatsServer, type NatsServerHandle } from "../../scripts/lib/launch";
@@ -110,7 +110,10 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
 
     // Finished, stored and releasable: Bob's poll neither reads nor releases it; Alice's does.
     await screening.registry.update(id, (s) => ({ ...s, status: "completed", progress: 1, completed_at: new Date().toISOString(), releasable: true }));
-    await store.upsertJob({ ...(await store.getJob(id))!, status: "completed", completed_at: new Date().toISOString() });
+    const row = { ...(await store.getJob(id))!, status: "completed" as const, completed_at: new Date().toISOString() };
+    // As its worker would: the artifact (the results' only home), then the row.
+    await new ArtifactWriter(screening.data, "screening", id, row.fence).finish(row);
+    await store.upsertJob(row);
     await screening.registry.releaseLock(604, id, "alice");
     await expect(as("bob", operations.getScreeningJob.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
     expect(await screening.registry.get(id)).not.toBeNull();

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startFakeProvider, type FakeChatRequest, type FakeProvider } from "@litrev/llm/testing";
 import { NatsLink } from "@litrev/messaging";
-import { EmbeddedJobStore } from "../../libs/jobs/src";
+import { JobData } from "../../libs/jobs/src/data";
+import { artifactItems } from "../../libs/jobs/src/testing/artifact-items";
 import { CRITERIA, schemaNameOf, screeningPapers, screeningResponder } from "../e2e/screening-fixtures";
 import { indexerRecords } from "../support/dataset";
 import { startStack, TEST_API_KEY, waitFor, type Stack } from "../support/stack";
@@ -140,11 +141,10 @@ describe("spending under control (gateway, screening, indexer, criteria, real na
     await new Promise((r) => setTimeout(r, 500));
     expect(provider.chatRequests().filter((r) => schemaNameOf(bodyOf(r)).startsWith("screening_labels_"))).toHaveLength(labelling.length);
 
-    // The per-paper results it finished are kept with the failed job in the store of record.
+    // The per-paper results it finished are kept with the failed job, in its artifact.
     const link = new NatsLink({ servers: stack.natsUrl, name: "spending-test" });
     try {
-      const store = await EmbeddedJobStore.open(await link.ready(), "screening");
-      const items = (await store.getItems(id)) as { id: string; votes: string[] }[];
+      const items = (await artifactItems(await JobData.open(await link.ready(), "screening"), id)) as { id: string; votes: string[] }[];
       expect(items).toHaveLength(labelled);
       expect(items.map((item) => item.id)).toEqual(papers.slice(0, labelled).map((p) => p.id));
       expect(items.every((item) => item.votes.length === 1)).toBe(true);

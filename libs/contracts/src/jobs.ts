@@ -100,8 +100,8 @@ export const LiveJobState = z.object({
   result: ObjectRef.nullable(),
   /**
    * Whether the first poll of the terminal job may release its live entry (the spec's "removed from
-   * the in-memory registry the first time it is polled"): true once the store of record holds the
-   * terminal row and its results, or when the deployment has no store of record at all; false while
+   * the in-memory registry the first time it is polled"): true once the job's artifact (its results)
+   * is in place, or when the deployment has no store of record at all; false while
    * the live entry is the only copy, so that no read destroys it.
    */
   releasable: z.boolean().default(false),
@@ -179,7 +179,7 @@ export const JobArtifactHead = z.object({
   /**
    * Each item's title, then each item's abstract: two line lists (one JSON string per line), line
    * for line beside `items`, copied from the job's input as the items were written; absent when the
-   * input was gone (an artifact written from the store of record). Kept apart from the items so
+   * input was gone (an artifact written from a row, for a job that ended with no items). Kept apart from the items so
    * that the poll body stays the spec's, and from each other so that the exports that name each
    * item (CSV, JSON Lines) read only the titles; RIS and validation samples also read the abstracts.
    */

@@ -151,7 +151,7 @@ export const jobNames = (service: JobService) => {
      * The embedded store of record (libs/jobs/src/store/embedded-job-store.ts): a KV bucket with one
      * row per job plus an `active.<project>.<job>` key while the row is pending/running, a stream
      * indexing jobs in order of their first write (newest-first listings read it backwards), and an
-     * object store holding each job's items per fencing token.
+     * object store holding rows too large for their key (a job's items live in its artifact).
      */
     storeBucket: `litrev_store_${service}`,
     storeJobKey: (jobId: string) => `job.${jobId}`,
@@ -160,10 +160,6 @@ export const jobNames = (service: JobService) => {
     storeIndexStream: `LITREV_STORE_INDEX_${upper}`,
     storeIndexSubject: `${ROOT}.store.${service}.created`,
     storeItemsBucket: `litrev_store_items_${service}`,
-    /** Items written before they were chunked: one object per job and fence (still read). */
-    storeItemsObject: (jobId: string, fence: number) => `${jobId}/${fence}`,
-    /** Chunk `n` of the items a job's run wrote under `fence`. */
-    storeItemsChunk: (jobId: string, fence: number, n: number) => `${jobId}/${fence}/${n}`,
     /** A row too large for one message, whole, written under `fence` (its key then holds the row without its result and extras). */
     storeRowObject: (jobId: string, fence: number) => `${jobId}/${fence}/row`,
     /** Validation samples of finished jobs (screening only): one record per sample, its labels and looks. */

@@ -7,7 +7,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { operations, toIndexerJob, toScreeningJob } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
-import { ArtifactWriter, artifactJob, pollPieces, readArtifactHead, writeArtifact } from "./artifact";
+import { ArtifactWriter, artifactJob, pollPieces, readArtifactHead } from "./artifact";
 import { withTexts } from "./client/exports";
 import { eraseJobData } from "./erase";
 import type { JobMirror } from "./client/mirror";
@@ -50,8 +50,11 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
     return Buffer.concat(parts).toString("utf8");
   }
 
-  async function* chunksOf(items: JsonRecord[], size: number): AsyncGenerator<JsonRecord[]> {
-    for (let at = 0; at < items.length; at += size) yield items.slice(at, at + size);
+  /** A whole artifact of `items`, pushed `size` at a time. */
+  async function writeArtifact(data: JobData, service: "screening" | "indexer", record: StoredJob, items: JsonRecord[], size: number) {
+    const writer = new ArtifactWriter(data, service, record.job_id, record.fence);
+    for (let at = 0; at < items.length; at += size) if (writer.push(items.slice(at, at + size))) await writer.flush();
+    return writer.finish(record);
   }
 
   it("keeps each item's title and abstract beside it, outside the poll body, and erases every object of the job", async () => {
@@ -83,7 +86,7 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
     await data.putJson(`input/${row.job_id}`, { papers: [] });
     await data.putLines(`partial/${row.job_id}/3`, {}, [{ id: 1 }]);
     const other = screeningRow("completed", 1);
-    await writeArtifact(data, "screening", other, chunksOf([item(1)], 1));
+    await writeArtifact(data, "screening", other, [item(1)], 1);
     const names = async () => (await data.store.list()).filter((e) => !e.deleted).map((e) => e.name);
     expect((await names()).filter((name) => name.includes(row.job_id)).length).toBeGreaterThan(4);
     await eraseJobData(data, row.job_id);
@@ -119,7 +122,7 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
   it("streams the poll body of several chunks, byte for byte the JSON of the whole poll response", async () => {
     const items = Array.from({ length: 2_500 }, (_, i) => item(i));
     const row = screeningRow("completed", items.length);
-    await writeArtifact(data, "screening", row, chunksOf(items, 500));
+    await writeArtifact(data, "screening", row, items, 500);
     const head = (await readArtifactHead(data, row.job_id))!;
     expect(head.items.chunks).toBeGreaterThan(1);
     const whole = JSON.stringify(operations.getScreeningJob.response.parse(toScreeningJob(row, { results: items, clusters })));
@@ -133,7 +136,7 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
   it("holds a failed job's finished items; its poll shows what the kind's view shows of them", async () => {
     const items = Array.from({ length: 3 }, (_, i) => item(i));
     const failed = screeningRow("failed", 10);
-    await writeArtifact(data, "screening", failed, chunksOf(items, 500));
+    await writeArtifact(data, "screening", failed, items, 500);
     const head = (await readArtifactHead(data, failed.job_id))!;
     expect(head.poll.after).toBeNull();
     expect(JSON.parse(await text(pollPieces(data, head)))).toMatchObject({ status: "failed", results: null });
@@ -142,21 +145,26 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
     const state = newJobState({ jobId: randomUUID(), service: "indexer", modelVersion: "m", config: {}, estimatedCostUsd: 0 });
     const indexerRow: StoredJob = { ...toStoredJob(state, { errors: ["r2: lost"] }, 2), status: "failed", completed_at: new Date().toISOString() };
     const records = [{ ID: "r1", indexing_status: "ok" }];
-    await writeArtifact(data, "indexer", indexerRow, chunksOf(records, 500));
+    await writeArtifact(data, "indexer", indexerRow, records, 500);
     const indexerHead = (await readArtifactHead(data, indexerRow.job_id))!;
     expect(await text(pollPieces(data, indexerHead))).toBe(JSON.stringify(operations.getIndexerJob.response.parse(toIndexerJob(indexerRow, { items: records, errors: ["r2: lost"] }))));
   });
 
-  it("a job that ended without an artifact gets one from the store of record at its first read, and is then read from it", async () => {
+  it("a job failed as an orphan (it stored no items) gets an empty artifact at its first read; a finished row whose artifact is gone is not found", async () => {
     const store = new MemoryJobStore();
-    const items = Array.from({ length: 7 }, (_, i) => item(i));
-    const row = { ...screeningRow("completed", items.length), owner: "alice" };
-    await store.upsertJob(row);
-    await store.putItems(row.job_id, 1, 0, items);
+    const orphan = { ...screeningRow("failed", 7), owner: "alice", error_category: "orphan_cleanup" };
+    await store.upsertJob(orphan);
     const reader = new JobReader("screening", { read: async () => null } as unknown as JobMirror, data, {} as PartialReader, store);
-    await expect(reader.get(row.job_id, "bob")).rejects.toMatchObject({ category: "not_found" });
-    expect(await reader.get(row.job_id, "alice")).toMatchObject({ status: "completed", results: items.map((p) => ({ id: p.id })) });
-    expect((await readArtifactHead(data, row.job_id))?.owner).toBe("alice");
+    await expect(reader.get(orphan.job_id, "bob")).rejects.toMatchObject({ category: "not_found" });
+    expect(await reader.get(orphan.job_id, "alice")).toMatchObject({ status: "failed", results: null });
+    expect((await readArtifactHead(data, orphan.job_id))?.owner).toBe("alice");
     await expect(reader.ensureArtifact(randomUUID(), "alice")).rejects.toMatchObject({ category: "not_found" });
+
+    // Its items lived only in the artifact: no empty one stands in for them.
+    const gone = { ...screeningRow("completed", 7), owner: "alice" };
+    await store.upsertJob(gone);
+    await expect(reader.get(gone.job_id, "alice")).rejects.toMatchObject({ category: "not_found" });
+    await expect(reader.finished(gone.job_id, "alice")).rejects.toMatchObject({ category: "not_found" });
+    expect(await readArtifactHead(data, gone.job_id)).toBeNull();
   });
 });

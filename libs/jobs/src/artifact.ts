@@ -121,13 +121,6 @@ export class ArtifactWriter {
   }
 }
 
-/** Writes a whole artifact from items already stored (a job that ended without one; see `JobReader.ensureArtifact`). */
-export async function writeArtifact(data: JobData, service: JobService, record: StoredJob, chunks: AsyncIterable<JsonRecord[]>, prompts?: PromptInstructions): Promise<JobArtifactHead> {
-  const writer = new ArtifactWriter(data, service, record.job_id, record.fence);
-  for await (const chunk of chunks) if (writer.push(chunk)) await writer.flush();
-  return writer.finish(record, prompts);
-}
-
 /** The job's artifact head, or null when it has none (yet, or any more). */
 export async function readArtifactHead(data: JobData, jobId: string): Promise<JobArtifactHead | null> {
   const head = JobArtifactHead.safeParse(await data.getJson(jobDataObjects.artifactHead(jobId)));

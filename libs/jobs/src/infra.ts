@@ -18,18 +18,23 @@ export interface JobInfraOptions {
   maxAttempts?: number;
   /** How long live state, data objects and checkpoints outlive their last write. */
   retentionMs?: number;
+  /** How long a finished job's artifact (its results' only home) is kept: the data store keeps objects the longer of the two. */
+  resultsRetentionMs?: number;
 }
 
 export interface ResolvedJobInfraOptions {
   ackWaitMs: number;
   maxAttempts: number;
   retentionMs: number;
+  resultsRetentionMs: number;
 }
 
 export const DEFAULT_JOB_INFRA_OPTIONS: ResolvedJobInfraOptions = {
   ackWaitMs: 30_000,
   maxAttempts: 5,
   retentionMs: 7 * 24 * 60 * 60 * 1000,
+  // As long as the store of record keeps the job's row (JOB_STORE_RETENTION_MS' default).
+  resultsRetentionMs: 30 * 24 * 60 * 60 * 1000,
 };
 
 /** Everything a process needs to admit, run or read one service's jobs. */
@@ -97,15 +102,16 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
     max_bytes: quotas.jobStateBytes,
   });
   await keepStreamLimits(jsm, `KV_${names.stateBucket}`, { max_bytes: quotas.jobStateBytes });
-  /** An object store kept as long as job data, within its quota (an existing one brought to the quota). */
-  const objectStore = async (bucket: string, maxBytes: number) => {
-    const store = await new Objm(js).create(bucket, { ttl: nanos(resolved.retentionMs), storage: StorageType.File, replicas, max_bytes: maxBytes });
-    await keepStreamLimits(jsm, `OBJ_${bucket}`, { max_bytes: maxBytes });
+  /** An object store kept `ms`, within its quota (an existing one brought to both). */
+  const objectStore = async (bucket: string, maxBytes: number, ms: number) => {
+    const store = await new Objm(js).create(bucket, { ttl: nanos(ms), storage: StorageType.File, replicas, max_bytes: maxBytes });
+    await keepStreamLimits(jsm, `OBJ_${bucket}`, { max_bytes: maxBytes, max_age: nanos(ms) });
     return store;
   };
-  const objects = await objectStore(names.dataBucket, quotas.jobDataBytes);
+  // Finished artifacts are their jobs' only results: kept as long as the rows that list them.
+  const objects = await objectStore(names.dataBucket, quotas.jobDataBytes, Math.max(resolved.retentionMs, resolved.resultsRetentionMs));
   // Staged lists become their jobs' inputs as they are: kept as long as job data.
-  const staging = await objectStore(names.stagingBucket, quotas.jobStagingBytes);
+  const staging = await objectStore(names.stagingBucket, quotas.jobStagingBytes, resolved.retentionMs);
 
   return {
     service,

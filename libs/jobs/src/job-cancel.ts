@@ -90,9 +90,9 @@ async function endPending(deps: JobCancelDeps, state: LiveJobState, revision: nu
   const final = failedState(state, cancelledFailure(), new Date(), true);
   if (!final) return null;
   const record = toStoredJob(final, {}, state.attempt);
-  // The artifact and the row before the state turns terminal: whoever sees it terminal finds them.
-  if (store.persistent) await store.upsertJob(record);
+  // The artifact, then the row, before the state turns terminal: whoever sees it terminal finds them, and an ended row its artifact.
   await new ArtifactWriter(infra.data, infra.service, state.job_id, state.attempt).finish(record, deps.prompts);
+  if (store.persistent) await store.upsertJob(record);
   if (!(await compareAndSet(infra, final, revision))) return null;
   const command = await queuedCommand(infra, state.job_id);
   await infra.queue.discard(state.job_id);
@@ -146,7 +146,7 @@ async function waitTerminal(deps: JobCancelDeps, jobId: string): Promise<LiveJob
 /**
  * Deletes a job for `owner` (a poll's ownership rules): a pending or running job is cancelled
  * first (`cancelJob`), then every trace of it is erased — its live state, command, checkpoints,
- * input, partial chunks and artifact (every object under its name), its stored row, items and
+ * input, partial chunks and artifact (every object under its name), its stored row and
  * listing entry (`JobStore.deleteJob`), its validation samples and certificate — each key and
  * object with its subject purged, so no delete marker names it either. Its storage reservation is
  * given back, and every gateway is told to drop what it cached of the job.

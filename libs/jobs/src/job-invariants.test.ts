@@ -18,6 +18,7 @@ import { newJobState } from "./state";
 import { MemoryJobStore, toStoredJob, type StoredJob } from "./store/job-store";
 import { JobWorker } from "./worker/job-worker";
 import { JobRun } from "./worker/job-run";
+import { artifactItems } from "./testing/artifact-items";
 import { waitFor } from "../../../test/support/stack";
 
 /**
@@ -110,7 +111,7 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     await worker.stop();
 
     expect(await infra.data.getJson(jobDataObjects.artifactHead(state.job_id))).toBeNull();
-    expect(await store.getItems(state.job_id)).toEqual([]);
+    expect((await store.getJob(state.job_id))?.status).not.toBe("completed");
     expect((await infra.registry.get(state.job_id))?.state).toMatchObject({ status: "running", worker: "new-owner" });
     expect((await infra.checkpoints.load(state.job_id, "units")).size).toBe(1);
     await infra.queue.discard(state.job_id);
@@ -133,7 +134,25 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     const stored = await store.getJob(state.job_id);
     await worker.stop();
     expect(stored?.status).toBe("completed");
-    expect(await store.getItems(state.job_id)).toEqual([{ id: "a" }]);
+    expect(await artifactItems(infra.data, state.job_id)).toEqual([{ id: "a" }]);
+  });
+
+  it("a terminal row reaches the store of record only once the job's artifact (its items' only home) is in place", async () => {
+    const headAtTerminalRow: unknown[] = [];
+    const store = new (class extends MemoryJobStore {
+      override async upsertJob(job: StoredJob) {
+        if (job.status === "completed") headAtTerminalRow.push(await infra.data.getJson(jobDataObjects.artifactHead(job.job_id)));
+        return super.upsertJob(job);
+      }
+    })();
+    const state = pending(504);
+    const worker = new JobWorker({ infra, store, sealer, logger, instance: "w", handler: async () => ({ items: [{ id: "a" }], result: {} }) });
+    worker.start();
+    await admitJob(infra, store, { state, input: {}, logger });
+    await waitFor(async () => (await infra.registry.get(state.job_id))?.state.status === "completed", 20_000);
+    await worker.stop();
+    expect(headAtTerminalRow).toHaveLength(1);
+    expect(headAtTerminalRow[0]).toMatchObject({ status: "completed", items: { lines: 1 } });
   });
 
   it("an admission whose input upload is slow still holds its project against a second admission", async () => {

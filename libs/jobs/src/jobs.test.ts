@@ -17,6 +17,7 @@ import { RetryingJobStore } from "./store/retrying-job-store";
 import { JobWorker } from "./worker/job-worker";
 import { artifactJob, readArtifactHead } from "./artifact";
 import { OrphanSweep } from "./orphan-sweep";
+import { artifactItems } from "./testing/artifact-items";
 import type { JobHandler } from "./worker/types";
 import { waitFor } from "../../../test/support/stack";
 
@@ -46,10 +47,6 @@ class FlakyStore extends MemoryJobStore {
   override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
     if (this.down) throw (this.failed++, new Error("connection refused"));
     return super.upsertJob(job);
-  }
-  override async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-    if (this.down) throw (this.failed++, new Error("connection refused"));
-    return super.putItems(jobId, fence, chunk, items);
   }
 }
 
@@ -120,7 +117,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     expect(inner.failed).toBeGreaterThan(0);
     // Stored within the wait: no result object, and a first poll may release the live state.
     expect(done.state).toMatchObject({ result: null, releasable: true });
-    expect(await inner.getItems(state.job_id)).toEqual([{ v: 1 }, { v: 2 }]);
+    expect(await artifactItems(infra.data, state.job_id)).toEqual([{ v: 1 }, { v: 2 }]);
     expect(await inner.getJob(state.job_id)).toMatchObject({ status: "completed", result: { total: 2 } });
     expect(store.pending).toBe(0);
     await store.close();
@@ -130,7 +127,7 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     // Unreachable until the test says: longer than the worker waits for it.
     const inner = new FlakyStore();
     const store = new RetryingJobStore(inner, logger);
-    // Three chunks of results: every one must reach the store, not only those before the first failure.
+    // Three chunks of results: every one is in the artifact, whatever the store does.
     const results = Array.from({ length: 1_200 }, (_, v) => ({ v }));
     const handler: JobHandler = async () => {
       inner.down = true;
@@ -151,13 +148,13 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     }, 50_000);
     expect(inner.failed).toBeGreaterThan(0);
     inner.down = false;
-    // The store is back: the kept writes land, the results before the row.
+    // The store is back: the kept row lands (the results are in the artifact already).
     const row = await waitFor(async () => {
       const stored = await inner.getJob(state.job_id);
       return stored?.status === "completed" ? stored : null;
     }, 5_000).catch(async () => inner.getJob(state.job_id));
     expect(row).toMatchObject({ status: "completed", result: { total: 2 } });
-    expect(await inner.getItems(state.job_id)).toEqual(results);
+    expect(await artifactItems(infra.data, state.job_id)).toEqual(results);
     await worker.stop();
     await store.close();
   });
@@ -196,15 +193,14 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     expect(done.state).toMatchObject({ progress: 1, stage: "Complete", extra: { note: "done" } });
     expect(Object.keys(done.state.stage_timings).sort()).toEqual(["first", "second"]);
     expect(done.state.duration_ms).toBeGreaterThanOrEqual(0);
-    // The store of record took the results, so the live state carries no copy and may be released.
+    // The artifact holds the results, so the live state carries no copy and may be released.
     expect(done.state).toMatchObject({ result: null, releasable: true });
-    expect(await store.getItems(state.job_id)).toEqual([{ v: 1, sq: 1 }, { v: 2, sq: 4 }, { v: 3, sq: 9 }]);
+    expect(await artifactItems(infra.data, state.job_id)).toEqual([{ v: 1, sq: 1 }, { v: 2, sq: 4 }, { v: 3, sq: 9 }]);
     expect(await infra.registry.lockHolder(7, state.owner)).toBeNull();
     expect(await infra.checkpoints.load(state.job_id, "first")).toEqual(new Map());
     expect(await infra.queue.isQueued(state.job_id)).toBe(false);
     expect(await infra.data.getJson(jobDataObjects.input(state.job_id))).toBeNull();
-    expect(await store.getItems(state.job_id)).toHaveLength(3);
-    expect(await store.getJob(state.job_id)).toMatchObject({ status: "completed", result: { total: 3 } });
+        expect(await store.getJob(state.job_id)).toMatchObject({ status: "completed", result: { total: 3 } });
     // The finished artifact: the items in the one chunk format, the head (written last) with owner, status and report.
     const head = await readArtifactHead(infra.data, state.job_id);
     expect(head).toMatchObject({ owner: state.owner, status: "completed", items: { lines: 3, chunks: 1 }, report: { outcomes: { items: 3 } } });
@@ -221,9 +217,6 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
       override async upsertJob(job: StoredJob): Promise<UpsertOutcome> {
         if (job.status === "completed") throw new Error("connection refused");
         return super.upsertJob(job);
-      }
-      override async putItems(): Promise<UpsertOutcome> {
-        throw new Error("connection refused");
       }
     }
     const store = new DownStore();

@@ -16,7 +16,7 @@ export interface ServiceJobsOptions {
   ackWaitMs: number;
   maxAttempts: number;
   retentionMs: number;
-  /** How long the embedded store of record keeps a job after its last write. */
+  /** How long the embedded store of record keeps a job after its last write, and (with either store) its artifact. */
   storeRetentionMs: number;
   /** `JOB_ORPHAN_LEASE_MS`: how long a job whose command is not queued may go unseen before it is failed. */
   orphanLeaseMs: number;
@@ -39,7 +39,7 @@ export interface ServiceJobs {
 export async function openServiceJobs(nc: NatsConnection, service: JobService, options: ServiceJobsOptions): Promise<ServiceJobs> {
   const { logger } = options;
   // Each step on JetStream waits out a NATS cluster electing its leaders (docs/resilience.md).
-  const infra = await duringStartUp("job streams and buckets", () => openJobInfra(nc, service, options), logger);
+  const infra = await duringStartUp("job streams and buckets", () => openJobInfra(nc, service, { ...options, resultsRetentionMs: options.storeRetentionMs }), logger);
   const store = await duringStartUp("store of record", () => openJobStore({
     url: options.mongoUrl,
     nc,

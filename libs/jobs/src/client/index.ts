@@ -17,7 +17,7 @@ export type { FinishedJob } from "../finished/finished-job";
 export { buildReport, OutcomeCounter, reportMarkdown } from "../finished/report";
 export type { PromptInstructions } from "../finished/report";
 export { completeReport, methodsParagraph, checklist } from "../finished/methods-text";
-export { ArtifactWriter, artifactJob, pollFrame, pollPieces, readArtifactHead, writeArtifact } from "../artifact";
+export { ArtifactWriter, artifactJob, pollFrame, pollPieces, readArtifactHead } from "../artifact";
 export { FinishedArtifacts } from "./finished-artifacts";
 export { RecallCertificates } from "./recall-certificates";
 export type { SampleMarks } from "./sample-marks";

@@ -1,16 +1,18 @@
 import { isJobId, JOB_KINDS, ServiceError, type JobArtifactHead, type JobKindTable, type JobService } from "@litrev/contracts";
-import { artifactJob, pollPieces, readArtifactHead, writeArtifact } from "../artifact";
+import { ArtifactWriter, artifactJob, pollPieces, readArtifactHead } from "../artifact";
 import { eraseJobData } from "../erase";
 import type { FinishedJob } from "../finished/finished-job";
 import type { JobData } from "../data";
 import { isActive, ownedBy } from "../state";
-import { toStoredJob, type JobStore, type JsonRecord } from "../store/job-store";
+import { toStoredJob, type JobStore } from "../store/job-store";
 import { storageRead } from "../store/storage-read";
 import type { JobMirror, MirrorEntry } from "./mirror";
 import type { PartialReader } from "./partial-reader";
 import type { PromptInstructions } from "../finished/report";
 
 
+/** The error category of a job the orphan rule failed: it never stored items, so its artifact is written from its row. */
+const ORPHANED = "orphan_cleanup";
 const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 const notFinished = (jobId: string, status: string) =>
   new ServiceError("conflict", `Job ${jobId} is still ${status}: its export and report are available once it has finished`, { simple: true });
@@ -21,12 +23,12 @@ const notFinished = (jobId: string, status: string) =>
  * artifact (written by the worker that ended it), a listing from the store of record. A poll
  * through this reader releases a finished job's live entry once the artifact is in place (the
  * spec's "removed from the in-memory registry the first time it is polled"). Reading never
- * changes stored state: a job that ended without an artifact gets one written from the store of
- * record (`ensureArtifact`), a copy.
+ * changes stored state: a job that ended without items or artifact gets an empty one written from
+ * its row (`ensureArtifact`).
  */
 export class JobReader {
   readonly #view: JobKindTable;
-  /** Artifacts being written from the store of record, by job: concurrent reads share one write. */
+  /** Artifacts being looked up or written from a row, by job: concurrent reads share one. */
   readonly #writing = new Map<string, Promise<JobArtifactHead | null>>();
 
   constructor(
@@ -73,10 +75,11 @@ export class JobReader {
   }
 
   /**
-   * The finished job's artifact head, for `owner` when given. A job that ended without one (it
-   * finished before artifacts existed, failed as an orphan, or outlived the artifact's max age
-   * while its row lives on) gets it written now from the store of record, once however many
-   * readers ask. Not found: no such job, or another client's; a conflict while it is still active.
+   * The finished job's artifact head, for `owner` when given. A job that ended without one and has
+   * no items (failed as an orphan; ended with no store of record) gets it written now, once however
+   * many readers ask. Not found: no such job, another client's, or one whose artifact is gone (its
+   * items went with it: expired, or a job that finished before the store of record stopped keeping
+   * items, docs/jobs.md § Upgrades); a conflict while it is still active.
    */
   async ensureArtifact(jobId: string, owner?: string, prompts?: PromptInstructions): Promise<JobArtifactHead> {
     if (!isJobId(jobId)) throw notFound();
@@ -99,25 +102,10 @@ export class JobReader {
     const found = await readArtifactHead(this.data, jobId);
     if (found) return found;
     const row = this.store.persistent ? await storageRead(this.store, () => this.store.getJob(jobId)) : null;
-    if (row && !isActive(row)) return writeArtifact(this.data, this.service, row, this.#storedChunks(jobId), prompts);
     // No row (no store, or not saved): a terminal live state is all there is; its job has no stored items.
-    const entry = row ? null : await this.mirror.read(jobId);
-    if (entry && !isActive(entry.state)) return writeArtifact(this.data, this.service, toStoredJob(entry.state), (async function* () {})(), prompts);
-    return null;
-  }
-
-  /** The stored items of a job, chunk by chunk, each read through the store's outage rules. */
-  async *#storedChunks(jobId: string): AsyncGenerator<JsonRecord[]> {
-    const chunks = this.store.itemChunks(jobId)[Symbol.asyncIterator]();
-    try {
-      for (;;) {
-        const step = await storageRead(this.store, () => chunks.next());
-        if (step.done) return;
-        yield step.value;
-      }
-    } finally {
-      await chunks.return?.();
-    }
+    const ended = row ?? (await this.mirror.read(jobId).then((entry) => (entry && !isActive(entry.state) ? toStoredJob(entry.state) : null)));
+    if (!ended || isActive(ended) || (row && row.error_category !== ORPHANED)) return null;
+    return new ArtifactWriter(this.data, this.service, jobId, ended.fence).finish(ended, prompts);
   }
 
   /** Newest first; only `owner`'s jobs when given. */

@@ -67,8 +67,8 @@ export async function serveJobKind<C extends KindRequest, E extends { model: str
     {
       bytes: env.OWNER_STORAGE_MB * 1024 * 1024,
       liveJobs: env.OWNER_MAX_LIVE_JOBS,
-      // Results stay in the embedded store of record, or (with MongoDB) only the job's data in NATS.
-      keptForMs: env.MONGO_URL ? env.JOB_RETENTION_MS : Math.max(env.JOB_RETENTION_MS, env.JOB_STORE_RETENTION_MS),
+      // Results stay in the job's artifact, kept as long as the embedded store keeps rows (with either store).
+      keptForMs: Math.max(env.JOB_RETENTION_MS, env.JOB_STORE_RETENTION_MS),
     },
     async (jobId) => {
       const entry = await jobs.mirror.fetch(jobId);

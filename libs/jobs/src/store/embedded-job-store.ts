@@ -10,7 +10,7 @@ import { eraseKeysNaming, eraseObjectsNaming } from "../erase";
 import { finiteOrNull } from "../finite";
 import { ownedBy } from "../state";
 import { isStreamOrMessageNotFound, isWrongLastSequence, shortReason, withDeadline } from "./jetstream-codes";
-import { accepts, checkChunk, checkFence, collectItems, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
+import { accepts, checkFence, isActiveStatus, type JobStore, type StoredJob, type UpsertOutcome } from "./job-store";
 
 /** How far before a job's creation time its listing entry may sit (replicas' clocks differ). */
 const INDEX_CLOCK_SLACK_MS = 10 * 60 * 1000;
@@ -18,11 +18,11 @@ const INDEX_CLOCK_SLACK_MS = 10 * 60 * 1000;
 export const DEFAULT_STORE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 export interface EmbeddedJobStoreOptions {
-  /** How long a job's row, index entry and items are kept after their last write (default 30 days). */
+  /** How long a job's row and index entry are kept after their last write (default 30 days). */
   retentionMs?: number;
   /** Upper bound on one row read/write or listing; beyond it the call throws (callers retry). */
   timeoutMs?: number;
-  /** Upper bound on writing or reading one chunk of a job's items. */
+  /** Upper bound on writing or reading a split row's whole, or on a deletion. */
   transferTimeoutMs?: number;
   /** Copies JetStream keeps (default: `streamReplicas()`, i.e. NATS_REPLICAS). */
   replicas?: number;
@@ -81,8 +81,9 @@ interface IndexEntry {
  *   row write (Nats-Msg-Id = job id, so a racing first write is de-duplicated). A listing reads the
  *   newest ~limit entries backwards by sequence from the stream's last sequence with direct gets:
  *   O(limit), whatever the job count, plus one get per deleted job's entry it passes (a gap).
- * - Items: object store `litrev_store_items_<svc>`, one object per chunk of a run's items
- *   (`<job>/<fence>/<n>`, written and read one at a time).
+ * - Object store `litrev_store_items_<svc>`: the whole of a row too large for its key (`SPLIT`).
+ *   A job's items are not here: they live only in its finished artifact (`artifact.ts`). Items an
+ *   older version stored here (`<job>/<fence>/<n>`) are never read, only erased with their job.
  *
  * Everything expires `retentionMs` (default 30 days) after its last write. Every call is bounded
  * in time: during a NATS outage calls throw (`StoreTimeoutError` or the client's own error) rather
@@ -288,46 +289,10 @@ export class EmbeddedJobStore implements JobStore {
     }, stop);
   }
 
-  async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-    checkFence(fence);
-    checkChunk(chunk);
-    checkJobId(jobId);
-    return this.#call("items write", this.transferTimeoutMs, async () => {
-      const row = await this.#row(jobId);
-      if (row && row.fence > fence) return "stale";
-      const bytes = encoder.encode(JSON.stringify(finiteOrNull(items)));
-      // Same name for the same chunk: a second write replaces the first (the client purges the old chunks).
-      await this.objects.putBlob({ name: this.names.storeItemsChunk(jobId, fence, chunk) }, bytes);
-      return "written";
-    });
-  }
-
-  async *itemChunks(jobId: string): AsyncGenerator<JsonRecord[]> {
-    if (!JOB_ID.test(jobId)) return;
-    const row = await this.#call("items read", this.timeoutMs, () => this.#row(jobId));
-    if (!row) return;
-    for (let n = 0; ; n++) {
-      const bytes = await this.#call("items read", this.transferTimeoutMs, () => readObject(this.objects, this.names.storeItemsChunk(jobId, row.fence, n)));
-      if (bytes) {
-        yield JSON.parse(decoder.decode(bytes)) as JsonRecord[];
-        continue;
-      }
-      if (n === 0) {
-        // Items stored before they were chunked: one object per job and fence.
-        const whole = await this.#call("items read", this.transferTimeoutMs, () => readObject(this.objects, this.names.storeItemsObject(jobId, row.fence)));
-        if (whole) yield JSON.parse(decoder.decode(whole)) as JsonRecord[];
-      }
-      return;
-    }
-  }
-
-  getItems(jobId: string): Promise<JsonRecord[]> {
-    return collectItems(this.itemChunks(jobId));
-  }
-
   /**
-   * The row's listing entry, then its items and its keys (row and active-job key), each subject
-   * purged so no marker is left: a failure half-way leaves the row, so a repeat finds the job again.
+   * The row's listing entry, then its objects (a split row's whole; items an older version stored)
+   * and its keys (row and active-job key), each subject purged so no marker is left: a failure
+   * half-way leaves the row, so a repeat finds the job again.
    */
   deleteJob(jobId: string): Promise<void> {
     if (!JOB_ID.test(jobId)) return Promise.resolve();

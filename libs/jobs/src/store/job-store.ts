@@ -4,8 +4,9 @@ import { ownedBy } from "../state";
 
 /**
  * A job as the system of record keeps it: the live state without the worker's bookkeeping, plus the
- * job's small result extras (e.g. screening clusters) and its fencing token. Per-item results live
- * apart, in chunks (`putItems`), so no stored row grows with the job's size.
+ * job's small result extras (e.g. screening clusters) and its fencing token. Its per-item results
+ * live only in its finished artifact (`artifact.ts`, named by the job id: `finished/<id>/head`), so
+ * no stored row grows with the job's size.
  */
 export type StoredJob = Omit<LiveJobState, "version" | "type" | "attempt" | "handoffs" | "worker" | "result" | "releasable"> & {
   result: Record<string, unknown> | null;
@@ -55,22 +56,9 @@ export interface JobStore {
   /** Stored pending/running jobs of a project, newest `created_at` first; with `owner`, only that client's (`ownedBy`). */
   activeJobs(projectId: number, owner?: string): Promise<StoredJob[]>;
   /**
-   * Writes chunk `chunk` (0, 1, …) of the items of the run fenced `fence`, replacing that chunk if
-   * it was written before (a retry keeps one copy). A run writes its chunks in order, each once it
-   * is built, so no stage holds all of a large job's items. `stale` when the stored row already
-   * has a higher fence.
-   */
-  putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[], wait?: WriteWait): Promise<UpsertOutcome>;
-  /**
-   * The items written under the fence of the job's current row, chunk by chunk in chunk order
-   * (one chunk in memory at a time); nothing when there are none.
-   */
-  itemChunks(jobId: string): AsyncIterable<JsonRecord[]>;
-  /** All of `itemChunks` at once, for small jobs and tests. */
-  getItems(jobId: string): Promise<JsonRecord[]>;
-  /**
-   * Erases the job: its row, its items of every fence and its place in listings and active-job
-   * look-ups, leaving no trace in the store (a client's deletion). Nothing to do for an unknown job.
+   * Erases the job: its row and its place in listings and active-job look-ups (and items an older
+   * version stored beside it), leaving no trace in the store (a client's deletion). Nothing to do
+   * for an unknown job. Its artifact is the caller's to erase.
    */
   deleteJob(jobId: string): Promise<void>;
   close(): Promise<void>;
@@ -102,18 +90,6 @@ export function checkFence(fence: number): void {
   if (!Number.isSafeInteger(fence) || fence < 0) throw new RangeError(`a fence is a non-negative integer, got ${fence}`);
 }
 
-/** Rejects chunk numbers that are not whole non-negative numbers. */
-export function checkChunk(chunk: number): void {
-  if (!Number.isSafeInteger(chunk) || chunk < 0) throw new RangeError(`a chunk number is a non-negative integer, got ${chunk}`);
-}
-
-/** Every item of `chunks`, in order. */
-export async function collectItems(chunks: AsyncIterable<JsonRecord[]>): Promise<JsonRecord[]> {
-  const items: JsonRecord[] = [];
-  for await (const chunk of chunks) for (const item of chunk) items.push(item);
-  return items;
-}
-
 /** Without a database: nothing is kept, so reads find nothing (spec: listing empty, 404 after the first terminal poll). */
 export class NoJobStore implements JobStore {
   readonly kind = "none";
@@ -138,14 +114,7 @@ export class NoJobStore implements JobStore {
   async activeJobs(_projectId: number, _owner?: string): Promise<StoredJob[]> {
     return [];
   }
-  async putItems(_jobId: string, _fence: number, _chunk: number, _items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-    return "written";
-  }
-  async *itemChunks(_jobId: string): AsyncGenerator<JsonRecord[]> {}
   async deleteJob(_jobId: string): Promise<void> {}
-  async getItems(_jobId: string): Promise<JsonRecord[]> {
-    return [];
-  }
   async close(): Promise<void> {}
 }
 
@@ -154,8 +123,6 @@ export class MemoryJobStore implements JobStore {
   readonly kind = "memory";
   readonly persistent = true;
   readonly jobs = new Map<string, StoredJob>();
-  /** Item chunks by job, then by fence. */
-  readonly items = new Map<string, Map<number, JsonRecord[][]>>();
   status(): string {
     return "ok";
   }
@@ -185,29 +152,8 @@ export class MemoryJobStore implements JobStore {
       .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0))
       .map((job) => structuredClone(job));
   }
-  async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-    checkFence(fence);
-    checkChunk(chunk);
-    const row = this.jobs.get(jobId);
-    if (row && row.fence > fence) return "stale";
-    let perFence = this.items.get(jobId);
-    if (!perFence) this.items.set(jobId, (perFence = new Map()));
-    let chunks = perFence.get(fence);
-    if (!chunks) perFence.set(fence, (chunks = []));
-    chunks[chunk] = finiteOrNull(structuredClone([...items]));
-    return "written";
-  }
-  async *itemChunks(jobId: string): AsyncGenerator<JsonRecord[]> {
-    const row = this.jobs.get(jobId);
-    if (!row) return;
-    for (const chunk of this.items.get(jobId)?.get(row.fence) ?? []) if (chunk) yield structuredClone(chunk);
-  }
-  getItems(jobId: string): Promise<JsonRecord[]> {
-    return collectItems(this.itemChunks(jobId));
-  }
   async deleteJob(jobId: string): Promise<void> {
     this.jobs.delete(jobId);
-    this.items.delete(jobId);
   }
   async close(): Promise<void> {}
 }

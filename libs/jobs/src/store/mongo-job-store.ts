@@ -1,12 +1,12 @@
 import { MongoClient, MongoServerError, type Collection, type Db, type Filter } from "mongodb";
 import { DEFAULT_JOB_OWNER } from "@litrev/contracts";
 import { finiteOrNull } from "../finite";
-import { checkChunk, checkFence, collectItems, isActiveStatus, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
+import { checkFence, isActiveStatus, type JobStore, type StoredJob, type UpsertOutcome } from "./job-store";
 
 
 export interface MongoJobStoreOptions {
   url: string;
-  /** Collection names, e.g. `screening_jobs` and `screening_results`. */
+  /** Collection names, e.g. `screening_jobs` and `screening_results` (items older versions stored; only erased now). */
   jobs: string;
   items: string;
   /** Database name; by default the one in the URL (else `litrev`). */
@@ -37,28 +37,20 @@ export function connectFailure(error: unknown): string {
   return `MongoDB could not be initialised (${name || "error"})`;
 }
 
-/** One chunk of a run's items (`seq` = chunk number); documents written before chunking hold one item as `data`. */
+/** A document of items an older version stored beside the row (read no more: the artifact holds a job's items). */
 interface ItemDoc {
   job_id: string;
-  fence: number;
-  seq: number;
-  items?: JsonRecord[];
-  data?: JsonRecord;
 }
 
 const DUPLICATE_KEY = 11000;
-const INDEX_NOT_FOUND = 27;
-const NAMESPACE_NOT_FOUND = 26;
 const ACTIVE = ["pending", "running"];
 
 /** `ownedBy` as a query: rows from before owners have none, and they are the default owner's. */
 const ownerFilter = (owner: string | undefined) => (owner === undefined ? {} : owner === DEFAULT_JOB_OWNER ? { owner: { $in: [owner, null] } } : { owner });
 
 /**
- * The system of record in MongoDB: one document per job (unique index on `job_id`) and one document
- * per chunk of a run's items (a few hundred items, well under the 16 MB limit) in a separate
- * collection keyed by `(job_id, fence, seq = chunk)`, written as the run produces them and read
- * back through a cursor. NaN/±∞ are stored as null.
+ * The system of record in MongoDB: one document per job (unique index on `job_id`); a job's items
+ * live only in its finished artifact. NaN/±∞ are stored as null.
  *
  * The fencing rule is one conditional replace: the filter matches the job's row only when the rule
  * accepts the write; with `upsert`, a write that matches nothing inserts — which fails with a
@@ -86,13 +78,12 @@ export class MongoJobStore implements JobStore {
       const db: Db = client.db(options.database ?? databaseOf(options.url));
       const jobs = db.collection<StoredJob>(options.jobs);
       const items = db.collection<ItemDoc>(options.items);
-      await migrateUnfenced(jobs, items);
+      await migrateUnfenced(jobs);
       await Promise.all([
         jobs.createIndex({ job_id: 1 }, { unique: true }),
         jobs.createIndex({ created_at: -1 }),
         jobs.createIndex({ owner: 1, created_at: -1 }),
         jobs.createIndex({ project_id: 1, status: 1 }),
-        items.createIndex({ job_id: 1, fence: 1, seq: 1 }, { unique: true }),
       ]);
       return new MongoJobStore(client, jobs, items);
     } catch (error) {
@@ -149,51 +140,7 @@ export class MongoJobStore implements JobStore {
     return this.#track(() => this.jobs.find(filter, { projection: { _id: 0 } }).sort({ created_at: -1 }).toArray());
   }
 
-  async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-    checkFence(fence);
-    checkChunk(chunk);
-    return this.#track(async () => {
-      const row = await this.jobs.findOne({ job_id: jobId }, { projection: { _id: 0, fence: 1 } });
-      const rowFence = row?.fence ?? 0;
-      if (row && rowFence > fence) return "stale";
-      // One document per chunk, upserted by (job, fence, seq = chunk): a retry keeps one copy.
-      const doc: ItemDoc = { job_id: jobId, fence, seq: chunk, items: finiteOrNull([...items]) };
-      const filter = { job_id: jobId, fence, seq: chunk };
-      try {
-        await this.items.replaceOne(filter, doc, { upsert: true });
-      } catch (error) {
-        // Two concurrent first writes of one chunk: the loser writes once more, now as an update.
-        if (!(error instanceof MongoServerError && error.code === DUPLICATE_KEY)) throw error;
-        await this.items.replaceOne(filter, doc, { upsert: true });
-      }
-      // Older fences' items are unreachable once the row has moved on.
-      if (chunk === 0 && row && rowFence > 0) await this.items.deleteMany({ job_id: jobId, fence: { $lt: rowFence } });
-      return "written";
-    });
-  }
-
-  async *itemChunks(jobId: string): AsyncGenerator<JsonRecord[]> {
-    const row = await this.#track(() => this.jobs.findOne({ job_id: jobId }, { projection: { _id: 0, fence: 1 } }));
-    if (!row) return;
-    // A cursor: the driver fetches the chunk documents in batches as they are consumed.
-    const cursor = this.items.find({ job_id: jobId, fence: row.fence ?? 0 }, { projection: { _id: 0, items: 1, data: 1 }, batchSize: 4 }).sort({ seq: 1 });
-    try {
-      for (;;) {
-        const doc = await this.#track(() => cursor.next());
-        if (!doc) return;
-        // Documents written before items were chunked hold one item each (`data`).
-        yield doc.items ?? (doc.data ? [doc.data] : []);
-      }
-    } finally {
-      await cursor.close().catch(() => undefined);
-    }
-  }
-
-  getItems(jobId: string): Promise<JsonRecord[]> {
-    return collectItems(this.itemChunks(jobId));
-  }
-
-  /** The items first: a row left by a failure half-way still lists the job, so a repeat finds it. */
+  /** Older versions' items first: a row left by a failure half-way still lists the job, so a repeat finds it. */
   async deleteJob(jobId: string): Promise<void> {
     await this.#track(async () => {
       await this.items.deleteMany({ job_id: jobId });
@@ -218,14 +165,7 @@ export class MongoJobStore implements JobStore {
   }
 }
 
-/**
- * Rows and items written before fencing existed get fence 0, and the old `(job_id, seq)` unique
- * index goes (it would forbid the same seq under two fences). Idempotent and cheap once done.
- */
-async function migrateUnfenced(jobs: Collection<StoredJob>, items: Collection<ItemDoc>): Promise<void> {
-  await items.dropIndex("job_id_1_seq_1").catch((error: unknown) => {
-    if (!(error instanceof MongoServerError && (error.code === INDEX_NOT_FOUND || error.code === NAMESPACE_NOT_FOUND))) throw error;
-  });
+/** Rows written before fencing existed get fence 0. Idempotent and cheap once done. */
+async function migrateUnfenced(jobs: Collection<StoredJob>): Promise<void> {
   await jobs.updateMany({ fence: { $exists: false } } as Filter<StoredJob>, { $set: { fence: 0 } });
-  await items.updateMany({ fence: { $exists: false } } as Filter<ItemDoc>, { $set: { fence: 0 } });
 }

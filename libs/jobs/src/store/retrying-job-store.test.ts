@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createLogger } from "@litrev/telemetry";
 import { newJobState } from "../state";
-import { MemoryJobStore, toStoredJob, type JsonRecord, type StoredJob, type UpsertOutcome } from "./job-store";
+import { MemoryJobStore, toStoredJob, type StoredJob, type UpsertOutcome } from "./job-store";
 import { RetryingJobStore } from "./retrying-job-store";
 
 const logger = createLogger("retrying-store-test", process.env.TEST_LOG_LEVEL ?? "silent");
@@ -16,11 +16,6 @@ class FlakyStore extends MemoryJobStore {
     await new Promise((r) => setTimeout(r, this.delayMs));
     if (this.down) throw new Error("connection refused");
     return super.upsertJob(job);
-  }
-  override async putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): Promise<UpsertOutcome> {
-    this.calls++;
-    if (this.down) throw new Error("connection refused");
-    return super.putItems(jobId, fence, chunk, items);
   }
 }
 
@@ -45,11 +40,8 @@ describe("RetryingJobStore", () => {
     inner.down = true;
     await expect(store.upsertJob(job("a", "running", 0.5))).rejects.toThrow();
     await expect(store.upsertJob(job("a", "completed", 1))).rejects.toThrow();
-    await expect(store.putItems("a", 0, 0, [{ id: 1 }, { id: 2 }])).rejects.toThrow();
-    await expect(store.putItems("a", 0, 1, [{ id: 3 }])).rejects.toThrow();
-    await expect(store.putItems("a", 0, 1, [{ id: 3 }])).rejects.toThrow(); // a retry of one chunk is kept once
     await expect(store.upsertJob(job("b", "pending", 0))).rejects.toThrow();
-    expect(store.pending).toBe(4); // the newest write per job, plus a's two item chunks
+    expect(store.pending).toBe(2); // the newest write per job
     expect(store.status()).toMatch(/^error/);
 
     await new Promise((r) => setTimeout(r, 150)); // retries while still down change nothing
@@ -57,7 +49,6 @@ describe("RetryingJobStore", () => {
     inner.down = false;
     await until(() => store.pending === 0);
     expect(inner.jobs.get("a")).toMatchObject({ status: "completed", progress: 1 });
-    expect(await inner.getItems("a")).toEqual([{ id: 1 }, { id: 2 }, { id: 3 }]);
     expect(inner.jobs.get("b")).toMatchObject({ status: "pending" });
     expect(store.status()).toBe("ok");
     await store.close();
@@ -94,7 +85,6 @@ describe("RetryingJobStore", () => {
     const store = new RetryingJobStore(inner, logger);
     expect(await store.upsertJob(job("e", "running", 0.1, 2))).toBe("written");
     expect(await store.upsertJob(job("e", "running", 0.9, 1))).toBe("stale");
-    expect(await store.putItems("e", 1, 0, [{ id: "late" }])).toBe("stale");
     expect(store.pending).toBe(0);
     const calls = inner.calls;
     await new Promise((r) => setTimeout(r, 60));
@@ -108,14 +98,11 @@ describe("RetryingJobStore", () => {
     const store = new RetryingJobStore(inner, logger);
     inner.down = true;
     await expect(store.upsertJob(job("f", "completed", 1, 3))).rejects.toThrow();
-    await expect(store.putItems("f", 3, 0, [{ id: "newest" }])).rejects.toThrow();
     await expect(store.upsertJob(job("f", "running", 0.5, 2))).rejects.toThrow();
-    await expect(store.putItems("f", 2, 0, [{ id: "older" }])).rejects.toThrow();
     inner.down = false;
     await store.flush();
     expect(store.pending).toBe(0);
     expect(inner.jobs.get("f")).toMatchObject({ status: "completed", fence: 3 });
-    expect(await inner.getItems("f")).toEqual([{ id: "newest" }]);
     await store.close();
   });
 
@@ -123,8 +110,7 @@ describe("RetryingJobStore", () => {
     const inner = new FlakyStore();
     const store = new RetryingJobStore(inner, logger);
     await expect(store.upsertJob(job("g", "running", 0.1, -1))).rejects.toThrow(RangeError);
-    await expect(store.putItems("g", 1.5, 0, [])).rejects.toThrow(RangeError);
-    await expect(store.putItems("g", 1, -1, [])).rejects.toThrow(RangeError);
+    await expect(store.upsertJob(job("g", "running", 0.1, 1.5))).rejects.toThrow(RangeError);
     expect(store.pending).toBe(0);
     expect(store.status()).toBe("ok");
     await store.close();
@@ -150,13 +136,11 @@ describe("RetryingJobStore", () => {
     const inner = new FlakyStore();
     const store = new RetryingJobStore(inner, logger);
     inner.down = true;
-    await expect(store.putItems("i", 1, 0, [{ id: "x" }], { budgetMs: 300 })).rejects.toThrow("connection refused");
     await expect(store.upsertJob(job("i", "completed", 1, 1), { budgetMs: 300 })).rejects.toThrow("connection refused");
-    expect(store.pending).toBe(2);
+    expect(store.pending).toBe(1);
     inner.down = false;
     await until(() => store.pending === 0);
     expect(inner.jobs.get("i")).toMatchObject({ status: "completed", fence: 1 });
-    expect(await inner.getItems("i")).toEqual([{ id: "x" }]);
     await store.close();
   });
 
@@ -166,7 +150,7 @@ describe("RetryingJobStore", () => {
     await store.upsertJob(job("j", "running", 0.5, 3));
     const calls = inner.calls;
     expect(await store.upsertJob(job("j", "running", 0.6, 2), { budgetMs: 10_000 })).toBe("stale");
-    await expect(store.putItems("j", -1, 0, [], { budgetMs: 10_000 })).rejects.toThrow(RangeError);
+    await expect(store.upsertJob(job("j", "running", 0.6, -1), { budgetMs: 10_000 })).rejects.toThrow(RangeError);
     expect(inner.calls).toBe(calls + 2);
     expect(store.pending).toBe(0);
     await store.close();

@@ -1,15 +1,9 @@
 import type { Logger } from "@litrev/telemetry";
 import { retrying } from "../retry";
-import { accepts, type JobStore, type JsonRecord, type StoredJob, type UpsertOutcome, type WriteWait } from "./job-store";
+import { accepts, type JobStore, type StoredJob, type UpsertOutcome, type WriteWait } from "./job-store";
 
 /** A write the store refused as malformed (a bad fence or id, a row too large) would fail forever: not kept. */
 const invalid = (error: unknown) => error instanceof RangeError;
-
-/** Failed chunk writes of one job's newest fence, by chunk number. */
-interface KeptItems {
-  fence: number;
-  chunks: Map<number, readonly JsonRecord[]>;
-}
 
 /**
  * The one mechanism for a store write that fails (the store briefly unreachable), on the project's
@@ -17,8 +11,7 @@ interface KeptItems {
  * writes), then — like every other failed write at once — kept and written again in the background
  * until it lands, so jobs that start, progress or finish during an outage are all stored once it is
  * over. Per job, only the write that the fencing rule would keep is retained (the newest of equal
- * fence, the highest fence otherwise; for items, the failed chunks of the highest fence), and the
- * writes of one job run one after another. A failed write still rejects (callers log it); a `stale`
+ * fence, the highest fence otherwise), and the writes of one job run one after another. A failed write still rejects (callers log it); a `stale`
  * outcome is final and never retried, nor is a write refused as malformed (RangeError); reads pass
  * through.
  */
@@ -26,7 +19,6 @@ export class RetryingJobStore implements JobStore {
   readonly kind: JobStore["kind"];
   readonly persistent: boolean;
   readonly #jobs = new Map<string, StoredJob>();
-  readonly #items = new Map<string, KeptItems>();
   /** The tail of each job's chain of writes. */
   readonly #chains = new Map<string, Promise<unknown>>();
   /** Stops the background retries and the waits of writes in flight. */
@@ -53,9 +45,7 @@ export class RetryingJobStore implements JobStore {
   }
 
   get #keptCount(): number {
-    let chunks = 0;
-    for (const kept of this.#items.values()) chunks += kept.chunks.size;
-    return this.#jobs.size + chunks;
+    return this.#jobs.size;
   }
 
   status(): string {
@@ -73,31 +63,12 @@ export class RetryingJobStore implements JobStore {
       // Superseded by this write, whatever becomes of it — unless the kept one would win over it.
       if (kept && accepts(kept, job)) this.#jobs.delete(job.job_id);
       try {
-        // The job's kept result chunks go first: a reader never finds a finished row without its results.
-        return await this.#attempt(async () => (await this.#writeKeptItems(job.job_id), this.inner.upsertJob(job)), wait);
+        return await this.#attempt(() => this.inner.upsertJob(job), wait);
       } catch (error) {
         if (!invalid(error)) this.#keepJob(job);
         throw error;
       }
     });
-  }
-
-  putItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[], wait?: WriteWait): Promise<UpsertOutcome> {
-    return this.#serial(jobId, async () => {
-      const kept = this.#items.get(jobId);
-      if (kept && kept.fence < fence) this.#items.delete(jobId);
-      else if (kept?.fence === fence) kept.chunks.delete(chunk);
-      try {
-        return await this.#attempt(() => this.inner.putItems(jobId, fence, chunk, items), wait);
-      } catch (error) {
-        if (!invalid(error)) this.#keepItems(jobId, fence, chunk, items);
-        throw error;
-      }
-    });
-  }
-
-  itemChunks(jobId: string): AsyncIterable<JsonRecord[]> {
-    return this.inner.itemChunks(jobId);
   }
 
   getJob(jobId: string): Promise<StoredJob | null> {
@@ -112,15 +83,10 @@ export class RetryingJobStore implements JobStore {
     return this.inner.activeJobs(projectId, owner);
   }
 
-  getItems(jobId: string): Promise<JsonRecord[]> {
-    return this.inner.getItems(jobId);
-  }
-
   /** After the job's writes in flight, and with its kept writes dropped (they would bring it back). */
   deleteJob(jobId: string): Promise<void> {
     return this.#serial(jobId, async () => {
       this.#jobs.delete(jobId);
-      this.#items.delete(jobId);
       await this.inner.deleteJob(jobId);
     });
   }
@@ -136,15 +102,13 @@ export class RetryingJobStore implements JobStore {
     await this.inner.close();
   }
 
-  /** Writes every waiting write once (items before the job, as the worker does); a `stale` outcome ends it too. */
+  /** Writes every waiting write once; a `stale` outcome ends it too. */
   async flush(): Promise<void> {
-    const ids = new Set([...this.#items.keys(), ...this.#jobs.keys()]);
     await Promise.all(
-      [...ids].map((id) =>
+      [...this.#jobs.keys()].map((id) =>
         this.#serial(id, async () => {
           // Writes of one job are serialised, so what is kept cannot change while it is written;
           // it stays counted as waiting until the write has landed (or was refused as stale).
-          await this.#writeKeptItems(id);
           const job = this.#jobs.get(id);
           if (job) {
             await this.inner.upsertJob(job);
@@ -159,29 +123,10 @@ export class RetryingJobStore implements JobStore {
     }
   }
 
-  /** Writes the kept result chunks of a job (inside its chain of writes); each leaves the kept set once written. */
-  async #writeKeptItems(jobId: string): Promise<void> {
-    const items = this.#items.get(jobId);
-    if (!items) return;
-    for (const [chunk, chunkItems] of items.chunks) {
-      await this.inner.putItems(jobId, items.fence, chunk, chunkItems);
-      items.chunks.delete(chunk);
-    }
-    this.#items.delete(jobId);
-  }
-
   /** Keeps `job` unless a kept write of the same job would win over it. */
   #keepJob(job: StoredJob): void {
     const kept = this.#jobs.get(job.job_id);
     if (!kept || accepts(kept, job)) this.#jobs.set(job.job_id, job);
-    this.#kept();
-  }
-
-  #keepItems(jobId: string, fence: number, chunk: number, items: readonly JsonRecord[]): void {
-    let kept = this.#items.get(jobId);
-    if (kept && kept.fence > fence) return this.#kept();
-    if (!kept || kept.fence < fence) this.#items.set(jobId, (kept = { fence, chunks: new Map() }));
-    kept.chunks.set(chunk, items);
     this.#kept();
   }
 

@@ -298,12 +298,13 @@ export class JobRun {
 
   /**
    * The terminal sequence: (1) the lease is checked, (2) one pass over the results writes them into
-   * the job's artifact and into the store of record, then the terminal row (store writes fenced by
-   * this run's delivery number), (3) the artifact's head, (4) only then the live state turns
-   * terminal (compare-and-set, fenced), (5) the project, checkpoints, input and partial chunks are
-   * cleaned up and the command acked — all only if this run wrote the terminal state. Every read of
-   * the finished job streams its artifact, so a store of record that cannot take the results within
-   * its budget delays only the row (kept and written again by the store), never a read.
+   * the job's artifact (their only home), (3) the lease checked again, the artifact's head, (4) the
+   * terminal row in the store of record (fenced by this run's delivery number), which names the
+   * artifact by the job's id, (5) only then the live state turns terminal (compare-and-set, fenced),
+   * (6) the project, checkpoints, input and partial chunks are cleaned up and the command acked —
+   * all only if this run wrote the terminal state. Every read of the finished job streams its
+   * artifact, so a store of record that cannot take the row within its budget delays only the row
+   * (kept and written again by the store), never a read.
    */
   async #finish(outcome: JobOutcome, failure: ServiceError | null): Promise<void> {
     const { infra } = this.deps;
@@ -330,44 +331,35 @@ export class JobRun {
   }
 
   /**
-   * Writes the results in one pass, each chunk built just before it is written: into the job's
-   * artifact (retried through NATS outages like the run's other writes) and into the store of
-   * record (within one budget), then the terminal row, then — the lease checked — the artifact's
-   * head. True when the store of record took the items and the row; false when it did not (the
-   * store keeps the row and writes it again later; the artifact holds the results meanwhile).
+   * Writes the results into the job's artifact in one pass, each chunk built just before it is
+   * written (retried through NATS outages like the run's other writes), then — the lease checked,
+   * for a run that holds one — its head, then the terminal row: a row that says the job ended always has its artifact. True
+   * when the store of record took the row; false when it did not (the store keeps it and writes it
+   * again later; the artifact holds the results meanwhile).
    */
-  async #storeTerminal(state: LiveJobState, items: ItemChunks, extras: JsonRecord): Promise<boolean> {
+  async #storeTerminal(state: LiveJobState, items: ItemChunks, extras: JsonRecord, leased = true): Promise<boolean> {
     const { infra, store } = this.deps;
     const fence = this.identity.deliveries;
     const record = toStoredJob(state, extras, fence);
     const artifact = new ArtifactWriter(infra.data, infra.service, this.jobId, fence);
     const texts = this.#inputTexts();
-    // The store retries a failed write for the time left (then keeps it for later): one budget for them all.
-    const deadline = Date.now() + (this.deps.storeWaitMs ?? STORE_BUDGET_MS);
-    const wait = () => ({ budgetMs: Math.max(1, deadline - Date.now()) });
-    let stored = store.persistent;
-    // Every chunk is handed to the store, a failed one too (the store keeps it), and then the row: the
-    // store writes the row behind its kept chunks, so a long outage cannot leave it at `running` for good.
-    const toStore = async (write: () => Promise<"written" | "stale">) => {
-      if (!store.persistent) return;
-      try {
-        if ((await write()) === "stale") this.#lose();
-      } catch (error) {
-        if (this.#lostLease(error)) throw error;
-        if (stored) this.log.warn({ err: error }, "the store of record did not take the terminal state in time; it is kept for it, and the job's artifact holds the results meanwhile");
-        stored = false;
-      }
-    };
     for (let n = 0; n < items.count; n++) {
       const chunk = await items.chunk(n);
       const chunkTexts = texts && (await retrying(() => texts.of(chunk), { isFinal: (e) => this.#lostLease(e) }));
       if (artifact.push(chunk, chunkTexts)) await retrying(() => artifact.flush(), { isFinal: (e) => this.#lostLease(e) });
-      await toStore(() => store.putItems(this.jobId, fence, n, chunk, wait()));
     }
-    await toStore(() => store.upsertJob(record, wait()));
-    await this.#assertLease();
+    if (leased) await this.#assertLease();
     await retrying(() => artifact.finish(record, this.deps.prompts, store.persistent), { isFinal: (e) => this.#lostLease(e) });
-    return stored;
+    if (!store.persistent) return false;
+    try {
+      // The store retries a failed write for its budget, then keeps it for later.
+      if ((await store.upsertJob(record, { budgetMs: this.deps.storeWaitMs ?? STORE_BUDGET_MS })) === "stale") this.#lose();
+      return true;
+    } catch (error) {
+      if (this.#lostLease(error)) throw error;
+      this.log.warn({ err: error }, "the store of record did not take the terminal row in time; it is kept for it, and the job's artifact holds the results meanwhile");
+      return false;
+    }
   }
 
   /** Looks up the finished items' titles and abstracts in the job's input (still there until clean-up), for its artifact. */
@@ -386,7 +378,8 @@ export class JobRun {
     const failure = exhaustion(infra.options.maxAttempts);
     const current = await infra.registry.get(this.jobId);
     const preview = current ? failedState(current.state, failure, finished, true) : null;
-    if (preview) await this.#storeTerminal(preview, arrayChunks([]), {}).catch((error: unknown) => this.log.warn({ err: error }, "could not write the exhausted job's artifact"));
+    // This delivery never took the job (no lease to check): it ends it whoever ran it last.
+    if (preview) await this.#storeTerminal(preview, arrayChunks([]), {}, false).catch((error: unknown) => this.log.warn({ err: error }, "could not write the exhausted job's artifact"));
     const final = await infra.registry.update(this.jobId, (s) => failedState(s, failure, finished, true));
     this.log.error({ deliveries: this.identity.deliveries }, "job exhausted its delivery attempts; marked failed");
     if (final?.written) {
