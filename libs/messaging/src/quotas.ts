@@ -21,16 +21,16 @@ export const NatsQuotaEnv = z.object({
   NATS_QUOTA_CHECKPOINTS_MB: mb(1024),
   /** Per job service: live job state (one small record per job, kept JOB_RETENTION_MS). */
   NATS_QUOTA_JOB_STATE_MB: mb(128),
-  /** Per job service: job inputs, results and partial results (kept JOB_RETENTION_MS). */
-  NATS_QUOTA_JOB_DATA_MB: mb(2048),
+  /** Per job service: job inputs, partial results and finished artifacts, every job's results (kept the longer of JOB_RETENTION_MS and JOB_STORE_RETENTION_MS). */
+  NATS_QUOTA_JOB_DATA_MB: mb(4096),
   /** Per job service: large creation lists staged by the gateway, then the inputs of their jobs (kept JOB_RETENTION_MS). */
   NATS_QUOTA_JOB_STAGING_MB: mb(1024),
   /** Per job service: the embedded store of record's rows (kept JOB_STORE_RETENTION_MS). */
   NATS_QUOTA_STORE_ROWS_MB: mb(512),
   /** Per job service: the embedded store's creation index. */
   NATS_QUOTA_STORE_INDEX_MB: mb(64),
-  /** Per job service: the embedded store's items (kept JOB_STORE_RETENTION_MS). */
-  NATS_QUOTA_STORE_ITEMS_MB: mb(3072),
+  /** Per job service: the embedded store's rows too large for one message (kept JOB_STORE_RETENTION_MS). */
+  NATS_QUOTA_STORE_ITEMS_MB: mb(1024),
   /** Shared: per-owner limit counters (one small record per owner and gateway or job service). */
   NATS_QUOTA_LIMITS_MB: mb(8),
 });
