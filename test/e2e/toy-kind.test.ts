@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineJobContract, JobStatus, registerJobKind, type JobKindRecord } from "@litrev/contracts";
@@ -65,7 +64,8 @@ const toy = registerJobKind(
     },
     report: {
       task: "Counting the letters of words",
-      methods: "Each word's letters were counted.",
+      title: (n) => `Letters of ${n} words`,
+      methods: (report, { when, plural }) => [`The letters of ${plural(report.outcomes.items, "word", "words")} were counted on ${when}.`],
       limitations: ["A toy: it counts, nothing more."],
       noun: "words",
       outcomeField: "letters",
@@ -108,7 +108,7 @@ describe("a job kind declared in a test, read through a gateway", { timeout: 120
   let link: NatsLink;
   let served: ServedJobKind;
   let operations: ServedOperations;
-  let app: FastifyInstance;
+  let app: Awaited<ReturnType<typeof buildApp>>;
   let baseUrl: string;
   const steps: (() => Promise<void> | void)[] = [];
   const as = { headers: { "x-api-key": KEY } };
@@ -176,7 +176,8 @@ describe("a job kind declared in a test, read through a gateway", { timeout: 120
     expect(report.status).toBe(200);
     expect(JSON.stringify(report.body)).toContain("Counting the letters of words");
     const markdown = await call("GET", `/v1/toy/jobs/${id}/report`);
-    expect(String(markdown.body)).toContain("Each word's letters were counted.");
+    expect(String(markdown.body)).toContain("Letters of 2 words");
+    expect(String(markdown.body)).toContain("The letters of 2 words were counted on");
     expect(String(markdown.body)).not.toMatch(/screening|Data extraction/i);
 
     const events = await call("GET", `/v1/toy/jobs/${id}/events`);

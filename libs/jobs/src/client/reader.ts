@@ -1,4 +1,4 @@
-import { isJobId, JOB_KINDS, ServiceError, type JobArtifactHead, type JobKindTable, type JobService } from "@litrev/contracts";
+import { isJobId, jobKind, ServiceError, type JobArtifactHead, type JobKindTable, type JobService, jobNotFound } from "@litrev/contracts";
 import { artifactJob, pollPieces, readArtifactHead, writeArtifact } from "../artifact";
 import { eraseJobData } from "../erase";
 import type { FinishedJob } from "../finished/finished-job";
@@ -11,7 +11,6 @@ import type { PartialReader } from "./partial-reader";
 import type { PromptInstructions } from "../finished/report";
 
 
-const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 const notFinished = (jobId: string, status: string) =>
   new ServiceError("conflict", `Job ${jobId} is still ${status}: its export and report are available once it has finished`, { simple: true });
 
@@ -36,7 +35,7 @@ export class JobReader {
     private readonly partials: PartialReader,
     private readonly store: JobStore,
   ) {
-    this.#view = JOB_KINDS[service];
+    this.#view = jobKind(service);
   }
 
   /** The poll body of a live entry that is still active (the gateway's hot path uses the same). */
@@ -54,9 +53,9 @@ export class JobReader {
    */
   async get(jobId: string, owner?: string, prompts?: PromptInstructions): Promise<unknown> {
     // Not a UUID: no job has it, and it may not even be a valid bucket key.
-    if (!isJobId(jobId)) throw notFound();
+    if (!isJobId(jobId)) throw jobNotFound();
     const entry = await this.mirror.read(jobId);
-    if (entry && !ownedBy(entry.state, owner)) throw notFound();
+    if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
     if (entry && isActive(entry.state)) return this.active(entry);
     const head = await this.ensureArtifact(jobId, owner, prompts);
     if (entry) await this.mirror.removeIfUnchanged(jobId, entry);
@@ -79,7 +78,7 @@ export class JobReader {
    * readers ask. Not found: no such job, or another client's; a conflict while it is still active.
    */
   async ensureArtifact(jobId: string, owner?: string, prompts?: PromptInstructions): Promise<JobArtifactHead> {
-    if (!isJobId(jobId)) throw notFound();
+    if (!isJobId(jobId)) throw jobNotFound();
     let write = this.#writing.get(jobId);
     if (!write) {
       write = this.#artifact(jobId, prompts);
@@ -89,10 +88,10 @@ export class JobReader {
     }
     const head = await write;
     if (head && ownedBy(head, owner)) return head;
-    if (head) throw notFound();
+    if (head) throw jobNotFound();
     const entry = await this.mirror.read(jobId);
     if (entry && ownedBy(entry.state, owner) && isActive(entry.state)) throw notFinished(jobId, entry.state.status);
-    throw notFound();
+    throw jobNotFound();
   }
 
   async #artifact(jobId: string, prompts?: PromptInstructions): Promise<JobArtifactHead | null> {
@@ -141,7 +140,7 @@ export class JobReader {
     const candidate = await this.mirror.activeForProject(projectId, owner);
     // Confirmed by a direct read: a stale copy must not name a job that has ended.
     const known = candidate ? await this.mirror.read(candidate.state.job_id) : null;
-    if ((known && isActive(known.state)) || !JOB_KINDS[this.service].exclusiveProject) return known && isActive(known.state) ? known : null;
+    if ((known && isActive(known.state)) || !jobKind(this.service).exclusiveProject) return known && isActive(known.state) ? known : null;
     const locked = await this.mirror.lockedJob(projectId, owner);
     return locked && ownedBy(locked.state, owner) ? locked : null;
   }

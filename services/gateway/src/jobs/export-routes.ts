@@ -1,9 +1,10 @@
 import { Readable } from "node:stream";
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { ExportQuery, isJobId, JOB_SERVICES, JobIdParams, JobReport, ReportQuery, sampleNotFound, ScreeningExportQuery, ServiceError, type CsvMode, type ExportFormat } from "@litrev/contracts";
+import { ExportQuery, isJobId, JobIdParams, jobKind, JobReport, ReportQuery, sampleNotFound, type ExportFormat, type JobService, jobNotFound } from "@litrev/contracts";
 import { artifactJob, completeReport, exportBody, reportMarkdown, type RecallCertificates } from "@litrev/jobs/client";
-import { ownerOf } from "./job-routes";
+import { asFields, type ZodApp } from "../validation";
+import { ownerOf } from "./owner";
 import type { JobPolls } from "./job-polls";
 
 const CONTENT_TYPE: Record<ExportFormat, string> = {
@@ -18,7 +19,6 @@ const EXPORT_DESCRIPTION =
 /** Marks the export of a job that did not complete: its items are those that finished. */
 export const PARTIAL_HEADER = "x-litrev-partial";
 
-const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
 /**
  * Exports and methods reports of finished jobs, read by this gateway from the job's artifact (no
@@ -28,27 +28,27 @@ const notFound = () => new ServiceError("not_found", "Job not found", { simple: 
  * ownership and 404 rules as a poll; a job that has not finished is a 409; a failed one exports
  * what finished, marked partial.
  */
-export function jobExportRoutes(polls: JobPolls, certificates: RecallCertificates): FastifyPluginAsync {
-  return async (app) => {
-    for (const service of JOB_SERVICES) {
+export function exportRoutes(app: ZodApp, polls: JobPolls, certificates: RecallCertificates): (service: JobService) => void {
+  return (service) => {
       app.get(
         `/v1/${service}/jobs/:job_id/export`,
         {
           schema: {
             params: JobIdParams,
-            // Only screening jobs have validation samples to mark.
-            querystring: service === "screening" ? ScreeningExportQuery : ExportQuery,
+            // A kind may add to the common query (screening: a validation sample to mark).
+            querystring: jobKind(service).schemas.exportQuery ?? ExportQuery,
             response: { 200: { description: EXPORT_DESCRIPTION, content: { "text/csv": { schema: z.string() }, "application/x-ndjson": { schema: z.string() }, "application/x-research-info-systems": { schema: z.string() } } } },
           },
         },
-        async (request, reply) => {
-          const { job_id } = request.params as { job_id: string };
-          const { format, csv, sample } = request.query as { format: ExportFormat; csv: CsvMode; sample?: string };
-          if (!isJobId(job_id)) throw notFound();
+        async (request: FastifyRequest<{ Params: JobIdParams }>, reply: FastifyReply) => {
+          const { job_id } = request.params;
+          const { format, csv } = ExportQuery.parse(request.query);
+          const sample = asFields(request.query)?.sample;
+          if (!isJobId(job_id)) throw jobNotFound();
           const owner = ownerOf(request);
           const { artifact, data } = await polls.finished(service, job_id, owner, request.id);
           // The sample is read once, before the first byte, and held while the export streams (it is bounded).
-          const marks = sample === undefined ? undefined : await certificates.sampleMarks(service, job_id, sample, owner);
+          const marks = typeof sample !== "string" ? undefined : await certificates.sampleMarks(service, job_id, sample, owner);
           if (marks === null) throw sampleNotFound();
           const job = artifactJob(data, artifact.head);
           // A failed (or cancelled) job exports what finished, marked so that the file is not taken for the whole.
@@ -79,9 +79,9 @@ export function jobExportRoutes(polls: JobPolls, certificates: RecallCertificate
           },
         },
         async (request, reply) => {
-          const { job_id } = request.params as { job_id: string };
-          const { format } = request.query as { format: "markdown" | "json" };
-          if (!isJobId(job_id)) throw notFound();
+          const { job_id } = request.params;
+          const { format } = request.query;
+          if (!isJobId(job_id)) throw jobNotFound();
           const owner = ownerOf(request);
           const written = (await polls.finished(service, job_id, owner, request.id)).artifact.head.report;
           // A certificate comes later than the artifact: the job's latest is read beside it, and the paragraph and checklist written with it.
@@ -90,6 +90,5 @@ export function jobExportRoutes(polls: JobPolls, certificates: RecallCertificate
           return reply.type("text/markdown; charset=utf-8").send(reportMarkdown(report));
         },
       );
-    }
   };
 }

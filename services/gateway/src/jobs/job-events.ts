@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { PassThrough, type Writable } from "node:stream";
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { JOB_EVENT, JOB_SERVICES, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
+import { JOB_EVENT, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
 import { isActive, type MirrorEntry } from "@litrev/jobs/client";
 import type { Logger } from "@litrev/telemetry";
 import type { GatewayDeps } from "../deps";
 import { toHttp } from "../http-errors";
 import { JobPolls, type PollBody } from "./job-polls";
-import { ownerOf } from "./job-routes";
+import { ownerOf } from "./owner";
+import type { ZodApp } from "../validation";
 import type { LiveJobs, LiveJobsRegistry } from "./live-jobs";
 import { parseLastEventId, SSE_HEARTBEAT, sseFrame, sseRetry } from "./sse";
 
@@ -254,8 +255,8 @@ const EVENT_STREAM_DESCRIPTION =
  * from the poll reader the poll route uses (same owner, same 404, same body as a poll), so a stream
  * shows nothing a poll would not; in between, state events come from this gateway's live-state mirror.
  */
-export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls): FastifyPluginAsync {
-  return async (app) => {
+export function jobEventRoutes(app: ZodApp, deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls): (service: JobService) => void {
+  {
     const poll: PollJob = (service, jobId, owner) => polls.read(service, jobId, owner, randomUUID());
     const streams = new JobEventStreams({
       maxStreams: deps.env.MAX_EVENT_STREAMS,
@@ -269,7 +270,7 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls:
       done();
     });
 
-    const handler = (service: JobService) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const handler = (service: JobService) => async (request: FastifyRequest<{ Params: JobIdParams }>, reply: FastifyReply) => {
       if (!streams.reserve()) {
         const { status, body } = toHttp(
           new ServiceError(
@@ -292,7 +293,7 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls:
         // The client saw the end event already: HTTP 204 tells an EventSource to stop reconnecting.
         if (last.kind === "end") return reply.status(204).send();
 
-        const { job_id } = request.params as { job_id: string };
+        const { job_id } = request.params;
         const owner = ownerOf(request);
         // Errors (404 for an unknown or another client's job) are answered as the poll's.
         const first = await polls.read(service, job_id, owner, request.id);
@@ -312,7 +313,7 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls:
       }
     };
 
-    for (const service of JOB_SERVICES) {
+    return (service) => {
       app.get(
         `/v1/${service}/jobs/:job_id/events`,
         {
@@ -326,8 +327,8 @@ export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls:
         },
         handler(service),
       );
-    }
-  };
+    };
+  }
 }
 
 /** Starts the event-stream response; events are written to the returned body. */
