@@ -9,7 +9,7 @@ import {
   toIndexerJob,
   toIndexerJobListItem,
 } from "./indexer";
-import { indexerFieldsLimits, indexerJobLimits } from "./limits";
+import { indexerFieldsLimits, indexerJobLimits, PAPER_JSON_BYTES } from "./limits";
 
 /** The indexer (extraction) kind, declared once (docs/jobs.md); its pipeline is services/indexer's `indexerJobKind`. */
 
@@ -36,7 +36,7 @@ export const indexerKind = defineJobContract({
     estimate: IndexerEstimateRequest,
     estimated: IndexerEstimateResponse,
   },
-  limits: { create: indexerJobLimits, estimate: indexerFieldsLimits },
+  limits: { create: indexerJobLimits, estimate: indexerFieldsLimits, largestCreation: (l) => l.MAX_INDEXER_JOB_RECORDS * PAPER_JSON_BYTES + l.MAX_INDEXER_FIELDS * 2_000 },
   list: "records",
   exclusiveProject: false,
   itemsField: "partial_results",

@@ -96,8 +96,8 @@ export interface JobKindDeclaration {
     /** The export's query, when the kind adds to the common one. */
     exportQuery?: z.ZodObject;
   };
-  /** The configured bounds of the creation and estimate bodies. */
-  limits?: { create?: BodyCheck; estimate?: BodyCheck };
+  /** The configured bounds of the creation and estimate bodies, and the bytes of the largest creation they admit. */
+  limits?: { create?: BodyCheck; estimate?: BodyCheck; largestCreation?: (limits: RequestLimits) => number };
   /** Whether a creation keeps the client's provider key for the worker (default: yes). */
   providerKey?: boolean;
   /** The creation's item list (staged by the gateway when large). */

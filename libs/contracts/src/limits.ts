@@ -164,6 +164,12 @@ export function indexerRecords(body: Body, l: RequestLimits, run: boolean): Vali
 
 export const indexerFieldsLimits: Check = (body, l) => tooLong("fields", body.fields, l.MAX_INDEXER_FIELDS);
 
+/**
+ * What one paper (or indexer record) may take on average in the JSON of the largest request the
+ * default body limit admits: an id, a title and an abstract of about 1,800 characters.
+ */
+export const PAPER_JSON_BYTES = 2048;
+
 export const screeningEstimateLimits: Check = (body, l) => tooBig("repetitions", body.repetitions, l.MAX_REPETITIONS);
 export const indexerJobLimits: Check = (body, l) => indexerRecords(body, l, false);
 

@@ -1,6 +1,6 @@
 import { ScreeningExportQuery, type JobReport } from "./job-exports";
 import { defineJobContract, jsonArray as asArray, jsonRecord as asRecord, type MethodsWords } from "./job-contract";
-import { screeningEstimateLimits, screeningJobLimits } from "./limits";
+import { PAPER_JSON_BYTES, screeningEstimateLimits, screeningJobLimits } from "./limits";
 import {
   CreateScreeningJobRequest,
   CreateScreeningJobResponse,
@@ -73,7 +73,11 @@ export const screeningKind = defineJobContract({
     // Only screening jobs have validation samples to mark.
     exportQuery: ScreeningExportQuery,
   },
-  limits: { create: screeningJobLimits, estimate: screeningEstimateLimits },
+  limits: {
+    create: screeningJobLimits,
+    estimate: screeningEstimateLimits,
+    largestCreation: (l) => l.MAX_SCREENING_PAPERS * PAPER_JSON_BYTES + l.MAX_SCREENING_CRITERIA * (l.MAX_CRITERION_CHARS + 200),
+  },
   list: "papers",
   exclusiveProject: true,
   itemsField: "results",
