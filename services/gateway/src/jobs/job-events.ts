@@ -204,7 +204,7 @@ export class JobEventStreams {
 
 /** Bytes written to a stream and not yet taken by the socket. */
 function backlog(res: Writable): number {
-  return res.writableLength + ((res as Partial<PassThrough>).readableLength ?? 0);
+  return res.writableLength + (res instanceof PassThrough ? res.readableLength : 0);
 }
 
 /** The end event's lines before its data (the poll body is one line of JSON: it holds no raw line break). */

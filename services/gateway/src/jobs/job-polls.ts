@@ -1,6 +1,7 @@
 import type { FastifyReply } from "fastify";
 import { Readable } from "node:stream";
-import { headers, isJobId, isTerminalStatus, jobKind, ServiceError, type JobService, type JobStatus, jobNotFound } from "@litrev/contracts";
+import { headers, isJobId, isTerminalStatus, jobKind, ServiceError, JobStatus, type JobService, jobNotFound } from "@litrev/contracts";
+import { asFields } from "../validation";
 import { FinishedArtifacts, isActive, ownedBy, type FinishedArtifact, type JobData, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
@@ -153,8 +154,9 @@ export class JobPolls {
 
   /** The owning service's answer to a poll, for the owner the options name. */
   async #servicePoll(service: JobService, jobId: string, options: ServiceReadOptions): Promise<PollBody & { finished: false }> {
-    const data = (await callOperation(this.deps.link, jobKind(service).operations.get, { job_id: jobId }, options)) as { status: JobStatus };
-    return { finished: false, status: data.status, body: JSON.stringify(data) };
+    const data = await callOperation(this.deps.link, jobKind(service).operations.get, { job_id: jobId }, options);
+    // Every kind's poll body carries the job's status (the service's reply was parsed with the kind's schema).
+    return { finished: false, status: JobStatus.parse(asFields(data)?.status), body: JSON.stringify(data) };
   }
 
   #options(owner: string, requestId: string): ServiceReadOptions {
