@@ -81,7 +81,6 @@ const toy = registerJobKind(
 const toyKind = defineJobKind({
   service: toy.name,
   createMessage: CreateToyJob,
-  createRequest: CreateToyJob,
   maxItems: 1000,
   defaultModel: "llm-5-nano",
   estimateOf: (request) => request,

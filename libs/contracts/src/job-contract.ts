@@ -31,8 +31,6 @@ export function op<Req extends z.ZodType, Res extends z.ZodType>(service: Backen
   return { service, name, request, response, ...(providerKey ? { providerKey } : {}) };
 }
 
-export const providerKeyUse = (operation: Operation): ProviderKeyUse | undefined => operation.providerKey;
-
 type Json = Record<string, unknown>;
 
 export const jsonArray = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);

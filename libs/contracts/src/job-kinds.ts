@@ -40,8 +40,5 @@ export const configServiceIds = (): string[] => ["criteria", ...JOB_SERVICES.map
 /** Other names clients use for a configuration id: a kind's name where its configuration id differs. */
 export const configIdAliases = (): Record<string, string> => Object.fromEntries(JOB_SERVICES.filter((s) => configServiceId(s) !== s).map((s) => [s, configServiceId(s)]));
 
-/** The configuration id a name stands for: a kind's name stands for its configuration id (the routes and prompt registry say `indexer`). */
-export const canonicalConfigId = (id: string): string => configServiceId(id);
-
 export * from "./job-contract";
 export type { PartialRecord } from "./indexer-kind";

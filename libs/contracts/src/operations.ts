@@ -26,7 +26,6 @@ export const operations = {
   refineFields: op("indexer", "refine-fields", indexer.RefineFieldsRequest, indexer.RefineFieldsResponse, "request"),
   groupTags: op("indexer", "group-tags", indexer.GroupTagsRequest, indexer.GroupTagsResponse, "request"),
 } as const;
-export type OperationKey = keyof typeof operations;
 
 /** An HTTP route of the spec that the gateway forwards to one backend operation. */
 export interface ForwardedRoute {
@@ -126,8 +125,7 @@ export function apiTags(): Record<string, string> {
     criteria: "Criteria AI: synchronous help to draft, check and refine eligibility criteria.",
   };
 }
-/** A capability: `health`, `configuration`, `criteria` or a job kind's name. */
-export type ApiTag = string;
+
 
 /** The spec's three error bodies (Errors), by the component name the OpenAPI document gives each. */
 export type ErrorBodyName = "ValidationError" | "SimpleError" | "ClassifiedError";
@@ -151,7 +149,8 @@ export interface ApiOperation {
   /** Stable name generated clients call the method by: never derive it from the path. */
   operationId: string;
   summary: string;
-  tag: ApiTag;
+  /** A capability: `health`, `configuration`, `criteria` or a job kind's name. */
+  tag: string;
   /** Served without a service key. */
   public?: boolean;
   /** Every non-2xx status the spec lists for the route, plus the ones the gateway also answers (docs/errors.md). */

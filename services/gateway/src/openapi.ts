@@ -10,7 +10,6 @@ import {
   SCREENING_POLL_RESPONSE_NAME,
   findApiOperation,
   forwardedRoutes,
-  providerKeyUse,
   requestExamples,
   SimpleErrorBody,
   ValidationErrorBody,
@@ -196,8 +195,8 @@ function describe(operation: JsonObject, entry: ApiOperation, keyed: ReadonlySet
   return described;
 }
 
-/** The routes whose request may carry the client's provider key (`providerKeyUse`), as `METHOD /path`. */
-const providerKeyRoutes = () => new Set(forwardedRoutes().filter((r) => providerKeyUse(r.operation)).map((r) => `${r.method} ${r.path}`));
+/** The routes whose request may carry the client's provider key (`operation.providerKey`), as `METHOD /path`. */
+const providerKeyRoutes = () => new Set(forwardedRoutes().filter((r) => r.operation.providerKey).map((r) => `${r.method} ${r.path}`));
 
 /** Both names of the provider-key header (services/gateway/src/auth.ts, `providerKeyOf`). */
 const PROVIDER_KEY_HEADERS = [

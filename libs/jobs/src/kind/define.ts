@@ -52,8 +52,6 @@ export interface JobKind<Create extends KindRequest = KindRequest, Estimate exte
   service: JobService;
   /** The create request as it travels over NATS (its list may be empty: the gateway staged it). */
   createMessage: z.ZodType<Create>;
-  /** The HTTP contract of the create request: its own refusal answers a request without items. */
-  createRequest: z.ZodType;
   /** The most items a job may have (the list itself is the contract's: `jobKind(service).list`). */
   maxItems: number;
   /** The spec's default model of the kind (the service config's model comes before it). */

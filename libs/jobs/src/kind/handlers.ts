@@ -161,8 +161,9 @@ export async function admitKindJob(
   return { job_id: jobId, status: "pending", progress: 0, ...kind.accepted };
 }
 
-/** Without a staged list the request must carry its items: the HTTP contract's own refusal. */
+/** Without a staged list the request must carry its items: the HTTP contract's (`schemas.create`) own refusal. */
 function emptyList(kind: AnyKind, request: Record<string, unknown>): ServiceError {
-  const checked = parseOrIssues(kind.createRequest, { ...request, [jobKind(kind.service).list]: [] }, "body");
+  const { schemas, list } = jobKind(kind.service);
+  const checked = parseOrIssues(schemas.create, { ...request, [list]: [] }, "body");
   return new ServiceError("validation", "Request validation failed", checked.success ? {} : { issues: checked.issues });
 }

@@ -256,79 +256,77 @@ const EVENT_STREAM_DESCRIPTION =
  * shows nothing a poll would not; in between, state events come from this gateway's live-state mirror.
  */
 export function jobEventRoutes(app: ZodApp, deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls): (service: JobService) => void {
-  {
-    const poll: PollJob = (service, jobId, owner) => polls.read(service, jobId, owner, randomUUID());
-    const streams = new JobEventStreams({
-      maxStreams: deps.env.MAX_EVENT_STREAMS,
-      heartbeatMs: deps.env.EVENT_HEARTBEAT_MS,
-      logger: deps.logger,
-      poll,
-    });
-    // Before the server waits for its connections to end (onClose would run after): open streams would hold it.
-    app.addHook("preClose", (done) => {
-      streams.closeAll();
-      done();
-    });
+  const poll: PollJob = (service, jobId, owner) => polls.read(service, jobId, owner, randomUUID());
+  const streams = new JobEventStreams({
+    maxStreams: deps.env.MAX_EVENT_STREAMS,
+    heartbeatMs: deps.env.EVENT_HEARTBEAT_MS,
+    logger: deps.logger,
+    poll,
+  });
+  // Before the server waits for its connections to end (onClose would run after): open streams would hold it.
+  app.addHook("preClose", (done) => {
+    streams.closeAll();
+    done();
+  });
 
-    const handler = (service: JobService) => async (request: FastifyRequest<{ Params: JobIdParams }>, reply: FastifyReply) => {
-      if (!streams.reserve()) {
-        const { status, body } = toHttp(
-          new ServiceError(
-            "service_unavailable",
-            streams.closing
-              ? "This gateway is shutting down; reconnect (another replica will serve the stream)"
-              : `This gateway already serves its limit of ${deps.env.MAX_EVENT_STREAMS} job event streams (MAX_EVENT_STREAMS); poll the job, or retry later`,
-          ),
-        );
-        return reply.status(status).header("retry-after", "5").send(body);
+  const handler = (service: JobService) => async (request: FastifyRequest<{ Params: JobIdParams }>, reply: FastifyReply) => {
+    if (!streams.reserve()) {
+      const { status, body } = toHttp(
+        new ServiceError(
+          "service_unavailable",
+          streams.closing
+            ? "This gateway is shutting down; reconnect (another replica will serve the stream)"
+            : `This gateway already serves its limit of ${deps.env.MAX_EVENT_STREAMS} job event streams (MAX_EVENT_STREAMS); poll the job, or retry later`,
+        ),
+      );
+      return reply.status(status).header("retry-after", "5").send(body);
+    }
+    let handedOver = false;
+    try {
+      const last = parseLastEventId(request.headers["last-event-id"]);
+      if (last.kind === "invalid") {
+        throw new ServiceError("validation", "Request validation failed", {
+          issues: [{ type: "value_error", loc: ["header", "last-event-id"], msg: "Last-Event-ID must be an event id this stream sent (a number, or end)" }],
+        });
       }
-      let handedOver = false;
-      try {
-        const last = parseLastEventId(request.headers["last-event-id"]);
-        if (last.kind === "invalid") {
-          throw new ServiceError("validation", "Request validation failed", {
-            issues: [{ type: "value_error", loc: ["header", "last-event-id"], msg: "Last-Event-ID must be an event id this stream sent (a number, or end)" }],
-          });
-        }
-        // The client saw the end event already: HTTP 204 tells an EventSource to stop reconnecting.
-        if (last.kind === "end") return reply.status(204).send();
+      // The client saw the end event already: HTTP 204 tells an EventSource to stop reconnecting.
+      if (last.kind === "end") return reply.status(204).send();
 
-        const { job_id } = request.params;
-        const owner = ownerOf(request);
-        // Errors (404 for an unknown or another client's job) are answered as the poll's.
-        const first = await polls.read(service, job_id, owner, request.id);
-        if (first.finished) {
-          // The end event streams the whole finished job: a heavy read of its owner, like an export.
-          await request.countHeavyRead(reply);
-          await endEvent(openStream(request, reply), first, deps.logger);
-          return reply;
-        }
-        const jobs = live.ready(service) ?? (await live.get(service));
-        const body = openStream(request, reply);
-        handedOver = true;
-        streams.follow(service, jobs, job_id, body, last.kind === "revision" ? last.revision : 0, owner);
+      const { job_id } = request.params;
+      const owner = ownerOf(request);
+      // Errors (404 for an unknown or another client's job) are answered as the poll's.
+      const first = await polls.read(service, job_id, owner, request.id);
+      if (first.finished) {
+        // The end event streams the whole finished job: a heavy read of its owner, like an export.
+        await request.countHeavyRead(reply);
+        await endEvent(openStream(request, reply), first, deps.logger);
         return reply;
-      } finally {
-        if (!handedOver) streams.release();
       }
-    };
+      const jobs = live.ready(service) ?? (await live.get(service));
+      const body = openStream(request, reply);
+      handedOver = true;
+      streams.follow(service, jobs, job_id, body, last.kind === "revision" ? last.revision : 0, owner);
+      return reply;
+    } finally {
+      if (!handedOver) streams.release();
+    }
+  };
 
-    return (service) => {
-      app.get(
-        `/v1/${service}/jobs/:job_id/events`,
-        {
-          schema: {
-            params: JobIdParams,
-            response: {
-              200: { description: EVENT_STREAM_DESCRIPTION, content: { "text/event-stream": { schema: z.string() } } },
-              204: z.null().describe("The stream had ended already (Last-Event-ID was `end`): nothing more will come"),
-            },
+  return (service) => {
+    app.get(
+      `/v1/${service}/jobs/:job_id/events`,
+      {
+        schema: {
+          params: JobIdParams,
+          response: {
+            200: { description: EVENT_STREAM_DESCRIPTION, content: { "text/event-stream": { schema: z.string() } } },
+            204: z.null().describe("The stream had ended already (Last-Event-ID was `end`): nothing more will come"),
           },
         },
-        handler(service),
-      );
-    };
-  }
+      },
+      handler(service),
+    );
+  };
 }
 
 /** Starts the event-stream response; events are written to the returned body. */

@@ -18,7 +18,6 @@ import { providerKeyOf } from "../auth";
 /** Lists of at least this many items are staged whatever the body's declared size. */
 const STAGE_MIN_ITEMS = 1_000;
 
-
 /**
  * Every job kind's routes, registered in one loop over the registry of kinds (`JOB_SERVICES`): the
  * forwarded ones (routes and schemas from the contract's table) with their job-aware handlers, then
@@ -31,8 +30,11 @@ const STAGE_MIN_ITEMS = 1_000;
 export function jobRoutes(deps: GatewayDeps): FastifyPluginAsync {
   return async (untyped) => {
     const app = untyped.withTypeProvider<ZodTypeProvider>();
-    const { handlersOf, live, polls, close } = jobRouteHandlers(deps);
-    app.addHook("onClose", close);
+    // `live` (the mirrors) is shared with the job event streams: one watch per job kind and gateway.
+    const live = new LiveJobsRegistry(deps.link, deps.logger);
+    const polls = new JobPolls(deps, live);
+    app.addHook("onClose", () => live.close());
+    const handlersOf = kindHandlers(deps, live, polls);
     const route = forwarder(deps);
     const exports = exportRoutes(app, polls, new RecallCertificates(() => deps.link.connection()));
     const events = jobEventRoutes(app, deps, live, polls);
@@ -47,11 +49,9 @@ export function jobRoutes(deps: GatewayDeps): FastifyPluginAsync {
   };
 }
 
-// `live` (the mirrors) is shared with the job event streams: one watch per job kind and gateway.
-function jobRouteHandlers(deps: GatewayDeps): { handlersOf: (service: JobService) => Map<Operation, ForwardedHandler>; live: LiveJobsRegistry; polls: JobPolls; close: () => Promise<void> } {
+/** The job-aware handlers of each kind, by operation. */
+function kindHandlers(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls): (service: JobService) => Map<Operation, ForwardedHandler> {
   const sealer = KeySealer.fromEnv(deps.env);
-  const live = new LiveJobsRegistry(deps.link, deps.logger);
-  const polls = new JobPolls(deps, live);
   const opened = (service: JobService) => polls.opened(service);
 
   // The hot path: a cached body is sent synchronously; only a new state revision builds one.
@@ -82,8 +82,7 @@ function jobRouteHandlers(deps: GatewayDeps): { handlersOf: (service: JobService
     return { ref, body: { ...body, [field]: [] } };
   };
 
-  /** The job-aware handlers of one kind, by operation. */
-  const handlersOf = (service: JobService) => {
+  return (service) => {
     const handlers = new Map<Operation, ForwardedHandler>();
     const ops = jobKind(service).operations;
 
@@ -133,5 +132,4 @@ function jobRouteHandlers(deps: GatewayDeps): { handlersOf: (service: JobService
     });
     return handlers;
   };
-  return { handlersOf, live, polls, close: () => live.close() };
 }

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { loadModelAliases, priceFor } from "@litrev/llm";
 import {
   configIdAliases,
+  configServiceId,
   configServiceIds,
   ModelAliasesPatch,
   ModelAliasesResponse,
@@ -13,7 +14,6 @@ import {
   ServiceConfigResponse,
   ServiceIdParams,
   ServiceError,
-  canonicalConfigId,
 } from "@litrev/contracts";
 import type { GatewayDeps } from "../deps";
 import { modelGuardFor } from "../model-guard";
@@ -27,7 +27,7 @@ const namedIds = () => [...configServiceIds(), ...Object.entries(configIdAliases
  * nothing reads any other id, and the gateway may write no other key.
  */
 function writableId(serviceId: string): string {
-  const id = canonicalConfigId(serviceId);
+  const id = configServiceId(serviceId);
   if (configServiceIds().includes(id)) return id;
   // A 400, the spec's status for a bad write here (it lists no 404 for this route).
   throw new ServiceError("validation", `Unknown configuration id '${serviceId}': the known ids are ${namedIds()}`, { simple: true });
@@ -75,7 +75,7 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
       { schema: { tags: ["config"], params: ServiceIdParams, response: { 200: ServiceConfigLookup } } },
       async (request) => {
         const configs = await store();
-        const id = canonicalConfigId(request.params.service_id);
+        const id = configServiceId(request.params.service_id);
         const config = await configs.effective(id);
         if (configServiceIds().includes(id) || (await configs.serviceIds()).includes(id)) return config;
         // The spec answers an unknown id with a default config; the body says that is what it is.

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerHookHandler, preValidationHookHandler } from "fastify";
 import { z } from "zod";
-import { type ForwardedRoute, forwardedRoutes as routes, headers, isJobId, jobNotFound, listLimitIssues, providerKeyUse, type RequestLimits, ServiceError } from "@litrev/contracts";
+import { type ForwardedRoute, forwardedRoutes as routes, headers, isJobId, jobNotFound, listLimitIssues,  type RequestLimits, ServiceError } from "@litrev/contracts";
 import { callOperation, KeySealer } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import { ownerOf } from "../jobs/owner";
@@ -31,7 +31,7 @@ export function forwarder(deps: GatewayDeps): (app: ZodApp, route: ForwardedRout
       return await callOperation(deps.link, operation, input, {
         requestId: request.id,
         // Only operations that call the provider get the key at all (not listings or estimates).
-        providerKey: providerKeyUse(operation) === "request" ? providerKeyOf(request) : undefined,
+        providerKey: operation.providerKey === "request" ? providerKeyOf(request) : undefined,
         sealer,
         timeoutMs: route.method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
         // Whose request it is: job listings show that client's jobs only.
@@ -99,17 +99,9 @@ const knownJobId: preHandlerHookHandler = (request, _reply, done) => {
 function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) controller.abort(new ClientGoneError());
+    if (!reply.raw.writableFinished) controller.abort(new DOMException("The client disconnected before the answer was ready", "AbortError"));
   });
   return controller.signal;
-}
-
-/** The HTTP client went away; there is no one to answer. */
-class ClientGoneError extends Error {
-  override readonly name = "AbortError";
-  constructor() {
-    super("The client disconnected before the answer was ready");
-  }
 }
 
 /** A body's `model` (every provider-backed request has one) against the deployment's allowlist. */
