@@ -22,6 +22,6 @@ export * from "./provenance";
 export * from "./job-exports";
 export * from "./job-kinds";
 export { screeningKind } from "./screening-kind";
-export { indexerKind } from "./indexer-kind";
+export * from "./indexer-kind";
 export * from "./screening-validation";
 export * from "./api-schemas";

@@ -37,8 +37,4 @@ export const configServiceId = (service: string): string => jobKindOf(service)?.
 /** The configuration ids of every backend service. */
 export const configServiceIds = (): string[] => ["criteria", ...JOB_SERVICES.map(configServiceId)];
 
-/** Other names clients use for a configuration id: a kind's name where its configuration id differs. */
-export const configIdAliases = (): Record<string, string> => Object.fromEntries(JOB_SERVICES.filter((s) => configServiceId(s) !== s).map((s) => [s, configServiceId(s)]));
-
 export * from "./job-contract";
-export type { PartialRecord } from "./indexer-kind";

@@ -28,10 +28,3 @@ export const jsonSerializerCompiler = () => (data: unknown) => JSON.stringify(da
 
 /** The gateway's routes under the zod type provider: request parts are typed by their route's schemas. */
 export type ZodApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
-
-/** A JSON object (a body, or a route's params or query) as a record, or null. */
-export const asFields = (value: unknown): Record<string, unknown> | null => (isFields(value) ? value : null);
-
-function isFields(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}

@@ -1,9 +1,9 @@
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { ExportQuery, isJobId, JobIdParams, jobKind, JobReport, ReportQuery, sampleNotFound, type ExportFormat, type JobService, jobNotFound } from "@litrev/contracts";
+import { ExportQuery, isJobId, JobIdParams, jobKind, JobReport, ReportQuery, sampleNotFound, type ExportFormat, type JobService, jobNotFound, jsonRecord } from "@litrev/contracts";
 import { artifactJob, completeReport, exportBody, reportMarkdown, type RecallCertificates } from "@litrev/jobs/client";
-import { asFields, type ZodApp } from "../validation";
+import type { ZodApp } from "../validation";
 import { ownerOf } from "./owner";
 import type { JobPolls } from "./job-polls";
 
@@ -43,7 +43,7 @@ export function exportRoutes(app: ZodApp, polls: JobPolls, certificates: RecallC
       async (request: FastifyRequest<{ Params: JobIdParams }>, reply: FastifyReply) => {
         const { job_id } = request.params;
         const { format, csv } = ExportQuery.parse(request.query);
-        const sample = asFields(request.query)?.sample;
+        const sample = jsonRecord(request.query).sample;
         if (!isJobId(job_id)) throw jobNotFound();
         const owner = ownerOf(request);
         const { artifact, data } = await polls.finished(service, job_id, owner, request.id);

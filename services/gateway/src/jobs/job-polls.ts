@@ -1,7 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { Readable } from "node:stream";
-import { headers, isJobId, isTerminalStatus, jobKind, ServiceError, JobStatus, type JobService, jobNotFound } from "@litrev/contracts";
-import { asFields } from "../validation";
+import { headers, isJobId, isTerminalStatus, jobKind, ServiceError, JobStatus, type JobService, jobNotFound, jsonRecord } from "@litrev/contracts";
 import { FinishedArtifacts, isActive, ownedBy, type FinishedArtifact, type JobData, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
@@ -156,7 +155,7 @@ export class JobPolls {
   async #servicePoll(service: JobService, jobId: string, options: ServiceReadOptions): Promise<PollBody & { finished: false }> {
     const data = await callOperation(this.deps.link, jobKind(service).operations.get, { job_id: jobId }, options);
     // Every kind's poll body carries the job's status (the service's reply was parsed with the kind's schema).
-    return { finished: false, status: JobStatus.parse(asFields(data)?.status), body: JSON.stringify(data) };
+    return { finished: false, status: JobStatus.parse(jsonRecord(data).status), body: JSON.stringify(data) };
   }
 
   #options(owner: string, requestId: string): ServiceReadOptions {

@@ -1,12 +1,11 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { randomUUID } from "node:crypto";
-import { ActiveJobQuery, headers, JobIdParams, jobKind, jobKindRoutes, jobDataObjects, JOB_SERVICES, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
+import { ActiveJobQuery, headers, JobIdParams, jobKind, jobKindRoutes, jobDataObjects, JOB_SERVICES, type JobService, type ObjectRef, type Operation, jsonRecord } from "@litrev/contracts";
 import { keyBindings, KeySealer, RecallCertificates, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation, probeOperation, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import { forwarder, type ForwardedHandler } from "../routes/forwarded";
-import { asFields } from "../validation";
 import { exportRoutes } from "./export-routes";
 import { jobEventRoutes } from "./job-events";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
@@ -68,9 +67,9 @@ function kindHandlers(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls
    * reference. Null for small bodies (they travel inline) or before the service created its bucket.
    */
   const stageList = async (service: JobService, create: Operation, request: FastifyRequest): Promise<{ ref: ObjectRef; body: unknown } | null> => {
-    const body = asFields(request.body);
+    const body = jsonRecord(request.body);
     const field = jobKind(service).list;
-    const list = body?.[field];
+    const list = body[field];
     const size = Number(request.headers["content-length"] ?? 0);
     if (!Array.isArray(list) || (size <= SPILL_THRESHOLD_BYTES && list.length < STAGE_MIN_ITEMS)) return null;
     const jobs = live.ready(service) ?? (await opened(service));

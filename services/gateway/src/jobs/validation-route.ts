@@ -36,9 +36,6 @@ const NAMED_LABELS = 50;
 export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPluginAsync {
   return async (untyped) => {
     const app = untyped.withTypeProvider<ZodTypeProvider>();
-    // The sample under the caller's owner (another's, or an unknown one: 404), from the screening service that keeps it.
-    const sampleOf = async (request: FastifyRequest, params: { job_id: string; sample_id: string }) =>
-      callOperation(deps.link, operations.getValidationSample, params, { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: ownerOf(request) } });
     app.get(
       "/v1/screening/jobs/:job_id/validation-samples/:sample_id/download",
       {
@@ -58,7 +55,8 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
         const { job_id, sample_id } = request.params;
         if (!isJobId(job_id)) throw jobNotFound();
         // The sample under the caller's owner (another's: 404), then its papers' texts from the job's artifact.
-        const sample = ValidationSample.parse(await sampleOf(request, request.params));
+        const asked = { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: ownerOf(request) } };
+        const sample = ValidationSample.parse(await callOperation(deps.link, operations.getValidationSample, request.params, asked));
         const { artifact, data } = await polls.finished("screening", job_id, ownerOf(request), request.id);
         if (!artifact.head.titles) {
           throw new ServiceError("conflict", `Job ${job_id} no longer holds its papers' titles and abstracts (they are kept with its results for JOB_RETENTION_MS); download the sample's ids from GET …/validation-samples/${sample_id}`, { simple: true });

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { loadModelAliases, priceFor } from "@litrev/llm";
 import {
-  configIdAliases,
+  JOB_SERVICES,
   configServiceId,
   configServiceIds,
   ModelAliasesPatch,
@@ -19,8 +19,8 @@ import type { GatewayDeps } from "../deps";
 import { modelGuardFor } from "../model-guard";
 
 
-/** The services' configuration ids and their aliases, for messages. */
-const namedIds = () => [...configServiceIds(), ...Object.entries(configIdAliases()).map(([alias, target]) => `${alias} (= ${target})`)].sort().join(", ");
+/** The services' configuration ids, and a kind's name where its id differs (`indexer (= extraction)`), for messages. */
+const namedIds = () => [...configServiceIds(), ...JOB_SERVICES.filter((s) => configServiceId(s) !== s).map((s) => `${s} (= ${configServiceId(s)})`)].sort().join(", ");
 
 /**
  * The configuration id a write goes to. Only the services' ids (and their aliases) can be written:

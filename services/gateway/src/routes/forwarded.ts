@@ -1,12 +1,12 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, preHandlerHookHandler, preValidationHookHandler } from "fastify";
 import { z } from "zod";
-import { type ForwardedRoute, forwardedRoutes as routes, headers, isJobId, jobNotFound, listLimitIssues,  type RequestLimits, ServiceError } from "@litrev/contracts";
+import { type ForwardedRoute, forwardedRoutes as routes, headers, isJobId, jobNotFound, listLimitIssues, type RequestLimits, ServiceError, jsonRecord } from "@litrev/contracts";
 import { callOperation, KeySealer } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import { ownerOf } from "../jobs/owner";
 import { modelGuardFor } from "../model-guard";
 import { providerKeyOf } from "../auth";
-import { asFields, type ZodApp } from "../validation";
+import type { ZodApp } from "../validation";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 
 /** A route's own answer in place of one NATS request to its owner (the job routes the gateway answers itself where it can). */
@@ -24,7 +24,7 @@ export function forwarder(deps: GatewayDeps): (app: ZodApp, route: ForwardedRout
 
   const forward = async (route: ForwardedRoute, request: FastifyRequest, reply: FastifyReply) => {
     const { operation } = route;
-    const input = route.input === "body" ? request.body : { ...asFields(request.body), ...asFields(request.params), ...asFields(request.query) };
+    const input = route.input === "body" ? request.body : { ...jsonRecord(request.body), ...jsonRecord(request.params), ...jsonRecord(request.query) };
     // Provider-backed calls stop spending when nobody is left to read the answer.
     const signal = route.method === "POST" ? clientGone(reply) : undefined;
     try {
@@ -83,15 +83,14 @@ export function forwardedRoutes(deps: GatewayDeps): FastifyPluginAsync {
  */
 function limitsCheck(route: ForwardedRoute, limits: RequestLimits): preValidationHookHandler {
   return (request, _reply, done) => {
-    const body = asFields(request.body);
-    const issues = route.input === "params+query" ? listLimitIssues(request.query, limits) : body && route.limits ? route.limits(body, limits) : [];
+    const issues = route.input === "params+query" ? listLimitIssues(request.query, limits) : (route.limits?.(jsonRecord(request.body), limits) ?? []);
     done(issues.length > 0 ? new ServiceError("validation", "Request validation failed", { issues }) : undefined);
   };
 }
 
 /** Job ids are UUIDs: any other id is unknown, answered here without a lookup (a malformed one could not be looked up). */
 const knownJobId: preHandlerHookHandler = (request, _reply, done) => {
-  const jobId = asFields(request.params)?.job_id;
+  const jobId = jsonRecord(request.params).job_id;
   done(typeof jobId === "string" && isJobId(jobId) ? undefined : jobNotFound());
 };
 
@@ -106,6 +105,6 @@ function clientGone(reply: FastifyReply): AbortSignal {
 
 /** A body's `model` (every provider-backed request has one) against the deployment's allowlist. */
 async function checkModel(models: ReturnType<typeof modelGuardFor>, body: unknown): Promise<void> {
-  const model = asFields(body)?.model;
+  const model = jsonRecord(body).model;
   if (typeof model === "string") await models.check(model);
 }
