@@ -67,6 +67,8 @@ describe("per-kind lists are derived, not written", () => {
     expect(lists).toContainEqual(["gateway", "criteria", ...JOB_SERVICES]);
     expect(lists).toContainEqual(JOB_SERVICES);
     expect(lists).toContainEqual(["criteria", ...JOB_SERVICES]);
+    const mongoPolicy = readFileSync(join(root, "deploy/k8s/mongodb/network-policies.yaml"), "utf8");
+    expect(/values: \[([^\]]*)\]/.exec(mongoPolicy)?.[1]?.split(", ")).toEqual([...JOB_SERVICES, "mongo", "mongo-init"]);
     const mongo = readFileSync(join(root, "deploy/k8s/mongodb/init-replica-set.js"), "utf8");
     expect(/for \(const service of \[([^\]]*)\]\)/.exec(mongo)?.[1]?.replace(/"/g, "").split(", ")).toEqual(JOB_SERVICES);
   });
