@@ -5,12 +5,14 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { JOB_SERVICES, type ServiceName } from "@litrev/contracts";
 
 /** Starting the stack's processes, shared by `npm start` and the end-to-end suites. */
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-export const SERVICES = ["gateway", "criteria", "screening", "indexer"] as const;
-export type ServiceProcess = (typeof SERVICES)[number];
+/** Every process of the stack: the gateway, criteria and each job kind's service (`JOB_SERVICES`). */
+export const SERVICES: readonly ServiceName[] = ["gateway", "criteria", ...JOB_SERVICES];
+export type ServiceProcess = ServiceName;
 
 /**
  * V8's old-space ceiling (MB) for the job workers. Their live heap is flat in a job's size (about
@@ -28,7 +30,7 @@ export const JOB_WORKER_HEAP_MB = 320;
  */
 export const GATEWAY_HEAP_MB = 320;
 
-const HEAP_MB: Partial<Record<ServiceProcess, number>> = { gateway: GATEWAY_HEAP_MB, screening: JOB_WORKER_HEAP_MB, indexer: JOB_WORKER_HEAP_MB };
+const HEAP_MB: Partial<Record<ServiceProcess, number>> = { gateway: GATEWAY_HEAP_MB, ...Object.fromEntries(JOB_SERVICES.map((service) => [service, JOB_WORKER_HEAP_MB])) };
 
 /** Node arguments that run a service's TypeScript entry with telemetry loaded first. */
 export function serviceArgs(service: ServiceProcess): string[] {

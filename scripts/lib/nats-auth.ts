@@ -26,7 +26,7 @@ export function loadOrCreateNatsCredentials(file: string): NatsCredentials {
 
 /** The server config: every user with its password and permissions; anonymous connections refused. */
 export function lockedNatsConfig(credentials: NatsCredentials): string {
-  return renderAuthorization(Object.fromEntries(NATS_USERS.map((user) => [user, { literal: credentials[user] }])));
+  return renderAuthorization(Object.fromEntries(NATS_USERS.map((user) => [user, { literal: credentials[user] ?? "" }])));
 }
 
 /** The environment that makes a process of kind `user` connect with its credentials. */

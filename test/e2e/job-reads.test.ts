@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { operations, type CreateScreeningJobRequest } from "@litrev/contracts";
+import { indexerKind, screeningKind, type CreateScreeningJobRequest } from "@litrev/contracts";
 import { ArtifactWriter, jobKindHandlers, JobMirror, JobReader, KeySealer, MemoryJobStore, NoJobStore, openJobInfra, PartialReader, type JobHandler, type JobInfra, type JobStore } from "@litrev/jobs";
 import type { HandlerContext, HandlerEntry } from "@litrev/messaging";
 import { createLogger } from "@litrev/telemetry";
@@ -73,8 +73,8 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
   it("a running screening job is found by the service itself (the gateway's fallback), not 404", async () => {
     const store = new NoJobStore();
     const handlers = jobKindHandlers(screeningJobKind({ pipeline, run }), { infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000 });
-    const created = (await op(handlers, operations.createScreeningJob.name)(screeningRequest(601))) as { job_id: string };
-    const polled = (await op(handlers, operations.getScreeningJob.name)({ job_id: created.job_id })) as { status: string };
+    const created = (await op(handlers, screeningKind.operations.create.name)(screeningRequest(601))) as { job_id: string };
+    const polled = (await op(handlers, screeningKind.operations.get.name)({ job_id: created.job_id })) as { status: string };
     expect(polled.status).toBe("pending");
     await screening.queue.discard(created.job_id);
   });
@@ -87,26 +87,26 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
       const header = (h: string) => (h === "x-litrev-owner" ? owner : undefined);
       return (input: unknown) => entry.handle(input, { ...ctx, header });
     };
-    const created = (await as("alice", operations.createScreeningJob.name)(screeningRequest(604))) as { job_id: string };
+    const created = (await as("alice", screeningKind.operations.create.name)(screeningRequest(604))) as { job_id: string };
     const id = created.job_id;
     await screening.queue.discard(id);
     expect((await screening.registry.get(id))?.state.owner).toBe("alice");
     expect((await store.getJob(id))?.owner).toBe("alice");
-    await expect(as("bob", operations.getScreeningJob.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
-    expect(await as("bob", operations.activeScreeningJob.name)({ project_id: 604 })).toBeNull();
-    expect(((await as("alice", operations.activeScreeningJob.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(id);
+    await expect(as("bob", screeningKind.operations.get.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
+    expect(await as("bob", screeningKind.operations.active.name)({ project_id: 604 })).toBeNull();
+    expect(((await as("alice", screeningKind.operations.active.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(id);
     // Each client's project ids are its own: Bob's creation for 604 takes his own slot, and each
     // one's 409 names only that client's job.
-    const conflict = (owner: string) => as(owner, operations.createScreeningJob.name)(screeningRequest(604)).then(() => "", (e: Error) => e.message);
-    const bobs = ((await as("bob", operations.createScreeningJob.name)(screeningRequest(604))) as { job_id: string }).job_id;
+    const conflict = (owner: string) => as(owner, screeningKind.operations.create.name)(screeningRequest(604)).then(() => "", (e: Error) => e.message);
+    const bobs = ((await as("bob", screeningKind.operations.create.name)(screeningRequest(604))) as { job_id: string }).job_id;
     await screening.queue.discard(bobs);
     expect(bobs).not.toBe(id);
     expect(await conflict("alice")).toContain(id);
     expect(await conflict("alice")).not.toContain(bobs);
     expect(await conflict("bob")).toContain(bobs);
     expect(await conflict("bob")).not.toMatch(new RegExp(`${id}|another service key`));
-    expect(((await as("bob", operations.activeScreeningJob.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(bobs);
-    expect(((await as("alice", operations.activeScreeningJob.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(id);
+    expect(((await as("bob", screeningKind.operations.active.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(bobs);
+    expect(((await as("alice", screeningKind.operations.active.name)({ project_id: 604 })) as { job_id: string }).job_id).toBe(id);
 
     // Finished, stored and releasable: Bob's poll neither reads nor releases it; Alice's does.
     await screening.registry.update(id, (s) => ({ ...s, status: "completed", progress: 1, completed_at: new Date().toISOString(), releasable: true }));
@@ -115,24 +115,24 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
     await new ArtifactWriter(screening.data, "screening", id, row.fence).finish(row);
     await store.upsertJob(row);
     await screening.registry.releaseLock(604, id, "alice");
-    await expect(as("bob", operations.getScreeningJob.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
+    await expect(as("bob", screeningKind.operations.get.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
     expect(await screening.registry.get(id)).not.toBeNull();
-    expect(((await as("alice", operations.getScreeningJob.name)({ job_id: id })) as { status: string }).status).toBe("completed");
+    expect(((await as("alice", screeningKind.operations.get.name)({ job_id: id })) as { status: string }).status).toBe("completed");
     expect(await screening.registry.get(id)).toBeNull();
-    await expect(as("bob", operations.getScreeningJob.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
-    expect(((await as("alice", operations.getScreeningJob.name)({ job_id: id })) as { status: string }).status).toBe("completed");
-    const listed = async (owner: string) => ((await as(owner, operations.listScreeningJobs.name)({ limit: 10 })) as { job_id: string }[]).map((j) => j.job_id);
+    await expect(as("bob", screeningKind.operations.get.name)({ job_id: id })).rejects.toMatchObject({ category: "not_found" });
+    expect(((await as("alice", screeningKind.operations.get.name)({ job_id: id })) as { status: string }).status).toBe("completed");
+    const listed = async (owner: string) => ((await as(owner, screeningKind.operations.list.name)({ limit: 10 })) as { job_id: string }[]).map((j) => j.job_id);
     expect(await listed("alice")).toContain(id);
     expect(await listed("bob")).not.toContain(id);
     // A caller that names no owner (on NATS, not through the gateway) is not checked.
-    expect(((await op(handlers, operations.getScreeningJob.name)({ job_id: id })) as { job_id: string }).job_id).toBe(id);
+    expect(((await op(handlers, screeningKind.operations.get.name)({ job_id: id })) as { job_id: string }).job_id).toBe(id);
   });
 
   it("screening admission looks for the project's orphans once", async () => {
     const store = new MemoryJobStore();
     const lookups = vi.spyOn(store, "activeJobs");
     const handlers = jobKindHandlers(screeningJobKind({ pipeline, run }), { infra: screening, store, reader: await readerOf(screening, store), sealer, logger, orphanLeaseMs: 60_000 });
-    const created = (await op(handlers, operations.createScreeningJob.name)(screeningRequest(602))) as { job_id: string };
+    const created = (await op(handlers, screeningKind.operations.create.name)(screeningRequest(602))) as { job_id: string };
     expect(lookups).toHaveBeenCalledTimes(1);
     await screening.queue.discard(created.job_id);
   });
@@ -140,7 +140,7 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
   it("indexer active-job finds a project's second running job after the first one ended", async () => {
     const store = new NoJobStore();
     const handlers = jobKindHandlers(indexerJobKind({ config: indexerConfig, run }), { infra: indexer, store, reader: await readerOf(indexer, store), sealer, logger, orphanLeaseMs: 60_000 });
-    const createIndexerJob = (input: unknown) => op(handlers, operations.createIndexerJob.name)(input) as Promise<{ job_id: string }>;
+    const createIndexerJob = (input: unknown) => op(handlers, indexerKind.operations.create.name)(input) as Promise<{ job_id: string }>;
     const request = { records: [{ ID: "1", Title: "t", Abstract: "a" }], fields: [], model: "llm-5-mini", mode: "full" as const, project_id: 603 };
     const first = await createIndexerJob(request);
     const second = await createIndexerJob(request);
@@ -159,7 +159,7 @@ describe("service-side job reads and admission", { timeout: 60_000 }, () => {
   it("polling a running indexer job does not read its checkpoints", async () => {
     const store = new NoJobStore();
     const handlers = jobKindHandlers(indexerJobKind({ config: indexerConfig, run }), { infra: indexer, store, reader: await readerOf(indexer, store), sealer, logger, orphanLeaseMs: 60_000 });
-    const createIndexerJob = (input: unknown) => op(handlers, operations.createIndexerJob.name)(input) as Promise<{ job_id: string }>;
+    const createIndexerJob = (input: unknown) => op(handlers, indexerKind.operations.create.name)(input) as Promise<{ job_id: string }>;
     const request = { records: [{ ID: "1", Title: "t", Abstract: "a" }], fields: [], model: "llm-5-mini", mode: "full" as const, project_id: null };
     const job = await createIndexerJob(request);
     await indexer.registry.update(job.job_id, (s) => ({ ...s, status: "running", started_at: new Date().toISOString() }));

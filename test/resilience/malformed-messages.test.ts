@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   CONFIG_BUCKET,
   configKeys,
+  jobKind,
+  JOB_SERVICES,
   operations,
   ReplyEnvelope,
   ServiceHealth,
@@ -18,7 +20,7 @@ import { extractionResponder } from "../../services/indexer/src/testing/responde
 import { screeningPapers } from "../e2e/screening-fixtures";
 import { indexerRecords } from "../support/dataset";
 import { startStack, waitFor, type Stack } from "../support/stack";
-import { alive, logLines, sleep, terminalState } from "./support";
+import { alive, logLines, sleep, terminalState, type Svc } from "./support";
 
 /**
  * A malformed message on any subject the services consume is rejected and logged, and the
@@ -29,7 +31,7 @@ import { alive, logLines, sleep, terminalState } from "./support";
  */
 
 const FIELDS: IndexerField[] = [{ name: "design", description: "Study design", data_type_primary: "text", data_type_secondary: "NA" }];
-const SERVICES: BackendService[] = ["criteria", "screening", "indexer"];
+const SERVICES: Svc[] = ["criteria", "screening", "indexer"];
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -56,8 +58,8 @@ describe("malformed messages on every consumed subject", () => {
     await provider?.close();
   });
 
-  const processOf = (service: BackendService) => alive(stack, service)[0]!;
-  const opsOf = (service: BackendService) => Object.values(operations).filter((op: Operation) => op.service === service);
+  const processOf = (service: Svc) => alive(stack, service)[0]!;
+  const opsOf = (service: BackendService) => [...Object.values(operations), ...JOB_SERVICES.flatMap((s) => Object.values(jobKind(s).operations))].filter((op: Operation) => op.service === service);
   const request = async (subject: string, body: Uint8Array | string) => {
     const reply = await nc.request(subject, body, { timeout: 5_000 });
     return ReplyEnvelope.parse(JSON.parse(decoder.decode(reply.data)));

@@ -114,108 +114,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/screening/jobs/{job_id}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Follow a screening job's progress as server-sent events, ending with its poll response */
-        get: operations["streamScreeningJobEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/indexer/jobs/{job_id}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Follow an extraction job's progress as server-sent events, ending with its poll response */
-        get: operations["streamIndexerJobEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/screening/jobs/{job_id}/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Download a completed screening job's results as CSV or JSON Lines, one row per paper */
-        get: operations["exportScreeningJob"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/screening/jobs/{job_id}/report": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A finished screening job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON */
-        get: operations["getScreeningJobReport"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/indexer/jobs/{job_id}/export": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Download a completed extraction job's results as CSV or JSON Lines, one row per record */
-        get: operations["exportIndexerJob"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/indexer/jobs/{job_id}/report": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A finished extraction job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON */
-        get: operations["getIndexerJobReport"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/v1/criteria/analyze-question": {
         parameters: {
             query?: never;
@@ -318,6 +216,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/screening/jobs/{job_id}/validation-samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Draw a validation sample of a completed screening job (simple, stratified by vote level, or below a threshold), with the labels the target needs */
+        post: operations["drawValidationSample"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a batch of labels to a validation sample: the recall certificate, valid however often it is asked for */
+        post: operations["labelValidationSample"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A validation sample with its labels, every recorded look and its latest certificate */
+        get: operations["getValidationSample"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/indexer/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Extract fields from records synchronously */
+        post: operations["runIndexer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/indexer/suggest-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Suggest fields to extract */
+        post: operations["suggestIndexerFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/indexer/refine-fields": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Review field definitions */
+        post: operations["refineIndexerFields"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/indexer/group-tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Group extracted values */
+        post: operations["groupIndexerTags"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/screening/jobs": {
         parameters: {
             query?: never;
@@ -405,17 +422,51 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/indexer/run": {
+    "/v1/screening/jobs/{job_id}/export": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Download a completed screening job's results as CSV or JSON Lines, one row per paper */
+        get: operations["exportScreeningJob"];
         put?: never;
-        /** Extract fields from records synchronously */
-        post: operations["runIndexer"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A finished screening job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON */
+        get: operations["getScreeningJobReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/screening/jobs/{job_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Follow a screening job's progress as server-sent events, ending with its poll response */
+        get: operations["streamScreeningJobEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -451,7 +502,7 @@ export interface paths {
         get: operations["getIndexerJob"];
         put?: never;
         post?: never;
-        /** Delete a extraction job: cancelled first if it is still pending or running, then its input, results, artifact, stored row and validation samples are erased */
+        /** Delete an extraction job: cancelled first if it is still pending or running, then its input, results, artifact, stored row and validation samples are erased */
         delete: operations["deleteIndexerJob"];
         options?: never;
         head?: never;
@@ -501,7 +552,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Estimate the tokens and cost of an extraction */
+        /** Estimate the tokens and cost of an extraction job */
         post: operations["estimateIndexer"];
         delete?: never;
         options?: never;
@@ -509,100 +560,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/indexer/suggest-fields": {
+    "/v1/indexer/jobs/{job_id}/export": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Download a completed extraction job's results as CSV or JSON Lines, one row per record */
+        get: operations["exportIndexerJob"];
         put?: never;
-        /** Suggest fields to extract */
-        post: operations["suggestIndexerFields"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/v1/indexer/refine-fields": {
+    "/v1/indexer/jobs/{job_id}/report": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** A finished extraction job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON */
+        get: operations["getIndexerJobReport"];
         put?: never;
-        /** Review field definitions */
-        post: operations["refineIndexerFields"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/v1/indexer/group-tags": {
+    "/v1/indexer/jobs/{job_id}/events": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /** Group extracted values */
-        post: operations["groupIndexerTags"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/screening/jobs/{job_id}/validation-samples": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Draw a validation sample of a completed screening job (simple, stratified by vote level, or below a threshold), with the labels the target needs */
-        post: operations["drawValidationSample"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}/labels": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Add a batch of labels to a validation sample: the recall certificate, valid however often it is asked for */
-        post: operations["labelValidationSample"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/v1/screening/jobs/{job_id}/validation-samples/{sample_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A validation sample with its labels, every recorded look and its latest certificate */
-        get: operations["getValidationSample"];
+        /** Follow an extraction job's progress as server-sent events, ending with its poll response */
+        get: operations["streamIndexerJobEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1062,8 +1062,7 @@ export interface components {
         };
         PromptMetadata: {
             name: string;
-            /** @enum {string} */
-            service: "screening" | "criteria" | "indexer";
+            service: string;
             description: string;
             has_variables: boolean;
             /** @enum {string} */
@@ -1707,828 +1706,6 @@ export interface operations {
             };
             /** @description Messaging or the owning service is unavailable (retryable) */
             503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    streamScreeningJobEvents: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Server-sent events: `state` events (id: the state's revision; data: status, stage, progress, stage timings, usage so far) as the job changes, then one `end` event (id: `end`) whose data is exactly the poll response of the finished job, and the stream closes. A comment line is sent at an interval. Reconnect with `Last-Event-ID` to resume without repeats; an `error` event (data: the poll's error body) ends a stream that could not read the finished job. Beyond MAX_EVENT_STREAMS open streams a gateway answers 503 (retryable). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description The stream had ended already (Last-Event-ID was `end`): nothing more will come */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    streamIndexerJobEvents: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Server-sent events: `state` events (id: the state's revision; data: status, stage, progress, stage timings, usage so far) as the job changes, then one `end` event (id: `end`) whose data is exactly the poll response of the finished job, and the stream closes. A comment line is sent at an interval. Reconnect with `Last-Event-ID` to resume without repeats; an `error` event (data: the poll's error body) ends a stream that could not read the finished job. Beyond MAX_EVENT_STREAMS open streams a gateway answers 503 (retryable). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": string;
-                };
-            };
-            /** @description The stream had ended already (Last-Event-ID was `end`): nothing more will come */
-            204: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    exportScreeningJob: {
-        parameters: {
-            query?: {
-                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md) */
-                format?: "csv" | "jsonl" | "ris";
-                /** @description spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python) */
-                csv?: "spreadsheet" | "plain";
-                /** @description A validation sample of this job (its sample_id): every paper gets validation_sampled (true/false) and validation_label (include/exclude; empty in CSV, null in JSON Lines, when not labelled) as the last CSV columns and JSON Lines fields, and a sampled paper gets KW and N1 tags in RIS (docs/reporting.md). Another client's or an unknown sample: 404 */
-                sample?: string;
-            };
-            header?: never;
-            path: {
-                job_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The job's results, one row (CSV, with a header row), one JSON object (JSON Lines) or one RIS record per paper or record, each with its title, streamed. A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/csv": string;
-                    "application/x-ndjson": string;
-                    "application/x-research-info-systems": string;
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Another job for this project is pending or running */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    getScreeningJobReport: {
-        parameters: {
-            query?: {
-                /** @description markdown (default): text to paste into a methods section; json: the same facts as fields */
-                format?: "markdown" | "json";
-            };
-            header?: never;
-            path: {
-                job_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The methods report: Markdown by default, the same facts as JSON with format=json */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/markdown": string;
-                    "application/json": {
-                        title?: string;
-                        job_id: string;
-                        /** @enum {string} */
-                        kind: "screening" | "indexer";
-                        task: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        tool: {
-                            name: string;
-                            version: string | null;
-                            commit: string | null;
-                        };
-                        model: {
-                            requested: string;
-                            resolved: string | null;
-                            reported: {
-                                model: string;
-                                calls: number;
-                            }[] | null;
-                            provider: {
-                                host: string | null;
-                                profile: string;
-                            } | null;
-                        };
-                        mock: boolean;
-                        parameters: {
-                            [key: string]: {
-                                temperature: number | null;
-                                max_output_tokens: number | null;
-                                reasoning_effort: string | null;
-                            };
-                        } | null;
-                        repetitions: number | null;
-                        threshold: number | null;
-                        decision_rule: string | null;
-                        prompts: {
-                            name: string;
-                            template_id: string;
-                            sha256: string;
-                            instructions: string | null;
-                            text?: string;
-                        }[] | null;
-                        outcomes: {
-                            items: number;
-                            by_outcome: {
-                                [key: string]: number;
-                            };
-                            errors: number;
-                        };
-                        usage: {
-                            input_tokens?: number;
-                            output_tokens?: number;
-                            total_tokens?: number;
-                            cached_input_tokens?: number;
-                            estimated_cost_usd?: number;
-                            calls?: number;
-                            retries?: number;
-                        } | null;
-                        estimated_cost_usd: number | null;
-                        actual_cost_usd: number | null;
-                        created_at: string;
-                        completed_at: string | null;
-                        duration_ms: number | null;
-                        error: string | null;
-                        limitations: string[];
-                        recall_certificate?: {
-                            sample_id: string;
-                            /** @enum {string} */
-                            design: "simple" | "stratified" | "below_threshold";
-                            /**
-                             * @default anytime
-                             * @enum {string}
-                             */
-                            plan: "once" | "anytime";
-                            /**
-                             * @default certificate
-                             * @enum {string}
-                             */
-                            look: "certificate" | "progress";
-                            sample_size: number;
-                            labelled: number;
-                            labelled_included: number;
-                            threshold: number | null;
-                            recall_lower: number | null;
-                            statement: string;
-                            method: string;
-                            at: string;
-                        } | null;
-                        asked?: {
-                            criteria: {
-                                name: string;
-                                /** @enum {string} */
-                                type: "include" | "exclude";
-                                text: string;
-                            }[] | null;
-                            questions: string[] | null;
-                            fields: components["schemas"]["IndexerField"][] | null;
-                            texts_cut_to_chars?: number;
-                        };
-                        prisma?: {
-                            records_in: number;
-                            records_identified?: number;
-                            duplicates_removed?: number;
-                            results: number;
-                            included: number | null;
-                            excluded: number | null;
-                            errored: number;
-                            without_abstract: number | null;
-                            exclusion_reasons: {
-                                [key: string]: number;
-                            };
-                        };
-                        methods_paragraph?: string;
-                        checklist?: {
-                            guidelines: ("RAISE" | "PRISMA-trAIce")[];
-                            item: string;
-                            answer: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Another job for this project is pending or running */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    exportIndexerJob: {
-        parameters: {
-            query?: {
-                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md) */
-                format?: "csv" | "jsonl" | "ris";
-                /** @description spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python) */
-                csv?: "spreadsheet" | "plain";
-            };
-            header?: never;
-            path: {
-                job_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The job's results, one row (CSV, with a header row), one JSON object (JSON Lines) or one RIS record per paper or record, each with its title, streamed. A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name). */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/csv": string;
-                    "application/x-ndjson": string;
-                    "application/x-research-info-systems": string;
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Another job for this project is pending or running */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    getIndexerJobReport: {
-        parameters: {
-            query?: {
-                /** @description markdown (default): text to paste into a methods section; json: the same facts as fields */
-                format?: "markdown" | "json";
-            };
-            header?: never;
-            path: {
-                job_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The methods report: Markdown by default, the same facts as JSON with format=json */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/markdown": string;
-                    "application/json": {
-                        title?: string;
-                        job_id: string;
-                        /** @enum {string} */
-                        kind: "screening" | "indexer";
-                        task: string;
-                        /** @enum {string} */
-                        status: "pending" | "running" | "completed" | "failed";
-                        tool: {
-                            name: string;
-                            version: string | null;
-                            commit: string | null;
-                        };
-                        model: {
-                            requested: string;
-                            resolved: string | null;
-                            reported: {
-                                model: string;
-                                calls: number;
-                            }[] | null;
-                            provider: {
-                                host: string | null;
-                                profile: string;
-                            } | null;
-                        };
-                        mock: boolean;
-                        parameters: {
-                            [key: string]: {
-                                temperature: number | null;
-                                max_output_tokens: number | null;
-                                reasoning_effort: string | null;
-                            };
-                        } | null;
-                        repetitions: number | null;
-                        threshold: number | null;
-                        decision_rule: string | null;
-                        prompts: {
-                            name: string;
-                            template_id: string;
-                            sha256: string;
-                            instructions: string | null;
-                            text?: string;
-                        }[] | null;
-                        outcomes: {
-                            items: number;
-                            by_outcome: {
-                                [key: string]: number;
-                            };
-                            errors: number;
-                        };
-                        usage: {
-                            input_tokens?: number;
-                            output_tokens?: number;
-                            total_tokens?: number;
-                            cached_input_tokens?: number;
-                            estimated_cost_usd?: number;
-                            calls?: number;
-                            retries?: number;
-                        } | null;
-                        estimated_cost_usd: number | null;
-                        actual_cost_usd: number | null;
-                        created_at: string;
-                        completed_at: string | null;
-                        duration_ms: number | null;
-                        error: string | null;
-                        limitations: string[];
-                        recall_certificate?: {
-                            sample_id: string;
-                            /** @enum {string} */
-                            design: "simple" | "stratified" | "below_threshold";
-                            /**
-                             * @default anytime
-                             * @enum {string}
-                             */
-                            plan: "once" | "anytime";
-                            /**
-                             * @default certificate
-                             * @enum {string}
-                             */
-                            look: "certificate" | "progress";
-                            sample_size: number;
-                            labelled: number;
-                            labelled_included: number;
-                            threshold: number | null;
-                            recall_lower: number | null;
-                            statement: string;
-                            method: string;
-                            at: string;
-                        } | null;
-                        asked?: {
-                            criteria: {
-                                name: string;
-                                /** @enum {string} */
-                                type: "include" | "exclude";
-                                text: string;
-                            }[] | null;
-                            questions: string[] | null;
-                            fields: components["schemas"]["IndexerField"][] | null;
-                            texts_cut_to_chars?: number;
-                        };
-                        prisma?: {
-                            records_in: number;
-                            records_identified?: number;
-                            duplicates_removed?: number;
-                            results: number;
-                            included: number | null;
-                            excluded: number | null;
-                            errored: number;
-                            without_abstract: number | null;
-                            exclusion_reasons: {
-                                [key: string]: number;
-                            };
-                        };
-                        methods_paragraph?: string;
-                        checklist?: {
-                            guidelines: ("RAISE" | "PRISMA-trAIce")[];
-                            item: string;
-                            answer: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Another job for this project is pending or running */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3301,6 +2478,1240 @@ export interface operations {
             };
         };
     };
+    drawValidationSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default 0.95 */
+                    target_recall?: number;
+                    /** @default 0.95 */
+                    confidence?: number;
+                    /**
+                     * @default one
+                     * @enum {string}
+                     */
+                    sides?: "one" | "two";
+                    /**
+                     * @default simple
+                     * @enum {string}
+                     */
+                    design?: "simple" | "stratified" | "below_threshold";
+                    size?: number;
+                    seed?: number;
+                    threshold?: number;
+                    /**
+                     * @default anytime
+                     * @enum {string}
+                     */
+                    plan?: "once" | "anytime";
+                    look_every?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sample_id: string;
+                        job_id: string;
+                        created_at: string;
+                        /** @enum {string} */
+                        design: "simple" | "stratified" | "below_threshold";
+                        seed: number;
+                        threshold: number | null;
+                        target_recall: number;
+                        confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
+                        paper_ids: (string | number)[];
+                        strata: {
+                            votes: number | null;
+                            papers: number;
+                            sampled: number;
+                            inclusion_probability: number;
+                        }[];
+                        /**
+                         * @default anytime
+                         * @enum {string}
+                         */
+                        plan: "once" | "anytime";
+                        /** @default null */
+                        look_every: number | null;
+                        labels_needed: number | null;
+                        /** @default null */
+                        labels_needed_by_plan: {
+                            once: number | null;
+                            anytime: number | null;
+                        } | null;
+                        feasible: boolean;
+                        labelled: number;
+                        labels: {
+                            id: string | number;
+                            included: boolean;
+                        }[];
+                        looks: {
+                            at: string;
+                            labelled: number;
+                            labelled_included: number;
+                            recommended_votes: number | null;
+                            recall_lower: number | null;
+                        }[];
+                        certificate: {
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        agreement: {
+                            kappa: number | null;
+                            discordant: {
+                                id: string | number;
+                                votes: number | null;
+                                /** @enum {string} */
+                                job_decision: "include" | "exclude";
+                                /** @enum {string} */
+                                label: "include" | "exclude";
+                            }[];
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    labelValidationSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    labels: {
+                        id: string | number;
+                        included: boolean;
+                    }[];
+                    includes_read?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sample_id: string;
+                        job_id: string;
+                        created_at: string;
+                        /** @enum {string} */
+                        design: "simple" | "stratified" | "below_threshold";
+                        seed: number;
+                        threshold: number | null;
+                        target_recall: number;
+                        confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
+                        paper_ids: (string | number)[];
+                        strata: {
+                            votes: number | null;
+                            papers: number;
+                            sampled: number;
+                            inclusion_probability: number;
+                        }[];
+                        /**
+                         * @default anytime
+                         * @enum {string}
+                         */
+                        plan: "once" | "anytime";
+                        /** @default null */
+                        look_every: number | null;
+                        labels_needed: number | null;
+                        /** @default null */
+                        labels_needed_by_plan: {
+                            once: number | null;
+                            anytime: number | null;
+                        } | null;
+                        feasible: boolean;
+                        labelled: number;
+                        labels: {
+                            id: string | number;
+                            included: boolean;
+                        }[];
+                        looks: {
+                            at: string;
+                            labelled: number;
+                            labelled_included: number;
+                            recommended_votes: number | null;
+                            recall_lower: number | null;
+                        }[];
+                        certificate: {
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        agreement: {
+                            kappa: number | null;
+                            discordant: {
+                                id: string | number;
+                                votes: number | null;
+                                /** @enum {string} */
+                                job_decision: "include" | "exclude";
+                                /** @enum {string} */
+                                label: "include" | "exclude";
+                            }[];
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    getValidationSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+                sample_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sample_id: string;
+                        job_id: string;
+                        created_at: string;
+                        /** @enum {string} */
+                        design: "simple" | "stratified" | "below_threshold";
+                        seed: number;
+                        threshold: number | null;
+                        target_recall: number;
+                        confidence: number;
+                        /** @enum {string} */
+                        sides: "one" | "two";
+                        paper_ids: (string | number)[];
+                        strata: {
+                            votes: number | null;
+                            papers: number;
+                            sampled: number;
+                            inclusion_probability: number;
+                        }[];
+                        /**
+                         * @default anytime
+                         * @enum {string}
+                         */
+                        plan: "once" | "anytime";
+                        /** @default null */
+                        look_every: number | null;
+                        labels_needed: number | null;
+                        /** @default null */
+                        labels_needed_by_plan: {
+                            once: number | null;
+                            anytime: number | null;
+                        } | null;
+                        feasible: boolean;
+                        labelled: number;
+                        labels: {
+                            id: string | number;
+                            included: boolean;
+                        }[];
+                        looks: {
+                            at: string;
+                            labelled: number;
+                            labelled_included: number;
+                            recommended_votes: number | null;
+                            recall_lower: number | null;
+                        }[];
+                        certificate: {
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            target_recall: number;
+                            confidence: number;
+                            /** @enum {string} */
+                            sides: "one" | "two";
+                            method: string;
+                            statement: string;
+                            labelled: number;
+                            labelled_included: number;
+                            thresholds: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            }[];
+                            recommended: {
+                                votes: number;
+                                workload: number;
+                                recall_estimate: number | null;
+                                recall_lower: number | null;
+                                recall_upper: number | null;
+                                papers_below: number;
+                                labelled_below: number;
+                                missed_estimate: number | null;
+                                missed_upper: number;
+                                net_work_saved: number;
+                            } | null;
+                            reason: string | null;
+                            can_show: {
+                                recall: {
+                                    votes: number;
+                                    recall_lower: number;
+                                } | null;
+                                confidence: number | null;
+                                read_below: {
+                                    votes: number;
+                                    papers: number;
+                                };
+                                summary: string;
+                            } | null;
+                            labels_needed: number | null;
+                            labels_still_needed: number | null;
+                            feasible: boolean;
+                        };
+                        agreement: {
+                            kappa: number | null;
+                            discordant: {
+                                id: string | number;
+                                votes: number | null;
+                                /** @enum {string} */
+                                job_decision: "include" | "exclude";
+                                /** @enum {string} */
+                                label: "include" | "exclude";
+                            }[];
+                        } | null;
+                        warnings: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    runIndexer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "records": [
+                 *         {
+                 *           "ID": "p1",
+                 *           "Title": "Effect of peer comparison letters on antibiotic prescribing by general practitioners",
+                 *           "Abstract": "A randomised trial in 1,581 practices found that feedback letters reduced prescribing by 3.3%."
+                 *         }
+                 *       ],
+                 *       "fields": [
+                 *         {
+                 *           "name": "sample_size",
+                 *           "description": "Number of participants",
+                 *           "data_type_primary": "number",
+                 *           "data_type_secondary": "NA"
+                 *         }
+                 *       ],
+                 *       "model": "llm-5-mini",
+                 *       "mode": "full",
+                 *       "max_workers": 4,
+                 *       "batch_size": 50
+                 *     }
+                 */
+                "application/json": {
+                    records: ({
+                        ID: string | number;
+                        Title?: string | null;
+                        Abstract?: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    })[];
+                    fields: components["schemas"]["IndexerFieldInput"][];
+                    /** @default llm-5-mini */
+                    model?: string;
+                    project_context?: components["schemas"]["ProjectContext"] | null;
+                    /**
+                     * @default full
+                     * @enum {string}
+                     */
+                    mode?: "test" | "sample" | "full";
+                    project_id?: number | null;
+                    /**
+                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
+                     * @default false
+                     */
+                    mock?: boolean;
+                    /** @default 4 */
+                    max_workers?: number;
+                    /** @default 50 */
+                    batch_size?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IndexerRunResponse"];
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The provider failed or could not be reached, after retries (retryable) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    suggestIndexerFields: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "project_context": {
+                 *         "description": "Nudges aimed at physicians' prescribing behaviour",
+                 *         "research_questions": [
+                 *           "Do nudges change prescribing by physicians?"
+                 *         ]
+                 *       },
+                 *       "existing_fields": [
+                 *         "sample_size"
+                 *       ],
+                 *       "model": "llm-4.1",
+                 *       "mock": true
+                 *     }
+                 */
+                "application/json": {
+                    project_context?: components["schemas"]["ProjectContext"] | null;
+                    pico?: {
+                        [key: string]: unknown;
+                    } | null;
+                    sample_records?: {
+                        [key: string]: unknown;
+                    }[] | null;
+                    existing_fields?: string[] | null;
+                    /** @default llm-4.1 */
+                    model?: string;
+                    /**
+                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
+                     * @default false
+                     */
+                    mock?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        fields: components["schemas"]["IndexerField"][];
+                        warnings: components["schemas"]["ExtractionWarning"][];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The provider failed or could not be reached, after retries (retryable) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    refineIndexerFields: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "fields": [
+                 *         {
+                 *           "name": "sample_size",
+                 *           "description": "Number of participants",
+                 *           "data_type_primary": "number",
+                 *           "data_type_secondary": "NA"
+                 *         }
+                 *       ],
+                 *       "project_context": {
+                 *         "description": "Nudges aimed at physicians' prescribing behaviour",
+                 *         "research_questions": [
+                 *           "Do nudges change prescribing by physicians?"
+                 *         ]
+                 *       },
+                 *       "model": "llm-4.1"
+                 *     }
+                 */
+                "application/json": {
+                    fields: components["schemas"]["IndexerFieldInput"][];
+                    project_context?: components["schemas"]["ProjectContext"] | null;
+                    sample_records?: {
+                        [key: string]: unknown;
+                    }[] | null;
+                    /** @default llm-4.1 */
+                    model?: string;
+                    /**
+                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
+                     * @default false
+                     */
+                    mock?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        suggestions: components["schemas"]["FieldSuggestion"][];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The provider failed or could not be reached, after retries (retryable) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    groupIndexerTags: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
+                "X-LLM-API-Key"?: string;
+                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
+                "X-OpenAI-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "field_name": "setting",
+                 *       "values": [
+                 *         "hospital",
+                 *         "primary care",
+                 *         "general practice"
+                 *       ],
+                 *       "num_groups_hint": 2,
+                 *       "model": "llm-4.1"
+                 *     }
+                 */
+                "application/json": {
+                    field_name: string;
+                    values: string[];
+                    project_context?: components["schemas"]["ProjectContext"] | null;
+                    num_groups_hint?: number | null;
+                    /** @default llm-4.1 */
+                    model?: string;
+                    /**
+                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
+                     * @default false
+                     */
+                    mock?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        groups: components["schemas"]["TagGroup"][];
+                        usage: {
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            total_tokens?: number;
+                            cached_input_tokens?: number;
+                            estimated_cost_usd?: number;
+                        };
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The provider failed or could not be reached, after retries (retryable) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
     listScreeningJobs: {
         parameters: {
             query?: {
@@ -3950,81 +4361,33 @@ export interface operations {
             };
         };
     };
-    runIndexer: {
+    exportScreeningJob: {
         parameters: {
-            query?: never;
-            header?: {
-                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
-                "X-LLM-API-Key"?: string;
-                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
-                "X-OpenAI-API-Key"?: string;
+            query?: {
+                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md) */
+                format?: "csv" | "jsonl" | "ris";
+                /** @description spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python) */
+                csv?: "spreadsheet" | "plain";
+                /** @description A validation sample of this job (its sample_id): every paper gets validation_sampled (true/false) and validation_label (include/exclude; empty in CSV, null in JSON Lines, when not labelled) as the last CSV columns and JSON Lines fields, and a sampled paper gets KW and N1 tags in RIS (docs/reporting.md). Another client's or an unknown sample: 404 */
+                sample?: string;
             };
-            path?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "records": [
-                 *         {
-                 *           "ID": "p1",
-                 *           "Title": "Effect of peer comparison letters on antibiotic prescribing by general practitioners",
-                 *           "Abstract": "A randomised trial in 1,581 practices found that feedback letters reduced prescribing by 3.3%."
-                 *         }
-                 *       ],
-                 *       "fields": [
-                 *         {
-                 *           "name": "sample_size",
-                 *           "description": "Number of participants",
-                 *           "data_type_primary": "number",
-                 *           "data_type_secondary": "NA"
-                 *         }
-                 *       ],
-                 *       "model": "llm-5-mini",
-                 *       "mode": "full",
-                 *       "max_workers": 4,
-                 *       "batch_size": 50
-                 *     }
-                 */
-                "application/json": {
-                    records: ({
-                        ID: string | number;
-                        Title?: string | null;
-                        Abstract?: string | null;
-                    } & {
-                        [key: string]: unknown;
-                    })[];
-                    fields: components["schemas"]["IndexerFieldInput"][];
-                    /** @default llm-5-mini */
-                    model?: string;
-                    project_context?: components["schemas"]["ProjectContext"] | null;
-                    /**
-                     * @default full
-                     * @enum {string}
-                     */
-                    mode?: "test" | "sample" | "full";
-                    project_id?: number | null;
-                    /**
-                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
-                     * @default false
-                     */
-                    mock?: boolean;
-                    /** @default 4 */
-                    max_workers?: number;
-                    /** @default 50 */
-                    batch_size?: number;
-                };
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The job's results, one row (CSV, with a header row), one JSON object (JSON Lines) or one RIS record per paper or record, each with its title, streamed. A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IndexerRunResponse"];
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                    "application/x-research-info-systems": string;
                 };
             };
             /** @description The request is invalid */
@@ -4033,7 +4396,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
@@ -4045,8 +4408,17 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
-            413: {
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4072,8 +4444,307 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The provider failed or could not be reached, after retries (retryable) */
-            502: {
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    getScreeningJobReport: {
+        parameters: {
+            query?: {
+                /** @description markdown (default): text to paste into a methods section; json: the same facts as fields */
+                format?: "markdown" | "json";
+            };
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The methods report: Markdown by default, the same facts as JSON with format=json */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                    "application/json": {
+                        title?: string;
+                        job_id: string;
+                        kind: string;
+                        task: string;
+                        /** @enum {string} */
+                        status: "pending" | "running" | "completed" | "failed";
+                        tool: {
+                            name: string;
+                            version: string | null;
+                            commit: string | null;
+                        };
+                        model: {
+                            requested: string;
+                            resolved: string | null;
+                            reported: {
+                                model: string;
+                                calls: number;
+                            }[] | null;
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            } | null;
+                        };
+                        mock: boolean;
+                        parameters: {
+                            [key: string]: {
+                                temperature: number | null;
+                                max_output_tokens: number | null;
+                                reasoning_effort: string | null;
+                            };
+                        } | null;
+                        repetitions: number | null;
+                        threshold: number | null;
+                        decision_rule: string | null;
+                        prompts: {
+                            name: string;
+                            template_id: string;
+                            sha256: string;
+                            instructions: string | null;
+                            text?: string;
+                        }[] | null;
+                        outcomes: {
+                            items: number;
+                            by_outcome: {
+                                [key: string]: number;
+                            };
+                            errors: number;
+                        };
+                        usage: {
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            total_tokens?: number;
+                            cached_input_tokens?: number;
+                            estimated_cost_usd?: number;
+                            calls?: number;
+                            retries?: number;
+                        } | null;
+                        estimated_cost_usd: number | null;
+                        actual_cost_usd: number | null;
+                        created_at: string;
+                        completed_at: string | null;
+                        duration_ms: number | null;
+                        error: string | null;
+                        limitations: string[];
+                        recall_certificate?: {
+                            sample_id: string;
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
+                            /**
+                             * @default anytime
+                             * @enum {string}
+                             */
+                            plan: "once" | "anytime";
+                            /**
+                             * @default certificate
+                             * @enum {string}
+                             */
+                            look: "certificate" | "progress";
+                            sample_size: number;
+                            labelled: number;
+                            labelled_included: number;
+                            threshold: number | null;
+                            recall_lower: number | null;
+                            statement: string;
+                            method: string;
+                            at: string;
+                        } | null;
+                        asked?: {
+                            criteria: {
+                                name: string;
+                                /** @enum {string} */
+                                type: "include" | "exclude";
+                                text: string;
+                            }[] | null;
+                            questions: string[] | null;
+                            fields: components["schemas"]["IndexerField"][] | null;
+                            texts_cut_to_chars?: number;
+                        };
+                        prisma?: {
+                            records_in: number;
+                            records_identified?: number;
+                            duplicates_removed?: number;
+                            results: number;
+                            included: number | null;
+                            excluded: number | null;
+                            errored: number;
+                            without_abstract: number | null;
+                            exclusion_reasons: {
+                                [key: string]: number;
+                            };
+                        };
+                        methods_paragraph?: string;
+                        checklist?: {
+                            guidelines: ("RAISE" | "PRISMA-trAIce")[];
+                            item: string;
+                            answer: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    streamScreeningJobEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events: `state` events (id: the state's revision; data: status, stage, progress, stage timings, usage so far) as the job changes, then one `end` event (id: `end`) whose data is exactly the poll response of the finished job, and the stream closes. A comment line is sent at an interval. Reconnect with `Last-Event-ID` to resume without repeats; an `error` event (data: the poll's error body) ends a stream that could not read the finished job. Beyond MAX_EVENT_STREAMS open streams a gateway answers 503 (retryable). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The stream had ended already (Last-Event-ID was `end`): nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4721,65 +5392,31 @@ export interface operations {
             };
         };
     };
-    suggestIndexerFields: {
+    exportIndexerJob: {
         parameters: {
-            query?: never;
-            header?: {
-                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
-                "X-LLM-API-Key"?: string;
-                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
-                "X-OpenAI-API-Key"?: string;
+            query?: {
+                /** @description csv: RFC 4180, UTF-8, a header row, one row per paper or record; jsonl: one JSON object per line; ris: one RIS record per paper or record, its outcome in KW and N1 tags (docs/reporting.md) */
+                format?: "csv" | "jsonl" | "ris";
+                /** @description spreadsheet (default): a UTF-8 byte-order mark, and text cells that a spreadsheet would run as a formula get a leading apostrophe (never the id column or numbers); plain: values as they are, no byte-order mark (for R or Python) */
+                csv?: "spreadsheet" | "plain";
             };
-            path?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "project_context": {
-                 *         "description": "Nudges aimed at physicians' prescribing behaviour",
-                 *         "research_questions": [
-                 *           "Do nudges change prescribing by physicians?"
-                 *         ]
-                 *       },
-                 *       "existing_fields": [
-                 *         "sample_size"
-                 *       ],
-                 *       "model": "llm-4.1",
-                 *       "mock": true
-                 *     }
-                 */
-                "application/json": {
-                    project_context?: components["schemas"]["ProjectContext"] | null;
-                    pico?: {
-                        [key: string]: unknown;
-                    } | null;
-                    sample_records?: {
-                        [key: string]: unknown;
-                    }[] | null;
-                    existing_fields?: string[] | null;
-                    /** @default llm-4.1 */
-                    model?: string;
-                    /**
-                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
-                     * @default false
-                     */
-                    mock?: boolean;
-                };
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The job's results, one row (CSV, with a header row), one JSON object (JSON Lines) or one RIS record per paper or record, each with its title, streamed. A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name). */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        fields: components["schemas"]["IndexerField"][];
-                        warnings: components["schemas"]["ExtractionWarning"][];
-                    };
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                    "application/x-research-info-systems": string;
                 };
             };
             /** @description The request is invalid */
@@ -4788,7 +5425,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
@@ -4800,8 +5437,17 @@ export interface operations {
                     "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
-            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
-            413: {
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4820,15 +5466,6 @@ export interface operations {
             };
             /** @description Unexpected server error */
             500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The provider failed or could not be reached, after retries (retryable) */
-            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4856,366 +5493,96 @@ export interface operations {
             };
         };
     };
-    refineIndexerFields: {
+    getIndexerJobReport: {
         parameters: {
-            query?: never;
-            header?: {
-                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
-                "X-LLM-API-Key"?: string;
-                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
-                "X-OpenAI-API-Key"?: string;
+            query?: {
+                /** @description markdown (default): text to paste into a methods section; json: the same facts as fields */
+                format?: "markdown" | "json";
             };
-            path?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "fields": [
-                 *         {
-                 *           "name": "sample_size",
-                 *           "description": "Number of participants",
-                 *           "data_type_primary": "number",
-                 *           "data_type_secondary": "NA"
-                 *         }
-                 *       ],
-                 *       "project_context": {
-                 *         "description": "Nudges aimed at physicians' prescribing behaviour",
-                 *         "research_questions": [
-                 *           "Do nudges change prescribing by physicians?"
-                 *         ]
-                 *       },
-                 *       "model": "llm-4.1"
-                 *     }
-                 */
-                "application/json": {
-                    fields: components["schemas"]["IndexerFieldInput"][];
-                    project_context?: components["schemas"]["ProjectContext"] | null;
-                    sample_records?: {
-                        [key: string]: unknown;
-                    }[] | null;
-                    /** @default llm-4.1 */
-                    model?: string;
-                    /**
-                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
-                     * @default false
-                     */
-                    mock?: boolean;
-                };
-            };
-        };
+        requestBody?: never;
         responses: {
-            /** @description OK */
+            /** @description The methods report: Markdown by default, the same facts as JSON with format=json */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    "text/markdown": string;
                     "application/json": {
-                        suggestions: components["schemas"]["FieldSuggestion"][];
-                    };
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The provider failed or could not be reached, after retries (retryable) */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    groupIndexerTags: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The language-model provider key for this request (the server's own is used otherwise). Never logged or stored in clear. */
-                "X-LLM-API-Key"?: string;
-                /** @description The same provider key under the name the original system's clients send. Sent with a different `X-LLM-API-Key`: 400. */
-                "X-OpenAI-API-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "field_name": "setting",
-                 *       "values": [
-                 *         "hospital",
-                 *         "primary care",
-                 *         "general practice"
-                 *       ],
-                 *       "num_groups_hint": 2,
-                 *       "model": "llm-4.1"
-                 *     }
-                 */
-                "application/json": {
-                    field_name: string;
-                    values: string[];
-                    project_context?: components["schemas"]["ProjectContext"] | null;
-                    num_groups_hint?: number | null;
-                    /** @default llm-4.1 */
-                    model?: string;
-                    /**
-                     * @description Deterministic placeholder data: no provider call, no provider key needed, no cost (ceiling not enforced)
-                     * @default false
-                     */
-                    mock?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        groups: components["schemas"]["TagGroup"][];
+                        title?: string;
+                        job_id: string;
+                        kind: string;
+                        task: string;
+                        /** @enum {string} */
+                        status: "pending" | "running" | "completed" | "failed";
+                        tool: {
+                            name: string;
+                            version: string | null;
+                            commit: string | null;
+                        };
+                        model: {
+                            requested: string;
+                            resolved: string | null;
+                            reported: {
+                                model: string;
+                                calls: number;
+                            }[] | null;
+                            provider: {
+                                host: string | null;
+                                profile: string;
+                            } | null;
+                        };
+                        mock: boolean;
+                        parameters: {
+                            [key: string]: {
+                                temperature: number | null;
+                                max_output_tokens: number | null;
+                                reasoning_effort: string | null;
+                            };
+                        } | null;
+                        repetitions: number | null;
+                        threshold: number | null;
+                        decision_rule: string | null;
+                        prompts: {
+                            name: string;
+                            template_id: string;
+                            sha256: string;
+                            instructions: string | null;
+                            text?: string;
+                        }[] | null;
+                        outcomes: {
+                            items: number;
+                            by_outcome: {
+                                [key: string]: number;
+                            };
+                            errors: number;
+                        };
                         usage: {
                             input_tokens?: number;
                             output_tokens?: number;
                             total_tokens?: number;
                             cached_input_tokens?: number;
                             estimated_cost_usd?: number;
-                        };
-                    };
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"] | components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The provider failed or could not be reached, after retries (retryable) */
-            502: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    drawValidationSample: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @default 0.95 */
-                    target_recall?: number;
-                    /** @default 0.95 */
-                    confidence?: number;
-                    /**
-                     * @default one
-                     * @enum {string}
-                     */
-                    sides?: "one" | "two";
-                    /**
-                     * @default simple
-                     * @enum {string}
-                     */
-                    design?: "simple" | "stratified" | "below_threshold";
-                    size?: number;
-                    seed?: number;
-                    threshold?: number;
-                    /**
-                     * @default anytime
-                     * @enum {string}
-                     */
-                    plan?: "once" | "anytime";
-                    look_every?: number;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        sample_id: string;
-                        job_id: string;
-                        created_at: string;
-                        /** @enum {string} */
-                        design: "simple" | "stratified" | "below_threshold";
-                        seed: number;
-                        threshold: number | null;
-                        target_recall: number;
-                        confidence: number;
-                        /** @enum {string} */
-                        sides: "one" | "two";
-                        paper_ids: (string | number)[];
-                        strata: {
-                            votes: number | null;
-                            papers: number;
-                            sampled: number;
-                            inclusion_probability: number;
-                        }[];
-                        /**
-                         * @default anytime
-                         * @enum {string}
-                         */
-                        plan: "once" | "anytime";
-                        /** @default null */
-                        look_every: number | null;
-                        labels_needed: number | null;
-                        /** @default null */
-                        labels_needed_by_plan: {
-                            once: number | null;
-                            anytime: number | null;
+                            calls?: number;
+                            retries?: number;
                         } | null;
-                        feasible: boolean;
-                        labelled: number;
-                        labels: {
-                            id: string | number;
-                            included: boolean;
-                        }[];
-                        looks: {
-                            at: string;
-                            labelled: number;
-                            labelled_included: number;
-                            recommended_votes: number | null;
-                            recall_lower: number | null;
-                        }[];
-                        certificate: {
+                        estimated_cost_usd: number | null;
+                        actual_cost_usd: number | null;
+                        created_at: string;
+                        completed_at: string | null;
+                        duration_ms: number | null;
+                        error: string | null;
+                        limitations: string[];
+                        recall_certificate?: {
+                            sample_id: string;
+                            /** @enum {string} */
+                            design: "simple" | "stratified" | "below_threshold";
                             /**
                              * @default anytime
                              * @enum {string}
@@ -5226,525 +5593,45 @@ export interface operations {
                              * @enum {string}
                              */
                             look: "certificate" | "progress";
-                            /** @enum {string} */
-                            design: "simple" | "stratified" | "below_threshold";
-                            target_recall: number;
-                            confidence: number;
-                            /** @enum {string} */
-                            sides: "one" | "two";
-                            method: string;
-                            statement: string;
+                            sample_size: number;
                             labelled: number;
                             labelled_included: number;
-                            thresholds: {
-                                votes: number;
-                                workload: number;
-                                recall_estimate: number | null;
-                                recall_lower: number | null;
-                                recall_upper: number | null;
-                                papers_below: number;
-                                labelled_below: number;
-                                missed_estimate: number | null;
-                                missed_upper: number;
-                                net_work_saved: number;
-                            }[];
-                            recommended: {
-                                votes: number;
-                                workload: number;
-                                recall_estimate: number | null;
-                                recall_lower: number | null;
-                                recall_upper: number | null;
-                                papers_below: number;
-                                labelled_below: number;
-                                missed_estimate: number | null;
-                                missed_upper: number;
-                                net_work_saved: number;
-                            } | null;
-                            reason: string | null;
-                            can_show: {
-                                recall: {
-                                    votes: number;
-                                    recall_lower: number;
-                                } | null;
-                                confidence: number | null;
-                                read_below: {
-                                    votes: number;
-                                    papers: number;
-                                };
-                                summary: string;
-                            } | null;
-                            labels_needed: number | null;
-                            labels_still_needed: number | null;
-                            feasible: boolean;
-                        };
-                        agreement: {
-                            kappa: number | null;
-                            discordant: {
-                                id: string | number;
-                                votes: number | null;
-                                /** @enum {string} */
-                                job_decision: "include" | "exclude";
-                                /** @enum {string} */
-                                label: "include" | "exclude";
-                            }[];
-                        } | null;
-                        warnings: string[];
-                    };
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Another job for this project is pending or running */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    labelValidationSample: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: string;
-                sample_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    labels: {
-                        id: string | number;
-                        included: boolean;
-                    }[];
-                    includes_read?: number;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        sample_id: string;
-                        job_id: string;
-                        created_at: string;
-                        /** @enum {string} */
-                        design: "simple" | "stratified" | "below_threshold";
-                        seed: number;
-                        threshold: number | null;
-                        target_recall: number;
-                        confidence: number;
-                        /** @enum {string} */
-                        sides: "one" | "two";
-                        paper_ids: (string | number)[];
-                        strata: {
-                            votes: number | null;
-                            papers: number;
-                            sampled: number;
-                            inclusion_probability: number;
-                        }[];
-                        /**
-                         * @default anytime
-                         * @enum {string}
-                         */
-                        plan: "once" | "anytime";
-                        /** @default null */
-                        look_every: number | null;
-                        labels_needed: number | null;
-                        /** @default null */
-                        labels_needed_by_plan: {
-                            once: number | null;
-                            anytime: number | null;
-                        } | null;
-                        feasible: boolean;
-                        labelled: number;
-                        labels: {
-                            id: string | number;
-                            included: boolean;
-                        }[];
-                        looks: {
-                            at: string;
-                            labelled: number;
-                            labelled_included: number;
-                            recommended_votes: number | null;
+                            threshold: number | null;
                             recall_lower: number | null;
-                        }[];
-                        certificate: {
-                            /**
-                             * @default anytime
-                             * @enum {string}
-                             */
-                            plan: "once" | "anytime";
-                            /**
-                             * @default certificate
-                             * @enum {string}
-                             */
-                            look: "certificate" | "progress";
-                            /** @enum {string} */
-                            design: "simple" | "stratified" | "below_threshold";
-                            target_recall: number;
-                            confidence: number;
-                            /** @enum {string} */
-                            sides: "one" | "two";
-                            method: string;
                             statement: string;
-                            labelled: number;
-                            labelled_included: number;
-                            thresholds: {
-                                votes: number;
-                                workload: number;
-                                recall_estimate: number | null;
-                                recall_lower: number | null;
-                                recall_upper: number | null;
-                                papers_below: number;
-                                labelled_below: number;
-                                missed_estimate: number | null;
-                                missed_upper: number;
-                                net_work_saved: number;
-                            }[];
-                            recommended: {
-                                votes: number;
-                                workload: number;
-                                recall_estimate: number | null;
-                                recall_lower: number | null;
-                                recall_upper: number | null;
-                                papers_below: number;
-                                labelled_below: number;
-                                missed_estimate: number | null;
-                                missed_upper: number;
-                                net_work_saved: number;
-                            } | null;
-                            reason: string | null;
-                            can_show: {
-                                recall: {
-                                    votes: number;
-                                    recall_lower: number;
-                                } | null;
-                                confidence: number | null;
-                                read_below: {
-                                    votes: number;
-                                    papers: number;
-                                };
-                                summary: string;
-                            } | null;
-                            labels_needed: number | null;
-                            labels_still_needed: number | null;
-                            feasible: boolean;
-                        };
-                        agreement: {
-                            kappa: number | null;
-                            discordant: {
-                                id: string | number;
-                                votes: number | null;
-                                /** @enum {string} */
-                                job_decision: "include" | "exclude";
-                                /** @enum {string} */
-                                label: "include" | "exclude";
-                            }[];
-                        } | null;
-                        warnings: string[];
-                    };
-                };
-            };
-            /** @description The request is invalid */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description Another job for this project is pending or running */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description The request body exceeds the size limit or holds too many JSON values, or a job would hold more than its client's whole storage quota */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimpleError"];
-                };
-            };
-            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Unexpected server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description Messaging or the owning service is unavailable (retryable) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-            /** @description The owning service did not answer in time (retryable) */
-            504: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClassifiedError"];
-                };
-            };
-        };
-    };
-    getValidationSample: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                job_id: string;
-                sample_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        sample_id: string;
-                        job_id: string;
-                        created_at: string;
-                        /** @enum {string} */
-                        design: "simple" | "stratified" | "below_threshold";
-                        seed: number;
-                        threshold: number | null;
-                        target_recall: number;
-                        confidence: number;
-                        /** @enum {string} */
-                        sides: "one" | "two";
-                        paper_ids: (string | number)[];
-                        strata: {
-                            votes: number | null;
-                            papers: number;
-                            sampled: number;
-                            inclusion_probability: number;
-                        }[];
-                        /**
-                         * @default anytime
-                         * @enum {string}
-                         */
-                        plan: "once" | "anytime";
-                        /** @default null */
-                        look_every: number | null;
-                        labels_needed: number | null;
-                        /** @default null */
-                        labels_needed_by_plan: {
-                            once: number | null;
-                            anytime: number | null;
-                        } | null;
-                        feasible: boolean;
-                        labelled: number;
-                        labels: {
-                            id: string | number;
-                            included: boolean;
-                        }[];
-                        looks: {
+                            method: string;
                             at: string;
-                            labelled: number;
-                            labelled_included: number;
-                            recommended_votes: number | null;
-                            recall_lower: number | null;
-                        }[];
-                        certificate: {
-                            /**
-                             * @default anytime
-                             * @enum {string}
-                             */
-                            plan: "once" | "anytime";
-                            /**
-                             * @default certificate
-                             * @enum {string}
-                             */
-                            look: "certificate" | "progress";
-                            /** @enum {string} */
-                            design: "simple" | "stratified" | "below_threshold";
-                            target_recall: number;
-                            confidence: number;
-                            /** @enum {string} */
-                            sides: "one" | "two";
-                            method: string;
-                            statement: string;
-                            labelled: number;
-                            labelled_included: number;
-                            thresholds: {
-                                votes: number;
-                                workload: number;
-                                recall_estimate: number | null;
-                                recall_lower: number | null;
-                                recall_upper: number | null;
-                                papers_below: number;
-                                labelled_below: number;
-                                missed_estimate: number | null;
-                                missed_upper: number;
-                                net_work_saved: number;
-                            }[];
-                            recommended: {
-                                votes: number;
-                                workload: number;
-                                recall_estimate: number | null;
-                                recall_lower: number | null;
-                                recall_upper: number | null;
-                                papers_below: number;
-                                labelled_below: number;
-                                missed_estimate: number | null;
-                                missed_upper: number;
-                                net_work_saved: number;
-                            } | null;
-                            reason: string | null;
-                            can_show: {
-                                recall: {
-                                    votes: number;
-                                    recall_lower: number;
-                                } | null;
-                                confidence: number | null;
-                                read_below: {
-                                    votes: number;
-                                    papers: number;
-                                };
-                                summary: string;
-                            } | null;
-                            labels_needed: number | null;
-                            labels_still_needed: number | null;
-                            feasible: boolean;
-                        };
-                        agreement: {
-                            kappa: number | null;
-                            discordant: {
-                                id: string | number;
-                                votes: number | null;
-                                /** @enum {string} */
-                                job_decision: "include" | "exclude";
-                                /** @enum {string} */
-                                label: "include" | "exclude";
-                            }[];
                         } | null;
-                        warnings: string[];
+                        asked?: {
+                            criteria: {
+                                name: string;
+                                /** @enum {string} */
+                                type: "include" | "exclude";
+                                text: string;
+                            }[] | null;
+                            questions: string[] | null;
+                            fields: components["schemas"]["IndexerField"][] | null;
+                            texts_cut_to_chars?: number;
+                        };
+                        prisma?: {
+                            records_in: number;
+                            records_identified?: number;
+                            duplicates_removed?: number;
+                            results: number;
+                            included: number | null;
+                            excluded: number | null;
+                            errored: number;
+                            without_abstract: number | null;
+                            exclusion_reasons: {
+                                [key: string]: number;
+                            };
+                        };
+                        methods_paragraph?: string;
+                        checklist?: {
+                            guidelines: ("RAISE" | "PRISMA-trAIce")[];
+                            item: string;
+                            answer: string | null;
+                        }[];
                     };
                 };
             };
@@ -5773,6 +5660,116 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description Another job for this project is pending or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Unexpected server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Messaging or the owning service is unavailable (retryable) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description The owning service did not answer in time (retryable) */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+        };
+    };
+    streamIndexerJobEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                job_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events: `state` events (id: the state's revision; data: status, stage, progress, stage timings, usage so far) as the job changes, then one `end` event (id: `end`) whose data is exactly the poll response of the finished job, and the stream closes. A comment line is sent at an interval. Reconnect with `Last-Event-ID` to resume without repeats; an `error` event (data: the poll's error body) ends a stream that could not read the finished job. Beyond MAX_EVENT_STREAMS open streams a gateway answers 503 (retryable). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The stream had ended already (Last-Event-ID was `end`): nothing more will come */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description Missing or invalid service key, an invalid provider key, or an exhausted provider quota (`error_code` `auth`; `error_reason` `quota` for the quota) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimpleError"];
+                };
+            };
+            /** @description This client's request limits or the provider's rate limit (`rate_limit`, retryable, with `Retry-After`) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClassifiedError"];
                 };
             };
             /** @description Unexpected server error */

@@ -40,7 +40,8 @@ export const ServiceIdParams = z.object({ service_id: ConfigServiceId });
 
 export const PromptMetadata = z.object({
   name: z.string(),
-  service: z.enum(["screening", "criteria", "indexer"]),
+  /** The backend service the prompt belongs to. */
+  service: z.string(),
   description: z.string(),
   has_variables: z.boolean(),
   system_or_user: z.enum(["system", "user", "both"]),

@@ -183,3 +183,6 @@ export class ServiceError extends Error {
     return new ServiceError("unknown", "Unexpected server error", { cause: error });
   }
 }
+
+/** The one answer for a job that does not exist or belongs to another owner (the spec's 404 body). */
+export const jobNotFound = () => new ServiceError("not_found", "Job not found", { simple: true });

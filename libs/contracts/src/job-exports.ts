@@ -112,7 +112,8 @@ export const JobReport = z.object({
   /** A heading naming the task (not the job id). Absent in reports written before it existed. */
   title: z.string().optional(),
   job_id: z.string(),
-  kind: z.enum(["screening", "indexer"]),
+  /** The job kind (its service). */
+  kind: z.string(),
   task: z.string(),
   status: JobStatus,
   tool: z.object({ name: z.string(), version: z.string().nullable(), commit: z.string().nullable() }),

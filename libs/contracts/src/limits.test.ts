@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { LIMIT_CEILINGS } from "./ceilings";
 import { CreateIndexerJobRequest } from "./indexer";
-import { DEFAULT_REQUEST_LIMITS, requestLimitIssues, RequestLimits, screeningResultChars } from "./limits";
+import { DEFAULT_REQUEST_LIMITS, RequestLimits, screeningResultChars } from "./limits";
+import { requestLimitIssues } from "./operations";
 import { CreateScreeningJobRequest, MAX_SCREENING_PAPERS } from "./screening";
 
 describe("request limits", () => {

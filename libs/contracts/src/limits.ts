@@ -98,7 +98,7 @@ function overWork(units: number, max: number, detail: string): ValidationIssue[]
   return [{ type: "value_error", loc: ["body"], msg: `Value error, ${detail} (docs/limits.md)` }];
 }
 
-const screeningJob: Check = (body, l) => {
+export const screeningJobLimits: Check = (body, l) => {
   const papers = Array.isArray(body.papers) ? body.papers.length : 0;
   const criteria = Array.isArray(body.criteria) ? body.criteria : [];
   const given = laxNumber(body.repetitions);
@@ -131,7 +131,7 @@ const screeningJob: Check = (body, l) => {
   ];
 };
 
-function indexerRecords(body: Body, l: RequestLimits, run: boolean): ValidationIssue[] {
+export function indexerRecords(body: Body, l: RequestLimits, run: boolean): ValidationIssue[] {
   const issues = [
     ...tooLong("records", body.records, l.MAX_INDEXER_JOB_RECORDS),
     ...tooLong("fields", body.fields, l.MAX_INDEXER_FIELDS),
@@ -162,31 +162,25 @@ function indexerRecords(body: Body, l: RequestLimits, run: boolean): ValidationI
   );
 }
 
-const fieldsOnly: Check = (body, l) => tooLong("fields", body.fields, l.MAX_INDEXER_FIELDS);
+export const indexerFieldsLimits: Check = (body, l) => tooLong("fields", body.fields, l.MAX_INDEXER_FIELDS);
 
-/** The configured checks of each operation's body, by operation name (`operations` in operations.ts). */
-const BODY_CHECKS: Record<string, Check> = {
-  createScreeningJob: screeningJob,
-  estimateScreening: (body, l) => tooBig("repetitions", body.repetitions, l.MAX_REPETITIONS),
+/**
+ * What one paper (or indexer record) may take on average in the JSON of the largest request the
+ * default body limit admits: an id, a title and an abstract of about 1,800 characters.
+ */
+export const PAPER_JSON_BYTES = 2048;
+
+export const screeningEstimateLimits: Check = (body, l) => tooBig("repetitions", body.repetitions, l.MAX_REPETITIONS);
+export const indexerJobLimits: Check = (body, l) => indexerRecords(body, l, false);
+
+/** The configured checks of each operation's body, by operation name (`operations` in operations.ts; a job kind declares its own). */
+export const BODY_CHECKS: Record<string, Check> = {
   indexerRun: (body, l) => indexerRecords(body, l, true),
-  createIndexerJob: (body, l) => indexerRecords(body, l, false),
-  estimateIndexer: fieldsOnly,
-  refineFields: fieldsOnly,
+  refineFields: indexerFieldsLimits,
   generateCriteria: (body, l) => tooLong("existing_criteria", body.existing_criteria, l.MAX_REQUEST_CRITERIA),
   refineCriteria: (body, l) => tooLong("current_criteria", body.current_criteria, l.MAX_REQUEST_CRITERIA),
   consolidate: (body, l) => tooLong("criteria", body.criteria, l.MAX_REQUEST_CRITERIA),
 };
-
-/**
- * The configured limits a request body breaks, in the spec's field-level shape; empty when none.
- * Runs on the raw body before the schema (so an oversized list is refused without parsing every
- * item) and looks only at values of the expected type: anything else is the schema's to report.
- */
-export function requestLimitIssues(operation: string, body: unknown, limits: RequestLimits): ValidationIssue[] {
-  const check = BODY_CHECKS[operation];
-  const object = asBody(body);
-  return check && object ? check(object, limits) : [];
-}
 
 /** The `limit` of a job listing, as a query string carries it, over the configured maximum. */
 export function listLimitIssues(query: unknown, limits: RequestLimits): ValidationIssue[] {

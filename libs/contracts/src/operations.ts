@@ -2,143 +2,130 @@ import { z } from "zod";
 import { ActiveJobQuery, JobIdParams, ListJobsQuery } from "./common";
 import * as criteria from "./criteria";
 import * as indexer from "./indexer";
-import { ArtifactWritten, JobDeleted } from "./job-exports";
-import * as screening from "./screening";
+import { op, type BodyCheck, type JobKindTable, type Operation } from "./job-contract";
+import { jobKind, JOB_SERVICES } from "./job-kinds";
+import { BODY_CHECKS, type RequestLimits } from "./limits";
+import type { ValidationIssue } from "./errors";
 import * as validation from "./screening-validation";
-import type { BackendService } from "./subjects";
-
-/**
- * One backend operation: the NATS request it takes and the reply it gives. The gateway and the
- * owning service both parse with these schemas, so the contract is checked on each side.
- */
-export interface Operation<Req extends z.ZodType = z.ZodType, Res extends z.ZodType = z.ZodType> {
-  service: BackendService;
-  name: string;
-  request: Req;
-  response: Res;
-}
-
-function op<Req extends z.ZodType, Res extends z.ZodType>(
-  service: BackendService,
-  name: string,
-  request: Req,
-  response: Res,
-): Operation<Req, Res> {
-  return { service, name, request, response };
-}
-
-const byJobId = JobIdParams;
-const listQuery = ListJobsQuery;
-const activeQuery = ActiveJobQuery;
 
 export const operations = {
-  analyzeQuestion: op("criteria", "analyze-question", criteria.AnalyzeQuestionRequest, criteria.AnalyzeQuestionResponse),
-  generateCriteria: op("criteria", "generate", criteria.GenerateCriteriaRequest, criteria.CriteriaListResponse),
-  picos: op("criteria", "picos", criteria.PicosRequest, criteria.PicosResponse),
-  refineContext: op("criteria", "refine-context", criteria.RefineContextRequest, criteria.RefineContextResponse),
-  refineCriteria: op("criteria", "refine", criteria.RefineCriteriaRequest, criteria.CriteriaListResponse),
-  consolidate: op("criteria", "consolidate", criteria.ConsolidateRequest, criteria.ConsolidateResponse),
+  analyzeQuestion: op("criteria", "analyze-question", criteria.AnalyzeQuestionRequest, criteria.AnalyzeQuestionResponse, "request"),
+  generateCriteria: op("criteria", "generate", criteria.GenerateCriteriaRequest, criteria.CriteriaListResponse, "request"),
+  picos: op("criteria", "picos", criteria.PicosRequest, criteria.PicosResponse, "request"),
+  refineContext: op("criteria", "refine-context", criteria.RefineContextRequest, criteria.RefineContextResponse, "request"),
+  refineCriteria: op("criteria", "refine", criteria.RefineCriteriaRequest, criteria.CriteriaListResponse, "request"),
+  consolidate: op("criteria", "consolidate", criteria.ConsolidateRequest, criteria.ConsolidateResponse, "request"),
 
-  createScreeningJob: op("screening", "create-job", screening.CreateScreeningJobRequest, screening.CreateScreeningJobResponse),
-  getScreeningJob: op("screening", "get-job", byJobId, screening.ScreeningJob),
-  listScreeningJobs: op("screening", "list-jobs", listQuery, z.array(screening.ScreeningJobListItem)),
-  activeScreeningJob: op("screening", "active-job", activeQuery, screening.ScreeningJob.nullable()),
-  artifactScreeningJob: op("screening", "write-artifact", byJobId, ArtifactWritten),
-  cancelScreeningJob: op("screening", "cancel-job", byJobId, screening.ScreeningJob),
-  deleteScreeningJob: op("screening", "delete-job", byJobId, JobDeleted),
-  estimateScreening: op("screening", "estimate", screening.ScreeningEstimateRequest, screening.ScreeningEstimateResponse),
   // Validation samples: drawn, labelled and kept by the screening service (the gateway forwards path and body as one request).
   drawValidationSample: op("screening", "validation-draw", validation.ValidationSampleRequest.extend({ job_id: z.string() }), validation.ValidationSample),
   labelValidationSample: op("screening", "validation-label", validation.ValidationSampleLabelsRequest.extend({ job_id: z.string(), sample_id: z.string() }), validation.ValidationSample),
   getValidationSample: op("screening", "validation-get", validation.ValidationSampleParams, validation.ValidationSample),
 
-  indexerRun: op("indexer", "run", indexer.IndexerRunRequest, indexer.IndexerRunResponse),
-  createIndexerJob: op("indexer", "create-job", indexer.CreateIndexerJobRequest, indexer.CreateIndexerJobResponse),
-  getIndexerJob: op("indexer", "get-job", byJobId, indexer.IndexerJob),
-  listIndexerJobs: op("indexer", "list-jobs", listQuery, z.array(indexer.IndexerJobListItem)),
-  activeIndexerJob: op("indexer", "active-job", activeQuery, indexer.IndexerJob.nullable()),
-  artifactIndexerJob: op("indexer", "write-artifact", byJobId, ArtifactWritten),
-  cancelIndexerJob: op("indexer", "cancel-job", byJobId, indexer.IndexerJob),
-  deleteIndexerJob: op("indexer", "delete-job", byJobId, JobDeleted),
-  estimateIndexer: op("indexer", "estimate", indexer.IndexerEstimateRequest, indexer.IndexerEstimateResponse),
-  suggestFields: op("indexer", "suggest-fields", indexer.SuggestFieldsRequest, indexer.SuggestFieldsResponse),
-  refineFields: op("indexer", "refine-fields", indexer.RefineFieldsRequest, indexer.RefineFieldsResponse),
-  groupTags: op("indexer", "group-tags", indexer.GroupTagsRequest, indexer.GroupTagsResponse),
+  indexerRun: op("indexer", "run", indexer.IndexerRunRequest, indexer.IndexerRunResponse, "request"),
+  suggestFields: op("indexer", "suggest-fields", indexer.SuggestFieldsRequest, indexer.SuggestFieldsResponse, "request"),
+  refineFields: op("indexer", "refine-fields", indexer.RefineFieldsRequest, indexer.RefineFieldsResponse, "request"),
+  groupTags: op("indexer", "group-tags", indexer.GroupTagsRequest, indexer.GroupTagsResponse, "request"),
 } as const;
-export type OperationKey = keyof typeof operations;
 
 /** An HTTP route of the spec that the gateway forwards to one backend operation. */
 export interface ForwardedRoute {
   method: "GET" | "POST" | "DELETE";
   /** Canonical path under `/v1` (the gateway also serves it unprefixed). */
   path: string;
-  operation: OperationKey;
-  /** Where the operation's request comes from: the JSON body, or path params plus query. */
-  input: "body" | "params+query";
+  /** The route's name (`operations`' key, or a job kind's operation id): the body thread finds the route by it. */
+  key: string;
+  operation: Operation;
+  /** Where the operation's request comes from: the JSON body, path params plus query, or both. */
+  input: "body" | "params+query" | "body+params";
+  /** The HTTP body's schema when it is not the operation's request (the path's ids go with it). */
+  body?: z.ZodType;
   params?: z.ZodObject;
   query?: z.ZodObject;
   /** The success status when it is not 200 (a DELETE answers 204 without a body). */
   status?: 204;
+  /** The configured bounds of the body (docs/limits.md). */
+  limits?: BodyCheck;
+  /** The job kind whose job route it is: the gateway answers it with its job handlers. */
+  kind?: string;
 }
 
-const post = (path: string, operation: OperationKey): ForwardedRoute => ({ method: "POST", path, operation, input: "body" });
-const get = (path: string, operation: OperationKey, parts: { params?: z.ZodObject; query?: z.ZodObject }): ForwardedRoute => ({
-  method: "GET",
-  path,
-  operation,
-  input: "params+query",
-  ...parts,
-});
+const post = (path: string, key: keyof typeof operations): ForwardedRoute => ({ method: "POST", path, key, operation: operations[key], input: "body", limits: BODY_CHECKS[key] });
 
-/** A job route taking only the job id from the path (cancel: no body, or `{}`). */
-const onJob = (method: "POST" | "DELETE", path: string, operation: OperationKey): ForwardedRoute => ({
+/** A validation sample route: the path's ids with the body (if any) as one request, for the caller's owner. */
+const onSample = (method: "GET" | "POST", path: string, key: keyof typeof operations, params: z.ZodObject, body?: z.ZodType): ForwardedRoute => ({
   method,
   path,
-  operation,
-  input: "params+query",
-  params: byJobId,
-  ...(method === "DELETE" ? { status: 204 as const } : {}),
+  key,
+  operation: operations[key],
+  input: body ? "body+params" : "params+query",
+  params,
+  ...(body ? { body } : {}),
 });
 
-/** Summaries, operation ids and documented statuses of these routes live in `apiOperations` below. */
-export const forwardedRoutes: ForwardedRoute[] = [
-  post("/v1/criteria/analyze-question", "analyzeQuestion"),
-  post("/v1/criteria/generate", "generateCriteria"),
-  post("/v1/criteria/picos", "picos"),
-  post("/v1/criteria/refine-context", "refineContext"),
-  post("/v1/criteria/refine", "refineCriteria"),
-  post("/v1/criteria/consolidate", "consolidate"),
+/** A kind's forwarded job routes, by convention (`/v1/<kind>/…`, operation ids as `apiOperations` names them). */
+export function jobKindRoutes(k: JobKindTable): ForwardedRoute[] {
+  const ops = k.operations;
+  const base = `/v1/${k.name}`;
+  const route = (method: ForwardedRoute["method"], path: string, key: string, operation: Operation, parts: Partial<ForwardedRoute>): ForwardedRoute => ({
+    method,
+    path: `${base}${path}`,
+    key,
+    operation,
+    input: "params+query",
+    kind: k.name,
+    ...parts,
+  });
+  return [
+    route("POST", "/jobs", `create${k.title}Job`, ops.create, { input: "body", limits: k.limits?.create }),
+    route("GET", "/jobs/:job_id", `get${k.title}Job`, ops.get, { params: JobIdParams }),
+    route("POST", "/jobs/:job_id/cancel", `cancel${k.title}Job`, ops.cancel, { params: JobIdParams }),
+    route("DELETE", "/jobs/:job_id", `delete${k.title}Job`, ops.delete, { params: JobIdParams, status: 204 }),
+    route("GET", "/jobs", `list${k.title}Jobs`, ops.list, { query: ListJobsQuery }),
+    route("GET", "/active-job", `active${k.title}Job`, ops.active, { query: ActiveJobQuery }),
+    route("POST", "/estimate", `estimate${k.title}`, ops.estimate, { input: "body", limits: k.limits?.estimate }),
+  ];
+}
 
-  post("/v1/screening/jobs", "createScreeningJob"),
-  get("/v1/screening/jobs/:job_id", "getScreeningJob", { params: byJobId }),
-  onJob("POST", "/v1/screening/jobs/:job_id/cancel", "cancelScreeningJob"),
-  onJob("DELETE", "/v1/screening/jobs/:job_id", "deleteScreeningJob"),
-  get("/v1/screening/jobs", "listScreeningJobs", { query: listQuery }),
-  get("/v1/screening/active-job", "activeScreeningJob", { query: activeQuery }),
-  post("/v1/screening/estimate", "estimateScreening"),
+/** Every forwarded route: criteria's, each job kind's, then the kinds' own extras. Summaries, operation ids and statuses live in `apiOperations` below. */
+export function forwardedRoutes(): ForwardedRoute[] {
+  return [
+    post("/v1/criteria/analyze-question", "analyzeQuestion"),
+    post("/v1/criteria/generate", "generateCriteria"),
+    post("/v1/criteria/picos", "picos"),
+    post("/v1/criteria/refine-context", "refineContext"),
+    post("/v1/criteria/refine", "refineCriteria"),
+    post("/v1/criteria/consolidate", "consolidate"),
+    ...JOB_SERVICES.flatMap((service) => jobKindRoutes(jobKind(service))),
+    onSample("POST", "/v1/screening/jobs/:job_id/validation-samples", "drawValidationSample", JobIdParams, validation.ValidationSampleRequest),
+    onSample("POST", "/v1/screening/jobs/:job_id/validation-samples/:sample_id/labels", "labelValidationSample", validation.ValidationSampleParams, validation.ValidationSampleLabelsRequest),
+    onSample("GET", "/v1/screening/jobs/:job_id/validation-samples/:sample_id", "getValidationSample", validation.ValidationSampleParams),
+    post("/v1/indexer/run", "indexerRun"),
+    post("/v1/indexer/suggest-fields", "suggestFields"),
+    post("/v1/indexer/refine-fields", "refineFields"),
+    post("/v1/indexer/group-tags", "groupTags"),
+  ];
+}
 
-  post("/v1/indexer/run", "indexerRun"),
-  post("/v1/indexer/jobs", "createIndexerJob"),
-  get("/v1/indexer/jobs/:job_id", "getIndexerJob", { params: byJobId }),
-  onJob("POST", "/v1/indexer/jobs/:job_id/cancel", "cancelIndexerJob"),
-  onJob("DELETE", "/v1/indexer/jobs/:job_id", "deleteIndexerJob"),
-  get("/v1/indexer/jobs", "listIndexerJobs", { query: listQuery }),
-  get("/v1/indexer/active-job", "activeIndexerJob", { query: activeQuery }),
-  post("/v1/indexer/estimate", "estimateIndexer"),
-  post("/v1/indexer/suggest-fields", "suggestFields"),
-  post("/v1/indexer/refine-fields", "refineFields"),
-  post("/v1/indexer/group-tags", "groupTags"),
-];
+/**
+ * The configured limits a request body of route `key` breaks, in the spec's field-level shape;
+ * empty when none. Runs on the raw body before the schema (so an oversized list is refused without
+ * parsing every item) and looks only at values of the expected type: anything else is the schema's.
+ */
+export function requestLimitIssues(key: string, body: unknown, limits: RequestLimits): ValidationIssue[] {
+  const check = forwardedRoutes().find((route) => route.key === key)?.limits;
+  return check && body !== null && typeof body === "object" && !Array.isArray(body) ? check(body as Record<string, unknown>, limits) : [];
+}
 
 /** The capabilities, as OpenAPI tags (generators group methods by them). */
-export const API_TAGS = {
-  health: "Liveness and readiness; no service key needed.",
-  configuration: "Per-service model, temperature and prompt settings, and the prompt registry.",
-  screening: "AI Screening: asynchronous jobs that score papers against eligibility criteria, explain and cluster the reasons.",
-  indexer: "AutoIndexer: evidence-backed extraction of typed fields from titles and abstracts, synchronously or as jobs, with helpers.",
-  criteria: "Criteria AI: synchronous help to draft, check and refine eligibility criteria.",
-} as const;
-export type ApiTag = keyof typeof API_TAGS;
+export function apiTags(): Record<string, string> {
+  return {
+    health: "Liveness and readiness; no service key needed.",
+    configuration: "Per-service model, temperature and prompt settings, and the prompt registry.",
+    ...Object.fromEntries(JOB_SERVICES.map((service) => [service, jobKind(service).description])),
+    criteria: "Criteria AI: synchronous help to draft, check and refine eligibility criteria.",
+  };
+}
+
 
 /** The spec's three error bodies (Errors), by the component name the OpenAPI document gives each. */
 export type ErrorBodyName = "ValidationError" | "SimpleError" | "ClassifiedError";
@@ -162,7 +149,8 @@ export interface ApiOperation {
   /** Stable name generated clients call the method by: never derive it from the path. */
   operationId: string;
   summary: string;
-  tag: ApiTag;
+  /** A capability: `health`, `configuration`, `criteria` or a job kind's name. */
+  tag: string;
   /** Served without a service key. */
   public?: boolean;
   /** Every non-2xx status the spec lists for the route, plus the ones the gateway also answers (docs/errors.md). */
@@ -201,7 +189,37 @@ const criteriaOp = (path: string, operationId: string, summary: string): ApiOper
   errors: providerBacked,
 });
 
-export const apiOperations: readonly ApiOperation[] = [
+/** A job kind's rows, by convention: its forwarded routes, export, report and events (`create<Title>Job`, …). */
+function kindApiOperations(k: JobKindTable): ApiOperation[] {
+  const { title, jobNoun: noun } = k;
+  const a = /^[aeiou]/i.test(noun) ? "an" : "a";
+  const item = k.report.noun.replace(/s$/, "");
+  const row = (method: ApiOperation["method"], path: string, operationId: string, summary: string, errors: ApiOperation["errors"]): ApiOperation => ({
+    method,
+    path: `/v1/${k.name}${path}`,
+    operationId,
+    summary,
+    tag: k.name,
+    errors,
+  });
+  const onJob = { ...forwarded, ...withParams, 404: S } as const;
+  const finished = { ...onJob, ...counted, 409: S } as const;
+  return [
+    row("POST", "/jobs", `create${title}Job`, `Start ${a} ${noun}`, { ...forwarded, ...withBody, ...(k.exclusiveProject ? { 409: S } : {}) }),
+    row("GET", "/jobs/{job_id}", `get${title}Job`, `Poll ${a} ${noun}`, onJob),
+    row("POST", "/jobs/{job_id}/cancel", `cancel${title}Job`, `Cancel a pending or running ${noun}: it ends failed (error_category cancelled), keeps what finished and frees its project`, { ...onJob, 409: S }),
+    row("DELETE", "/jobs/{job_id}", `delete${title}Job`, `Delete ${a} ${noun}: cancelled first if it is still pending or running, then its input, results, artifact, stored row and validation samples are erased`, onJob),
+    row("GET", "/jobs/{job_id}/export", `export${title}Job`, `Download a completed ${noun}'s results as CSV or JSON Lines, one row per ${item}`, finished),
+    row("GET", "/jobs/{job_id}/report", `get${title}JobReport`, `A finished ${noun}'s methods report (model, parameters, prompts, counts, cost), in Markdown or JSON`, finished),
+    row("GET", "/jobs/{job_id}/events", `stream${title}JobEvents`, `Follow ${a} ${noun}'s progress as server-sent events, ending with its poll response`, { ...onJob, ...counted }),
+    row("GET", "/jobs", `list${title}Jobs`, `List ${noun}s, newest first`, { ...forwarded, ...withParams }),
+    row("GET", "/active-job", `getActive${title}Job`, `The pending or running ${noun} of a project, or null`, { ...forwarded, ...withParams }),
+    row("POST", "/estimate", `estimate${title}`, `Estimate the tokens and cost of ${a} ${noun}`, { ...forwarded, ...withBody }),
+  ];
+}
+
+/** Every documented operation: the fixed rows, and each job kind's (derived, so a kind registered later has its own). */
+export const apiOperations = (): ApiOperation[] => [
   { method: "GET", path: "/health", operationId: "getHealth", summary: "Liveness: the gateway process is up", tag: "health", public: true, errors: {} },
   {
     method: "GET",
@@ -249,62 +267,8 @@ export const apiOperations: readonly ApiOperation[] = [
     errors: { ...keyed, ...withBody, 403: C },
   },
 
-  {
-    method: "POST",
-    path: "/v1/screening/jobs",
-    operationId: "createScreeningJob",
-    summary: "Start a screening job",
-    tag: "screening",
-    errors: { ...forwarded, ...withBody, 409: S },
-  },
-  {
-    method: "GET",
-    path: "/v1/screening/jobs/{job_id}",
-    operationId: "getScreeningJob",
-    summary: "Poll a screening job",
-    tag: "screening",
-    errors: { ...forwarded, ...withParams, 404: S },
-  },
-  {
-    method: "POST",
-    path: "/v1/screening/jobs/{job_id}/cancel",
-    operationId: "cancelScreeningJob",
-    summary: "Cancel a pending or running screening job: it ends failed (error_category cancelled), keeps what finished and frees its project",
-    tag: "screening",
-    errors: { ...forwarded, ...withParams, 404: S, 409: S },
-  },
-  {
-    method: "DELETE",
-    path: "/v1/screening/jobs/{job_id}",
-    operationId: "deleteScreeningJob",
-    summary: "Delete a screening job: cancelled first if it is still pending or running, then its input, results, artifact, stored row and validation samples are erased",
-    tag: "screening",
-    errors: { ...forwarded, ...withParams, 404: S },
-  },
-  {
-    method: "GET",
-    path: "/v1/screening/jobs/{job_id}/export",
-    operationId: "exportScreeningJob",
-    summary: "Download a completed screening job's results as CSV or JSON Lines, one row per paper",
-    tag: "screening",
-    errors: { ...forwarded, ...withParams, ...counted, 404: S, 409: S },
-  },
-  {
-    method: "GET",
-    path: "/v1/screening/jobs/{job_id}/report",
-    operationId: "getScreeningJobReport",
-    summary: "A finished screening job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON",
-    tag: "screening",
-    errors: { ...forwarded, ...withParams, ...counted, 404: S, 409: S },
-  },
-  {
-    method: "GET",
-    path: "/v1/screening/jobs/{job_id}/events",
-    operationId: "streamScreeningJobEvents",
-    summary: "Follow a screening job's progress as server-sent events, ending with its poll response",
-    tag: "screening",
-    errors: { ...forwarded, ...withParams, ...counted, 404: S },
-  },
+  ...JOB_SERVICES.flatMap((service) => kindApiOperations(jobKind(service))),
+
   {
     method: "POST",
     path: "/v1/screening/jobs/{job_id}/validation",
@@ -345,91 +309,8 @@ export const apiOperations: readonly ApiOperation[] = [
     tag: "screening",
     errors: { ...forwarded, ...withParams, 404: S, 409: S },
   },
-  { method: "GET", path: "/v1/screening/jobs", operationId: "listScreeningJobs", summary: "List screening jobs, newest first", tag: "screening", errors: { ...forwarded, ...withParams } },
-  {
-    method: "GET",
-    path: "/v1/screening/active-job",
-    operationId: "getActiveScreeningJob",
-    summary: "The pending or running screening job of a project, or null",
-    tag: "screening",
-    errors: { ...forwarded, ...withParams },
-  },
-  {
-    method: "POST",
-    path: "/v1/screening/estimate",
-    operationId: "estimateScreening",
-    summary: "Estimate the tokens and cost of a screening job",
-    tag: "screening",
-    errors: { ...forwarded, ...withBody },
-  },
 
   { method: "POST", path: "/v1/indexer/run", operationId: "runIndexer", summary: "Extract fields from records synchronously", tag: "indexer", errors: providerBacked },
-  { method: "POST", path: "/v1/indexer/jobs", operationId: "createIndexerJob", summary: "Start an extraction job", tag: "indexer", errors: { ...forwarded, ...withBody } },
-  {
-    method: "GET",
-    path: "/v1/indexer/jobs/{job_id}",
-    operationId: "getIndexerJob",
-    summary: "Poll an extraction job",
-    tag: "indexer",
-    errors: { ...forwarded, ...withParams, 404: S },
-  },
-  {
-    method: "POST",
-    path: "/v1/indexer/jobs/{job_id}/cancel",
-    operationId: "cancelIndexerJob",
-    summary: "Cancel a pending or running extraction job: it ends failed (error_category cancelled), keeps what finished and frees its project",
-    tag: "indexer",
-    errors: { ...forwarded, ...withParams, 404: S, 409: S },
-  },
-  {
-    method: "DELETE",
-    path: "/v1/indexer/jobs/{job_id}",
-    operationId: "deleteIndexerJob",
-    summary: "Delete a extraction job: cancelled first if it is still pending or running, then its input, results, artifact, stored row and validation samples are erased",
-    tag: "indexer",
-    errors: { ...forwarded, ...withParams, 404: S },
-  },
-  {
-    method: "GET",
-    path: "/v1/indexer/jobs/{job_id}/export",
-    operationId: "exportIndexerJob",
-    summary: "Download a completed extraction job's results as CSV or JSON Lines, one row per record",
-    tag: "indexer",
-    errors: { ...forwarded, ...withParams, ...counted, 404: S, 409: S },
-  },
-  {
-    method: "GET",
-    path: "/v1/indexer/jobs/{job_id}/report",
-    operationId: "getIndexerJobReport",
-    summary: "A finished extraction job's methods report (model, parameters, prompts, counts, cost), in Markdown or JSON",
-    tag: "indexer",
-    errors: { ...forwarded, ...withParams, ...counted, 404: S, 409: S },
-  },
-  {
-    method: "GET",
-    path: "/v1/indexer/jobs/{job_id}/events",
-    operationId: "streamIndexerJobEvents",
-    summary: "Follow an extraction job's progress as server-sent events, ending with its poll response",
-    tag: "indexer",
-    errors: { ...forwarded, ...withParams, ...counted, 404: S },
-  },
-  { method: "GET", path: "/v1/indexer/jobs", operationId: "listIndexerJobs", summary: "List extraction jobs, newest first", tag: "indexer", errors: { ...forwarded, ...withParams } },
-  {
-    method: "GET",
-    path: "/v1/indexer/active-job",
-    operationId: "getActiveIndexerJob",
-    summary: "The pending or running extraction job of a project, or null",
-    tag: "indexer",
-    errors: { ...forwarded, ...withParams },
-  },
-  {
-    method: "POST",
-    path: "/v1/indexer/estimate",
-    operationId: "estimateIndexer",
-    summary: "Estimate the tokens and cost of an extraction",
-    tag: "indexer",
-    errors: { ...forwarded, ...withBody },
-  },
   { method: "POST", path: "/v1/indexer/suggest-fields", operationId: "suggestIndexerFields", summary: "Suggest fields to extract", tag: "indexer", errors: providerBacked },
   { method: "POST", path: "/v1/indexer/refine-fields", operationId: "refineIndexerFields", summary: "Review field definitions", tag: "indexer", errors: providerBacked },
   { method: "POST", path: "/v1/indexer/group-tags", operationId: "groupIndexerTags", summary: "Group extracted values", tag: "indexer", errors: providerBacked },
@@ -447,9 +328,8 @@ export function apiOperationKey(method: string, path: string): string {
   return `${method.toUpperCase()} ${path.replace(/:([A-Za-z0-9_]+)/g, "{$1}")}`;
 }
 
-const byKey = new Map(apiOperations.map((entry) => [apiOperationKey(entry.method, entry.path), entry]));
-
 /** The table entry of a route, by method and canonical path (either path form). */
 export function findApiOperation(method: string, path: string): ApiOperation | undefined {
-  return byKey.get(apiOperationKey(method, path));
+  const key = apiOperationKey(method, path);
+  return apiOperations().find((entry) => apiOperationKey(entry.method, entry.path) === key);
 }

@@ -5,9 +5,11 @@ import { DEFAULT_JOB_OWNER } from "./owners";
  * Layout: `litrev.rpc.<service>.<operation>` for request-reply (queue group = service),
  * `litrev.health` for the readiness broadcast, KV bucket `litrev_config` for configuration.
  */
-export const ServiceName = ["gateway", "criteria", "screening", "indexer"] as const;
-export type ServiceName = (typeof ServiceName)[number];
-export type BackendService = Exclude<ServiceName, "gateway">;
+/** Services that run durable jobs: one per job kind (`JOB_KINDS`, job-kinds.ts), named by its declaration. */
+export type JobService = string;
+/** The services behind the gateway: criteria and every job kind's. */
+export type BackendService = "criteria" | JobService;
+export type ServiceName = "gateway" | BackendService;
 
 const ROOT = "litrev";
 
@@ -70,19 +72,6 @@ export const limitKeys = {
   storagePrefix: (service: string) => `storage.${service}`,
 };
 
-/** Configuration id of each backend service (the spec calls the indexer's `extraction`). */
-export const CONFIG_SERVICE_ID: Record<BackendService, string> = {
-  criteria: "criteria",
-  screening: "screening",
-  indexer: "extraction",
-};
-
-/** Other names clients use for a configuration id (the routes and prompt registry say `indexer`). */
-export const CONFIG_ID_ALIASES: Readonly<Record<string, string>> = { indexer: CONFIG_SERVICE_ID.indexer };
-
-/** The configuration id a name stands for: an alias's target, or the name itself. */
-export const canonicalConfigId = (id: string): string => (Object.hasOwn(CONFIG_ID_ALIASES, id) ? CONFIG_ID_ALIASES[id]! : id);
-
 /** NATS header names carried on every hop. `traceparent`/`tracestate` follow W3C. */
 export const headers = {
   requestId: "x-request-id",
@@ -115,9 +104,6 @@ export const headers = {
   /** JetStream de-duplication id (a job command's job id). */
   msgId: "Nats-Msg-Id",
 } as const;
-
-/** Services that run durable jobs. */
-export type JobService = Extract<BackendService, "screening" | "indexer">;
 
 /**
  * Durable-job names of one service (docs/jobs.md): a work-queue stream of job commands, one durable

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Objm } from "@nats-io/obj";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { operations, toIndexerJob, toScreeningJob } from "@litrev/contracts";
+import { indexerKind, screeningKind, toIndexerJob, toScreeningJob } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { ArtifactWriter, artifactJob, pollPieces, readArtifactHead } from "./artifact";
 import { withTexts } from "./client/exports";
@@ -125,7 +125,7 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
     await writeArtifact(data, "screening", row, items, 500);
     const head = (await readArtifactHead(data, row.job_id))!;
     expect(head.items.chunks).toBeGreaterThan(1);
-    const whole = JSON.stringify(operations.getScreeningJob.response.parse(toScreeningJob(row, { results: items, clusters })));
+    const whole = JSON.stringify(screeningKind.operations.get.response.parse(toScreeningJob(row, { results: items, clusters })));
     expect(await text(pollPieces(data, head))).toBe(whole);
     expect(head.report.outcomes).toEqual({ items: 2_500, by_outcome: { exclude: 1_250, include: 1_250 }, errors: 0 });
     let read = 0;
@@ -147,7 +147,7 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
     const records = [{ ID: "r1", indexing_status: "ok" }];
     await writeArtifact(data, "indexer", indexerRow, records, 500);
     const indexerHead = (await readArtifactHead(data, indexerRow.job_id))!;
-    expect(await text(pollPieces(data, indexerHead))).toBe(JSON.stringify(operations.getIndexerJob.response.parse(toIndexerJob(indexerRow, { items: records, errors: ["r2: lost"] }))));
+    expect(await text(pollPieces(data, indexerHead))).toBe(JSON.stringify(indexerKind.operations.get.response.parse(toIndexerJob(indexerRow, { items: records, errors: ["r2: lost"] }))));
   });
 
   it("a job failed as an orphan (it stored no items) gets an empty artifact at its first read; a finished row whose artifact is gone is not found", async () => {

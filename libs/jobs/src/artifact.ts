@@ -1,4 +1,4 @@
-import { DEFAULT_JOB_OWNER, JOB_KINDS, JobArtifactHead, jobDataObjects, ServiceError, type ItemText, type JobService, type ObjectRef } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, jobKind, JobArtifactHead, jobDataObjects, ServiceError, type ItemText, type JobService, type ObjectRef } from "@litrev/contracts";
 import { JsonLines, type JobData, type LinesWriter } from "./data";
 import type { FinishedJob } from "./finished/finished-job";
 import { buildReport, OutcomeCounter, type PromptInstructions } from "./finished/report";
@@ -26,7 +26,7 @@ const ITEMS_MARK_JSON = JSON.stringify(ITEMS_MARK);
 /** The poll body's text around its item list: `before` + items joined by commas + `after`; `after` null when the view shows no items. */
 export function pollFrame(service: JobService, record: StoredJob): JobArtifactHead["poll"] {
   // The fixed fields as a caller of the poll operation reads them (its response schema's key order).
-  const kind = JOB_KINDS[service];
+  const kind = jobKind(service);
   const view = kind.operations.get.response.parse(kind.view(record, { items: [], result: resultOf(record) }, [])) as JsonRecord;
   const field = kind.itemsField;
   if (!Array.isArray(view[field])) return { before: JSON.stringify(view), after: null };

@@ -1,4 +1,4 @@
-import { bibliographyOf, JOB_KINDS, type ItemText, type JobService } from "@litrev/contracts";
+import { bibliographyOf, jobKind, type ItemText, type JobService } from "@litrev/contracts";
 import type { JsonRecord } from "./store/job-store";
 
 const NO_TEXT: ItemText = { title: "", abstract: "" };
@@ -21,7 +21,7 @@ export class InputTexts {
     private readonly chunks: number,
     private readonly read: (n: number) => Promise<JsonRecord[]>,
   ) {
-    this.#keys = JOB_KINDS[service].inputKeys;
+    this.#keys = jobKind(service).inputKeys;
   }
 
   /** The texts of these result items, in their order. */

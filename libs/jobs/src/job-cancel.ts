@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { DEFAULT_JOB_OWNER, isJobId, JobRunCommand, jobStateKeys, ServiceError, subjects, type LiveJobState } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, isJobId, JobRunCommand, jobStateKeys, ServiceError, subjects, type LiveJobState, jobNotFound } from "@litrev/contracts";
 import type { Logger } from "@litrev/telemetry";
 import { ArtifactWriter, readArtifactHead } from "./artifact";
 import type { OwnerStorage } from "./owner-storage";
@@ -26,7 +26,6 @@ export interface JobCancelDeps {
   waitMs?: number;
 }
 
-const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 const alreadyEnded = (jobId: string, status: string) => new ServiceError("conflict", `Job ${jobId} is already ${status}`, { simple: true });
 
 /** Whose job it is and whether it has ended, from its live state, else its artifact, else its stored row. */
@@ -56,16 +55,16 @@ async function findJob(deps: JobCancelDeps, jobId: string): Promise<{ owner: str
  *   holds the job next ends it as cancelled.
  */
 export async function cancelJob(deps: JobCancelDeps, jobId: string, owner: string | undefined): Promise<LiveJobState> {
-  if (!isJobId(jobId)) throw notFound();
+  if (!isJobId(jobId)) throw jobNotFound();
   const { infra } = deps;
   for (let attempt = 0; attempt < 20; attempt++) {
     const entry = await infra.registry.get(jobId);
     if (!entry) {
       const found = await findJob(deps, jobId);
-      if (!found || !ownedBy(found, owner)) throw notFound();
+      if (!found || !ownedBy(found, owner)) throw jobNotFound();
       throw alreadyEnded(jobId, found.status);
     }
-    if (!ownedBy(entry.state, owner)) throw notFound();
+    if (!ownedBy(entry.state, owner)) throw jobNotFound();
     if (!isActive(entry.state)) throw alreadyEnded(jobId, entry.state.status);
     // The mark first: a worker that takes the job from here on stops it at once.
     if (!cancelRequested(entry.state)) {
@@ -130,7 +129,7 @@ async function waitTerminal(deps: JobCancelDeps, jobId: string): Promise<LiveJob
   const deadline = Date.now() + (deps.waitMs ?? CANCEL_WAIT_MS);
   for (;;) {
     const entry = await deps.infra.registry.get(jobId);
-    if (!entry) throw notFound(); // deleted meanwhile
+    if (!entry) throw jobNotFound(); // deleted meanwhile
     // Ended by its worker just before the cancel reached it: it was not cancelled after all.
     if (!isActive(entry.state)) {
       if (entry.state.error_category !== "cancelled") throw alreadyEnded(jobId, entry.state.status);
@@ -152,10 +151,10 @@ async function waitTerminal(deps: JobCancelDeps, jobId: string): Promise<LiveJob
  * given back, and every gateway is told to drop what it cached of the job.
  */
 export async function deleteJob(deps: JobCancelDeps, jobId: string, owner: string | undefined): Promise<void> {
-  if (!isJobId(jobId)) throw notFound();
+  if (!isJobId(jobId)) throw jobNotFound();
   const { infra, store } = deps;
   const found = await findJob(deps, jobId);
-  if (!found || !ownedBy(found, owner)) throw notFound();
+  if (!found || !ownedBy(found, owner)) throw jobNotFound();
   if (found.live && (found.status === "pending" || found.status === "running")) {
     await cancelJob(deps, jobId, owner).catch((error: unknown) => {
       // Ended by its worker meanwhile: nothing left to cancel.

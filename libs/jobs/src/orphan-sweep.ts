@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import pLimit from "p-limit";
-import { JOB_KINDS, jobStateKeys } from "@litrev/contracts";
+import { jobKind, jobStateKeys } from "@litrev/contracts";
 import type { Logger } from "@litrev/telemetry";
 import type { JobInfra } from "./infra";
 import { readArtifactHead } from "./artifact";
@@ -52,7 +52,7 @@ export class OrphanSweep {
     private readonly store: JobStore,
     private readonly options: OrphanSweepOptions,
   ) {
-    this.#exclusive = JOB_KINDS[infra.service].exclusiveProject;
+    this.#exclusive = jobKind(infra.service).exclusiveProject;
     this.#rule = {
       leaseMs: options.leaseMs,
       explain: ({ job_id, status, started_at }) =>

@@ -2,7 +2,9 @@ import {
   CONFIG_BUCKET,
   LIMITS_BUCKET,
   limitKeys,
-  CONFIG_SERVICE_ID,
+  configServiceId,
+  jobKind,
+  JOB_SERVICES,
   MODEL_ALIAS_KEYS,
   PROVIDER_BUDGET_BUCKET,
   configKeys,
@@ -29,8 +31,12 @@ import {
  *   `$JS.ACK.<stream>.>`; KV bucket B is stream `KV_B` on `$KV.B.>`; object store O is stream
  *   `OBJ_O` on `$O.O.>`.
  */
-export const NATS_USERS = ["gateway", "criteria", "screening", "indexer"] as const satisfies readonly ServiceName[];
-export type NatsUser = (typeof NATS_USERS)[number];
+/** The backend services: criteria and every job kind's (`JOB_SERVICES`). */
+const backends = (): BackendService[] => ["criteria", ...JOB_SERVICES];
+
+/** Every NATS user: the gateway and each backend service (a job kind is a user of its own). */
+export const NATS_USERS: readonly ServiceName[] = ["gateway", ...backends()];
+export type NatsUser = ServiceName;
 
 export interface NatsPermissions {
   publish: string[];
@@ -148,9 +154,6 @@ function usePayloads(service: BackendService, owner: boolean): string[] {
   return [...(owner ? ownStream(stream) : [...gatewayRead(stream), `$JS.API.STREAM.PURGE.${stream}`]), `$O.${bucket}.>`];
 }
 
-const BACKENDS: readonly BackendService[] = ["criteria", "screening", "indexer"];
-const JOB_SERVICES: readonly JobService[] = ["screening", "indexer"];
-
 function configWrites(keys: string[]): string[] {
   return keys.map((key) => `$KV.${CONFIG_BUCKET}.${key}`);
 }
@@ -163,14 +166,14 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
     return {
       publish: [
         ...common,
-        ...Object.values(operations).map((op) => subjects.rpc(op.service, op.name)),
+        ...[...Object.values(operations), ...JOB_SERVICES.flatMap((s) => Object.values(jobKind(s).operations))].map((op) => subjects.rpc(op.service, op.name)),
         // Cancelling a synchronous request whose HTTP client went away.
-        ...BACKENDS.map((s) => subjects.cancel(s)),
+        ...backends().map((s) => subjects.cancel(s)),
         subjects.health(),
         ...gatewayRead(kvStream(CONFIG_BUCKET)),
-        ...configWrites(BACKENDS.map((s) => configKeys.overrides(CONFIG_SERVICE_ID[s])).concat(MODEL_ALIAS_KEYS.overrides)),
+        ...configWrites(backends().map((s) => configKeys.overrides(configServiceId(s))).concat(MODEL_ALIAS_KEYS.overrides)),
         ...JOB_SERVICES.flatMap(readJobs),
-        ...BACKENDS.flatMap((s) => usePayloads(s, false)),
+        ...backends().flatMap((s) => usePayloads(s, false)),
         // The per-owner request counters every gateway shares, and the record of which gateways are
         // alive (each one's share of a limit when the bucket is slow); never the services' storage records.
         ...readStream(kvStream(LIMITS_BUCKET)),
@@ -182,7 +185,7 @@ export function natsPermissions(user: NatsUser): NatsPermissions {
       allowResponses: false,
     };
   }
-  const configId = CONFIG_SERVICE_ID[user];
+  const configId = configServiceId(user);
   return {
     publish: [
       ...common,

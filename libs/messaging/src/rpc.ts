@@ -9,7 +9,6 @@ import {
   subjects,
   type BackendService,
   parseOrIssues,
-  providerKeyUse,
   type Operation,
 } from "@litrev/contracts";
 import { keyBindings, REQUEST_TOKEN_SKEW_MS, type KeySealer } from "./key-sealer";
@@ -230,7 +229,7 @@ export interface ServeOptions {
   onRejected?: (subject: string, reason: string) => void;
   /**
    * Opens the sealed provider key of operations that call the provider while answering
-   * (`providerKeyUse` = `request`); without it such a key is refused.
+   * (`operation.providerKey` = `request`); without it such a key is refused.
    */
   sealer?: KeySealer | undefined;
 }
@@ -386,7 +385,7 @@ function contextFrom(
   const requestId = hdrs?.get(headerNames.requestId) || randomUUID();
   const sealed = hdrs?.get(headerNames.sealedProviderKey) || undefined;
   let providerKey: string | undefined;
-  if (sealed && providerKeyUse(operation) === "request") {
+  if (sealed && operation.providerKey === "request") {
     if (!sealer) throw new ServiceError("unknown", "This service was started without JOB_KEY_SECRET and cannot open provider keys");
     providerKey = sealer.open(sealed, keyBindings.request(subject, requestId, body));
   }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { CONFIG_SERVICE_ID, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
+import { configServiceId, ServiceHealth, subjects, type BackendService, type PromptMetadata, type ServiceConfigResponse } from "@litrev/contracts";
 import { ConfigStore, duringStartUp, logNatsStatus, NatsLink, PayloadStore, ProviderBudgets, SharedRecords, natsAuthFromEnv, serveOperations, type HandlerEntry, type KeySealer, type NatsConnection, type RecordStore } from "@litrev/messaging";
 import { LlmClient, ModelAvailability, chooseModel, providerIdentity } from "@litrev/llm";
 import { serviceVersion, type ServiceVersion } from "./service-version";
@@ -68,7 +68,7 @@ export async function startService(definition: ServiceDefinition): Promise<Servi
   shutdown.add("nats", () => link.close());
   const nc = await link.ready();
 
-  const configId = CONFIG_SERVICE_ID[service];
+  const configId = configServiceId(service);
   // Each step on JetStream waits out a NATS cluster electing its leaders (docs/resilience.md).
   const starting = <T>(what: string, step: () => Promise<T>) => duringStartUp(what, step, logger);
   const store = await starting("config bucket", () => ConfigStore.open(nc));

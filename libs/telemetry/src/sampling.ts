@@ -1,8 +1,8 @@
 /** Paths polled by probes and scrapers: a span per probe would drown the traces that matter. */
 const UNTRACED_PATHS = /^\/(metrics|health(\/ready)?)(\?|$)/;
 
-/** Job polls and active-job reads: served from memory, many per job, cheap to answer. */
-const POLL_PATHS = /^(\/v1)?\/(screening|indexer)\/(jobs\/[^/?]+|active-job)(\?|$)/;
+/** Job polls and active-job reads of every job kind (`/<kind>/jobs/<id>`, `/<kind>/active-job`): served from memory, many per job, cheap to answer. */
+const POLL_PATHS = /^(\/v1)?\/[a-z][a-z0-9-]*\/(jobs\/[^/?]+|active-job)(\?|$)/;
 
 /**
  * Which incoming requests get no server span. Probes never do; job polls are sampled at

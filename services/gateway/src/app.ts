@@ -14,6 +14,7 @@ import { traceRoutes } from "./tracing";
 import { consoleRoutes } from "./console/console-routes";
 import { configRoutes } from "./routes/config";
 import { forwardedRoutes } from "./routes/forwarded";
+import { jobRoutes } from "./jobs/job-routes";
 import { healthRoutes } from "./routes/health";
 import { KeyLimiter, keyUse } from "./key-limits";
 import { sharedLimits } from "./shared-limits";
@@ -194,6 +195,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps));
   await app.register(configRoutes(deps), { prefix: "/v1" });
   await app.register(forwardedRoutes(deps));
+  await app.register(jobRoutes(deps));
   await app.register(consoleRoutes());
   return app;
 }

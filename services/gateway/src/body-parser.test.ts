@@ -2,8 +2,8 @@ import { request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEFAULT_REQUEST_LIMITS, RequestLimits } from "@litrev/contracts";
-import { bodyLimitBytes, PAPER_JSON_BYTES } from "./body-parser";
+import { DEFAULT_REQUEST_LIMITS, PAPER_JSON_BYTES, RequestLimits } from "@litrev/contracts";
+import { bodyLimitBytes } from "./body-parser";
 import { offlineLink, testGateway } from "./testing";
 
 /**

@@ -1,30 +1,24 @@
 import { parseChunked } from "@discoveryjs/json-ext";
 import type { FastifyRequest } from "fastify";
-import { ServiceError, type RequestLimits } from "@litrev/contracts";
+import { jobKind, JOB_SERVICES, ServiceError, type RequestLimits } from "@litrev/contracts";
 import { JsonShape } from "./json-scan";
 import { OFF_LOOP_MIN_BYTES, type OffLoopParser } from "./off-loop-parse";
 import { validatedOffLoop } from "./validation";
 
 const MIB = 1024 * 1024;
 
-/**
- * What one paper (or indexer record) may take on average in the JSON of the largest request the
- * default body limit admits: an id, a title and an abstract of about 1,800 characters.
- */
-export const PAPER_JSON_BYTES = 2048;
 /** Room for everything besides the papers and criteria: descriptions, questions, options. */
 const REST_BYTES = MIB;
 
 /**
  * The largest request body, in bytes: `BODY_LIMIT_MB` when set, else the largest legitimate
- * request the other limits admit (a full screening or indexer job of average papers with every
+ * request the other limits admit (the largest creation of any job kind: average papers with every
  * criterion or field at its longest), so lowering those limits lowers this one too.
  */
 export function bodyLimitBytes(env: RequestLimits & { BODY_LIMIT_MB?: number | undefined }): number {
   if (env.BODY_LIMIT_MB !== undefined) return env.BODY_LIMIT_MB * MIB;
-  const screening = env.MAX_SCREENING_PAPERS * PAPER_JSON_BYTES + env.MAX_SCREENING_CRITERIA * (env.MAX_CRITERION_CHARS + 200);
-  const indexer = env.MAX_INDEXER_JOB_RECORDS * PAPER_JSON_BYTES + env.MAX_INDEXER_FIELDS * 2_000;
-  return Math.ceil((Math.max(screening, indexer) + REST_BYTES) / MIB) * MIB;
+  const largest = Math.max(0, ...JOB_SERVICES.map((service) => jobKind(service).limits?.largestCreation?.(env) ?? 0));
+  return Math.ceil((largest + REST_BYTES) / MIB) * MIB;
 }
 
 export interface BodyLimits {

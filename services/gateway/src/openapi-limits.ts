@@ -1,4 +1,4 @@
-import type { RequestLimits } from "@litrev/contracts";
+import { JOB_SERVICES, type RequestLimits } from "@litrev/contracts";
 
 type Node = Record<string, unknown>;
 
@@ -33,7 +33,8 @@ const BODY_BOUNDS: Record<string, Bound[]> = {
   "/v1/criteria/refine": [[["current_criteria"], "maxItems", (l) => l.MAX_REQUEST_CRITERIA]],
   "/v1/criteria/consolidate": [[["criteria"], "maxItems", (l) => l.MAX_REQUEST_CRITERIA]],
 };
-const LISTINGS = ["/v1/screening/jobs", "/v1/indexer/jobs"];
+/** Every job kind's listing. */
+const listings = () => JOB_SERVICES.map((service) => `/v1/${service}/jobs`);
 
 /**
  * The OpenAPI document shows the limits this deployment enforces (docs/limits.md), not the
@@ -49,7 +50,7 @@ export function documentLimits(paths: Record<string, Node>, limits: RequestLimit
       if (node) node[keyword] = value(limits);
     }
   }
-  for (const path of LISTINGS) {
+  for (const path of listings()) {
     const parameters = ((paths[path]?.get as Node | undefined)?.parameters ?? []) as Node[];
     const limit = parameters.find((p) => p.name === "limit")?.schema as Node | undefined;
     if (limit) limit.maximum = limits.MAX_LIST_LIMIT;

@@ -4,14 +4,12 @@ import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from "fastify-type-provider-zod";
 import { z } from "zod";
 import {
-  API_TAGS,
+  apiTags,
   apiSchemas,
   ClassifiedErrorBody,
   SCREENING_POLL_RESPONSE_NAME,
   findApiOperation,
   forwardedRoutes,
-  operations,
-  providerKeyUse,
   requestExamples,
   SimpleErrorBody,
   ValidationErrorBody,
@@ -77,7 +75,7 @@ export async function registerOpenApi(app: FastifyInstance, limits: RequestLimit
       },
       // Relative: "Try it out" on /docs calls the origin that served the page, wherever that is.
       servers: [{ url: "/", description: "The gateway that serves this document" }],
-      tags: Object.entries(API_TAGS).map(([name, description]) => ({ name, description })),
+      tags: Object.entries(apiTags()).map(([name, description]) => ({ name, description })),
       components: {
         securitySchemes: {
           apiKey: { type: "apiKey", in: "header", name: "X-API-Key", description: "The service key" },
@@ -116,6 +114,7 @@ function describeOperations(document: JsonObject, limits: RequestLimits, log?: F
   const paths = (document.paths ?? {}) as Record<string, JsonObject>;
   pollResponseAlias(schemas, paths);
   documentLimits(paths, limits);
+  const keyed = providerKeyRoutes();
   for (const [path, item] of Object.entries(paths)) {
     for (const method of HTTP_METHODS) {
       const operation = item[method] as JsonObject | undefined;
@@ -125,7 +124,7 @@ function describeOperations(document: JsonObject, limits: RequestLimits, log?: F
         log?.warn({ method: method.toUpperCase(), path }, "route has no entry in the operations table (libs/contracts/src/operations.ts)");
         continue;
       }
-      item[method] = describe(operation, entry);
+      item[method] = describe(operation, entry, keyed);
     }
   }
   dropUnused(schemas, paths);
@@ -162,7 +161,7 @@ function dropUnused(schemas: JsonObject, paths: JsonObject): void {
   for (const name of Object.keys(schemas)) if (!reached.has(name)) delete schemas[name];
 }
 
-function describe(operation: JsonObject, entry: ApiOperation): JsonObject {
+function describe(operation: JsonObject, entry: ApiOperation, keyed: ReadonlySet<string>): JsonObject {
   const ownResponses = (operation.responses ?? {}) as Record<string, JsonObject>;
   const responses: Record<string, unknown> = {};
   for (const [status, response] of Object.entries(ownResponses)) {
@@ -184,7 +183,7 @@ function describe(operation: JsonObject, entry: ApiOperation): JsonObject {
     responses,
   };
   if (entry.public) described.security = [];
-  if (PROVIDER_KEY_ROUTES.has(`${entry.method} ${entry.path}`)) described.parameters = [...((operation.parameters as unknown[] | undefined) ?? []), ...PROVIDER_KEY_HEADERS];
+  if (keyed.has(`${entry.method} ${entry.path}`)) described.parameters = [...((operation.parameters as unknown[] | undefined) ?? []), ...PROVIDER_KEY_HEADERS];
   const example = requestExamples[entry.operationId];
   const json = ((operation.requestBody as JsonObject | undefined)?.content as Record<string, JsonObject> | undefined)?.["application/json"];
   if (example !== undefined && json) {
@@ -196,8 +195,8 @@ function describe(operation: JsonObject, entry: ApiOperation): JsonObject {
   return described;
 }
 
-/** The routes whose request may carry the client's provider key (`providerKeyUse`), as `METHOD /path`. */
-const PROVIDER_KEY_ROUTES = new Set(forwardedRoutes.filter((r) => providerKeyUse(operations[r.operation])).map((r) => `${r.method} ${r.path}`));
+/** The routes whose request may carry the client's provider key (`operation.providerKey`), as `METHOD /path`. */
+const providerKeyRoutes = () => new Set(forwardedRoutes().filter((r) => r.operation.providerKey).map((r) => `${r.method} ${r.path}`));
 
 /** Both names of the provider-key header (services/gateway/src/auth.ts, `providerKeyOf`). */
 const PROVIDER_KEY_HEADERS = [

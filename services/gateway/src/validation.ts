@@ -1,4 +1,5 @@
-import type { FastifySchemaCompiler } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifySchemaCompiler, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { parseOrIssues, ServiceError } from "@litrev/contracts";
 import type { z } from "zod";
 
@@ -24,3 +25,6 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema,
 
 /** Responses are produced by services that already validated them: plain, fast stringify. */
 export const jsonSerializerCompiler = () => (data: unknown) => JSON.stringify(data);
+
+/** The gateway's routes under the zod type provider: request parts are typed by their route's schemas. */
+export type ZodApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;

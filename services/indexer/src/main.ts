@@ -1,4 +1,4 @@
-import { CONFIG_SERVICE_ID, DEFAULT_MODEL, type IndexerField } from "@litrev/contracts";
+import { configServiceId, DEFAULT_MODEL, type IndexerField } from "@litrev/contracts";
 import { KeySealer, serveJobKind } from "@litrev/jobs";
 import { startService } from "@litrev/runtime";
 import { loadEnv } from "./env";
@@ -18,7 +18,7 @@ await startService({
   env,
   sealer: KeySealer.fromEnv(env),
   defaults: {
-    service_id: CONFIG_SERVICE_ID.indexer,
+    service_id: configServiceId("indexer"),
     model: DEFAULT_MODEL.indexerRun,
     system_prompt: PREAMBLE,
     prompt_template_id: "indexer.extraction",

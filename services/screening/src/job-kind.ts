@@ -1,6 +1,5 @@
 import {
   CreateScreeningJobMessage,
-  CreateScreeningJobRequest,
   DEFAULT_MODEL,
   LIMIT_CEILINGS,
   screeningResultChars,
@@ -29,7 +28,6 @@ export function screeningJobKind(options: ScreeningKindOptions) {
   return defineJobKind({
     service: "screening",
     createMessage: CreateScreeningJobMessage,
-    createRequest: CreateScreeningJobRequest,
     maxItems: LIMIT_CEILINGS.papers,
     defaultModel: DEFAULT_MODEL.screening,
     estimateOf: (request, count) => ({ papers_count: count, model: request.model, repetitions: request.repetitions, criteria_count: request.criteria.length }),

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { DEFAULT_JOB_OWNER, JOB_KINDS, jobDataObjects, ServiceError, type LiveJobState, type ObjectRef } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, jobKind, jobDataObjects, ServiceError, type LiveJobState, type ObjectRef } from "@litrev/contracts";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
 import { putListInput, type ListHead } from "../list-input";
@@ -86,7 +86,7 @@ async function admit(infra: JobInfra, store: JobStore, request: AdmitRequest): P
   // The slot is (owner, project): a project id is the client's own key, so another client's job
   // for the same id neither blocks this one nor shows in its 409 (issue 23, T1).
   const owner = state.owner;
-  const exclusive = JOB_KINDS[infra.service].exclusiveProject && !!projectId;
+  const exclusive = jobKind(infra.service).exclusiveProject && !!projectId;
 
   if (exclusive) {
     await reapOrphans(infra, store, projectId, request.orphanLeaseMs ?? DEFAULT_ORPHAN_LEASE_MS, logger, owner);

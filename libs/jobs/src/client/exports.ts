@@ -1,4 +1,4 @@
-import { BIBLIOGRAPHY_KEYS, JOB_KINDS, type Bibliography, type ExportFormat, type JobService } from "@litrev/contracts";
+import { BIBLIOGRAPHY_KEYS, jobKind, type Bibliography, type ExportFormat, type JobService } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import { csvRow, UTF8_BOM, type CsvMode } from "./csv";
 import { cleanText } from "@litrev/references/text";
@@ -127,8 +127,8 @@ async function* rowPieces(
  * when an indexer field is itself called `title`); RIS also carries the abstract.
  */
 export async function* exportBody(service: JobService, job: FinishedJob, format: ExportFormat, csv: CsvMode = "spreadsheet", marks?: SampleMarks): AsyncGenerator<string> {
-  const idKey = JOB_KINDS[service].inputKeys.id;
-  const kind = marks ? markedExport(JOB_KINDS[service].export, idKey, marks) : JOB_KINDS[service].export;
+  const idKey = jobKind(service).inputKeys.id;
+  const kind = marks ? markedExport(jobKind(service).export, idKey, marks) : jobKind(service).export;
   if (format === "jsonl") {
     const line = kind.line(job.result);
     yield* rowPieces(job, false, (item, title, _abstract, bibliography) => {

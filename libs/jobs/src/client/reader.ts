@@ -1,4 +1,4 @@
-import { isJobId, JOB_KINDS, ServiceError, type JobArtifactHead, type JobKindTable, type JobService } from "@litrev/contracts";
+import { isJobId, jobKind, ServiceError, type JobArtifactHead, type JobKindTable, type JobService, jobNotFound } from "@litrev/contracts";
 import { ArtifactWriter, artifactJob, pollPieces, readArtifactHead } from "../artifact";
 import { eraseJobData } from "../erase";
 import type { FinishedJob } from "../finished/finished-job";
@@ -13,7 +13,6 @@ import type { PromptInstructions } from "../finished/report";
 
 /** The error category of a job the orphan rule failed: it never stored items, so its artifact is written from its row. */
 const ORPHANED = "orphan_cleanup";
-const notFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 const notFinished = (jobId: string, status: string) =>
   new ServiceError("conflict", `Job ${jobId} is still ${status}: its export and report are available once it has finished`, { simple: true });
 
@@ -38,7 +37,7 @@ export class JobReader {
     private readonly partials: PartialReader,
     private readonly store: JobStore,
   ) {
-    this.#view = JOB_KINDS[service];
+    this.#view = jobKind(service);
   }
 
   /** The poll body of a live entry that is still active (the gateway's hot path uses the same). */
@@ -56,9 +55,9 @@ export class JobReader {
    */
   async get(jobId: string, owner?: string, prompts?: PromptInstructions): Promise<unknown> {
     // Not a UUID: no job has it, and it may not even be a valid bucket key.
-    if (!isJobId(jobId)) throw notFound();
+    if (!isJobId(jobId)) throw jobNotFound();
     const entry = await this.mirror.read(jobId);
-    if (entry && !ownedBy(entry.state, owner)) throw notFound();
+    if (entry && !ownedBy(entry.state, owner)) throw jobNotFound();
     if (entry && isActive(entry.state)) return this.active(entry);
     const head = await this.ensureArtifact(jobId, owner, prompts);
     if (entry) await this.mirror.removeIfUnchanged(jobId, entry);
@@ -82,7 +81,7 @@ export class JobReader {
    * items, docs/jobs.md § Upgrades); a conflict while it is still active.
    */
   async ensureArtifact(jobId: string, owner?: string, prompts?: PromptInstructions): Promise<JobArtifactHead> {
-    if (!isJobId(jobId)) throw notFound();
+    if (!isJobId(jobId)) throw jobNotFound();
     let write = this.#writing.get(jobId);
     if (!write) {
       write = this.#artifact(jobId, prompts);
@@ -92,10 +91,10 @@ export class JobReader {
     }
     const head = await write;
     if (head && ownedBy(head, owner)) return head;
-    if (head) throw notFound();
+    if (head) throw jobNotFound();
     const entry = await this.mirror.read(jobId);
     if (entry && ownedBy(entry.state, owner) && isActive(entry.state)) throw notFinished(jobId, entry.state.status);
-    throw notFound();
+    throw jobNotFound();
   }
 
   async #artifact(jobId: string, prompts?: PromptInstructions): Promise<JobArtifactHead | null> {
@@ -129,7 +128,7 @@ export class JobReader {
     const candidate = await this.mirror.activeForProject(projectId, owner);
     // Confirmed by a direct read: a stale copy must not name a job that has ended.
     const known = candidate ? await this.mirror.read(candidate.state.job_id) : null;
-    if ((known && isActive(known.state)) || !JOB_KINDS[this.service].exclusiveProject) return known && isActive(known.state) ? known : null;
+    if ((known && isActive(known.state)) || !jobKind(this.service).exclusiveProject) return known && isActive(known.state) ? known : null;
     const locked = await this.mirror.lockedJob(projectId, owner);
     return locked && ownedBy(locked.state, owner) ? locked : null;
   }

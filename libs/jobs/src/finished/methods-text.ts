@@ -1,4 +1,4 @@
-import type { ChecklistRow, JobReport, ReportCertificate } from "@litrev/contracts";
+import { jobKind, type ChecklistRow, type JobReport, type ReportCertificate } from "@litrev/contracts";
 
 /**
  * The parts of a methods report a team pastes: a methods paragraph written from the job, and the
@@ -75,51 +75,13 @@ function certificateText(c: ReportCertificate): string {
 
 /** The methods paragraph: what was done, with which tool and model, on what, with what outcome. */
 export function methodsParagraph(report: JobReport): string {
-  const p = report.prisma;
-  const asked = report.asked;
-  const when = day(report.completed_at) ?? day(report.created_at);
-  const settings = settingsText(report);
-  const sentences: string[] = [];
-  if (report.kind === "screening") {
-    const criteria = asked?.criteria ?? null;
-    const inclusion = criteria?.filter((c) => c.type === "include").length ?? 0;
-    const exclusion = criteria ? criteria.length - inclusion : 0;
-    const screened = p?.records_in ?? report.outcomes.items;
-    // PRISMA's identification box, when the job came from an import that counted it.
-    if (p?.records_identified !== undefined) {
-      const removed = p.duplicates_removed ?? 0;
-      sentences.push(
-        `${plural(p.records_identified, "record was", "records were")} identified in the imported database exports; ${removed === 0 ? "no duplicates were removed" : `${plural(removed, "duplicate was", "duplicates were")} removed`} before screening.`,
-      );
-    }
-    sentences.push(
-      `Titles and abstracts of ${p?.records_identified !== undefined ? "the remaining " : ""}${plural(screened, "record", "records")} were screened on ${when} with ${toolText(report)}, using ${modelText(report)}${viaText(report)}.`,
-    );
-    sentences.push(
-      `Each paper was judged ${plural(report.repetitions ?? 1, "time", "times")} independently against ${criteria ? `${plural(criteria.length, "eligibility criterion", "eligibility criteria")} (${inclusion} for inclusion, ${exclusion} for exclusion)` : "eligibility criteria not recorded by the job"}${asked?.questions?.length ? ` and ${plural(asked.questions.length, "research question", "research questions")}` : ""}; the decision rule was: ${sentence(report.decision_rule ?? "not recorded")}`,
-    );
-    if (settings) sentences.push(`Sampling settings per stage: ${settings}.`);
-    if (p && p.included !== null && p.excluded !== null) {
-      sentences.push(
-        `Of ${plural(p.results, "screened record", "screened records")}, ${p.included} ${p.included === 1 ? "was" : "were"} included and ${p.excluded} excluded; ${p.errored} received no usable decision from the model and ${p.errored === 1 ? "was" : "were"} passed to a reviewer` +
-          (p.without_abstract !== null ? `; ${p.without_abstract} had no abstract and ${p.without_abstract === 1 ? "was" : "were"} screened on the title alone.` : "."),
-      );
-    }
-  } else {
-    const fields = asked?.fields ?? null;
-    sentences.push(
-      `Data were extracted from the titles and abstracts of ${plural(p?.records_in ?? report.outcomes.items, "record", "records")} on ${when} with ${toolText(report)}, using ${modelText(report)}${viaText(report)}, ${fields ? `for ${plural(fields.length, "field", "fields")} (${fields.map((f) => f.name).join(", ")})` : "for fields not recorded by the job"}; each value came with the model's confidence and quotes checked verbatim against the record.`,
-    );
-    if (settings) sentences.push(`Sampling settings: ${settings}.`);
-    if (p) {
-      sentences.push(
-        `${plural(p.results, "record was", "records were")} processed; ${p.errored} ended without extracted values` + (p.without_abstract !== null ? ` (${p.without_abstract} had no abstract).` : "."),
-      );
-    }
-  }
+  const kind = jobKind(report.kind).report;
+  const when = String(day(report.completed_at) ?? day(report.created_at));
+  const tool = `${toolText(report)}, using ${modelText(report)}${viaText(report)}`;
+  const sentences = kind.methods(report, { when, tool, settings: settingsText(report) ?? "", plural, sentence });
   if (report.status !== "completed") sentences.push(`The job did not complete (${report.error ?? report.status}); the figures above cover the items that finished.`);
   if (report.recall_certificate) sentences.push(certificateText(report.recall_certificate));
-  else if (report.kind === "screening") sentences.push("{For you to fill in: how the model's decisions were validated, e.g. a recall certificate on a validation sample.}");
+  else if (kind.unvalidated) sentences.push(kind.unvalidated);
   sentences.push("{For you to fill in: the model's role in the review — sole screener, second reviewer beside a human, or triage — and how disagreements were resolved.}");
   sentences.push("The full prompts as sent, with their SHA-256 hashes, are given in the appendix.");
   return sentences.join(" ");

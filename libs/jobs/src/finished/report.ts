@@ -1,4 +1,4 @@
-import { JOB_KINDS, JobUsage, Provenance, ScreeningIdentification, type ItemText, type JobReport, type JobService, type PrismaCounts } from "@litrev/contracts";
+import { jobKind, JobUsage, Provenance, ScreeningIdentification, type ItemText, type JobReport, type JobService, type PrismaCounts } from "@litrev/contracts";
 import type { JsonRecord } from "../store/job-store";
 import { certificateResult, lookText, NOT_SENT } from "./methods-text";
 import { resultOf, type JobRecord } from "./views";
@@ -25,7 +25,7 @@ export class OutcomeCounter {
   readonly #kind;
 
   constructor(service: JobService) {
-    this.#kind = JOB_KINDS[service].report;
+    this.#kind = jobKind(service).report;
   }
 
   add(items: readonly JsonRecord[], texts?: readonly ItemText[]): void {
@@ -59,7 +59,7 @@ export class OutcomeCounter {
  * into the job's artifact.
  */
 export function buildReport(service: JobService, record: JobRecord, counted: OutcomeCounter, prompts: PromptInstructions = () => undefined): JobReport {
-  const kind = JOB_KINDS[service];
+  const kind = jobKind(service);
   const outcomes = counted.outcomes;
   const view = kind.view(record, { items: [], result: resultOf(record) }, []) as JsonRecord;
   const provenance = recorded(view, "provenance", Provenance);
@@ -86,7 +86,7 @@ export function buildReport(service: JobService, record: JobRecord, counted: Out
     decision_rule: provenance?.decision_rule ?? null,
     prompts: provenance ? provenance.prompts.map((p) => ({ ...p, instructions: prompts(p.name) ?? null })) : null,
     outcomes,
-    title: reportTitle(service, record, provenance),
+    title: kind.report.title(Number(record.config[kind.report.countField] ?? 0), record.config, provenance),
     asked: {
       criteria: provenance?.criteria ?? null,
       questions: provenance?.questions ?? null,
@@ -105,21 +105,10 @@ export function buildReport(service: JobService, record: JobRecord, counted: Out
   };
 }
 
-/** The report's heading: the task, its size and what it was asked (a job id names nothing for a reader). */
-function reportTitle(service: JobService, record: JobRecord, provenance: Provenance | null): string {
-  const n = Number(record.config[JOB_KINDS[service].report.countField] ?? 0);
-  if (service === "screening") {
-    const criteria = provenance?.criteria?.length ?? Number(record.config.criteria_count ?? 0);
-    return `Title and abstract screening of ${n} ${n === 1 ? "paper" : "papers"} against ${criteria} ${criteria === 1 ? "criterion" : "criteria"}`;
-  }
-  const fields = provenance?.fields?.length ?? Number(record.config.fields_count ?? 0);
-  return `Data extraction of ${fields} ${fields === 1 ? "field" : "fields"} from ${n} ${n === 1 ? "record" : "records"}`;
-}
-
 function prismaCounts(service: JobService, record: JobRecord, counted: OutcomeCounter): PrismaCounts {
   const { items, by_outcome: by, errors } = counted.outcomes;
-  const given = record.config[JOB_KINDS[service].report.countField];
-  const votes = JOB_KINDS[service].report.votes;
+  const given = record.config[jobKind(service).report.countField];
+  const votes = jobKind(service).report.votes;
   const identification = ScreeningIdentification.safeParse(record.config.identification);
   return {
     ...(identification.success ? identification.data : {}),
@@ -164,7 +153,7 @@ function fenced(text: string): string[] {
 /** The report as Markdown, in plain words, for a methods section and its appendix. */
 export function reportMarkdown(recorded: JobReport): string {
   const report = inertInMarkdown(recorded);
-  const { noun, votes } = JOB_KINDS[report.kind].report;
+  const { noun, votes } = jobKind(report.kind).report;
   const count = (n: number) => `${n} ${n === 1 ? noun.slice(0, -1) : noun}`;
   const lines: string[] = [];
   lines.push(`# Methods report: ${report.title ?? `${report.kind} job`}`, "");

@@ -46,15 +46,13 @@ export interface KindJob {
  * One job kind, declared once by the service that runs it. From it `jobKindHandlers` and
  * `serveJobKind` make the admission (one pricing path through the live aliases), the estimate,
  * reads, the worker and its shutdown. The read side — operations, list name, one active job per
- * project, views, exports, report wording — is the contract's (`JOB_KINDS[service]`).
+ * project, views, exports, report wording — is the contract's (`jobKind(service)`).
  */
 export interface JobKind<Create extends KindRequest = KindRequest, Estimate extends { model: string } = { model: string }> {
   service: JobService;
   /** The create request as it travels over NATS (its list may be empty: the gateway staged it). */
   createMessage: z.ZodType<Create>;
-  /** The HTTP contract of the create request: its own refusal answers a request without items. */
-  createRequest: z.ZodType;
-  /** The most items a job may have (the list itself is the contract's: `JOB_KINDS[service].list`). */
+  /** The most items a job may have (the list itself is the contract's: `jobKind(service).list`). */
   maxItems: number;
   /** The spec's default model of the kind (the service config's model comes before it). */
   defaultModel: string;

@@ -1,4 +1,4 @@
-import { fitProvenance, headers, JOB_KINDS, parseOrIssues, ServiceError } from "@litrev/contracts";
+import { fitProvenance, headers, jobKind, parseOrIssues, ServiceError } from "@litrev/contracts";
 import { loadModelAliases, noProviderKeyError } from "@litrev/llm";
 import { handler, type HandlerContext, type HandlerEntry } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
@@ -44,7 +44,7 @@ export function jobKindHandlers<C extends KindRequest, E extends { model: string
   const pricing = deps.pricing ?? new JobPricing(() => loadModelAliases());
   const withModel = <R extends { model: string }>(request: R): R =>
     deps.chooseModel ? { ...request, model: deps.chooseModel(request.model, kind.defaultModel) } : request;
-  const ops = JOB_KINDS[kind.service].operations;
+  const ops = jobKind(kind.service).operations;
   const { reader } = deps;
   const cancelDeps = { infra: deps.infra, store: deps.store, logger: deps.logger, prompts: kind.prompts, storage: deps.storage };
   return [
@@ -94,7 +94,7 @@ export async function admitKindJob(
   const { service } = kind;
   // A list the gateway stored itself arrives as a reference: never parsed here.
   const staged = stagedList(ctx.header(headers.stagedInput), kind.maxItems);
-  const items = (request[JOB_KINDS[kind.service].list] ?? []) as unknown[];
+  const items = (request[jobKind(kind.service).list] ?? []) as unknown[];
   if (!staged && items.length === 0) throw emptyList(kind, request);
   const count = staged?.lines ?? items.length;
   const unmetered = kind.unmetered?.(request) ?? false;
@@ -143,8 +143,8 @@ export async function admitKindJob(
   const admitted = await admitJob(deps.infra, deps.store, {
     state,
     // Stored as a chunked list that the worker reads chunk by chunk (see docs/jobs.md).
-    input: staged ? job.input : { [JOB_KINDS[kind.service].list]: items, ...job.input },
-    list: JOB_KINDS[kind.service].list,
+    input: staged ? job.input : { [jobKind(kind.service).list]: items, ...job.input },
+    list: jobKind(kind.service).list,
     staged,
     // The ceiling and the price at admission go with the job: its cost meter ends a run that crosses it.
     params: { ...job.params, ...(capped ? { cost_ceiling: pricing.ceiling(ceiling, price) } : {}) },
@@ -161,8 +161,9 @@ export async function admitKindJob(
   return { job_id: jobId, status: "pending", progress: 0, ...kind.accepted };
 }
 
-/** Without a staged list the request must carry its items: the HTTP contract's own refusal. */
+/** Without a staged list the request must carry its items: the HTTP contract's (`schemas.create`) own refusal. */
 function emptyList(kind: AnyKind, request: Record<string, unknown>): ServiceError {
-  const checked = parseOrIssues(kind.createRequest, { ...request, [JOB_KINDS[kind.service].list]: [] }, "body");
+  const { schemas, list } = jobKind(kind.service);
+  const checked = parseOrIssues(schemas.create, { ...request, [list]: [] }, "body");
   return new ServiceError("validation", "Request validation failed", checked.success ? {} : { issues: checked.issues });
 }

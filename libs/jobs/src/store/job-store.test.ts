@@ -13,8 +13,8 @@ import { openJobStore } from "./open-job-store";
 
 const logger = createLogger("job-store-test", process.env.TEST_LOG_LEVEL ?? "silent");
 
-const memory = { screening: new MemoryJobStore(), indexer: new MemoryJobStore() };
-jobStoreContract("memory", { open: async (service = "screening") => memory[service] });
+const memory: Record<string, MemoryJobStore> = { screening: new MemoryJobStore(), indexer: new MemoryJobStore() };
+jobStoreContract("memory", { open: async (service = "screening") => (memory[service] ??= new MemoryJobStore()) });
 
 /** The embedded store on a real nats-server; each `open()` is a new connection, as a restarted process would have. */
 function embedded(): ContractSubject {

@@ -1,5 +1,5 @@
 import type { JsMsg } from "@nats-io/jetstream";
-import { JOB_KINDS, jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
+import { jobKind, jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
 import { isInfrastructureFailure } from "@litrev/messaging";
 import { metrics, type Logger } from "@litrev/telemetry";
 import type { JobInfra } from "../infra";
@@ -367,7 +367,7 @@ export class JobRun {
     const { infra } = this.deps;
     const ref = this.#command?.input;
     if (!ref) return undefined;
-    const list = JOB_KINDS[infra.service].list;
+    const list = jobKind(infra.service).list;
     return new InputTexts(infra.service, listChunks(ref), (n) => readListChunk(infra.data, ref, list, n) as Promise<JsonRecord[]>);
   }
 

@@ -1,14 +1,15 @@
 import { randomUUID } from "node:crypto";
 import { PassThrough, type Writable } from "node:stream";
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { JOB_EVENT, JOB_SERVICES, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
+import { JOB_EVENT, JobIdParams, ServiceError, TERMINAL_EVENT_ID, toJobStateEvent, type JobService } from "@litrev/contracts";
 import { isActive, type MirrorEntry } from "@litrev/jobs/client";
 import type { Logger } from "@litrev/telemetry";
 import type { GatewayDeps } from "../deps";
 import { toHttp } from "../http-errors";
 import { JobPolls, type PollBody } from "./job-polls";
-import { ownerOf } from "./job-routes";
+import { ownerOf } from "./owner";
+import type { ZodApp } from "../validation";
 import type { LiveJobs, LiveJobsRegistry } from "./live-jobs";
 import { parseLastEventId, SSE_HEARTBEAT, sseFrame, sseRetry } from "./sse";
 
@@ -203,7 +204,7 @@ export class JobEventStreams {
 
 /** Bytes written to a stream and not yet taken by the socket. */
 function backlog(res: Writable): number {
-  return res.writableLength + ((res as Partial<PassThrough>).readableLength ?? 0);
+  return res.writableLength + (res instanceof PassThrough ? res.readableLength : 0);
 }
 
 /** The end event's lines before its data (the poll body is one line of JSON: it holds no raw line break). */
@@ -254,79 +255,77 @@ const EVENT_STREAM_DESCRIPTION =
  * from the poll reader the poll route uses (same owner, same 404, same body as a poll), so a stream
  * shows nothing a poll would not; in between, state events come from this gateway's live-state mirror.
  */
-export function jobEventRoutes(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls): FastifyPluginAsync {
-  return async (app) => {
-    const poll: PollJob = (service, jobId, owner) => polls.read(service, jobId, owner, randomUUID());
-    const streams = new JobEventStreams({
-      maxStreams: deps.env.MAX_EVENT_STREAMS,
-      heartbeatMs: deps.env.EVENT_HEARTBEAT_MS,
-      logger: deps.logger,
-      poll,
-    });
-    // Before the server waits for its connections to end (onClose would run after): open streams would hold it.
-    app.addHook("preClose", (done) => {
-      streams.closeAll();
-      done();
-    });
+export function jobEventRoutes(app: ZodApp, deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls): (service: JobService) => void {
+  const poll: PollJob = (service, jobId, owner) => polls.read(service, jobId, owner, randomUUID());
+  const streams = new JobEventStreams({
+    maxStreams: deps.env.MAX_EVENT_STREAMS,
+    heartbeatMs: deps.env.EVENT_HEARTBEAT_MS,
+    logger: deps.logger,
+    poll,
+  });
+  // Before the server waits for its connections to end (onClose would run after): open streams would hold it.
+  app.addHook("preClose", (done) => {
+    streams.closeAll();
+    done();
+  });
 
-    const handler = (service: JobService) => async (request: FastifyRequest, reply: FastifyReply) => {
-      if (!streams.reserve()) {
-        const { status, body } = toHttp(
-          new ServiceError(
-            "service_unavailable",
-            streams.closing
-              ? "This gateway is shutting down; reconnect (another replica will serve the stream)"
-              : `This gateway already serves its limit of ${deps.env.MAX_EVENT_STREAMS} job event streams (MAX_EVENT_STREAMS); poll the job, or retry later`,
-          ),
-        );
-        return reply.status(status).header("retry-after", "5").send(body);
+  const handler = (service: JobService) => async (request: FastifyRequest<{ Params: JobIdParams }>, reply: FastifyReply) => {
+    if (!streams.reserve()) {
+      const { status, body } = toHttp(
+        new ServiceError(
+          "service_unavailable",
+          streams.closing
+            ? "This gateway is shutting down; reconnect (another replica will serve the stream)"
+            : `This gateway already serves its limit of ${deps.env.MAX_EVENT_STREAMS} job event streams (MAX_EVENT_STREAMS); poll the job, or retry later`,
+        ),
+      );
+      return reply.status(status).header("retry-after", "5").send(body);
+    }
+    let handedOver = false;
+    try {
+      const last = parseLastEventId(request.headers["last-event-id"]);
+      if (last.kind === "invalid") {
+        throw new ServiceError("validation", "Request validation failed", {
+          issues: [{ type: "value_error", loc: ["header", "last-event-id"], msg: "Last-Event-ID must be an event id this stream sent (a number, or end)" }],
+        });
       }
-      let handedOver = false;
-      try {
-        const last = parseLastEventId(request.headers["last-event-id"]);
-        if (last.kind === "invalid") {
-          throw new ServiceError("validation", "Request validation failed", {
-            issues: [{ type: "value_error", loc: ["header", "last-event-id"], msg: "Last-Event-ID must be an event id this stream sent (a number, or end)" }],
-          });
-        }
-        // The client saw the end event already: HTTP 204 tells an EventSource to stop reconnecting.
-        if (last.kind === "end") return reply.status(204).send();
+      // The client saw the end event already: HTTP 204 tells an EventSource to stop reconnecting.
+      if (last.kind === "end") return reply.status(204).send();
 
-        const { job_id } = request.params as { job_id: string };
-        const owner = ownerOf(request);
-        // Errors (404 for an unknown or another client's job) are answered as the poll's.
-        const first = await polls.read(service, job_id, owner, request.id);
-        if (first.finished) {
-          // The end event streams the whole finished job: a heavy read of its owner, like an export.
-          await request.countHeavyRead(reply);
-          await endEvent(openStream(request, reply), first, deps.logger);
-          return reply;
-        }
-        const jobs = live.ready(service) ?? (await live.get(service));
-        const body = openStream(request, reply);
-        handedOver = true;
-        streams.follow(service, jobs, job_id, body, last.kind === "revision" ? last.revision : 0, owner);
+      const { job_id } = request.params;
+      const owner = ownerOf(request);
+      // Errors (404 for an unknown or another client's job) are answered as the poll's.
+      const first = await polls.read(service, job_id, owner, request.id);
+      if (first.finished) {
+        // The end event streams the whole finished job: a heavy read of its owner, like an export.
+        await request.countHeavyRead(reply);
+        await endEvent(openStream(request, reply), first, deps.logger);
         return reply;
-      } finally {
-        if (!handedOver) streams.release();
       }
-    };
+      const jobs = live.ready(service) ?? (await live.get(service));
+      const body = openStream(request, reply);
+      handedOver = true;
+      streams.follow(service, jobs, job_id, body, last.kind === "revision" ? last.revision : 0, owner);
+      return reply;
+    } finally {
+      if (!handedOver) streams.release();
+    }
+  };
 
-    for (const service of JOB_SERVICES) {
-      app.get(
-        `/v1/${service}/jobs/:job_id/events`,
-        {
-          schema: {
-            params: JobIdParams,
-            response: {
-              200: { description: EVENT_STREAM_DESCRIPTION, content: { "text/event-stream": { schema: z.string() } } },
-              204: z.null().describe("The stream had ended already (Last-Event-ID was `end`): nothing more will come"),
-            },
+  return (service) => {
+    app.get(
+      `/v1/${service}/jobs/:job_id/events`,
+      {
+        schema: {
+          params: JobIdParams,
+          response: {
+            200: { description: EVENT_STREAM_DESCRIPTION, content: { "text/event-stream": { schema: z.string() } } },
+            204: z.null().describe("The stream had ended already (Last-Event-ID was `end`): nothing more will come"),
           },
         },
-        handler(service),
-      );
-    }
+      },
+      handler(service),
+    );
   };
 }
 

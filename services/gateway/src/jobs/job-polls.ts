@@ -1,6 +1,6 @@
 import type { FastifyReply } from "fastify";
 import { Readable } from "node:stream";
-import { headers, isJobId, isTerminalStatus, JOB_KINDS, ServiceError, type JobService, type JobStatus } from "@litrev/contracts";
+import { headers, isJobId, isTerminalStatus, jobKind, ServiceError, JobStatus, type JobService, jobNotFound, jsonRecord } from "@litrev/contracts";
 import { FinishedArtifacts, isActive, ownedBy, type FinishedArtifact, type JobData, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
@@ -32,7 +32,6 @@ interface ServiceReadOptions {
 /** A finished poll body larger than this counts as a heavy read (docs/limits.md). */
 const LARGE_POLL_BYTES = 1024 * 1024;
 
-const jobNotFound = () => new ServiceError("not_found", "Job not found", { simple: true });
 
 /**
  * The one reader of jobs in the gateway, shared by the poll routes, the event streams (their first
@@ -154,8 +153,9 @@ export class JobPolls {
 
   /** The owning service's answer to a poll, for the owner the options name. */
   async #servicePoll(service: JobService, jobId: string, options: ServiceReadOptions): Promise<PollBody & { finished: false }> {
-    const data = (await callOperation(this.deps.link, JOB_KINDS[service].operations.get, { job_id: jobId }, options)) as { status: JobStatus };
-    return { finished: false, status: data.status, body: JSON.stringify(data) };
+    const data = await callOperation(this.deps.link, jobKind(service).operations.get, { job_id: jobId }, options);
+    // Every kind's poll body carries the job's status (the service's reply was parsed with the kind's schema).
+    return { finished: false, status: JobStatus.parse(jsonRecord(data).status), body: JSON.stringify(data) };
   }
 
   #options(owner: string, requestId: string): ServiceReadOptions {
@@ -174,7 +174,7 @@ export class JobPolls {
       const options = this.#options(owner, requestId);
       read = (async (): Promise<PollBody> => {
         if (jobs) {
-          const written = await callOperation(this.deps.link, JOB_KINDS[service].operations.artifact, { job_id: jobId }, options).then(
+          const written = await callOperation(this.deps.link, jobKind(service).operations.artifact, { job_id: jobId }, options).then(
             () => true,
             (error: unknown) => {
               // Active after all (its state was replaced meanwhile): the service answers the poll.

@@ -1,33 +1,56 @@
-import type { FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { randomUUID } from "node:crypto";
-import { DEFAULT_JOB_OWNER, headers, JOB_KINDS, JOB_SERVICES, jobDataObjects, type JobService, type ObjectRef, type Operation } from "@litrev/contracts";
-import { keyBindings, KeySealer, type MirrorEntry } from "@litrev/jobs/client";
+import { ActiveJobQuery, headers, JobIdParams, jobKind, jobKindRoutes, jobDataObjects, JOB_SERVICES, type JobService, type ObjectRef, type Operation, jsonRecord } from "@litrev/contracts";
+import { keyBindings, KeySealer, RecallCertificates, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation, probeOperation, SPILL_THRESHOLD_BYTES } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
+import { forwarder, type ForwardedHandler } from "../routes/forwarded";
+import { exportRoutes } from "./export-routes";
+import { jobEventRoutes } from "./job-events";
 import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
 import { JobPolls } from "./job-polls";
+import { ownerOf } from "./owner";
+import { validationRoutes } from "./validation-route";
 import { providerKeyOf } from "../auth";
-
-export type JobRouteHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
 /** Lists of at least this many items are staged whatever the body's declared size. */
 const STAGE_MIN_ITEMS = 1_000;
 
-
 /**
- * The job-aware handlers of every job kind (`JOB_KINDS`), by operation (the routes and their schemas come
- * from the one route table, see routes/forwarded.ts). Creation seals the client's provider key
- * here, once, so only a worker can open it. Polls go through the gateway's one poll reader
- * (`JobPolls`: active jobs from the mirror, finished jobs from their finished body); active-job
- * questions of pending and running jobs are answered from this process's mirror of the live-state
- * bucket (no NATS hop on the hot path; a body is serialised once per state revision).
+ * Every job kind's routes, registered in one loop over the registry of kinds (`JOB_SERVICES`): the
+ * forwarded ones (routes and schemas from the contract's table) with their job-aware handlers, then
+ * export, report and events. Creation seals the client's provider key here, once, so only a worker
+ * can open it. Polls go through the gateway's one poll reader (`JobPolls`: active jobs from the
+ * mirror, finished jobs from their finished body); active-job questions of pending and running jobs
+ * are answered from this process's mirror of the live-state bucket (no NATS hop on the hot path; a
+ * body is serialised once per state revision).
  */
-// `live` (the mirrors) is shared with the job event streams: one watch per job kind and gateway.
-export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, JobRouteHandler>; live: LiveJobsRegistry; polls: JobPolls; close: () => Promise<void> } {
+export function jobRoutes(deps: GatewayDeps): FastifyPluginAsync {
+  return async (untyped) => {
+    const app = untyped.withTypeProvider<ZodTypeProvider>();
+    // `live` (the mirrors) is shared with the job event streams: one watch per job kind and gateway.
+    const live = new LiveJobsRegistry(deps.link, deps.logger);
+    const polls = new JobPolls(deps, live);
+    app.addHook("onClose", () => live.close());
+    const handlersOf = kindHandlers(deps, live, polls);
+    const route = forwarder(deps);
+    const exports = exportRoutes(app, polls, new RecallCertificates(() => deps.link.connection()));
+    const events = jobEventRoutes(app, deps, live, polls);
+    for (const service of JOB_SERVICES) {
+      const handlers = handlersOf(service);
+      for (const forwarded of jobKindRoutes(jobKind(service))) route(app, forwarded, handlers.get(forwarded.operation));
+      exports(service);
+      events(service);
+    }
+    // Screening's validation: reads the job through the same poll reader as the poll route.
+    await app.register(validationRoutes(deps, polls));
+  };
+}
+
+/** The job-aware handlers of each kind, by operation. */
+function kindHandlers(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls): (service: JobService) => Map<Operation, ForwardedHandler> {
   const sealer = KeySealer.fromEnv(deps.env);
-  const live = new LiveJobsRegistry(deps.link, deps.logger);
-  const polls = new JobPolls(deps, live);
-  const handlers = new Map<Operation, JobRouteHandler>();
   const opened = (service: JobService) => polls.opened(service);
 
   // The hot path: a cached body is sent synchronously; only a new state revision builds one.
@@ -44,8 +67,8 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
    * reference. Null for small bodies (they travel inline) or before the service created its bucket.
    */
   const stageList = async (service: JobService, create: Operation, request: FastifyRequest): Promise<{ ref: ObjectRef; body: unknown } | null> => {
-    const body = request.body as Record<string, unknown>;
-    const field = JOB_KINDS[service].list;
+    const body = jsonRecord(request.body);
+    const field = jobKind(service).list;
     const list = body[field];
     const size = Number(request.headers["content-length"] ?? 0);
     if (!Array.isArray(list) || (size <= SPILL_THRESHOLD_BYTES && list.length < STAGE_MIN_ITEMS)) return null;
@@ -58,8 +81,9 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
     return { ref, body: { ...body, [field]: [] } };
   };
 
-  for (const service of JOB_SERVICES) {
-    const ops = JOB_KINDS[service].operations;
+  return (service) => {
+    const handlers = new Map<Operation, ForwardedHandler>();
+    const ops = jobKind(service).operations;
 
     handlers.set(ops.create, async (request) => {
       const key = providerKeyOf(request);
@@ -77,7 +101,7 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
     });
 
     handlers.set(ops.get, async (request, reply) => {
-      const { job_id } = request.params as { job_id: string };
+      const { job_id } = JobIdParams.parse(request.params);
       const poll = await polls.read(service, job_id, ownerOf(request), request.id);
       // A finished job too large for one body is streamed: a heavy read, counted like an export (docs/limits.md).
       if (JobPolls.isLarge(poll)) await request.countHeavyRead(reply);
@@ -86,30 +110,25 @@ export function jobRouteHandlers(deps: GatewayDeps): { handlers: Map<Operation, 
 
     // Cancel and delete are decided by the owning service (any replica; it reaches the worker holding the job).
     handlers.set(ops.cancel, async (request) => {
-      const { job_id } = request.params as { job_id: string };
+      const { job_id } = JobIdParams.parse(request.params);
       return callOperation(deps.link, ops.cancel, { job_id }, { requestId: request.id, timeoutMs: deps.env.RPC_TIMEOUT_MS, headers: { [headers.owner]: ownerOf(request) } });
     });
 
     handlers.set(ops.delete, async (request, reply) => {
-      const { job_id } = request.params as { job_id: string };
+      const { job_id } = JobIdParams.parse(request.params);
       await callOperation(deps.link, ops.delete, { job_id }, { requestId: request.id, timeoutMs: deps.env.RPC_TIMEOUT_MS, headers: { [headers.owner]: ownerOf(request) } });
       polls.forget(service, job_id);
       return reply.code(204).send();
     });
 
     handlers.set(ops.active, async (request, reply) => {
-      const { project_id } = request.query as { project_id: number };
+      const { project_id } = ActiveJobQuery.parse(request.query);
       const owner = ownerOf(request);
       const jobs = live.ready(service) ?? (await opened(service));
       if (!jobs) return callOperation(deps.link, ops.active, { project_id }, { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: owner } });
       const entry = await jobs.reader.activeEntry(project_id, owner);
       return entry ? send(reply, jobs, entry) : null;
     });
-  }
-  return { handlers, live, polls, close: () => live.close() };
-}
-
-/** The owner id of the request's service key: the client its jobs belong to (docs/security.md). */
-export function ownerOf(request: FastifyRequest): string {
-  return request.principal?.owner ?? DEFAULT_JOB_OWNER;
+    return handlers;
+  };
 }

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { subjects, type JobService } from "@litrev/contracts";
+import { subjects, type JobService, jsonRecord } from "@litrev/contracts";
 import { JobData, JobMirror, JobReader, NoJobStore, PartialReader } from "@litrev/jobs/client";
 import type { NatsLink } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
@@ -58,7 +58,7 @@ export class LiveJobsRegistry {
       callback: (error, msg) => {
         if (error) return;
         try {
-          const jobId = (msg.json() as { job_id?: unknown }).job_id;
+          const jobId = jsonRecord(msg.json()).job_id;
           if (typeof jobId === "string") this.onErased?.(service, jobId);
         } catch {
           // Not JSON: nobody but the owning service may publish here.

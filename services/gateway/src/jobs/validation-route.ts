@@ -1,29 +1,27 @@
 import { Readable } from "node:stream";
-import type { FastifyPluginAsync, FastifyRequest } from "fastify";
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import {
   headers,
   isJobId,
   JobIdParams,
   operations,
-  type Operation,
+  jobNotFound,
   ValidationSample,
   ValidationSampleDownloadQuery,
-  ValidationSampleLabelsRequest,
   ValidationSampleParams,
-  ValidationSampleRequest,
   ScreeningValidationRequest,
   ScreeningValidationResponse,
   ServiceError,
-  type CsvMode,
   type ValidationIssue,
 } from "@litrev/contracts";
 import { z } from "zod";
 import { jobPaperOf, LabelError, thresholdOf, validateJob, type JobPaper } from "@litrev/evaluation";
-import { artifactJob, sampleDownload, type SampleFormat } from "@litrev/jobs/client";
+import { artifactJob, sampleDownload } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import type { JobPolls } from "./job-polls";
-import { ownerOf } from "./job-routes";
+import { ownerOf } from "./owner";
 
 /** Labels named one by one in a 400 (the rest are counted in a last issue). */
 const NAMED_LABELS = 50;
@@ -36,35 +34,8 @@ const NAMED_LABELS = 50;
  * from the job's artifact, keeping only each one's id, include votes and decision.
  */
 export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPluginAsync {
-  return async (app) => {
-    // Validation samples: drawn, labelled and stored by the screening service; the gateway forwards
-    // the path's ids with the body as one request, for the caller's owner (another's: 404).
-    const forward = async (request: FastifyRequest, operation: Operation, method: "GET" | "POST") => {
-      const params = request.params as { job_id: string; sample_id?: string };
-      if (!isJobId(params.job_id)) throw new ServiceError("not_found", "Job not found", { simple: true });
-      const input = { ...((request.body as object | undefined) ?? {}), ...params };
-      return callOperation(deps.link, operation, input, {
-        requestId: request.id,
-        timeoutMs: method === "GET" ? deps.env.READ_TIMEOUT_MS : deps.env.RPC_TIMEOUT_MS,
-        headers: { [headers.owner]: ownerOf(request) },
-      });
-    };
-    app.post(
-      "/v1/screening/jobs/:job_id/validation-samples",
-      { schema: { params: JobIdParams, body: ValidationSampleRequest, response: { 200: ValidationSample } } },
-      (request) => forward(request, operations.drawValidationSample, "POST"),
-    );
-    app.post(
-      "/v1/screening/jobs/:job_id/validation-samples/:sample_id/labels",
-      { schema: { params: ValidationSampleParams, body: ValidationSampleLabelsRequest, response: { 200: ValidationSample } } },
-      (request) => forward(request, operations.labelValidationSample, "POST"),
-    );
-    app.get(
-      "/v1/screening/jobs/:job_id/validation-samples/:sample_id",
-      { schema: { params: ValidationSampleParams, response: { 200: ValidationSample } } },
-      (request) => forward(request, operations.getValidationSample, "GET"),
-    );
-
+  return async (untyped) => {
+    const app = untyped.withTypeProvider<ZodTypeProvider>();
     app.get(
       "/v1/screening/jobs/:job_id/validation-samples/:sample_id/download",
       {
@@ -79,11 +50,13 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
           },
         },
       },
-      async (request, reply) => {
-        const { format, csv } = request.query as { format: SampleFormat; csv: CsvMode };
-        const { job_id, sample_id } = request.params as { job_id: string; sample_id: string };
+      async (request: FastifyRequest<{ Params: z.infer<typeof ValidationSampleParams>; Querystring: z.infer<typeof ValidationSampleDownloadQuery> }>, reply: FastifyReply) => {
+        const { format, csv } = request.query;
+        const { job_id, sample_id } = request.params;
+        if (!isJobId(job_id)) throw jobNotFound();
         // The sample under the caller's owner (another's: 404), then its papers' texts from the job's artifact.
-        const sample = ValidationSample.parse(await forward(request, operations.getValidationSample, "GET"));
+        const asked = { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: ownerOf(request) } };
+        const sample = ValidationSample.parse(await callOperation(deps.link, operations.getValidationSample, request.params, asked));
         const { artifact, data } = await polls.finished("screening", job_id, ownerOf(request), request.id);
         if (!artifact.head.titles) {
           throw new ServiceError("conflict", `Job ${job_id} no longer holds its papers' titles and abstracts (they are kept with its results for JOB_RETENTION_MS); download the sample's ids from GET …/validation-samples/${sample_id}`, { simple: true });
@@ -100,10 +73,10 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
     app.post(
       "/v1/screening/jobs/:job_id/validation",
       { schema: { params: JobIdParams, body: ScreeningValidationRequest, response: { 200: ScreeningValidationResponse } } },
-      async (request: FastifyRequest) => {
-        const { job_id } = request.params as { job_id: string };
-        if (!isJobId(job_id)) throw new ServiceError("not_found", "Job not found", { simple: true });
-        const body = request.body as ScreeningValidationRequest;
+      async (request) => {
+        const { job_id } = request.params;
+        if (!isJobId(job_id)) throw jobNotFound();
+        const body = request.body;
         const poll = await polls.read("screening", job_id, ownerOf(request), request.id);
         const status = poll.finished ? poll.artifact.head.status : poll.status;
         if (!poll.finished || status !== "completed") {
@@ -113,7 +86,9 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
         // Only what the validation reads of each paper, chunk by chunk: the job is never held whole.
         const job = artifactJob(poll.data, poll.artifact.head);
         const papers: JobPaper[] = [];
-        for await (const chunk of job.chunks()) for (const item of chunk) papers.push(jobPaperOf(item as { id: string | number }));
+        for await (const chunk of job.chunks()) {
+          for (const { id, final_score, decision } of chunk) if (typeof id === "string" || typeof id === "number") papers.push(jobPaperOf({ id, final_score, decision }));
+        }
         try {
           return validateJob({
             jobId: job_id,

@@ -3,8 +3,9 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { loadModelAliases, priceFor } from "@litrev/llm";
 import {
-  CONFIG_ID_ALIASES,
-  CONFIG_SERVICE_ID,
+  JOB_SERVICES,
+  configServiceId,
+  configServiceIds,
   ModelAliasesPatch,
   ModelAliasesResponse,
   PromptMetadata,
@@ -13,23 +14,23 @@ import {
   ServiceConfigResponse,
   ServiceIdParams,
   ServiceError,
-  canonicalConfigId,
 } from "@litrev/contracts";
 import type { GatewayDeps } from "../deps";
 import { modelGuardFor } from "../model-guard";
 
-const KNOWN_IDS = Object.values(CONFIG_SERVICE_ID);
-const NAMED_IDS = [...KNOWN_IDS, ...Object.keys(CONFIG_ID_ALIASES).map((alias) => `${alias} (= ${CONFIG_ID_ALIASES[alias]})`)].sort();
+
+/** The services' configuration ids, and a kind's name where its id differs (`indexer (= extraction)`), for messages. */
+const namedIds = () => [...configServiceIds(), ...JOB_SERVICES.filter((s) => configServiceId(s) !== s).map((s) => `${s} (= ${configServiceId(s)})`)].sort().join(", ");
 
 /**
  * The configuration id a write goes to. Only the services' ids (and their aliases) can be written:
  * nothing reads any other id, and the gateway may write no other key.
  */
 function writableId(serviceId: string): string {
-  const id = canonicalConfigId(serviceId);
-  if (KNOWN_IDS.includes(id)) return id;
+  const id = configServiceId(serviceId);
+  if (configServiceIds().includes(id)) return id;
   // A 400, the spec's status for a bad write here (it lists no 404 for this route).
-  throw new ServiceError("validation", `Unknown configuration id '${serviceId}': the known ids are ${NAMED_IDS.join(", ")}`, { simple: true });
+  throw new ServiceError("validation", `Unknown configuration id '${serviceId}': the known ids are ${namedIds()}`, { simple: true });
 }
 
 /**
@@ -65,7 +66,7 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
       { schema: { tags: ["config"], response: { 200: z.array(ServiceConfigResponse) } } },
       async () => {
         const configs = await store();
-        const ids = [...new Set([...KNOWN_IDS, ...(await configs.serviceIds())])].sort();
+        const ids = [...new Set([...configServiceIds(), ...(await configs.serviceIds())])].sort();
         return Promise.all(ids.map((id) => configs.effective(id)));
       },
     );
@@ -74,11 +75,11 @@ export function configRoutes(deps: GatewayDeps): FastifyPluginAsync {
       { schema: { tags: ["config"], params: ServiceIdParams, response: { 200: ServiceConfigLookup } } },
       async (request) => {
         const configs = await store();
-        const id = canonicalConfigId(request.params.service_id);
+        const id = configServiceId(request.params.service_id);
         const config = await configs.effective(id);
-        if (KNOWN_IDS.includes(id) || (await configs.serviceIds()).includes(id)) return config;
+        if (configServiceIds().includes(id) || (await configs.serviceIds()).includes(id)) return config;
         // The spec answers an unknown id with a default config; the body says that is what it is.
-        return { ...config, default_config: true as const, note: `No service has the configuration id '${id}': this is the default configuration. The known ids are ${NAMED_IDS.join(", ")}` };
+        return { ...config, default_config: true as const, note: `No service has the configuration id '${id}': this is the default configuration. The known ids are ${namedIds()}` };
       },
     );
     app.put(

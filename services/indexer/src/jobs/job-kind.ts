@@ -1,6 +1,5 @@
 import {
   CreateIndexerJobMessage,
-  CreateIndexerJobRequest,
   DEFAULT_MODEL,
   indexerResultChars,
   LIMIT_CEILINGS,
@@ -30,7 +29,6 @@ export function indexerJobKind(options: IndexerKindOptions) {
   return defineJobKind({
     service: "indexer",
     createMessage: CreateIndexerJobMessage,
-    createRequest: CreateIndexerJobRequest,
     maxItems: LIMIT_CEILINGS.records,
     defaultModel: DEFAULT_MODEL.indexerRun,
     estimateOf: (request, count) => ({ fields: request.fields, record_count: count, model: request.model }),
