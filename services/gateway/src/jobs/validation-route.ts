@@ -59,7 +59,7 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
         const sample = ValidationSample.parse(await callOperation(deps.link, operations.getValidationSample, request.params, asked));
         const { artifact, data } = await polls.finished("screening", job_id, ownerOf(request), request.id);
         if (!artifact.head.titles) {
-          throw new ServiceError("conflict", `Job ${job_id} no longer holds its papers' titles and abstracts (they are kept with its results for JOB_RETENTION_MS); download the sample's ids from GET …/validation-samples/${sample_id}`, { simple: true });
+          throw new ServiceError("conflict", `Job ${job_id} no longer holds its papers' titles and abstracts (they are kept with its results, in its finished artifact); download the sample's ids from GET …/validation-samples/${sample_id}`, { simple: true });
         }
         // Streamed as it is produced, a window of the sample's texts at a time (never whole in memory).
         const body = Readable.from(sampleDownload(artifactJob(data, artifact.head), sample.paper_ids, format, csv), { objectMode: false, highWaterMark: 1 });
