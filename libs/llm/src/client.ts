@@ -96,6 +96,11 @@ export interface StructuredRequest<S extends z.ZodType> {
   providerKey?: string | undefined;
   /** A synchronous call: the short `interactiveDeadlineMs` budget applies instead of `deadlineMs`. */
   interactive?: boolean | undefined;
+  /**
+   * A job's call, which no client waits on: the provider's rate limit slows it down but never ends
+   * it. Other calls get a rate limit that outlasts the retries back (their client's 429).
+   */
+  background?: boolean | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -412,7 +417,7 @@ export class LlmClient {
       requested: request.model,
       pinned: request.resolvedModel !== undefined,
       tally: { retries: 0 },
-      waitsOutRateLimits: request.interactive !== true,
+      waitsOutRateLimits: request.background === true && request.interactive !== true,
     };
     try {
       const usages: LlmUsage[] = [];
@@ -645,7 +650,7 @@ interface Call {
   requested: string;
   pinned?: boolean;
   tally?: { retries: number };
-  /** A job's call (not a synchronous one, nor the probe): a rate limit never ends it. */
+  /** A job's call (`background`): a rate limit never ends it. */
   waitsOutRateLimits?: boolean;
 }
 

@@ -82,6 +82,8 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       reasoningEffort: STAGE_EFFORT[stage],
       n,
       providerKey: options.providerKey,
+      // A job: the provider's rate limit slows it down, never fails it.
+      background: true,
       signal: options.signal,
     });
   };
