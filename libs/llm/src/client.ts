@@ -96,10 +96,7 @@ export interface StructuredRequest<S extends z.ZodType> {
   providerKey?: string | undefined;
   /** A synchronous call: the short `interactiveDeadlineMs` budget applies instead of `deadlineMs`. */
   interactive?: boolean | undefined;
-  /**
-   * A job's call, which no client waits on: the provider's rate limit slows it down but never ends
-   * it. Other calls get a rate limit that outlasts the retries back (their client's 429).
-   */
+  /** A job's call, which no client waits on: a rate limit slows it down, never ends it (see `send`). */
   background?: boolean | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -409,16 +406,7 @@ export class LlmClient {
     ];
 
     const slot = await this.slotFor(provider, request.interactive === true, deadlineMs, request.signal);
-    // One budget for every round (repairs included); a job's call is not charged its waits for the rate limit.
-    const call: Call = {
-      signal: request.signal,
-      deadlineAt: Date.now() + deadlineMs,
-      deadlineMs,
-      requested: request.model,
-      pinned: request.resolvedModel !== undefined,
-      tally: { retries: 0 },
-      waitsOutRateLimits: request.background === true && request.interactive !== true,
-    };
+    const call: Call = { signal: request.signal, deadlineAt: Date.now() + deadlineMs, deadlineMs, requested: request.model, pinned: request.resolvedModel !== undefined, tally: { retries: 0 }, background: request.background === true && !request.interactive };
     try {
       const usages: LlmUsage[] = [];
       let maxOutputTokens = request.maxOutputTokens;
@@ -507,40 +495,31 @@ export class LlmClient {
    */
   private async slotFor(provider: Provider, interactive: boolean, deadlineMs: number, signal: AbortSignal | undefined): Promise<Slot> {
     if (!interactive) return provider.limiter.acquireSlot(signal);
-    const pausedForMs = provider.limiter.stats().pausedForMs;
-    if (pausedForMs >= deadlineMs) throw rateLimitedFor(pausedForMs);
+    if (provider.limiter.pausedForMs >= deadlineMs) throw rateLimitedFor(provider.limiter.pausedForMs);
     const budget = AbortSignal.timeout(deadlineMs);
     try {
       return await provider.limiter.acquireSlot(signal ? AbortSignal.any([signal, budget]) : budget);
     } catch (error) {
       if (signal?.aborted || !budget.aborted) throw error;
-      const paused = provider.limiter.stats().pausedForMs;
-      throw paused > 0 ? rateLimitedFor(paused) : deadlineError(deadlineMs);
+      throw provider.limiter.pausedForMs > 0 ? rateLimitedFor(provider.limiter.pausedForMs) : deadlineError(deadlineMs);
     }
   }
 
   /**
-   * One HTTP request under the retry policy and the key's limiter. A rate limit that outlasts the
-   * retries or the budget ends a synchronous call (its client retries on its own schedule); a job's
-   * call waits it out, however long the key needs, and its budget resumes where it stood, so the
-   * provider's limit slows a job down but never fails it.
+   * One HTTP request under the retry policy and the key's limiter. A rate limit that outlasts the retries
+   * or the budget ends a call that a client waits on (its 429); a job's call waits it out, however
+   * long, and its budget resumes where it stood: the provider's limit slows a job, never fails it.
    */
   private async send(provider: Provider, body: ChatCompletionCreateParamsNonStreaming, call: Call, estimatedTokens: number): Promise<ChatCompletion> {
-    for (;;) {
-      const started = Date.now();
-      try {
-        return await this.attempts(provider, body, call, estimatedTokens);
-      } catch (error) {
-        if (!call.waitsOutRateLimits || !(error instanceof ServiceError) || error.category !== "rate_limit") throw error;
-        await delay(error.retryAfterMs ?? 1000, undefined, { signal: call.signal }).catch(() => {
-          throw new LlmAbortError(call.signal?.reason);
-        });
-        call.deadlineAt += Date.now() - started;
-      }
-    }
+    const started = Date.now();
+    return this.attempts(provider, body, call, estimatedTokens).catch(async (error: unknown) => {
+      if (!call.background || !(error instanceof ServiceError) || error.category !== "rate_limit") throw error;
+      await delay(error.retryAfterMs ?? 1000, undefined, { signal: call.signal }).catch(() => Promise.reject(new LlmAbortError(call.signal?.reason)));
+      call.deadlineAt += Date.now() - started;
+      return this.send(provider, body, call, estimatedTokens);
+    });
   }
 
-  /** `send`'s attempts within the call's budget. */
   private async attempts(provider: Provider, body: ChatCompletionCreateParamsNonStreaming, call: Call, estimatedTokens: number): Promise<ChatCompletion> {
     const { signal, deadlineAt, deadlineMs } = call;
     if (signal?.aborted) throw new LlmAbortError(signal.reason);
@@ -551,8 +530,7 @@ export class LlmClient {
           // A key paused by a 429 beyond this call's budget: hand the rate limit back now rather
           // than wait into a timeout. The same for a send booked past the deadline by the key's pace.
           const remainingMs = Math.max(0, call.deadlineAt - Date.now());
-          const pausedForMs = provider.limiter.stats().pausedForMs;
-          if (pausedForMs > 0 && pausedForMs >= remainingMs) throw rateLimitedFor(pausedForMs);
+          if (provider.limiter.pausedForMs > 0 && provider.limiter.pausedForMs >= remainingMs) throw rateLimitedFor(provider.limiter.pausedForMs);
           await provider.limiter.pace(attemptSignal, estimatedTokens, deadlineAt);
           try {
             const { data, response } = await provider.sdk.chat.completions
@@ -568,7 +546,7 @@ export class LlmClient {
             const rateLimited = error instanceof APIError && error.status === 429 && error.code !== "insufficient_quota";
             if (rateLimited) provider.limiter.onRateLimited(error.headers);
             else if (error instanceof APIError) provider.limiter.observe(error.headers);
-            if (!rateLimited || !call.waitsOutRateLimits) throw error;
+            if (!rateLimited || !call.background) throw error;
             // A job's 429 is no failed attempt: it waits the key's pause (the provider's retry-after,
             // else a second) with every other caller of the key, not a backoff of its own, and sends again.
             metrics.retries("rate_limit");
@@ -641,18 +619,8 @@ export class LlmClient {
   }
 }
 
-/** What one call's requests share: its budget, the retries counted, and whether it waits out a rate limit. */
-interface Call {
-  signal: AbortSignal | undefined;
-  /** End of the budget; a job's call moves it on by the time it waited for the key's rate limit. */
-  deadlineAt: number;
-  deadlineMs: number;
-  requested: string;
-  pinned?: boolean;
-  tally?: { retries: number };
-  /** A job's call (`background`): a rate limit never ends it. */
-  waitsOutRateLimits?: boolean;
-}
+/** What a call's requests share; `deadlineAt` moves on by a job's (`background`) waits for the rate limit. */
+type Call = { signal: AbortSignal | undefined; deadlineAt: number; deadlineMs: number; requested: string; pinned?: boolean; tally?: { retries: number }; background?: boolean };
 
 interface DecodedChoices<T> {
   values: T[];
