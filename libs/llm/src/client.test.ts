@@ -234,12 +234,20 @@ describe("LlmClient.structured", () => {
     expect(provider.chatRequests()[0]?.headers.authorization).toBe(`Bearer ${OTHER_KEY}`);
   });
 
-  it("gives up on a constant 429 after the bounded attempts, as a retryable rate_limit", async () => {
+  it("a call other than a job's gives up on a constant 429 after the bounded attempts, as a retryable rate_limit", async () => {
     provider.setBehaviour({ mode: "always429", retryAfterMs: 10 });
     const error = await failure(client({ maxAttempts: 3 }).structured(request));
     expect(error.category).toBe("rate_limit");
     expect(error.retryable).toBe(true);
     expect(provider.chatRequests()).toHaveLength(3);
+  });
+
+  it("a job's call goes on past the bounded attempts and the budget while the provider rate-limits it", async () => {
+    // Eight 429s, each asking for 200 ms: more than 3 attempts and longer than the 1 s budget.
+    provider.setBehaviour({ mode: "always429", retryAfterMs: 200, modeTimes: 8 });
+    const result = await client({ maxAttempts: 3, deadlineMs: 1000 }).structured({ ...request, background: true });
+    expect(result.data.decision).toBeDefined();
+    expect(provider.chatRequests().map((r) => r.status)).toEqual([...Array<number>(8).fill(429), 200]);
   });
 
   describe("a synchronous call against a key that keeps answering 429 (issue 21)", () => {
@@ -388,6 +396,22 @@ describe("LlmClient.structured", () => {
       await limited.close();
     }
   });
+
+  it("a job's calls ride out a provider that rate-limits without saying how long (no headers, no retry-after): none fails", async () => {
+    // A server that sends no rate-limit headers nor retry-after (Ollama's profile) behind a limit:
+    // 32 calls in flight against 10 a window, each asked for by a job.
+    const limited = await startFakeProvider({ profile: "ollama", requestsPerMinute: 2400, burstSeconds: 0.25, latencyMs: 20 });
+    try {
+      const llm = new LlmClient({ apiKey: "ollama", baseURL: limited.baseUrl("ollama"), modelAliases: { ...PROVIDER_PROFILES.ollama.aliases }, concurrency: 32 });
+      const results = await Promise.allSettled(Array.from({ length: 120 }, () => llm.structured({ ...request, background: true })));
+      expect(results.filter((r) => r.status === "rejected")).toEqual([]);
+      const statuses = limited.chatRequests().map((r) => r.status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(120);
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+    } finally {
+      await limited.close();
+    }
+  }, 60_000);
 });
 
 describe("LlmClient.verifyKey", () => {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import OpenAI, { APIError } from "openai";
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming, ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { z } from "zod";
@@ -95,6 +96,8 @@ export interface StructuredRequest<S extends z.ZodType> {
   providerKey?: string | undefined;
   /** A synchronous call: the short `interactiveDeadlineMs` budget applies instead of `deadlineMs`. */
   interactive?: boolean | undefined;
+  /** A job's call, which no client waits on: a rate limit slows it down, never ends it (see `send`). */
+  background?: boolean | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -403,14 +406,13 @@ export class LlmClient {
     ];
 
     const slot = await this.slotFor(provider, request.interactive === true, deadlineMs, request.signal);
-    const deadlineAt = Date.now() + deadlineMs;
+    const call: Call = { signal: request.signal, deadlineAt: Date.now() + deadlineMs, deadlineMs, requested: request.model, pinned: request.resolvedModel !== undefined, tally: { retries: 0 }, background: request.background === true && !request.interactive };
     try {
       const usages: LlmUsage[] = [];
       let maxOutputTokens = request.maxOutputTokens;
       let repair: ChatCompletionMessageParam[] = [];
       let problem = "the provider returned no choices";
       const rounds = 1 + this.repairAttempts;
-      const tally = { retries: 0 };
 
       for (let round = 1; round <= rounds; round++) {
         const body: ChatCompletionCreateParamsNonStreaming = {
@@ -425,7 +427,6 @@ export class LlmClient {
           }),
         };
         const estimated = estimateTokens(request.system) + estimateTokens(request.user) + (maxOutputTokens ?? 0);
-        const call = { signal: request.signal, deadlineAt, deadlineMs, requested: request.model, pinned: request.resolvedModel !== undefined, tally };
         const completion = await this.send(provider, body, call, estimated).catch(async (error: unknown) => {
           // A server that refuses several choices (llama.cpp: "Only one completion choice is
           // allowed"): ask for one; the caller sees one choice, as from a server that ignores `n`.
@@ -443,7 +444,7 @@ export class LlmClient {
         const outcome = decodeChoices(format, completion);
         if (outcome.values.length > 0) {
           const [data] = outcome.values as [z.output<S>, ...z.output<S>[]];
-          const usage = { ...accumulateUsage(usages), retries: tally.retries, models: { [modelVersion]: usages.length } };
+          const usage = { ...accumulateUsage(usages), retries: call.tally?.retries ?? 0, models: { [modelVersion]: usages.length } };
           return { data, choices: outcome.values, usage, modelVersion };
         }
         if (outcome.refusal !== undefined) {
@@ -494,53 +495,63 @@ export class LlmClient {
    */
   private async slotFor(provider: Provider, interactive: boolean, deadlineMs: number, signal: AbortSignal | undefined): Promise<Slot> {
     if (!interactive) return provider.limiter.acquireSlot(signal);
-    const pausedForMs = provider.limiter.stats().pausedForMs;
-    if (pausedForMs >= deadlineMs) throw rateLimitedFor(pausedForMs);
+    if (provider.limiter.pausedForMs >= deadlineMs) throw rateLimitedFor(provider.limiter.pausedForMs);
     const budget = AbortSignal.timeout(deadlineMs);
     try {
       return await provider.limiter.acquireSlot(signal ? AbortSignal.any([signal, budget]) : budget);
     } catch (error) {
       if (signal?.aborted || !budget.aborted) throw error;
-      const paused = provider.limiter.stats().pausedForMs;
-      throw paused > 0 ? rateLimitedFor(paused) : deadlineError(deadlineMs);
+      throw provider.limiter.pausedForMs > 0 ? rateLimitedFor(provider.limiter.pausedForMs) : deadlineError(deadlineMs);
     }
   }
 
-  /** One HTTP request under the retry policy and the key's limiter. */
-  private async send(
-    provider: Provider,
-    body: ChatCompletionCreateParamsNonStreaming,
-    call: { signal: AbortSignal | undefined; deadlineAt: number; deadlineMs: number; requested: string; pinned?: boolean; tally?: { retries: number } },
-    estimatedTokens: number,
-  ): Promise<ChatCompletion> {
+  /**
+   * One HTTP request under the retry policy and the key's limiter. A rate limit that outlasts the retries
+   * or the budget ends a call that a client waits on (its 429); a job's call waits it out, however
+   * long, and its budget resumes where it stood: the provider's limit slows a job, never fails it.
+   */
+  private async send(provider: Provider, body: ChatCompletionCreateParamsNonStreaming, call: Call, estimatedTokens: number): Promise<ChatCompletion> {
+    const started = Date.now();
+    return this.attempts(provider, body, call, estimatedTokens).catch(async (error: unknown) => {
+      if (!call.background || !(error instanceof ServiceError) || error.category !== "rate_limit") throw error;
+      await delay(error.retryAfterMs ?? 1000, undefined, { signal: call.signal }).catch(() => Promise.reject(new LlmAbortError(call.signal?.reason)));
+      call.deadlineAt += Date.now() - started;
+      return this.send(provider, body, call, estimatedTokens);
+    });
+  }
+
+  private async attempts(provider: Provider, body: ChatCompletionCreateParamsNonStreaming, call: Call, estimatedTokens: number): Promise<ChatCompletion> {
     const { signal, deadlineAt, deadlineMs } = call;
     if (signal?.aborted) throw new LlmAbortError(signal.reason);
     if (deadlineAt <= Date.now()) throw deadlineError(deadlineMs);
     return withRetry(
-      async ({ signal: attemptSignal, remainingMs }) => {
-        // A key paused by a 429 beyond this call's budget: hand the rate limit back now rather
-        // than wait into a timeout (a synchronous caller retries on its own schedule).
-        // The same for a send booked past the deadline by the key's pace.
-        const pausedForMs = provider.limiter.stats().pausedForMs;
-        if (pausedForMs > 0 && pausedForMs >= remainingMs) throw rateLimitedFor(pausedForMs);
-        await provider.limiter.pace(attemptSignal, estimatedTokens, deadlineAt);
-        try {
-          const { data, response } = await provider.sdk.chat.completions
-            .create(body, { signal: attemptSignal, timeout: Math.max(1, Math.min(this.timeoutMs, remainingMs)) })
-            .withResponse();
-          provider.limiter.observe(response.headers);
-          metrics.providerCall(body.model, "ok");
-          return data;
-        } catch (error) {
-          const classified = classifyProviderError(error);
-          metrics.providerCall(body.model, classified instanceof ServiceError ? classified.category : "aborted");
-          if (isModelNotFound(error)) throw modelUnavailableError(body.model, call.requested, error, call.pinned);
-          if (error instanceof APIError && error.headers) {
-            const rateLimited = error.status === 429 && error.code !== "insufficient_quota";
+      async ({ signal: attemptSignal }) => {
+        for (;;) {
+          // A key paused by a 429 beyond this call's budget: hand the rate limit back now rather
+          // than wait into a timeout. The same for a send booked past the deadline by the key's pace.
+          const remainingMs = Math.max(0, call.deadlineAt - Date.now());
+          if (provider.limiter.pausedForMs > 0 && provider.limiter.pausedForMs >= remainingMs) throw rateLimitedFor(provider.limiter.pausedForMs);
+          await provider.limiter.pace(attemptSignal, estimatedTokens, deadlineAt);
+          try {
+            const { data, response } = await provider.sdk.chat.completions
+              .create(body, { signal: attemptSignal, timeout: Math.max(1, Math.min(this.timeoutMs, remainingMs)) })
+              .withResponse();
+            provider.limiter.observe(response.headers);
+            metrics.providerCall(body.model, "ok");
+            return data;
+          } catch (error) {
+            const classified = classifyProviderError(error);
+            metrics.providerCall(body.model, classified instanceof ServiceError ? classified.category : "aborted");
+            if (isModelNotFound(error)) throw modelUnavailableError(body.model, call.requested, error, call.pinned);
+            const rateLimited = error instanceof APIError && error.status === 429 && error.code !== "insufficient_quota";
             if (rateLimited) provider.limiter.onRateLimited(error.headers);
-            else provider.limiter.observe(error.headers);
+            else if (error instanceof APIError) provider.limiter.observe(error.headers);
+            if (!rateLimited || !call.background) throw error;
+            // A job's 429 is no failed attempt: it waits the key's pause (the provider's retry-after,
+            // else a second) with every other caller of the key, not a backoff of its own, and sends again.
+            metrics.retries("rate_limit");
+            if (call.tally) call.tally.retries++;
           }
-          throw error;
         }
       },
       {
@@ -607,6 +618,9 @@ export class LlmClient {
     return limiter;
   }
 }
+
+/** What a call's requests share; `deadlineAt` moves on by a job's (`background`) waits for the rate limit. */
+type Call = { signal: AbortSignal | undefined; deadlineAt: number; deadlineMs: number; requested: string; pinned?: boolean; tally?: { retries: number }; background?: boolean };
 
 interface DecodedChoices<T> {
   values: T[];

@@ -15,7 +15,7 @@ export {
 export { errorHeaders, parseResetDuration, readRateLimitHeaders, retryAfterMs } from "./headers";
 export type { HeaderReader, RateLimitSnapshot } from "./headers";
 export { DEFAULT_CONCURRENCY, RateLimiter } from "./limiter";
-export type { LimiterOptions, LimiterStats, Slot } from "./limiter";
+export type { LimiterOptions, Slot } from "./limiter";
 export { shareOf, type BudgetShare, type SharedBudgets } from "./shared-budget";
 export {
   DEFAULT_MODEL_ALIASES,
@@ -31,7 +31,7 @@ export {
 export type { GenerationSettings, ModelRequestParams, ReasoningEffort } from "./models";
 export { CostCeiling, PRICES, costAt, costCeiling, costUsd, estimateTokens, loadModelPrices, meteredCost, priceFor, requirePrice } from "./pricing";
 export type { ModelPrice, PriceLookup, TokenCounts } from "./pricing";
-export { DEFAULT_RETRY_POLICY, RETRIED_CATEGORIES, backoffDelayMs, deadlineError, withRetry, withRetryAfter } from "./retry";
+export { DEFAULT_RETRY_POLICY, RETRIED_CATEGORIES, deadlineError, withRetry, withRetryAfter } from "./retry";
 export type { AttemptContext, RetryClock, RetryInfo, RetryOptions, RetryPolicy } from "./retry";
 export { StrictSchemaError, responseFormat, schemaName, structuredFormat, toStrictJsonSchema } from "./schema";
 export type { DecodeResult, JsonSchema, JsonSchemaResponseFormat, StructuredFormat } from "./schema";

@@ -24,17 +24,6 @@ export const DEFAULT_CONCURRENCY = 48;
 /** Pause after a 429 that carries no hint of how long to wait. */
 const DEFAULT_429_PAUSE_MS = 1000;
 
-export interface LimiterStats {
-  inFlight: number;
-  queued: number;
-  /** The request rate being paced to, if any (configured or learned from headers). */
-  requestsPerMinute: number | undefined;
-  tokensPerMinute: number | undefined;
-  pausedForMs: number;
-  /** This replica's part of the key's budget (shared-budget.ts); `{ index: 0, members: 1 }` alone. */
-  share: BudgetShare;
-}
-
 /** Held while a call is in flight; release exactly once. */
 export interface Slot {
   release(): void;
@@ -220,15 +209,9 @@ export class RateLimiter {
     return this.active > 0 || this.waiters.length > 0;
   }
 
-  stats(): LimiterStats {
-    return {
-      inFlight: this.active,
-      queued: this.waiters.length,
-      requestsPerMinute: this.requestsPerMinute,
-      tokensPerMinute: this.tokensPerMinute,
-      pausedForMs: Math.max(0, this.pausedUntil - this.now()),
-      share: this.share,
-    };
+  /** How long every caller of the key still waits out a 429 or an exhausted window. */
+  get pausedForMs(): number {
+    return Math.max(0, this.pausedUntil - this.now());
   }
 }
 

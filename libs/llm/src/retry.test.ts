@@ -2,7 +2,8 @@ import { APIError } from "openai";
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "@litrev/contracts";
 import { LlmAbortError } from "./errors";
-import { backoffDelayMs, withRetry, type RetryClock } from "./retry";
+import { backoffDelayMs } from "@litrev/retry";
+import { withRetry, type RetryClock } from "./retry";
 
 /** A clock whose sleeps return at once and only move virtual time, recording each delay. */
 function virtualClock(random = 0.5): RetryClock & { sleeps: number[]; time: number } {

@@ -1,5 +1,5 @@
 import { ServiceError, type ErrorCategory } from "@litrev/contracts";
-import { backoffDelayMs, realClock, retryWithPolicy, type RetryClock } from "@litrev/retry";
+import { realClock, retryWithPolicy, type RetryClock } from "@litrev/retry";
 import { LlmAbortError, classifyProviderError } from "./errors";
 import { errorHeaders, retryAfterMs } from "./headers";
 
@@ -51,8 +51,6 @@ export interface RetryOptions extends Partial<RetryPolicy> {
   onRetry?: ((info: RetryInfo) => void) | undefined;
   clock?: Partial<RetryClock> | undefined;
 }
-
-export { backoffDelayMs };
 
 export function deadlineError(deadlineMs: number, cause?: unknown): ServiceError {
   return new ServiceError("timeout", `The language-model call did not complete within ${Math.round(deadlineMs / 100) / 10} s`, {

@@ -149,4 +149,12 @@ describe("the indexer's job loop", () => {
     expect(cancelled.sort()).toEqual([0, 2]);
     expect(failure.partial.items).toEqual([]);
   });
+
+  it("asks the provider as a job: every call is `background`, so the provider's rate limit slows it but never fails it", async () => {
+    const { llm } = caller();
+    const flags: unknown[] = [];
+    const recording: StructuredCaller = { structured: (request) => (flags.push(request.background), llm.structured(request)) };
+    await handler(recording, 3)(jobContext());
+    expect(flags).toEqual(Array<boolean>(records.length).fill(true));
+  });
 });

@@ -84,7 +84,7 @@ export function indexerJobHandler(deps: JobRunnerDeps): JobHandler {
     const params = IndexerJobParams.parse(ctx.params);
     const config = deps.config();
     // Pinned at admission: a remapped alias applies to new jobs only.
-    const plan: ExtractionPlan = { ...extractionPlan(settings, config, ctx.providerKey), resolvedModel: params.model_resolved };
+    const plan: ExtractionPlan = { ...extractionPlan(settings, config, ctx.providerKey), resolvedModel: params.model_resolved, background: true };
     const provenance = deps.describe?.({ model: settings.model, resolved: params.model_resolved ?? settings.model, fields: settings.fields, plan });
 
     // Dense, not `new Array(total)`: array methods skip the holes of a sparse array.

@@ -24,6 +24,8 @@ export interface ExtractionPlan {
   maxOutputTokens?: number | undefined;
   reasoningEffort?: ReasoningEffort | undefined;
   providerKey?: string | undefined;
+  /** A job's records: the provider's rate limit slows them down, never fails them (a synchronous run answers 429). */
+  background?: boolean | undefined;
 }
 
 /**
@@ -129,6 +131,7 @@ export async function extractRecord(
       maxOutputTokens: plan.maxOutputTokens,
       reasoningEffort: plan.reasoningEffort,
       providerKey: plan.providerKey,
+      background: plan.background,
       signal,
     });
   } catch (error) {

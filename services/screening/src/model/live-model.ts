@@ -82,6 +82,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       reasoningEffort: STAGE_EFFORT[stage],
       n,
       providerKey: options.providerKey,
+      background: true, // a job: the provider's rate limit slows it down, never fails it
       signal: options.signal,
     });
   };

@@ -260,10 +260,10 @@ describe("the live model", () => {
   const usage = { calls: 1, input_tokens: 100, cached_input_tokens: 0, output_tokens: 10, cost_usd: 0.001, retries: 0, models: { "gpt-5-nano-2025-08-07": 1 } };
 
   function fakeLlm(choicesFor: (n: number) => number) {
-    const requests: { n: number | undefined; system: string; user: string; schemaName: string }[] = [];
+    const requests: { n: number | undefined; system: string; user: string; schemaName: string; background?: boolean | undefined }[] = [];
     const llm = {
-      structured: async (req: { n?: number; system: string; user: string; schemaName: string }) => {
-        requests.push({ n: req.n, system: req.system, user: req.user, schemaName: req.schemaName });
+      structured: async (req: { n?: number; system: string; user: string; schemaName: string; background?: boolean }) => {
+        requests.push({ n: req.n, system: req.system, user: req.user, schemaName: req.schemaName, background: req.background });
         const one = { decisions: promptIds(req.user).map((id) => ({ id, criteria: ["met", "unclear"], include: true })) };
         const choices = Array.from({ length: choicesFor(req.n ?? 1) }, () => one);
         return { data: one, choices, usage, modelVersion: "gpt-5-nano-2025-08-07" };
@@ -284,6 +284,7 @@ describe("the live model", () => {
     expect(readDataBlocks(requests[0]!.user)[0]!.records[0]).toEqual({ id: "p1", title: "Paper 0 on reminders", abstract: "Abstract 0." });
     expect(result.value.map((votes) => votes.length)).toEqual([5, 5, 5]);
     expect(result.usage.calls).toBe(1);
+    expect(requests[0]!.background, "a job's call: the provider's rate limit slows it, never fails it").toBe(true);
   });
 
   it("falls back to one request per vote when the provider ignores n", async () => {
