@@ -250,6 +250,16 @@ describe("LlmClient.structured", () => {
     expect(provider.chatRequests().map((r) => r.status)).toEqual([...Array<number>(8).fill(429), 200]);
   });
 
+  it("a job's call fails, saying why, once the provider has rate-limited it for LLM_RATE_LIMIT_WAIT_MS", async () => {
+    provider.setBehaviour({ mode: "always429", retryAfterMs: 200 });
+    const started = Date.now();
+    const error = await failure(client({ maxAttempts: 3, deadlineMs: 1000, rateLimitWaitMs: 1500 }).structured({ ...request, background: true }));
+    expect(error.category).toBe("rate_limit");
+    expect(error.message).toMatch(/kept answering with its rate limit for \d+ s \(LLM_RATE_LIMIT_WAIT_MS\)/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
+    expect(provider.chatRequests().length).toBeGreaterThan(3);
+  });
+
   describe("a synchronous call against a key that keeps answering 429 (issue 21)", () => {
     const BUDGET_MS = 2_000;
     const interactive = { ...request, interactive: true };

@@ -38,6 +38,8 @@ export interface LlmClientOptions {
   timeoutMs?: number | undefined;
   /** HTTP attempts per request, the first included (default 6). */
   maxAttempts?: number | undefined;
+  /** How long a job's (`background`) call waits out the provider's rate limit before it fails (default 1 h). */
+  rateLimitWaitMs?: number | undefined;
   /** Budget for a whole `structured` call: retries, waits and repairs (default 120 s). */
   deadlineMs?: number | undefined;
   /**
@@ -176,6 +178,7 @@ export class LlmClient {
   private readonly deadlineMs: number;
   private readonly interactiveDeadlineMs: number;
   private readonly maxAttempts: number;
+  private readonly rateLimitWaitMs: number;
   private readonly repairAttempts: number;
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
@@ -202,6 +205,7 @@ export class LlmClient {
     this.deadlineMs = options.deadlineMs ?? DEFAULT_RETRY_POLICY.deadlineMs;
     this.interactiveDeadlineMs = Math.min(options.interactiveDeadlineMs ?? DEFAULT_INTERACTIVE_DEADLINE_MS, this.deadlineMs);
     this.maxAttempts = options.maxAttempts ?? DEFAULT_RETRY_POLICY.maxAttempts;
+    this.rateLimitWaitMs = options.rateLimitWaitMs ?? 60 * 60_000;
     this.repairAttempts = Math.max(0, options.repairAttempts ?? 2);
     this.baseDelayMs = options.baseDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs;
     this.maxDelayMs = options.maxDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs;
@@ -507,13 +511,19 @@ export class LlmClient {
 
   /**
    * One HTTP request under the retry policy and the key's limiter. A rate limit that outlasts the retries
-   * or the budget ends a call that a client waits on (its 429); a job's call waits it out, however
-   * long, and its budget resumes where it stood: the provider's limit slows a job, never fails it.
+   * or the budget ends a call that a client waits on (its 429); a job's call waits it out, up to
+   * `rateLimitWaitMs`, and its budget resumes where it stood: the provider's limit slows a job, and
+   * fails it only when the provider refuses for that long (a key limited for good).
    */
   private async send(provider: Provider, body: ChatCompletionCreateParamsNonStreaming, call: Call, estimatedTokens: number): Promise<ChatCompletion> {
     const started = Date.now();
+    const limitedSince = (call.limitedSince ??= started);
     return this.attempts(provider, body, call, estimatedTokens).catch(async (error: unknown) => {
       if (!call.background || !(error instanceof ServiceError) || error.category !== "rate_limit") throw error;
+      if (Date.now() - limitedSince >= this.rateLimitWaitMs) {
+        const waited = `${Math.round((Date.now() - limitedSince) / 1000)} s`;
+        throw new ServiceError("rate_limit", `The language-model provider kept answering with its rate limit for ${waited} (LLM_RATE_LIMIT_WAIT_MS); check the key's limits with the provider`, { cause: error });
+      }
       await delay(error.retryAfterMs ?? 1000, undefined, { signal: call.signal }).catch(() => Promise.reject(new LlmAbortError(call.signal?.reason)));
       call.deadlineAt += Date.now() - started;
       return this.send(provider, body, call, estimatedTokens);
@@ -620,7 +630,7 @@ export class LlmClient {
 }
 
 /** What a call's requests share; `deadlineAt` moves on by a job's (`background`) waits for the rate limit. */
-type Call = { signal: AbortSignal | undefined; deadlineAt: number; deadlineMs: number; requested: string; pinned?: boolean; tally?: { retries: number }; background?: boolean };
+type Call = { signal: AbortSignal | undefined; deadlineAt: number; deadlineMs: number; requested: string; pinned?: boolean; tally?: { retries: number }; background?: boolean; limitedSince?: number };
 
 interface DecodedChoices<T> {
   values: T[];

@@ -45,6 +45,8 @@ export const BaseEnv = z.object({
   LLM_REQUESTS_PER_MINUTE: z.coerce.number().int().min(1).optional(),
   /** HTTP attempts per provider call, the first included. */
   LLM_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).optional(),
+  /** How long a job's provider call waits out the provider's rate limit before the job fails (default 1 h). */
+  LLM_RATE_LIMIT_WAIT_MS: z.coerce.number().int().min(1_000).optional(),
   /** Budget for one provider call including retries and repairs. */
   LLM_DEADLINE_MS: z.coerce.number().int().min(100).optional(),
   /** The same budget for a synchronous endpoint's call (default 15 s); a 429 outlasting it is answered as a 429. */
@@ -88,6 +90,7 @@ export function llmOptions(env: BaseEnv) {
     concurrency: env.LLM_CONCURRENCY,
     requestsPerMinute: env.LLM_REQUESTS_PER_MINUTE,
     maxAttempts: env.LLM_MAX_ATTEMPTS,
+    rateLimitWaitMs: env.LLM_RATE_LIMIT_WAIT_MS,
     deadlineMs: env.LLM_DEADLINE_MS,
     interactiveDeadlineMs: env.LLM_SYNC_DEADLINE_MS,
     allowedModels: env.ALLOWED_MODELS,
