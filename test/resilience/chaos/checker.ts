@@ -42,7 +42,7 @@ export interface CheckOptions {
   minCompletedRatio?: number;
   /** Successful final reads each terminal job must have had (default 2). */
   finalReads?: number;
-  /** Checkpoint units a worker has in flight per job, i.e. may repeat after one fault (default 1). */
+  /** Checkpoint units a worker has in flight or saving per job, i.e. may repeat after one fault (default 1). */
   unitsPerFault?: Partial<Record<Service, number>>;
   /** Items (papers or records) per checkpoint unit: screening labels 5 papers per call (default 5 / 1). */
   unitSize?: Partial<Record<Service, number>>;
