@@ -26,11 +26,6 @@ export const ObjectRef = z.object({
    * staged input replaced after admission (the gateway may write the staging store) is never run.
    */
   digests: z.array(z.string()).optional(),
-  /**
-   * A small value carried in the message itself (a job input up to `INLINE_INPUT_MAX_BYTES`): no
-   * object is stored, so a command that arrives always brings its input.
-   */
-  inline: z.unknown().optional(),
 });
 export type ObjectRef = z.infer<typeof ObjectRef>;
 

@@ -27,7 +27,7 @@ const STAGED_PREFIX = jobDataObjects.staged("");
  *
  * Lists the gateway stages (`staged/…`) live in a separate store, the only one of a job service the
  * gateway may write (docs/security.md § NATS); every read, write and delete of a `staged/` name goes
- * there. Lists staged before that store existed are still read from the data store.
+ * there.
  */
 export class JobData {
   /** Reads in progress by name: concurrent readers of one object share one transfer and one parse. */
@@ -158,9 +158,8 @@ export class JobData {
     );
   }
 
-  /** Removes a list written by `putLines` (or a single object, for refs without chunks; nothing for an inline value). */
+  /** Removes a list written by `putLines` (or a single object, for refs without chunks). */
   async deleteLines(ref: ObjectRef): Promise<void> {
-    if (ref.inline !== undefined) return; // carried in its message, never stored
     if (ref.chunks === undefined) return this.delete(ref.object);
     await this.delete(linesObject(ref.object, "head"));
     for (let n = 0; n < ref.chunks; n++) await this.delete(linesObject(ref.object, n));
@@ -177,13 +176,8 @@ export class JobData {
   }
 
   async delete(name: string): Promise<void> {
-    for (const bucket of new Set([this.#bucket(name), this.store])) {
-      try {
-        await bucket.delete(name);
-      } catch {
-        // Already gone: deleting is housekeeping, the bucket's max age sweeps leftovers.
-      }
-    }
+    // Already gone: deleting is housekeeping, the bucket's max age sweeps leftovers.
+    await this.#bucket(name).delete(name).catch(() => undefined);
   }
 
   /**
@@ -192,18 +186,9 @@ export class JobData {
    * never come: so a read that stalls asks whether the object still exists, and ends with null if not.
    */
   async #read(name: string, digest?: string): Promise<Parts | null> {
+    // A consumer that stops delivering while the object is still there is replaced (within the read
+    // budget): on a NATS cluster it may sit on a server that restarted or lost its stream's leadership.
     const bucket = this.#bucket(name);
-    const found = await this.#readFrom(bucket, name, digest);
-    // Staged before the staging store existed: still in the data store.
-    return found === null && bucket !== this.store ? this.#readFrom(this.store, name, digest) : found;
-  }
-
-  /**
-   * A read whose consumer stops delivering while the object is still there is started again on a
-   * new consumer: on a NATS cluster, the first one may sit on a server that restarted or lost its
-   * stream's leadership, and would never deliver the rest. Within the read budget.
-   */
-  async #readFrom(bucket: ObjectStore, name: string, digest?: string): Promise<Parts | null> {
     const deadline = Date.now() + this.#readBudgetMs;
     for (;;) {
       const read = await this.#readOnce(bucket, name, digest);

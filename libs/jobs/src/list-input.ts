@@ -24,9 +24,8 @@ const gone = () => new ServiceError("unknown", "The job's input is no longer ava
 /** An admitted job's input exists until it expires: its absence is believed only once confirmed. */
 const stored = <T>(read: () => Promise<T | null>): Promise<T> => confirmedRead(read, gone);
 
-/** An input stored whole: carried in the reference (`ObjectRef.inline`), else one JSON object. */
-const whole = (data: JobData, ref: ObjectRef): Promise<Record<string, unknown>> =>
-  ref.inline !== undefined ? Promise.resolve(ref.inline as Record<string, unknown>) : stored(() => data.getJson<Record<string, unknown>>(ref.object));
+/** An input stored whole, as one JSON object. */
+const whole = (data: JobData, ref: ObjectRef): Promise<Record<string, unknown>> => stored(() => data.getJson<Record<string, unknown>>(ref.object));
 
 /** The input's fields other than its list, and how many items the list has. */
 export async function readListHead(data: JobData, ref: ObjectRef, list: string): Promise<{ head: Record<string, unknown>; count: number }> {

@@ -1,19 +1,18 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { DeliverPolicy, DiscardPolicy, jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager, type StoredMsg } from "@nats-io/jetstream";
+import { jetstream, jetstreamManager, StorageType, type JetStreamManager } from "@nats-io/jetstream";
 import { Kvm, type KV, type KvEntry } from "@nats-io/kv";
 import { Objm, type ObjectStore } from "@nats-io/obj";
 import { nanos, type NatsConnection } from "@nats-io/transport-node";
 import pLimit from "p-limit";
 import { jobNames, type JobNames, type JobService } from "@litrev/contracts";
 import { keepStreamLimits, storageQuotas, streamReplicas } from "@litrev/messaging";
+import { JobData } from "../data";
+import { CreationIndex, ensureIndexStream, parseIndexEntry } from "./creation-index";
 import { eraseKeysNaming, eraseObjectsNaming } from "../erase";
 import { finiteOrNull } from "../finite";
 import { ownedBy } from "../state";
 import { isStreamOrMessageNotFound, isWrongLastSequence, shortReason, withDeadline } from "./jetstream-codes";
 import { accepts, checkFence, isActiveStatus, type JobStore, type StoredJob, type UpsertOutcome } from "./job-store";
-
-/** How far before a job's creation time its listing entry may sit (replicas' clocks differ). */
-const INDEX_CLOCK_SLACK_MS = 10 * 60 * 1000;
 
 export const DEFAULT_STORE_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -58,14 +57,6 @@ const FILTERED_BATCH = 256;
 const JOB_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 const encoder = new TextEncoder();
-const decoder = new TextDecoder();
-
-interface IndexEntry {
-  job_id: string;
-  created_at: string;
-  /** The job's owner (absent on entries from before owners: the default owner's). */
-  owner?: string | undefined;
-}
 
 /**
  * The default store of record, embedded in the NATS deployment the system already runs (file
@@ -77,7 +68,7 @@ interface IndexEntry {
  *   *before* the row turns active (a crash leaves at most a stale key, which readers filter out) and
  *   deleted after the row turns terminal, conditional on the revision read before the row write, so
  *   a concurrent re-activation is never undone.
- * - Creation index: stream `LITREV_STORE_INDEX_<SVC>`, one message per job appended before its first
+ * - Creation index (`creation-index.ts`): stream `LITREV_STORE_INDEX_<SVC>`, one message per job appended before its first
  *   row write (Nats-Msg-Id = job id, so a racing first write is de-duplicated). A listing reads the
  *   newest ~limit entries backwards by sequence from the stream's last sequence with direct gets:
  *   O(limit), whatever the job count, plus one get per deleted job's entry it passes (a gap).
@@ -96,10 +87,12 @@ export class EmbeddedJobStore implements JobStore {
 
   private constructor(
     private readonly names: JobNames,
-    private readonly js: JetStreamClient,
+    private readonly index: CreationIndex,
     private readonly jsm: JetStreamManager,
     private readonly kv: KV,
     private readonly objects: ObjectStore,
+    /** Reads of split rows' wholes from `objects`. */
+    private readonly wholes: JobData,
     private readonly replicas: number,
     private readonly timeoutMs: number,
     private readonly transferTimeoutMs: number,
@@ -128,7 +121,7 @@ export class EmbeddedJobStore implements JobStore {
     const objects = await new Objm(js).create(names.storeItemsBucket, { ttl: nanos(retentionMs), storage: StorageType.File, replicas, max_bytes: quotas.storeItemsBytes });
     await keepStreamLimits(jsm, `OBJ_${names.storeItemsBucket}`, { max_age: nanos(retentionMs), max_bytes: quotas.storeItemsBytes });
     await ensureIndexStream(jsm, names, retentionMs, replicas, quotas.storeIndexBytes);
-    return new EmbeddedJobStore(names, js, jsm, kv, objects, replicas, timeoutMs, options.transferTimeoutMs ?? 60_000);
+    return new EmbeddedJobStore(names, new CreationIndex(js, jsm, names), jsm, kv, objects, new JobData(objects), replicas, timeoutMs, options.transferTimeoutMs ?? 60_000);
   }
 
   status(): string {
@@ -170,7 +163,7 @@ export class EmbeddedJobStore implements JobStore {
           if (entry) {
             await this.kv.update(key, bytes, entry.revision);
           } else {
-            await this.#index(row);
+            await this.index.add(row);
             await this.kv.create(key, bytes);
           }
         } catch (error) {
@@ -224,7 +217,7 @@ export class EmbeddedJobStore implements JobStore {
         const seqs = Array.from({ length: count }, (_, i) => next - i);
         next -= count;
         const entries = await Promise.all(
-          seqs.map((seq) => limiter(() => this.#indexEntry(seq))),
+          seqs.map((seq) => limiter(() => this.index.entry(seq))),
         );
         const ids: string[] = [];
         for (const message of entries) {
@@ -252,18 +245,6 @@ export class EmbeddedJobStore implements JobStore {
       }
       return [...rows.values()].sort(newestFirst).slice(0, want);
     });
-  }
-
-  /**
-   * One index entry by sequence: any replica may answer (an entry never changes), but only the
-   * leader may say it is gone, since a replica behind it does not hold the newest entries yet.
-   */
-  async #indexEntry(seq: number): Promise<StoredMsg | null> {
-    const entry = await this.jsm.direct.getMessage(this.names.storeIndexStream, { seq });
-    if (entry) return entry;
-    return this.jsm.streams
-      .getMessage(this.names.storeIndexStream, { seq })
-      .catch((error: unknown) => (isStreamOrMessageNotFound(error) ? null : Promise.reject(error)));
   }
 
   activeJobs(projectId: number, owner?: string): Promise<StoredJob[]> {
@@ -298,37 +279,10 @@ export class EmbeddedJobStore implements JobStore {
     if (!JOB_ID.test(jobId)) return Promise.resolve();
     return this.#call("delete", this.transferTimeoutMs, async () => {
       const row = await this.#row(jobId);
-      if (row) await this.#unindex(jobId, row.created_at);
+      if (row) await this.index.remove(jobId, row.created_at);
       await eraseObjectsNaming(this.jsm, this.objects, this.names.storeItemsBucket, jobId);
       await eraseKeysNaming(this.jsm, this.names.storeBucket, jobId);
     });
-  }
-
-  /**
-   * Deletes the job's listing entry: read from a little before the job's creation onwards (the
-   * entry was published at its first row write), so the scan costs the jobs created since, not all.
-   */
-  async #unindex(jobId: string, createdAt: string): Promise<void> {
-    const from = new Date(Math.max(0, Date.parse(createdAt) - INDEX_CLOCK_SLACK_MS) || 0).toISOString();
-    const consumer = await this.js.consumers.get(this.names.storeIndexStream, { deliver_policy: DeliverPolicy.StartTime, opt_start_time: from });
-    try {
-      // Entries are published once per job (de-duplicated by id): the scan ends at the first match.
-      let remaining = (await consumer.info()).num_pending;
-      while (remaining > 0) {
-        const batch = await consumer.fetch({ max_messages: Math.min(256, remaining), expires: 5_000 });
-        let read = 0;
-        for await (const message of batch) {
-          read++;
-          if (parseIndexEntry(message.data)?.job_id !== jobId) continue;
-          await this.jsm.streams.deleteMessage(this.names.storeIndexStream, message.seq, false);
-          return;
-        }
-        if (read === 0) return;
-        remaining -= read;
-      }
-    } finally {
-      await consumer.delete().catch(() => undefined);
-    }
   }
 
   /** The connection belongs to the caller; nothing else to release. */
@@ -339,13 +293,8 @@ export class EmbeddedJobStore implements JobStore {
     if (!entry) return null;
     const { [SPLIT]: split, ...row } = entry.json<StoredJob & { [SPLIT]?: boolean }>();
     if (!split) return row;
-    const whole = await readObject(this.objects, this.names.storeRowObject(jobId, row.fence));
-    return whole ? (JSON.parse(decoder.decode(whole)) as StoredJob) : row;
-  }
-
-  async #index(row: StoredJob): Promise<void> {
-    const entry: IndexEntry = { job_id: row.job_id, created_at: row.created_at, ...(row.owner ? { owner: row.owner } : {}) };
-    await this.js.publish(this.names.storeIndexSubject, JSON.stringify(entry), { msgID: row.job_id });
+    // A read stalled by a concurrent rewrite of the whole (purging the chunks it waits for) reads it again.
+    return (await this.wholes.getJson<StoredJob>(this.names.storeRowObject(jobId, row.fence))) ?? row;
   }
 
   /** Bounded in time; readiness follows the last call (an outage shows until a call succeeds). */
@@ -370,81 +319,3 @@ function checkJobId(jobId: string): void {
   if (!JOB_ID.test(jobId)) throw new RangeError(`job ids in the store are 1-128 letters, digits, '-' or '_' (got ${JSON.stringify(jobId.slice(0, 40))})`);
 }
 
-function parseIndexEntry(data: Uint8Array): IndexEntry | null {
-  try {
-    const value = JSON.parse(decoder.decode(data)) as Partial<IndexEntry>;
-    return typeof value.job_id === "string" ? (value as IndexEntry) : null;
-  } catch {
-    return null;
-  }
-}
-
-/** An object's bytes, or null when it does not exist; a read whose chunks stop coming (e.g. purged by a rewrite) is retried once. */
-async function readObject(objects: ObjectStore, name: string, attempts = 2): Promise<Uint8Array | null> {
-  for (let attempt = 1; ; attempt++) {
-    const result = await objects.get(name);
-    if (!result) return null;
-    result.error.catch(() => undefined); // failures also surface through the stream
-    const reader = result.data.getReader();
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    let stalled = false;
-    try {
-      for (;;) {
-        const step = await firstOf(reader.read(), CHUNK_STALL_MS);
-        if (step === "stalled") {
-          stalled = true;
-          break;
-        }
-        if (step.done) break;
-        chunks.push(step.value);
-        size += step.value.length;
-      }
-    } finally {
-      if (stalled) void reader.cancel().catch(() => undefined);
-    }
-    if (stalled) {
-      if (attempt >= attempts) throw new Error(`reading the stored object ${name} stalled`);
-      continue;
-    }
-    return Buffer.concat(chunks, size);
-  }
-}
-
-/** A read waits this long for its next chunk before it checks whether the object was replaced. */
-const CHUNK_STALL_MS = 5_000;
-
-/** The promise's value, or "stalled" after `ms` (the timer is cleared either way). */
-async function firstOf<T>(promise: Promise<T>, ms: number): Promise<T | "stalled"> {
-  const timer = new AbortController();
-  try {
-    return await Promise.race([promise, sleep(ms, "stalled" as const, { signal: timer.signal, ref: false })]);
-  } finally {
-    timer.abort();
-  }
-}
-
-async function ensureIndexStream(jsm: JetStreamManager, names: JobNames, retentionMs: number, replicas: number, maxBytes: number): Promise<void> {
-  const config = {
-    name: names.storeIndexStream,
-    subjects: [names.storeIndexSubject],
-    retention: RetentionPolicy.Limits,
-    storage: StorageType.File,
-    num_replicas: replicas,
-    // Full: the oldest index entries go (those jobs drop out of listings before their rows expire).
-    discard: DiscardPolicy.Old,
-    max_age: nanos(retentionMs),
-    max_bytes: maxBytes,
-    duplicate_window: nanos(Math.min(2 * 60 * 1000, retentionMs)),
-    allow_direct: true,
-  };
-  try {
-    await jsm.streams.add(config);
-  } catch (error) {
-    // Exists already (another replica, an earlier run): keep its retention and size in line with ours.
-    await jsm.streams.info(config.name).catch((infoError: unknown) => {
-      throw isStreamOrMessageNotFound(infoError) ? error : infoError;
-    });
-    await keepStreamLimits(jsm, config.name, { max_age: config.max_age, max_bytes: maxBytes });
-  }
-}

@@ -1,20 +1,18 @@
 import type { JsMsg } from "@nats-io/jetstream";
-import { jobKind, jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
+import { jobDataObjects, ServiceError, type JobRunCommand, type LiveJobState } from "@litrev/contracts";
 import { isInfrastructureFailure } from "@litrev/messaging";
 import { metrics, type Logger } from "@litrev/telemetry";
-import type { JobInfra } from "../infra";
 import { keyBindings } from "../key-sealer";
 import type { LiveEntry, UpdatedEntry } from "../registry";
 import { retrying } from "../retry";
 import { applyProgress, cancelRequested, isActive, type ProgressReport } from "../state";
 import { toStoredJob, type JsonRecord } from "../store/job-store";
 import { ArtifactWriter } from "../artifact";
-import { InputTexts } from "../item-texts";
 import { cancellationOf, JobCancelled, PartialFailure } from "./errors";
 import { PartialWriter } from "./partial-writer";
 import { completedState, exhaustion, failedState, holds, isStaleDelivery, takenState, type RunIdentity } from "./transitions";
 import type { JobWorkerOptions } from "./types";
-import { listChunks, readListChunk, readListHead, readWholeInput } from "../list-input";
+import { inputReads, inputTexts } from "./run-input";
 import { arrayChunks, HandedBackError, LeaseLostError, type ItemChunks, type JobContext, type JobOutcome } from "./types";
 
 /** How long a run stopped by a NATS or storage failure waits before its job is delivered again. */
@@ -165,7 +163,6 @@ export class JobRun {
   #context(command: JobRunCommand, state: LiveJobState, attempt: number): JobContext {
     const { infra, sealer } = this.deps;
     const signal = this.#signal;
-    let input: Promise<unknown> | undefined;
     this.#partials = new PartialWriter(infra.data, this.jobId, this.identity.deliveries, async () => void (await this.#assertLease()));
     const partials = this.#partials;
     return {
@@ -178,16 +175,7 @@ export class JobRun {
       providerKey: command.sealed_provider_key ? sealer.open(command.sealed_provider_key, keyBindings.job(infra.service, this.jobId)) : undefined,
       logger: this.log,
       // Reads and checkpoint saves ride out a NATS restart like the run's own writes do.
-      input: <T>() => {
-        input ??= retrying(() => loadInput(infra, command), { signal });
-        return input as Promise<T>;
-      },
-      inputHead: <T>(list: string) => {
-        if (!command.input) return Promise.resolve({ head: {} as T, count: 0 });
-        const ref = command.input;
-        return retrying(() => readListHead(infra.data, ref, list), { signal }) as Promise<{ head: T; count: number }>;
-      },
-      inputItems: <T>(list: string) => inputChunks<T>(infra, command, list, signal),
+      ...inputReads(infra, command, signal),
       report: (report) => this.#report(report),
       checkpoints: {
         load: <T>(stage: string) => retrying(() => infra.checkpoints.load<T>(this.jobId, stage), { signal }),
@@ -342,7 +330,7 @@ export class JobRun {
     const fence = this.identity.deliveries;
     const record = toStoredJob(state, extras, fence);
     const artifact = new ArtifactWriter(infra.data, infra.service, this.jobId, fence);
-    const texts = this.#inputTexts();
+    const texts = inputTexts(infra, this.#command);
     for (let n = 0; n < items.count; n++) {
       const chunk = await items.chunk(n);
       const chunkTexts = texts && (await retrying(() => texts.of(chunk), { isFinal: (e) => this.#lostLease(e) }));
@@ -360,15 +348,6 @@ export class JobRun {
       this.log.warn({ err: error }, "the store of record did not take the terminal row in time; it is kept for it, and the job's artifact holds the results meanwhile");
       return false;
     }
-  }
-
-  /** Looks up the finished items' titles and abstracts in the job's input (still there until clean-up), for its artifact. */
-  #inputTexts(): InputTexts | undefined {
-    const { infra } = this.deps;
-    const ref = this.#command?.input;
-    if (!ref) return undefined;
-    const list = jobKind(infra.service).list;
-    return new InputTexts(infra.service, listChunks(ref), (n) => readListChunk(infra.data, ref, list, n) as Promise<JsonRecord[]>);
   }
 
   /** The job exhausted its deliveries: failed, its (empty) artifact and row written first, then live. */
@@ -397,17 +376,6 @@ export class JobRun {
     else await infra.data.delete(jobDataObjects.input(this.jobId));
     await this.#partials?.remove().catch(() => undefined);
   }
-}
-
-function loadInput(infra: JobInfra, command: JobRunCommand): Promise<unknown> {
-  return command.input ? readWholeInput(infra.data, command.input) : Promise.resolve(null);
-}
-
-/** The input's list chunk by chunk; a read that fails on a brief NATS outage is retried like the run's other reads. */
-async function* inputChunks<T>(infra: JobInfra, command: JobRunCommand, list: string, signal: AbortSignal): AsyncGenerator<T[]> {
-  const ref = command.input;
-  if (!ref) return;
-  for (let n = 0; n < listChunks(ref); n++) yield (await retrying(() => readListChunk(infra.data, ref, list, n), { signal })) as T[];
 }
 
 /** Job counts by status: this process moved one job from `from` to `to`. */
