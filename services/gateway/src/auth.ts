@@ -6,7 +6,7 @@ import { headers, ServiceError } from "@litrev/contracts";
 const digest = (value: string) => hash("sha256", value, "buffer");
 
 /** `admin` may also change configuration; `use` may call every other route (docs/security.md). */
-export type KeyRole = "admin" | "use";
+type KeyRole = "admin" | "use";
 
 /** A configured service key: whose it is (the owner id of the jobs it creates) and what it may do. */
 export interface ServiceKey {
@@ -56,7 +56,7 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 }
 
 /** Longer than any provider's key (OpenAI's are under 200 characters): more is an attack or a mistake. */
-export const MAX_PROVIDER_KEY_CHARS = 512;
+const MAX_PROVIDER_KEY_CHARS = 512;
 
 /**
  * The client's provider key, if it sent one: the one place a request's provider key is read. It

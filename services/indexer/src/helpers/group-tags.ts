@@ -19,7 +19,7 @@ export function distinctValues(values: readonly string[]): string[] {
   return [...new Set(values)];
 }
 
-export function groupTagsUserMessage(request: GroupTagsRequest, values: readonly string[]): string {
+function groupTagsUserMessage(request: GroupTagsRequest, values: readonly string[]): string {
   const hint = request.num_groups_hint ? `Suggested number of groups: ${request.num_groups_hint}` : "";
   // Extracted values come from paper text: data, numbered by their ids for value_ids.
   const list = dataBlock("values", values.map((value, i) => ({ id: i + 1, value })));

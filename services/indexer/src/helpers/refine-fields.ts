@@ -24,7 +24,7 @@ export const RefineFieldsReply = z.object({
 });
 export type RefineFieldsReply = z.infer<typeof RefineFieldsReply>;
 
-export function refineFieldsUserMessage(request: RefineFieldsRequest): string {
+function refineFieldsUserMessage(request: RefineFieldsRequest): string {
   const fields = request.fields.map((f) => JSON.stringify(f)).join("\n");
   return [describeContext(request.project_context), `Current fields (one JSON object per line):\n${fields}`, describeSampleRecords(request.sample_records)]
     .filter(Boolean)

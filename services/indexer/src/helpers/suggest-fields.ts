@@ -43,7 +43,7 @@ function describePico(pico: Record<string, unknown> | null | undefined): string 
   return lines.length ? `PICOS elements:\n${lines.join("\n")}` : "";
 }
 
-export function suggestFieldsUserMessage(request: SuggestFieldsRequest): string {
+function suggestFieldsUserMessage(request: SuggestFieldsRequest): string {
   const existing = request.existing_fields?.length ? `Existing fields (do not propose these again): ${request.existing_fields.join(", ")}` : "Existing fields: none";
   return [describeContext(request.project_context), describePico(request.pico), existing, describeSampleRecords(request.sample_records)]
     .filter(Boolean)

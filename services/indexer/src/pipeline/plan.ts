@@ -16,7 +16,7 @@ export interface PlanInput {
 const EFFORTS = new Set(["minimal", "low", "medium", "high"]);
 
 /** Reasoning effort for extraction calls: `extra.reasoning_effort` in the config, else `low`. */
-export function reasoningEffortOf(config: ServiceConfigResponse): ReasoningEffort {
+function reasoningEffortOf(config: ServiceConfigResponse): ReasoningEffort {
   const value = config.extra.reasoning_effort;
   return typeof value === "string" && EFFORTS.has(value) ? (value as ReasoningEffort) : "low";
 }
