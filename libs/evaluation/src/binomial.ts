@@ -91,19 +91,3 @@ export function clopperPearson(successes: number, trials: number, confidence = 0
   const high = successes === trials ? 1 : betaQuantile(1 - tail, successes + 1, trials - successes, "high");
   return { low, high };
 }
-
-/**
- * The fewest labelled includes for which a binomial recall lower bound can reach `target` at all
- * (when the screener keeps every one of them): the lower bound of n of n is tail^(1/n), the tail
- * being 1 − confidence one-sided (the literature's "95% recall with 95% confidence": 59 includes)
- * or half of it two-sided (72). A floor for one planned look; the anytime certificate needs more.
- */
-export function includesNeededFor(target: number, confidence = 0.95, sides: "one" | "two" = "one"): number {
-  const tail = sides === "one" ? 1 - confidence : (1 - confidence) / 2;
-  const reaches = (n: number) => tail ** (1 / n) >= target;
-  let n = Math.max(1, Math.ceil(Math.log(tail) / Math.log(target)));
-  // Settle the logarithms' rounding with the closed form itself (a step or two at most).
-  for (let step = 0; step < 4 && !reaches(n); step++) n++;
-  for (let step = 0; step < 4 && n > 1 && reaches(n - 1); step++) n--;
-  return n;
-}

@@ -40,12 +40,6 @@ export function createKeyring(keys: readonly ServiceKey[]): (presented: string |
   };
 }
 
-/** True for any configured key (every key of a single-client deployment). */
-export function createKeyVerifier(keys: readonly string[]): (presented: string | undefined) => boolean {
-  const identify = createKeyring(keys.map((key) => ({ key, owner: "default", role: "admin" as const })));
-  return (presented) => identify(presented) !== null;
-}
-
 /** The service key from `X-API-Key` or `Authorization: Bearer`. */
 export function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers["x-api-key"];

@@ -1,5 +1,4 @@
-import type { IndexerField, IndexerMode, ProjectContext, ServiceConfigResponse } from "@litrev/contracts";
-import { MODE_RECORD_LIMIT } from "@litrev/contracts";
+import type { IndexerField, ProjectContext, ServiceConfigResponse } from "@litrev/contracts";
 import type { ReasoningEffort } from "@litrev/llm";
 import { systemPrompt } from "../prompts";
 import type { ExtractionPlan } from "./extract-record";
@@ -36,10 +35,4 @@ export function extractionPlan(input: PlanInput, config: ServiceConfigResponse, 
     reasoningEffort: reasoningEffortOf(config),
     providerKey,
   };
-}
-
-/** The records a mode covers: the first 5 (`test`), the first 20 (`sample`) or all (`full`). */
-export function selectRecords<T>(records: readonly T[], mode: IndexerMode): T[] {
-  const limit = MODE_RECORD_LIMIT[mode];
-  return Number.isFinite(limit) ? records.slice(0, limit) : [...records];
 }
