@@ -33,31 +33,22 @@ export function incompleteBeta(x: number, a: number, b: number): number {
 /** The continued fraction of I_x(a, b), evaluated by the modified Lentz method (bounded iterations). */
 function betaFraction(x: number, a: number, b: number): number {
   const tiny = 1e-300;
+  const guard = (v: number) => (Math.abs(v) < tiny ? tiny : v);
   let c = 1;
-  let d = 1 - ((a + b) * x) / (a + 1);
-  if (Math.abs(d) < tiny) d = tiny;
-  d = 1 / d;
+  let d = 1 / guard(1 - ((a + b) * x) / (a + 1));
   let f = d;
+  // One Lentz step for the term `num`: the factor it multiplies the fraction by.
+  const step = (num: number) => {
+    d = 1 / guard(1 + num * d);
+    c = guard(1 + num / c);
+    return d * c;
+  };
   for (let m = 1; m <= 10_000; m++) {
     const m2 = 2 * m;
-    // Even step.
-    let num = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
-    d = 1 + num * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + num / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    f *= d * c;
-    // Odd step.
-    num = -((a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
-    d = 1 + num * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + num / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const step = d * c;
-    f *= step;
-    if (Math.abs(step - 1) < 1e-15) break;
+    f *= step((m * (b - m) * x) / ((a + m2 - 1) * (a + m2)));
+    const odd = step(-((a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1)));
+    f *= odd;
+    if (Math.abs(odd - 1) < 1e-15) break;
   }
   return f;
 }
