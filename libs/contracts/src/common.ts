@@ -10,7 +10,6 @@ export const Timestamp = z.string();
 
 export const JobStatus = z.enum(["pending", "running", "completed", "failed"]);
 export type JobStatus = z.infer<typeof JobStatus>;
-export const TERMINAL_STATUSES = ["completed", "failed"] as const;
 export const isTerminalStatus = (status: JobStatus) => status === "completed" || status === "failed";
 
 export const ProjectContext = z.object({

@@ -169,7 +169,6 @@ export const IndexerOutputRecord = z
   })
   .catchall(ExtractedValue)
   .describe("One processed record: ID, indexing_status and one entry per requested field name");
-export type IndexerOutputRecord = z.infer<typeof IndexerOutputRecord>;
 
 export const IndexerRunResponse = z.object({
   results: z.array(IndexerOutputRecord),

@@ -11,7 +11,7 @@ export function laxNumber(value: unknown): unknown {
 }
 
 /** `"true"`/`"false"` (any case), `"1"`/`"0"` and `1`/`0` as booleans; anything else unchanged. */
-export function laxBoolean(value: unknown): unknown {
+function laxBoolean(value: unknown): unknown {
   const text = typeof value === "string" ? value.trim().toLowerCase() : value;
   if (text === "true" || text === "1" || text === 1) return true;
   if (text === "false" || text === "0" || text === 0) return false;

@@ -27,7 +27,6 @@ export type StageParameters = z.infer<typeof StageParameters>;
 
 /** A model string as the provider reported it in its replies, with how many calls it answered. */
 export const ModelUse = z.object({ model: z.string(), calls: z.number().int().nonnegative() });
-export type ModelUse = z.infer<typeof ModelUse>;
 
 /** A screening criterion as the job was given it. */
 export const AskedCriterion = z.object({ name: z.string(), type: z.enum(["include", "exclude"]), text: z.string() });

@@ -93,7 +93,6 @@ export type CreateScreeningJobResponse = z.infer<typeof CreateScreeningJobRespon
 
 export const ScreeningStage = z.enum(["labelling", "reasoning", "clustering", "assignment"]);
 export type ScreeningStage = z.infer<typeof ScreeningStage>;
-export const SCREENING_STAGE_COMPLETE = "Complete";
 
 export const ScreeningDecision = z.enum(["include", "exclude"]);
 
@@ -128,16 +127,6 @@ export const ScreeningCluster = z.looseObject({
   count: z.number().int(),
 });
 export type ScreeningCluster = z.infer<typeof ScreeningCluster>;
-
-export const ScreeningJobConfig = z.looseObject({
-  model: z.string(),
-  repetitions: z.number().int(),
-  threshold: z.number().nullable(),
-  clusters_type: z.string().nullable(),
-  mock: z.boolean(),
-  papers_count: z.number().int(),
-  criteria_count: z.number().int(),
-});
 
 /** How the provider bills a paper's votes: one request with `n` choices, or one request per vote. */
 export const ProviderN = z.enum(["honoured", "ignored"]);

@@ -33,31 +33,22 @@ export function incompleteBeta(x: number, a: number, b: number): number {
 /** The continued fraction of I_x(a, b), evaluated by the modified Lentz method (bounded iterations). */
 function betaFraction(x: number, a: number, b: number): number {
   const tiny = 1e-300;
+  const guard = (v: number) => (Math.abs(v) < tiny ? tiny : v);
   let c = 1;
-  let d = 1 - ((a + b) * x) / (a + 1);
-  if (Math.abs(d) < tiny) d = tiny;
-  d = 1 / d;
+  let d = 1 / guard(1 - ((a + b) * x) / (a + 1));
   let f = d;
+  // One Lentz step for the term `num`: the factor it multiplies the fraction by.
+  const step = (num: number) => {
+    d = 1 / guard(1 + num * d);
+    c = guard(1 + num / c);
+    return d * c;
+  };
   for (let m = 1; m <= 10_000; m++) {
     const m2 = 2 * m;
-    // Even step.
-    let num = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
-    d = 1 + num * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + num / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    f *= d * c;
-    // Odd step.
-    num = -((a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
-    d = 1 + num * d;
-    if (Math.abs(d) < tiny) d = tiny;
-    c = 1 + num / c;
-    if (Math.abs(c) < tiny) c = tiny;
-    d = 1 / d;
-    const step = d * c;
-    f *= step;
-    if (Math.abs(step - 1) < 1e-15) break;
+    f *= step((m * (b - m) * x) / ((a + m2 - 1) * (a + m2)));
+    const odd = step(-((a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1)));
+    f *= odd;
+    if (Math.abs(odd - 1) < 1e-15) break;
   }
   return f;
 }
@@ -90,20 +81,4 @@ export function clopperPearson(successes: number, trials: number, confidence = 0
   const low = successes === 0 ? 0 : betaQuantile(tail, successes, trials - successes + 1, "low");
   const high = successes === trials ? 1 : betaQuantile(1 - tail, successes + 1, trials - successes, "high");
   return { low, high };
-}
-
-/**
- * The fewest labelled includes for which a binomial recall lower bound can reach `target` at all
- * (when the screener keeps every one of them): the lower bound of n of n is tail^(1/n), the tail
- * being 1 − confidence one-sided (the literature's "95% recall with 95% confidence": 59 includes)
- * or half of it two-sided (72). A floor for one planned look; the anytime certificate needs more.
- */
-export function includesNeededFor(target: number, confidence = 0.95, sides: "one" | "two" = "one"): number {
-  const tail = sides === "one" ? 1 - confidence : (1 - confidence) / 2;
-  const reaches = (n: number) => tail ** (1 / n) >= target;
-  let n = Math.max(1, Math.ceil(Math.log(tail) / Math.log(target)));
-  // Settle the logarithms' rounding with the closed form itself (a step or two at most).
-  for (let step = 0; step < 4 && !reaches(n); step++) n++;
-  for (let step = 0; step < 4 && n > 1 && reaches(n - 1); step++) n--;
-  return n;
 }

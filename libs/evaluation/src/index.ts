@@ -1,5 +1,6 @@
 export * from "./binomial";
 export * from "./certificate";
+export * from "./recall-certificate";
 export * from "./error-rates";
 export * from "./metrics";
 export * from "./random";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { recallCertificate, type VoteLevel } from "./certificate";
+import type { VoteLevel } from "./certificate";
+import { recallCertificate } from "./recall-certificate";
 import { oneLookCertifies, oneLookRecallLower } from "./one-look";
 import { generator } from "./random";
 import { validateJob, type JobPaper } from "./validation";

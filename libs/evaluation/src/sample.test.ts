@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { recallCertificate } from "./certificate";
+import { recallCertificate } from "./recall-certificate";
 import { drawSample, jobPaperOf, thresholdOf } from "./sample";
 import type { JobPaper } from "./validation";
 

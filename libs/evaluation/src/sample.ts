@@ -1,5 +1,5 @@
 import type { SampleDesign } from "@litrev/contracts";
-import { allocate, keptAt } from "./certificate";
+import { allocate } from "./certificate";
 import { generator } from "./random";
 import type { JobPaper } from "./validation";
 
@@ -59,11 +59,6 @@ function partialShuffle<T>(items: readonly T[], k: number, next: () => number): 
     [out[i], out[j]] = [out[j]!, out[i]!];
   }
   return out.slice(0, k);
-}
-
-/** Papers the below_threshold design may draw. */
-export function belowThreshold(papers: readonly JobPaper[], threshold: number): JobPaper[] {
-  return papers.filter((p) => !keptAt(p.score, threshold));
 }
 
 /** A result item as the validation reads it: its include votes and the job's decision. */

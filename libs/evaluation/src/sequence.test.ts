@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { generator } from "./random";
-import { allocate, recallCertificate } from "./certificate";
+import { allocate } from "./certificate";
+import { recallCertificate } from "./recall-certificate";
 import { upperGamma, voteLevelChiSquare } from "./randomness";
 import { countBounds } from "./sequence";
 

@@ -1,5 +1,6 @@
 import type { BoundSides, CertifiedThreshold, ScreeningValidationResponse, ThresholdRow, ValidationLabel } from "@litrev/contracts";
-import { recallCertificate, type VoteLevel } from "./certificate";
+import type { VoteLevel } from "./certificate";
+import { recallCertificate } from "./recall-certificate";
 import { kept, thresholdRow, type ScoredPaper } from "./metrics";
 import { voteLevelChiSquare } from "./randomness";
 

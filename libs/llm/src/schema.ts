@@ -253,7 +253,7 @@ export function structuredFormat<S extends z.ZodType>(name: string, schema: S): 
  * zod's `.optional()` wants the key absent instead. Walks the original (pre-strict) schema and
  * deletes those nulls; nulls the schema itself allows (`.nullish()`) are kept.
  */
-export function dropAddedNulls(node: unknown, value: unknown, root: JsonSchema, depth = 0): unknown {
+function dropAddedNulls(node: unknown, value: unknown, root: JsonSchema, depth = 0): unknown {
   const schema = resolveRef(node, root);
   if (!schema || depth > 64 || typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) {

@@ -8,7 +8,7 @@
  */
 export { importReferences, detectFormat, MAX_IMPORT_BYTES, type ReferenceFile, type ImportOptions, type ImportProgress, type ImportResult } from "./import";
 export { findDuplicates, mergeDuplicates, normaliseTitle, keyIndex, type DuplicateGroup, type DuplicateKey } from "./duplicates";
-export { ACCEPTED_FORMATS, ReferenceImportError, normaliseDoi, normalisePmid, NO_BIBLIOGRAPHY, type ImportedRecord, type ReferenceBibliography, type ReferenceFormat, type SourceReference } from "./record";
+export { ACCEPTED_FORMATS, ReferenceImportError, normaliseDoi, normalisePmid, type ImportedRecord, type ReferenceBibliography, type ReferenceFormat, type SourceReference } from "./record";
 export { toScreeningPaper, toIndexerRecord, paperBibliography } from "./papers";
 export { parseCsvRows, CSV_COLUMNS } from "./csv";
 export { medlineToRis } from "./medline";

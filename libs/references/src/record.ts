@@ -26,20 +26,6 @@ export interface ReferenceBibliography {
   keywords: string[];
 }
 
-/** A reference without bibliographic fields. */
-export const NO_BIBLIOGRAPHY: Readonly<ReferenceBibliography> = Object.freeze({
-  authors: [],
-  year: null,
-  journal: null,
-  volume: null,
-  issue: null,
-  pages: null,
-  accession: null,
-  database: null,
-  url: null,
-  keywords: [],
-});
-
 /** One reference as a format reader found it, before ids are made unique across files. */
 export interface SourceReference extends ReferenceBibliography {
   /** The source's own id: a PMID, a database accession, a Scopus EID, a tool's record id; null when it has none. */

@@ -46,7 +46,7 @@ export function wosTagRecords(text: string): Map<string, string[]>[] {
 
 const joined = (tags: Map<string, string[]>, name: string) => (tags.get(name) ?? []).join(" ").trim() || null;
 
-export function referenceFromWos(tags: Map<string, string[]>): SourceReference {
+function referenceFromWos(tags: Map<string, string[]>): SourceReference {
   const accession = joined(tags, "UT");
   const start = joined(tags, "BP");
   const end = joined(tags, "EP");

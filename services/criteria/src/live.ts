@@ -1,18 +1,11 @@
-import { DEFAULT_MODEL, dataBlock, type CriterionResponse, type JsonObject } from "@litrev/contracts";
+import { AnalyzeQuestionResponse, DEFAULT_MODEL, dataBlock, RefineContextResponse, type CriterionResponse, type JsonObject } from "@litrev/contracts";
 import type { HandlerContext } from "@litrev/messaging";
 import type { ServiceRuntime } from "@litrev/runtime";
 import type { z } from "zod";
 import { applyConsolidationRules, criterionIds } from "./consolidation";
 import type { LiveCriteria } from "./handlers";
 import { PROMPTS, type PromptKey } from "./prompts";
-import {
-  ConsolidationReply,
-  CriteriaReply,
-  PicosReply,
-  QuestionAnalysisReply,
-  RefineContextReply,
-  type CriterionDraft,
-} from "./replies";
+import { ConsolidationReply, CriteriaReply, PicosReply, type CriterionDraft } from "./replies";
 
 /** The parts of the service runtime the live answers use. */
 export type CriteriaRuntime = Pick<ServiceRuntime, "config" | "llm" | "logger" | "model">;
@@ -50,7 +43,7 @@ export function liveCriteria(runtime: CriteriaRuntime): LiveCriteria {
 
   return {
     analyzeQuestion: (req, ctx) =>
-      ask("analyzeQuestion", QuestionAnalysisReply, req, { "Research question": req.research_question }, ctx),
+      ask("analyzeQuestion", AnalyzeQuestionResponse, req, { "Research question": req.research_question }, ctx),
 
     async generate(req, ctx) {
       const reply = await ask(
@@ -83,7 +76,7 @@ export function liveCriteria(runtime: CriteriaRuntime): LiveCriteria {
     refineContext: (req, ctx) =>
       ask(
         "refineContext",
-        RefineContextReply,
+        RefineContextResponse,
         req,
         { "Project description": req.description, "Research questions": req.research_questions },
         ctx,

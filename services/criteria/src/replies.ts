@@ -1,9 +1,10 @@
+import { PicosElements } from "@litrev/contracts";
 import { z } from "zod";
 
 /**
  * What the provider is asked to return, per endpoint. Strict structured output needs every
  * property required, so these differ from the public responses where the spec has optional
- * fields; `live.ts` maps them and applies the spec's rules.
+ * fields; `live.ts` maps them and applies the spec's rules. Where a response has none, it is the reply.
  */
 const CriterionDraft = z.object({
   category: z.string(),
@@ -16,30 +17,12 @@ const CriterionDraft = z.object({
 });
 export type CriterionDraft = z.infer<typeof CriterionDraft>;
 
-export const QuestionAnalysisReply = z.object({
-  status: z.enum(["ready", "could_improve"]),
-  missing_elements: z.array(z.string()),
-  suggestion: z.string(),
-});
-
 export const CriteriaReply = z.object({ criteria: z.array(CriterionDraft) });
 
 export const PicosReply = z.object({
-  elements: z.object({
-    population: z.string(),
-    intervention: z.string(),
-    comparison: z.string(),
-    outcome: z.string(),
-    study_design: z.string(),
-  }),
+  elements: PicosElements,
   gap_flags: z.array(z.string()),
   contraindications: z.array(z.object({ elements: z.array(z.string()), issue: z.string(), severity: z.enum(["low", "medium", "high"]) })),
-});
-
-export const RefineContextReply = z.object({
-  refined_description: z.string(),
-  refined_research_questions: z.array(z.string()),
-  explanation: z.string(),
 });
 
 export const ConsolidationReply = z.object({

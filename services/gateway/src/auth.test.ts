@@ -1,10 +1,14 @@
 import type { FastifyRequest } from "fastify";
 import { describe, expect, it } from "vitest";
-import { createKeyVerifier, presentedKey, providerKeyOf } from "./auth";
+import { createKeyring, presentedKey, providerKeyOf } from "./auth";
 
 const request = (headers: Record<string, string>) => ({ headers }) as unknown as FastifyRequest;
+const createKeyVerifier = (keys: readonly string[]) => {
+  const identify = createKeyring(keys.map((key) => ({ key, owner: "default", role: "admin" as const })));
+  return (presented: string | undefined) => identify(presented) !== null;
+};
 
-describe("createKeyVerifier", () => {
+describe("createKeyring", () => {
   const verify = createKeyVerifier(["first-key-123", "second-key-456"]);
 
   it("accepts each configured key", () => {

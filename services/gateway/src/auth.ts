@@ -6,7 +6,7 @@ import { headers, ServiceError } from "@litrev/contracts";
 const digest = (value: string) => hash("sha256", value, "buffer");
 
 /** `admin` may also change configuration; `use` may call every other route (docs/security.md). */
-export type KeyRole = "admin" | "use";
+type KeyRole = "admin" | "use";
 
 /** A configured service key: whose it is (the owner id of the jobs it creates) and what it may do. */
 export interface ServiceKey {
@@ -40,12 +40,6 @@ export function createKeyring(keys: readonly ServiceKey[]): (presented: string |
   };
 }
 
-/** True for any configured key (every key of a single-client deployment). */
-export function createKeyVerifier(keys: readonly string[]): (presented: string | undefined) => boolean {
-  const identify = createKeyring(keys.map((key) => ({ key, owner: "default", role: "admin" as const })));
-  return (presented) => identify(presented) !== null;
-}
-
 /** The service key from `X-API-Key` or `Authorization: Bearer`. */
 export function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers["x-api-key"];
@@ -56,7 +50,7 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 }
 
 /** Longer than any provider's key (OpenAI's are under 200 characters): more is an attack or a mistake. */
-export const MAX_PROVIDER_KEY_CHARS = 512;
+const MAX_PROVIDER_KEY_CHARS = 512;
 
 /**
  * The client's provider key, if it sent one: the one place a request's provider key is read. It

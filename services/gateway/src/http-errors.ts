@@ -1,7 +1,7 @@
 import { SPEC_CODE, ServiceError, type ErrorCategory } from "@litrev/contracts";
 
 /** The one table from error category to HTTP status (docs/errors.md). */
-export const HTTP_STATUS: Record<ErrorCategory, number> = {
+const HTTP_STATUS: Record<ErrorCategory, number> = {
   validation: 400,
   auth: 401,
   forbidden: 403,

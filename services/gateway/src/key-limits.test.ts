@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { LocalRecords, type RecordStore } from "@litrev/messaging";
-import { gatewayShare, HOLDER_LEASE_MS, KeyLimiter, keyUse, viewOf, type KeyLimitSettings } from "./key-limits";
+import { gatewayShare, HOLDER_LEASE_MS, viewOf, type KeyLimitSettings } from "./key-allowance";
+import { KeyLimiter, keyUse } from "./key-limits";
 
 const OFF: KeyLimitSettings = { concurrency: 0, ratePerS: 0, burst: 1, heavy: 0, streams: 0 };
 

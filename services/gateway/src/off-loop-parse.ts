@@ -10,7 +10,7 @@ export const OFF_LOOP_MIN_BYTES = 1024 * 1024;
  * grew (a 50,000-paper creation: about 70 MB of the gateway's RSS) and V8 does not collect an idle
  * isolate; ending it gives that back, and the next large body starts a new one (tens of ms).
  */
-export const OFF_LOOP_IDLE_MS = 5_000;
+const OFF_LOOP_IDLE_MS = 5_000;
 
 /**
  * One worker thread that parses, limit-checks and validates large request bodies, so that a

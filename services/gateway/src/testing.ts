@@ -21,7 +21,7 @@ export function offlineLink(): NatsLink {
 }
 
 /** No configuration bucket: configuration routes answer as when NATS has none yet. */
-export const noConfigStore = () => Promise.reject(new Error("no config store in this test")) as Promise<ConfigStore>;
+const noConfigStore = () => Promise.reject(new Error("no config store in this test")) as Promise<ConfigStore>;
 
 /**
  * The gateway over `link`, configured by `env` (which names its API_KEY) on top of what every test

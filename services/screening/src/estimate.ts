@@ -81,6 +81,6 @@ export function estimateScreening(
   };
 }
 
-export function roundUsd(value: number): number {
+function roundUsd(value: number): number {
   return Math.round(value * 1_000_000) / 1_000_000;
 }

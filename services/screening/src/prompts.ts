@@ -51,8 +51,3 @@ export const PROMPTS = new PromptRegistry("screening", PREAMBLE, {
 export type StageName = keyof typeof PROMPTS.prompts;
 
 export const PROMPT_LIST = PROMPTS.list();
-
-/** A stage's instructions, after any override in the service config's `extra.prompts`. */
-export function stageInstructions(stage: StageName, extra: Record<string, unknown>): string {
-  return PROMPTS.instructions(stage, { extra });
-}

@@ -38,7 +38,7 @@ export function screeningProvenance(input: ScreeningProvenanceInput): Provenance
 }
 
 /** The rule `LabelTable.decision` applies, in words. */
-export function decisionRule(repetitions: number, threshold: number): string {
+function decisionRule(repetitions: number, threshold: number): string {
   const votes = Math.max(0, Math.ceil(threshold));
   const rule =
     votes > repetitions

@@ -9,7 +9,7 @@ import { buildReferencesBundle, prebuiltReferencesBundle } from "./references-bu
  * beside the gateway's package.json. Found through the package's own name, so that the same code
  * finds them from src/ under tsx and from the compiled dist/ in the image (scripts/lib/build.ts).
  */
-export const CONSOLE_DIR = join(dirname(createRequire(import.meta.url).resolve("@litrev/gateway/package.json")), "console");
+const CONSOLE_DIR = join(dirname(createRequire(import.meta.url).resolve("@litrev/gateway/package.json")), "console");
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

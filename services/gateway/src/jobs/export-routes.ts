@@ -17,7 +17,7 @@ const EXPORT_DESCRIPTION =
   "A failed or cancelled job exports the items that finished, marked partial (header `x-litrev-partial: true`, `partial` in the file name).";
 
 /** Marks the export of a job that did not complete: its items are those that finished. */
-export const PARTIAL_HEADER = "x-litrev-partial";
+const PARTIAL_HEADER = "x-litrev-partial";
 
 
 /**

@@ -75,7 +75,7 @@ async function serviceChecks(deps: GatewayDeps): Promise<Record<string, string>>
 }
 
 /** A service's database status as readiness shows it: one of a few fixed messages. */
-export function publicDatabaseStatus(status: string): string {
+function publicDatabaseStatus(status: string): string {
   if (!status.startsWith("error")) return status === "ok" || status === "not_used" ? status : "error: unknown status";
   if (/not connected yet/.test(status)) return "error: database not connected yet";
   if (/waiting for the job store/.test(status)) return "error: writes waiting for the job store";
@@ -88,7 +88,7 @@ export function publicDatabaseStatus(status: string): string {
  * A service's model check as readiness shows it: the names of configured models the provider
  * lacks (configuration, not secrets) are kept; a failure to ask the provider is one fixed message.
  */
-export function publicModelsStatus(status: string): string {
+function publicModelsStatus(status: string): string {
   if (status.startsWith("missing:") || status.startsWith("shutting down:")) return status;
   if (status.startsWith("error")) return "error: could not list the provider's models";
   return status.startsWith("ok") ? status : "error: unknown status";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { dataBlock, type GroupTagsRequest, type GroupTagsResponse, type ServiceConfigResponse, type TagGroup } from "@litrev/contracts";
 import { toContractUsage } from "@litrev/llm";
 import type { StructuredCaller } from "../pipeline/extract-record";
-import { systemPrompt } from "../prompts";
+import { askHelper } from "./ask";
 import { describeContext } from "./sample-records";
 
 /** The model answers with value numbers, not copies: shorter, and a number cannot be misspelt. */
@@ -19,7 +19,7 @@ export function distinctValues(values: readonly string[]): string[] {
   return [...new Set(values)];
 }
 
-export function groupTagsUserMessage(request: GroupTagsRequest, values: readonly string[]): string {
+function groupTagsUserMessage(request: GroupTagsRequest, values: readonly string[]): string {
   const hint = request.num_groups_hint ? `Suggested number of groups: ${request.num_groups_hint}` : "";
   // Extracted values come from paper text: data, numbered by their ids for value_ids.
   const list = dataBlock("values", values.map((value, i) => ({ id: i + 1, value })));
@@ -66,20 +66,7 @@ export async function groupTagsLive(
   signal?: AbortSignal,
 ): Promise<GroupTagsResponse> {
   const values = distinctValues(request.values);
-  const reply = await llm.structured({
-    model: request.model,
-    schema: GroupTagsReply,
-    schemaName: "indexer_group_tags",
-    system: systemPrompt(config, "groupTags"),
-    user: groupTagsUserMessage(request, values),
-    temperature: config.temperature,
-    // Each value id costs about two tokens in the reply, plus names and rationales.
-    maxOutputTokens: Math.max(config.max_output_tokens, 2_000 + 4 * values.length),
-    reasoningEffort: "low",
-    providerKey,
-    signal,
-    // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
-    interactive: true,
-  });
+  // Each value id costs about two tokens in the reply, plus names and rationales.
+  const reply = await askHelper(llm, config, { prompt: "groupTags", schema: GroupTagsReply, schemaName: "indexer_group_tags", model: request.model, user: groupTagsUserMessage(request, values), minOutputTokens: 2_000 + 4 * values.length }, providerKey, signal);
   return { groups: assignGroups(reply.data, values), usage: toContractUsage(reply.usage) };
 }

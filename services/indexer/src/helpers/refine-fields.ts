@@ -7,7 +7,7 @@ import {
   type ServiceConfigResponse,
 } from "@litrev/contracts";
 import type { StructuredCaller } from "../pipeline/extract-record";
-import { systemPrompt } from "../prompts";
+import { askHelper } from "./ask";
 import { describeContext, describeSampleRecords, nameKey } from "./sample-records";
 import { SuggestedField } from "./suggest-fields";
 
@@ -24,7 +24,7 @@ export const RefineFieldsReply = z.object({
 });
 export type RefineFieldsReply = z.infer<typeof RefineFieldsReply>;
 
-export function refineFieldsUserMessage(request: RefineFieldsRequest): string {
+function refineFieldsUserMessage(request: RefineFieldsRequest): string {
   const fields = request.fields.map((f) => JSON.stringify(f)).join("\n");
   return [describeContext(request.project_context), `Current fields (one JSON object per line):\n${fields}`, describeSampleRecords(request.sample_records)]
     .filter(Boolean)
@@ -82,19 +82,6 @@ export async function refineFieldsLive(
   providerKey: string | undefined,
   signal?: AbortSignal,
 ): Promise<RefineFieldsResponse> {
-  const reply = await llm.structured({
-    model: request.model,
-    schema: RefineFieldsReply,
-    schemaName: "indexer_refine_fields",
-    system: systemPrompt(config, "refineFields"),
-    user: refineFieldsUserMessage(request),
-    temperature: config.temperature,
-    maxOutputTokens: Math.max(config.max_output_tokens, 4096),
-    reasoningEffort: "low",
-    providerKey,
-    signal,
-    // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
-    interactive: true,
-  });
+  const reply = await askHelper(llm, config, { prompt: "refineFields", schema: RefineFieldsReply, schemaName: "indexer_refine_fields", model: request.model, user: refineFieldsUserMessage(request), minOutputTokens: 4096 }, providerKey, signal);
   return acceptRefinements(reply.data, request.fields);
 }

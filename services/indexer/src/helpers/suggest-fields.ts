@@ -8,8 +8,8 @@ import {
   type SuggestFieldsRequest,
   type SuggestFieldsResponse,
 } from "@litrev/contracts";
-import { systemPrompt } from "../prompts";
 import type { StructuredCaller } from "../pipeline/extract-record";
+import { askHelper } from "./ask";
 import { describeContext, describeSampleRecords, nameKey } from "./sample-records";
 
 /** What the model writes: complete field definitions (strict mode has no optional properties). */
@@ -43,7 +43,7 @@ function describePico(pico: Record<string, unknown> | null | undefined): string 
   return lines.length ? `PICOS elements:\n${lines.join("\n")}` : "";
 }
 
-export function suggestFieldsUserMessage(request: SuggestFieldsRequest): string {
+function suggestFieldsUserMessage(request: SuggestFieldsRequest): string {
   const existing = request.existing_fields?.length ? `Existing fields (do not propose these again): ${request.existing_fields.join(", ")}` : "Existing fields: none";
   return [describeContext(request.project_context), describePico(request.pico), existing, describeSampleRecords(request.sample_records)]
     .filter(Boolean)
@@ -88,19 +88,6 @@ export async function suggestFieldsLive(
   providerKey: string | undefined,
   signal?: AbortSignal,
 ): Promise<SuggestFieldsResponse> {
-  const reply = await llm.structured({
-    model: request.model,
-    schema: SuggestFieldsReply,
-    schemaName: "indexer_suggest_fields",
-    system: systemPrompt(config, "suggestFields"),
-    user: suggestFieldsUserMessage(request),
-    temperature: config.temperature,
-    maxOutputTokens: Math.max(config.max_output_tokens, 4096),
-    reasoningEffort: "low",
-    providerKey,
-    signal,
-    // Synchronous endpoint: a rate limit that does not clear soon goes back to the client as a 429.
-    interactive: true,
-  });
+  const reply = await askHelper(llm, config, { prompt: "suggestFields", schema: SuggestFieldsReply, schemaName: "indexer_suggest_fields", model: request.model, user: suggestFieldsUserMessage(request), minOutputTokens: 4096 }, providerKey, signal);
   return acceptSuggestions(reply.data, request.existing_fields);
 }

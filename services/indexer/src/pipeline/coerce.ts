@@ -156,7 +156,7 @@ function constrainScalar(spec: FieldSpec, value: string | number, flags: Set<Val
 }
 
 /** Range and integrality rules of the supported qualifiers. */
-export function applyQualifier(qualifier: Qualifier, value: number, flags: Set<ValueFlag>): number | null {
+function applyQualifier(qualifier: Qualifier, value: number, flags: Set<ValueFlag>): number | null {
   const integral = qualifier === "integer" || qualifier === "count" || qualifier === "year";
   let out = value;
   if (integral && !Number.isInteger(out)) {

@@ -12,7 +12,7 @@ export interface ClaimedQuote {
 /** Why a claimed quote was not kept. */
 export type DropReason = "not_found" | "too_short" | "not_text";
 
-export interface DroppedQuote {
+interface DroppedQuote {
   quote: string;
   reason: DropReason;
 }
@@ -23,7 +23,7 @@ export interface VerifiedEvidence {
 }
 
 /** Shorter quotes (after normalisation) match almost anywhere, so they prove nothing. */
-export const MIN_QUOTE_LENGTH = 3;
+const MIN_QUOTE_LENGTH = 3;
 
 /** Models mark omissions as `...`, `…` or `[...]`; each side must be found on its own. */
 const ELLIPSIS = /\s*(?:\[\s*(?:\.\.\.|…)\s*\]|\.{3,}|…)\s*/u;

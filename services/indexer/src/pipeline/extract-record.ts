@@ -34,7 +34,7 @@ export interface ExtractionPlan {
  * this record failed in a way that does not affect other records (values null, reason in `errors`);
  * `not_processed` when a synchronous run spent its time budget before reaching the record.
  */
-export type IndexingStatus = "ok" | "no_abstract" | "error" | "not_processed";
+type IndexingStatus = "ok" | "no_abstract" | "error" | "not_processed";
 
 export interface ExtractedField {
   value: FieldValue;
@@ -76,7 +76,7 @@ export interface RecordOutcome {
  */
 const FATAL = new Set(["auth", "quota", "rate_limit", "provider_unavailable", "service_unavailable"]);
 
-export function isFatal(error: unknown): boolean {
+function isFatal(error: unknown): boolean {
   // A model the provider does not offer fails every record alike: the job stops, naming it.
   return isAbortError(error) || isModelUnavailable(error) || (error instanceof ServiceError && FATAL.has(error.category));
 }
@@ -178,7 +178,7 @@ export function checkField(spec: FieldSpec, reply: FieldReply | undefined, locat
 }
 
 /** The model's confidence as a number in [0, 1]; a percentage is read as one, anything else is 0.5. */
-export function modelConfidence(raw: unknown): number {
+function modelConfidence(raw: unknown): number {
   const value = typeof raw === "number" ? raw : typeof raw === "string" ? Number.parseFloat(raw) : Number.NaN;
   if (!Number.isFinite(value)) return 0.5;
   if (value > 1 && value <= 100) return value / 100;

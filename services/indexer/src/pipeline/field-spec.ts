@@ -42,7 +42,7 @@ export function qualifierOf(field: IndexerField): Qualifier {
 }
 
 /** A property name the provider accepts whatever the field is called; the prompt maps it back. */
-export function fieldKeys(fields: readonly IndexerField[]): string[] {
+function fieldKeys(fields: readonly IndexerField[]): string[] {
   const used = new Set<string>();
   return fields.map((field, index) => {
     const base = field.name.replace(/[^A-Za-z0-9_]+/g, "_").replace(/^_+|_+$/g, "").slice(0, 48) || `field_${index + 1}`;

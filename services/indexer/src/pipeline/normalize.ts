@@ -20,7 +20,7 @@ const MARKS = /\p{M}/gu;
 const SPACE = /\s/u;
 
 /** One code point's normalised form: compatibility-decomposed, marks removed, lower case, look-alikes folded. */
-export function normalizeChar(char: string): string {
+function normalizeChar(char: string): string {
   const folded = FOLD[char];
   if (folded !== undefined) return folded;
   if (SPACE.test(char)) return " ";

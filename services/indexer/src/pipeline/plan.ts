@@ -1,5 +1,4 @@
-import type { IndexerField, IndexerMode, ProjectContext, ServiceConfigResponse } from "@litrev/contracts";
-import { MODE_RECORD_LIMIT } from "@litrev/contracts";
+import type { IndexerField, ProjectContext, ServiceConfigResponse } from "@litrev/contracts";
 import type { ReasoningEffort } from "@litrev/llm";
 import { systemPrompt } from "../prompts";
 import type { ExtractionPlan } from "./extract-record";
@@ -16,7 +15,7 @@ export interface PlanInput {
 const EFFORTS = new Set(["minimal", "low", "medium", "high"]);
 
 /** Reasoning effort for extraction calls: `extra.reasoning_effort` in the config, else `low`. */
-export function reasoningEffortOf(config: ServiceConfigResponse): ReasoningEffort {
+function reasoningEffortOf(config: ServiceConfigResponse): ReasoningEffort {
   const value = config.extra.reasoning_effort;
   return typeof value === "string" && EFFORTS.has(value) ? (value as ReasoningEffort) : "low";
 }
@@ -36,10 +35,4 @@ export function extractionPlan(input: PlanInput, config: ServiceConfigResponse, 
     reasoningEffort: reasoningEffortOf(config),
     providerKey,
   };
-}
-
-/** The records a mode covers: the first 5 (`test`), the first 20 (`sample`) or all (`full`). */
-export function selectRecords<T>(records: readonly T[], mode: IndexerMode): T[] {
-  const limit = MODE_RECORD_LIMIT[mode];
-  return Number.isFinite(limit) ? records.slice(0, limit) : [...records];
 }

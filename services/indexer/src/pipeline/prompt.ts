@@ -18,7 +18,7 @@ const QUALIFIER_WORDS: Record<string, string> = {
 };
 
 /** One field as the model reads it. */
-export function describeField(spec: FieldSpec): string {
+function describeField(spec: FieldSpec): string {
   const { field } = spec;
   const secondary = field.data_type_secondary && field.data_type_secondary !== "NA" ? field.data_type_secondary : undefined;
   const qualifier = QUALIFIER_WORDS[spec.qualifier] ?? (secondary ? `format: ${secondary}` : undefined);

@@ -7,7 +7,7 @@ import { checkField, extractRecord, type StructuredCaller } from "./extract-reco
 import { EvidenceLocator } from "./evidence";
 import { fieldSpecs } from "./field-spec";
 import { MOCK_TEXT, mockExtractionCaller } from "./mock-extraction";
-import { extractionPlan, selectRecords } from "./plan";
+import { extractionPlan } from "./plan";
 import { runExtraction } from "./run";
 
 const fields: IndexerField[] = [
@@ -109,12 +109,6 @@ describe("runExtraction", () => {
     expect(statuses).toEqual([...Array(done).fill("ok"), ...Array(12 - done).fill("not_processed")]);
     expect(summary.outcomes[11]?.error).toMatch(/not processed.*\/v1\/indexer\/jobs/);
     expect(batches.reduce((a, b) => a + b, 0)).toBe(12);
-  });
-
-  it("selects the first 5 / 20 / all records by mode", () => {
-    expect(selectRecords(records, "test")).toHaveLength(5);
-    expect(selectRecords(records, "sample")).toHaveLength(20);
-    expect(selectRecords(records, "full")).toHaveLength(23);
   });
 });
 

@@ -105,7 +105,7 @@ export async function runExtraction(
 }
 
 /** Usage, model version and quote counts summed over record outcomes. */
-export function summarize(outcomes: readonly RecordOutcome[]): RunSummary {
+function summarize(outcomes: readonly RecordOutcome[]): RunSummary {
   const usage = accumulateUsage(outcomes.map((o) => o.usage));
   const quotes = outcomes.reduce((sum, o) => addQuotes(sum, o.quotes), NO_QUOTES);
   return { outcomes: [...outcomes], usage, modelVersion: firstModel(usage), quotes };

@@ -22,7 +22,7 @@ export interface LiveModelOptions {
 const ThemeSchema = z.object({ label: z.string(), description: z.string() });
 
 /** The reasoning effort each stage asks for (reasoning models only). */
-export const STAGE_EFFORT: Record<StageName, ReasoningEffort> = { labelling: "minimal", reasoning: "minimal", clustering: "low", assignment: "minimal" };
+const STAGE_EFFORT: Record<StageName, ReasoningEffort> = { labelling: "minimal", reasoning: "minimal", clustering: "low", assignment: "minimal" };
 
 /** Calls in a row, asking about one still-unanswered paper alone, that may bring no vote before it is given up. */
 const SOLO_ATTEMPTS = 2;
@@ -267,7 +267,7 @@ function reasonIds(count: number): string[] {
 }
 
 /** What a paper's reasoning says when the model gave none for it, even when asked twice. */
-export const MISSING_REASON = "No reasoning was returned for this paper.";
+const MISSING_REASON = "No reasoning was returned for this paper.";
 
 /** At most `max` characters, cut at a word where one is near, "…" included (so an excerpt is its own excerpt). */
 function excerpt(text: string, max: number): string {

@@ -16,7 +16,7 @@ export function stableHash(text: string): number {
 }
 
 /** One 32-bit value from two (a multiply-xorshift mix): cheap, stable, well spread. */
-export function mixHash(a: number, b: number): number {
+function mixHash(a: number, b: number): number {
   let h = Math.imul(a ^ Math.imul(b + 0x9e3779b9, 0x85ebca6b), 0xc2b2ae35);
   h ^= h >>> 16;
   h = Math.imul(h, 0x27d4eb2d);

@@ -30,7 +30,7 @@ import { SettledPrefix } from "./settled-prefix";
 import { UsageMeter, type StageContext } from "./stage";
 import type { JobFrame, ScreeningModel } from "./types";
 
-export const PipelineSettingsSchema = z.object({
+const PipelineSettingsSchema = z.object({
   labelBatch: z.number().int().min(1),
   reasonBatch: z.number().int().min(1),
   clusterChunk: z.number().int().min(1),
@@ -237,7 +237,7 @@ export async function runScreeningPipeline(
 export const DEFAULT_MAX_LOST_PAPER_SHARE = 0.25;
 
 /** The reasoning of a paper the model lost (its `error` says what happened). */
-export const LOST_REASONING = "Not screened by the model: it gave no usable decision for this paper. A reviewer should screen it.";
+const LOST_REASONING = "Not screened by the model: it gave no usable decision for this paper. A reviewer should screen it.";
 
 /** The models the provider reported for the job's calls so far, else the one it was pinned to. */
 function reportedModels(total: LlmUsage, pinned: string): string {

@@ -16,7 +16,7 @@ import { streamReplicas } from "@litrev/messaging";
 /** Bucket size: a few hundred full samples of long ids; samples expire with the store of record's rows (`JOB_STORE_RETENTION_MS`). */
 const BUCKET_BYTES = 256 * 1024 * 1024;
 /** One record must fit one NATS message (1 MiB by default) with room to spare. */
-export const MAX_RECORD_BYTES = 900 * 1024;
+const MAX_RECORD_BYTES = 900 * 1024;
 
 export class SampleStore {
   private constructor(private readonly kv: KV) {}
@@ -76,7 +76,7 @@ function encode(record: StoredValidationSample): Uint8Array {
 }
 
 /** A labelled sample's certificate as the methods report cites it (the sample's newest look). */
-export function reportCertificateOf({ sample }: StoredValidationSample): ReportCertificate {
+function reportCertificateOf({ sample }: StoredValidationSample): ReportCertificate {
   const cert = sample.certificate;
   return {
     sample_id: sample.sample_id,
