@@ -6,9 +6,9 @@ import { announce, dash, fmtCost, fmtDate, fmtMs, fmtTimings, h, isActive, progr
 
 const JOBS_PER_PAGE = 25;
 const MAX_LIVE_STREAMS = 20;
-const KIND_TITLE = { screening: "Screening", indexer: "Extraction" };
-const COLUMNS = ["Job", "Created", "Project", "Mode", "Status", "Progress", "Stage", "Model", "Papers", "Duration", "Cost", "Stage timings · spent · error"];
-const NUMERIC_COLUMNS = new Set(["Papers", "Records", "Duration", "Cost"]);
+const ITEMS = "(items)";
+const COLUMNS = ["Job", "Created", "Project", "Mode", "Status", "Progress", "Stage", "Model", ITEMS, "Duration", "Cost", "Stage timings · spent · error"];
+const NUMERIC_COLUMNS = new Set([ITEMS, "Duration", "Cost"]);
 
 /**
  * The cost a person should see: none for a mock job, the actual cost once the job recorded one
@@ -20,9 +20,12 @@ function costText(data, mock) {
   return typeof data.estimated_cost_usd === "number" ? `${fmtCost(data.estimated_cost_usd)} (est.)` : dash;
 }
 
-/** The table of `kind`'s jobs: set `items` and call `draw()`; `filters` ({kind, status, text}) is read at each draw. */
-export function jobTable(kind, filters, signal) {
-  const columns = COLUMNS.map((c) => (kind === "indexer" && c === "Papers" ? "Records" : c));
+/**
+ * The table of a kind's jobs (its name, title and item noun, from kinds.js): set `items` and call
+ * `draw()`; `filters` ({kind, status, text}) is read at each draw.
+ */
+export function jobTable({ name: kind, title, noun }, filters, signal) {
+  const columns = COLUMNS.map((c) => ({ text: c === ITEMS ? noun.charAt(0).toUpperCase() + noun.slice(1) : c, numeric: NUMERIC_COLUMNS.has(c) }));
   const tbody = h("tbody");
   const info = h("span", { id: `${kind}-jobs-page`, role: "status" });
   const prev = h("button", { type: "button", class: "quiet", text: "Newer jobs", "aria-label": `Newer ${kind} jobs`, onclick: () => (state.page--, draw()) });
@@ -30,8 +33,8 @@ export function jobTable(kind, filters, signal) {
   const section = h(
     "section",
     { "aria-labelledby": `${kind}-title`, "data-kind": kind },
-    h("h2", { id: `${kind}-title`, text: `${KIND_TITLE[kind]} jobs` }),
-    table({ id: `${kind}-jobs`, caption: `${KIND_TITLE[kind]} jobs, newest first; running ones update live.` }, columns.map((c) => h("th", { scope: "col", class: NUMERIC_COLUMNS.has(c) ? "num" : undefined, text: c })), tbody),
+    h("h2", { id: `${kind}-title`, text: `${title} jobs` }),
+    table({ id: `${kind}-jobs`, caption: `${title} jobs, newest first; running ones update live.` }, columns.map((c) => h("th", { scope: "col", class: c.numeric ? "num" : undefined, text: c.text })), tbody),
     h("div", { class: "toolbar pager" }, prev, info, next),
   );
   const state = { items: [], page: 0, rows: new Map(), streams: new Map() };
@@ -65,7 +68,7 @@ export function jobTable(kind, filters, signal) {
           onState: (data) => updateRow(tr, data),
           onEnd: (job) => {
             updateRow(tr, { ...job, progress: job.status === "completed" ? 1 : job.progress });
-            announce(`${KIND_TITLE[kind]} job ${shortId(job.job_id)} ${job.status}`);
+            announce(`${title} job ${shortId(job.job_id)} ${job.status}`);
           },
           onProblem: (error) => (tr.querySelector('[data-cell="details"]').textContent = error.message),
         }).finally(() => state.streams.delete(item.job_id));

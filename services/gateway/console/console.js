@@ -9,6 +9,7 @@
 
 import { ApiError, KEY_ITEM, api, apiKey, onSignOut, signOut } from "./api.js";
 import { $, h } from "./dom.js";
+import { KINDS } from "./kinds.js";
 import { configView } from "./screen-config.js";
 import { jobView } from "./screen-job.js";
 import { jobsView } from "./screen-jobs.js";
@@ -38,7 +39,7 @@ function render() {
   $("#nav").hidden = false;
   $("#forget").hidden = false;
   const hash = location.hash || "#/jobs";
-  const job = /^#\/job\/(screening|indexer)\/([^/]+)$/.exec(hash);
+  const job = new RegExp(`^#/job/(${KINDS.map((kind) => kind.name).join("|")})/([^/]+)$`).exec(hash);
   const section = job ? "jobs" : hash === "#/config" ? "config" : hash === "#/new" ? "new" : "jobs";
   for (const link of document.querySelectorAll("#nav a")) {
     if (link.dataset.section === section) link.setAttribute("aria-current", "page");

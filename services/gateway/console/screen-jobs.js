@@ -4,11 +4,11 @@
 import { ApiError, api, sleep } from "./api.js";
 import { announce, h, shortId } from "./dom.js";
 import { jobTable } from "./component-job-table.js";
+import { KINDS } from "./kinds.js";
 
 /** Jobs read per kind for the list, which is then filtered and paged here. */
 const LIST_FETCH = 500;
 const REFRESH_MS = 10_000;
-const KINDS = ["screening", "indexer"];
 
 const DEMO_TOPICS = [
   "Reminder nudges to reduce antibiotic prescribing",
@@ -88,15 +88,15 @@ export async function jobsView(view, signal) {
   const filterBar = h(
     "div",
     { class: "toolbar", role: "search", "aria-label": "Filter the jobs" },
-    h("label", { for: "jobs-kind" }, "Kind", select("jobs-kind", "kind", [["all", "All kinds"], ["screening", "Screening"], ["indexer", "Extraction"]])),
+    h("label", { for: "jobs-kind" }, "Kind", select("jobs-kind", "kind", [["all", "All kinds"], ...KINDS.map((kind) => [kind.name, kind.title])])),
     h("label", { for: "jobs-status" }, "Status", select("jobs-status", "status", statuses)),
     h("label", { for: "jobs-text" }, "Find", textFilter),
   );
   const refresh = async () => {
     // A gateway whose MAX_LIST_LIMIT is below LIST_FETCH refuses it (400): then its default page.
     const list = (kind) =>
-      api(`/v1/${kind}/jobs?limit=${LIST_FETCH}`, { signal }).catch((error) => {
-        if (error instanceof ApiError && error.status === 400) return api(`/v1/${kind}/jobs`, { signal });
+      api(`/v1/${kind.name}/jobs?limit=${LIST_FETCH}`, { signal }).catch((error) => {
+        if (error instanceof ApiError && error.status === 400) return api(`/v1/${kind.name}/jobs`, { signal });
         throw error;
       });
     const lists = await Promise.all(KINDS.map(list));

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOB_SERVICES, jobKind } from "@litrev/contracts";
 import { loadConsoleFiles } from "./console-routes";
 import { offlineLink, testGateway } from "../testing";
 
@@ -29,6 +30,16 @@ describe("the console's files", () => {
     expect((await app.inject({ method: "GET", url: "/console/console.css" })).headers["content-type"]).toBe("text/css; charset=utf-8");
     // Nothing in the page refers to another origin.
     expect(`${(await app.inject({ method: "GET", url: "/console" })).body}${script.body}`).not.toMatch(/(src|href)=["']?(https?:)?\/\//);
+  });
+
+  it("serves the job kinds from the registry as kinds.js, without a key (the console writes no list of them)", async () => {
+    const res = await app.inject({ method: "GET", url: "/console/kinds.js" });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers["content-type"]).toBe("text/javascript; charset=utf-8");
+    expect(res.headers["content-security-policy"]).toMatch(/default-src 'none'/);
+    const kinds = JSON.parse(/^export const KINDS = (.*);\n$/.exec(res.body)?.[1] ?? "null") as unknown;
+    expect(kinds).toEqual(JOB_SERVICES.map((name) => ({ name, title: expect.any(String), noun: jobKind(name).report.noun })));
+    expect(kinds).toContainEqual({ name: "indexer", title: "Extraction", noun: "records" });
   });
 
   it("serves only the files it read at start-up: no path leaves the folder", async () => {

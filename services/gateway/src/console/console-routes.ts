@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, extname, join } from "node:path";
 import type { FastifyPluginAsync, FastifyReply } from "fastify";
+import { JOB_SERVICES, jobKind } from "@litrev/contracts";
 import { buildReferencesBundle, prebuiltReferencesBundle } from "./references-bundle";
 
 /**
@@ -79,10 +80,22 @@ export function consoleRoutes(dir = CONSOLE_DIR): FastifyPluginAsync {
         return reply.status(503).send({ detail: "The reference import is not available on this gateway" });
       }
     });
+    // The job kinds, from the registry (the console writes no list of them): name, title, item noun.
+    app.get("/console/kinds.js", { schema: { hide: true } }, (_request, reply) => reply.headers(SECURITY_HEADERS).type(TYPES[".js"]!).send(kindsModule()));
     // Browsers ask for it on every page; it holds no data.
     app.get("/favicon.ico", { schema: { hide: true } }, (_request, reply) => send(reply, "favicon.svg"));
     app.get("/console", { schema: { hide: true } }, (_request, reply) => send(reply, "index.html"));
     app.get("/console/", { schema: { hide: true } }, (_request, reply) => send(reply, "index.html"));
     app.get("/console/:file", { schema: { hide: true } }, (request, reply) => send(reply, (request.params as { file: string }).file));
   };
+}
+
+/** The console's `kinds.js`: each declared job kind's name, title (the first word of its job noun) and item noun. */
+export function kindsModule(): string {
+  const kinds = JOB_SERVICES.map((name) => {
+    const { jobNoun, report } = jobKind(name);
+    const word = jobNoun.split(" ")[0] ?? name;
+    return { name, title: word.charAt(0).toUpperCase() + word.slice(1), noun: report.noun };
+  });
+  return `export const KINDS = ${JSON.stringify(kinds)};\n`;
 }
