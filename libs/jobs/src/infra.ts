@@ -104,8 +104,9 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
   await keepStreamLimits(jsm, `KV_${names.stateBucket}`, { max_bytes: quotas.jobStateBytes });
   /** An object store kept `ms`, within its quota (an existing one brought to both). */
   const objectStore = async (bucket: string, maxBytes: number, ms: number) => {
-    const store = await new Objm(js).create(bucket, { ttl: nanos(ms), storage: StorageType.File, replicas, max_bytes: maxBytes });
-    await keepStreamLimits(jsm, `OBJ_${bucket}`, { max_bytes: maxBytes, max_age: nanos(ms) });
+    const limits = { max_bytes: maxBytes, max_consumers: OBJECT_READERS_MAX };
+    const store = await new Objm(js).create(bucket, { ttl: nanos(ms), storage: StorageType.File, replicas, ...limits });
+    await keepStreamLimits(jsm, `OBJ_${bucket}`, { ...limits, max_age: nanos(ms) });
     return store;
   };
   // Finished artifacts are their jobs' only results: kept as long as the rows that list them.
@@ -126,6 +127,14 @@ export async function openJobInfra(nc: NatsConnection, service: JobService, opti
     options: resolved,
   };
 }
+
+/**
+ * Every object read is an ephemeral consumer of the store's stream, gone some seconds after the
+ * read ends; nats-server 2.15 limits a stream to 1,000 consumers unless it sets its own limit, which
+ * an export storm reached ("maximum consumers limit reached", answered 503). About 2,000 reads a
+ * second at a 5 s linger.
+ */
+const OBJECT_READERS_MAX = 10_000;
 
 type StreamConfig = Parameters<JetStreamManager["streams"]["add"]>[0];
 

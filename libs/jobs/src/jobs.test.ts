@@ -71,6 +71,16 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
   const pending = (projectId: number | null = null) =>
     newJobState({ jobId: randomUUID(), service: "screening", projectId, modelVersion: "llm-5-nano", config: {}, estimatedCostUsd: 0.01 });
 
+  it("serves many reads of the job data store at once: each is a consumer, beyond nats-server 2.15's default of 1,000 per stream", async () => {
+    // Fair-owners bench: under an attack's export storm, reads failed "maximum consumers limit
+    // reached" (each object read is an ephemeral consumer, gone some seconds after it ends).
+    const ref = await infra.data.putLines("many-readers", { n: 1 }, [{ id: "p1" }]);
+    const results = await Promise.allSettled(Array.from({ length: 1_100 }, () => infra.data.readChunk(ref, 0)));
+    const failures = results.flatMap((r) => (r.status === "rejected" ? [String((r.reason as Error).cause instanceof Error ? (r.reason as Error).cause : r.reason)] : []));
+    expect(failures.slice(0, 2)).toEqual([]);
+    await infra.data.deleteLines(ref);
+  });
+
   it("admits one active job per project atomically and reaps orphans", async () => {
     const store = new MemoryJobStore();
     const attempts = await Promise.all(

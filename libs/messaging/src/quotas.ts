@@ -86,6 +86,7 @@ export interface StreamLimits {
   max_age?: number;
   max_msgs_per_subject?: number;
   max_msg_size?: number;
+  max_consumers?: number;
   discard?: DiscardPolicy;
   /** Expiry markers (nats-server 2.11+): set on a bucket made before its watchers relied on them. */
   allow_msg_ttl?: boolean;
