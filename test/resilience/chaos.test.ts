@@ -44,7 +44,9 @@ describe("chaos: jobs under a nemesis", () => {
   // replicas. The nemesis kills the JetStream meta leader and stream leaders (restarting them on
   // their stores) and pauses servers, beside the process kills and pauses.
   it(`on a 3-node NATS cluster (NATS_REPLICAS=3): ${CLUSTER_JOBS}+ jobs through ${CLUSTER_FAULTS}+ faults with leader kills, same invariants`, async () => {
-    const seed = Number(process.env.CHAOS_SEED) || Math.floor(Math.random() * 1_000_000);
+    // A seed whose nemesis kills a stream leader among its first faults (its choices replay from
+    // the seed): a random one chose none in 9 faults once in CI, and the case is about leader kills.
+    const seed = Number(process.env.CHAOS_SEED) || 44;
     const run = await runChaos({ jobs: CLUSTER_JOBS, faults: CLUSTER_FAULTS, maxFaults: CLUSTER_MAX_FAULTS, maxMs: 75_000, projects: 2, seed, natsCluster: true });
     console.log(
       `${run.report}\n[chaos] at most ${run.maxOverlap} faults at once; ${run.takeovers} stale run(s) found their job taken over and stopped\n` +

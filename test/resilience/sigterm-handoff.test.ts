@@ -87,7 +87,9 @@ describe("SIGTERM of an indexer worker mid-job", () => {
     expect(poll.status).toBe(200);
     expect(poll.body.partial_results.map((r: { ID: string }) => r.ID)).toEqual(records.map((r) => r.ID));
 
-    // Calls per record: one, except those in flight at the signal (at most the job's concurrency).
+    // Calls per record: one, except those in flight at the signal and those whose checkpoint was
+    // still being written (a call's slot frees before its save: libs/jobs unit-loop), at most
+    // twice the job's concurrency (CI once: 5 repeated at a concurrency of 4).
     const perRecord = new Map<string, number>();
     for (const request of provider.chatRequests()) {
       const record = promptRecord(request.body as FakeChatRequest)!;
@@ -97,7 +99,7 @@ describe("SIGTERM of an indexer worker mid-job", () => {
     for (const r of records) expected.set(r.Title.trim(), (expected.get(r.Title.trim()) ?? 0) + 1);
     const repeated = [...expected].reduce((sum, [title, n]) => sum + Math.max(0, (perRecord.get(title) ?? 0) - n), 0);
     expect([...expected].every(([title, n]) => (perRecord.get(title) ?? 0) >= n)).toBe(true);
-    expect(repeated).toBeLessThanOrEqual(4);
+    expect(repeated).toBeLessThanOrEqual(2 * 4);
     console.log(`[sigterm/indexer] ${callsAtSignal} calls before the signal; ${repeated} repeated after the hand-back`);
   });
 });

@@ -62,11 +62,12 @@ describe("durable jobs against a real nats-server", { timeout: 30_000 }, () => {
     nc = await connect({ servers: server.url });
     infra = await openJobInfra(nc, "screening", { ackWaitMs: 1_500, maxAttempts: 2 });
   });
+  // Closing waits for the server to drop the many-readers case's consumers: longer than a hook's default.
   afterAll(async () => {
     await nc?.close();
     await server?.stop();
     rmSync(storeDir, { recursive: true, force: true });
-  });
+  }, 60_000);
 
   const pending = (projectId: number | null = null) =>
     newJobState({ jobId: randomUUID(), service: "screening", projectId, modelVersion: "llm-5-nano", config: {}, estimatedCostUsd: 0.01 });
