@@ -56,7 +56,8 @@ export const GatewayEnv = BaseEnv.extend(JobKeySecretEnv.shape).extend(RequestLi
   /** Per owner, across replicas: exports, reports, validations and polls of large finished jobs in flight at once (each reads a whole finished job). 0: no limit. */
   KEY_HEAVY_CONCURRENCY: z.coerce.number().int().min(0).max(100_000).default(4),
   /**
-   * How long a counted request waits for the shared limits bucket; beyond it (or while NATS is
+   * How long a counted request waits for the shared limits bucket at most (within it, a few of the
+   * bucket's usual round trips); beyond it (or while NATS is
    * unreachable) the gateway decides alone on its share of each limit, limit ÷ the gateways alive (docs/limits.md).
    */
   KEY_LIMITS_WAIT_MS: z.coerce.number().int().min(10).max(10_000).default(500),

@@ -160,6 +160,35 @@ describe("KeyLimiter", () => {
     for (const limiter of limiters) limiter.close();
   });
 
+  it("waits for a bucket that slows at once only a few of its usual round trips, not the whole KEY_LIMITS_WAIT_MS (issue 40: the victim's first export paid 500 ms)", async () => {
+    const bucket = new LocalRecords();
+    let delayMs = 2;
+    const delayed: RecordStore = {
+      change: (key, apply) => new Promise((resolve) => setTimeout(resolve, delayMs)).then(() => bucket.change(key, apply)),
+      read: (key) => new Promise((resolve) => setTimeout(resolve, delayMs)).then(() => bucket.read(key)),
+    };
+    vi.useFakeTimers();
+    const limiter = new KeyLimiter({ ...OFF, heavy: 4 }, { shared: () => delayed, waitMs: 500 });
+    try {
+      await vi.advanceTimersByTimeAsync(50); // the first beat: a few answers of 2 ms
+      for (let i = 0; i < 6; i++) {
+        const admission = limiter.admit("alice", "heavy");
+        await vi.advanceTimersByTimeAsync(5);
+        (await admission).release!();
+      }
+      delayMs = 3_000; // the attack's proxy
+      let decided = false;
+      const admission = limiter.admit("alice", "heavy").then((a) => ((decided = true), a));
+      await vi.advanceTimersByTimeAsync(150);
+      expect(decided).toBe(true);
+      expect((await admission).release).toBeTypeOf("function"); // on its share (one gateway known: the whole limit)
+      await vi.advanceTimersByTimeAsync(4_000);
+    } finally {
+      limiter.close();
+      vi.useRealTimers();
+    }
+  });
+
   it("holds two gateways to the limit across both when the bucket slows just after they started (the first one learned of the second only at its next beat)", async () => {
     const bucket = new LocalRecords();
     let slow = false;

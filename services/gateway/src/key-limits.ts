@@ -29,8 +29,18 @@ export type Admission = { release: () => Promise<void>; refusal?: undefined } | 
 /** A shared change that did not answer within the wait. */
 const SLOW = Symbol("slow");
 
-/** How long a limit check waits for the limits bucket before this gateway decides on its share alone. */
+/** How long a limit check waits for the limits bucket at most before this gateway decides on its share alone. */
 const DEFAULT_LIMITS_WAIT_MS = 500;
+/**
+ * Within that, a limit check waits this many times the bucket's usual round trip (smoothed over its
+ * answers, late ones too), and no less than MIN_WAIT_MS: when the bucket slows at once (an attack's
+ * load), the request that finds it out waits about a tenth of a second, not the whole wait.
+ */
+const WAIT_PER_ROUND_TRIP = 8;
+const MIN_WAIT_MS = 100;
+/** Answers seen before the wait adapts (until then: the whole wait, so a gateway's start is never refused for a slow first beat). */
+const ROUND_TRIPS_BEFORE_ADAPTING = 5;
+const SMOOTHING = 0.2;
 /**
  * Each gateway says it is alive (one small write) this often, and learns how many are: a gateway
  * that started since the last beat is counted within a second, so the shares add up to the limit
@@ -42,7 +52,7 @@ const BEAT_MS = 1_000;
 export interface KeyLimiterOptions {
   /** The limits bucket shared by every gateway, when NATS has it; null: this gateway decides alone. */
   shared: () => RecordStore | null;
-  /** How long a limit check waits for the shared record (default DEFAULT_LIMITS_WAIT_MS). */
+  /** How long a limit check waits for the shared record at most (default DEFAULT_LIMITS_WAIT_MS). */
   waitMs?: number;
   logger?: Logger;
   now?: () => number;
@@ -80,6 +90,9 @@ export class KeyLimiter {
   /** The bucket did not answer in time: decide alone until a beat does. */
   #slow = false;
   #warnedAt = -Infinity;
+  /** The bucket's round trip, smoothed, and how many answers it is made of. */
+  #roundTripMs = 0;
+  #roundTrips = 0;
 
   constructor(
     private readonly settings: KeyLimitSettings,
@@ -162,18 +175,19 @@ export class KeyLimiter {
   async #ask(shared: RecordStore, key: string, use: KeyUse): Promise<ServiceError | null | typeof SLOW> {
     let late = false;
     let timer: NodeJS.Timeout | undefined;
-    const answer = shared.change(key, (record: OwnerRecord | undefined) => take(record, use, this.#holder, this.#now(), this.settings)).then((refused) => {
+    const answer = this.#timed(shared.change(key, (record: OwnerRecord | undefined) => take(record, use, this.#holder, this.#now(), this.settings))).then((refused) => {
       // Decided alone meanwhile: the place the bucket gave has no request.
       if (late && !refused) shared.change(key, (record: OwnerRecord | undefined) => give(record, use, this.#holder, this.#now(), this.settings)).catch(() => undefined);
       return refused;
     });
-    const waited = new Promise<typeof SLOW>((resolve) => (timer = setTimeout(resolve, this.#waitMs, SLOW)));
+    const waitMs = this.#requestWaitMs();
+    const waited = new Promise<typeof SLOW>((resolve) => (timer = setTimeout(resolve, waitMs, SLOW)));
     try {
       const first = await Promise.race([answer, waited]);
       if (first !== SLOW) return first;
       late = true;
       answer.catch(() => undefined);
-      this.#slowDown(new Error(`no answer within ${this.#waitMs} ms`));
+      this.#slowDown(new Error(`no answer within ${waitMs} ms`));
       return SLOW;
     } catch (error) {
       this.#slowDown(error);
@@ -181,6 +195,24 @@ export class KeyLimiter {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** How long a counted request waits for the bucket: a few of its usual round trips, within the configured wait. */
+  #requestWaitMs(): number {
+    if (this.#roundTrips < ROUND_TRIPS_BEFORE_ADAPTING) return this.#waitMs;
+    return Math.min(this.#waitMs, Math.max(MIN_WAIT_MS, WAIT_PER_ROUND_TRIP * this.#roundTripMs));
+  }
+
+  /** Times one request to the bucket into the smoothed round trip, whether it answers, fails or times out. */
+  #timed<T>(request: Promise<T>): Promise<T> {
+    const started = this.#now();
+    const done = () => {
+      const ms = Math.max(0, this.#now() - started);
+      this.#roundTripMs = this.#roundTrips === 0 ? ms : this.#roundTripMs + SMOOTHING * (ms - this.#roundTripMs);
+      this.#roundTrips++;
+    };
+    request.then(done, done);
+    return request;
   }
 
   /** From now on decide alone, until a beat is answered in time again. */
@@ -238,15 +270,17 @@ export class KeyLimiter {
    */
   async #beatOnce(shared: RecordStore): Promise<GatewayView> {
     const holder = this.#holder;
-    let members = (await shared.read<GatewaysRecord>(limitKeys.gateways))?.members ?? {};
+    let members = (await this.#timed(shared.read<GatewaysRecord>(limitKeys.gateways)))?.members ?? {};
     if (!(holder in members)) {
-      members = await shared.change(limitKeys.gateways, (record: GatewaysRecord | undefined) => {
-        const next = { members: { ...record?.members, [holder]: this.#now() } };
-        return { next, result: next.members };
-      });
+      members = await this.#timed(
+        shared.change(limitKeys.gateways, (record: GatewaysRecord | undefined) => {
+          const next = { members: { ...record?.members, [holder]: this.#now() } };
+          return { next, result: next.members };
+        }),
+      );
     }
     const ids = Object.keys(members).filter((id) => id !== holder);
-    const read = await Promise.all(ids.map((id) => shared.read<BeatRecord>(limitKeys.gatewayBeat(id))));
+    const read = await Promise.all(ids.map((id) => this.#timed(shared.read<BeatRecord>(limitKeys.gatewayBeat(id)))));
     const beats = Object.fromEntries(ids.map((id, i) => [id, read[i]]));
     const at = this.#now();
     const { view, gone } = viewOf(members, beats, holder, at);
@@ -260,7 +294,7 @@ export class KeyLimiter {
         })
         .catch(() => undefined);
     }
-    await shared.change(limitKeys.gatewayBeat(holder), () => ({ next: { at, seen: view.gateways } satisfies BeatRecord, result: undefined }));
+    await this.#timed(shared.change(limitKeys.gatewayBeat(holder), () => ({ next: { at, seen: view.gateways } satisfies BeatRecord, result: undefined })));
     return { at, ...view };
   }
 
