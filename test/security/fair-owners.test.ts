@@ -167,7 +167,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     expect(baseline.every((h) => h.status === 200)).toBe(true);
 
     // The attack, from its own process, while the victim goes on; the limits bucket answers 3 s late meanwhile.
-    proxy!.delayMs = LIMITS_DELAY_MS;
+    await proxy!.setDelay(LIMITS_DELAY_MS);
     const gatewayPids = stack.processes.filter((p) => p.name === "gateway").map((p) => p.child.pid!);
     const rssMb = gatewayPids.map(() => 0);
     const sampler = setInterval(() => {
@@ -190,8 +190,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     const attackStart = Date.now();
     const [attack] = await Promise.all([attacker(plan), victim(ATTACK_MS)]).finally(() => clearInterval(sampler));
     const probed = PROBE_DIR ? probeSummary(PROBE_DIR, gatewayPids, attackStart) : "";
-    const delayed = proxy!.delayed;
-    proxy!.delayMs = 0;
+    const delayed = await proxy!.setDelay(0);
     for (const op of attack) history.push({ who: "mallory", ms: 0, ...op });
 
     // The checker.
