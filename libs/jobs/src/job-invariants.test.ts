@@ -117,6 +117,47 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     await infra.queue.discard(state.job_id);
   });
 
+  it("saves of one run share their lease checks (a fast provider's job saves hundreds of units a second), and a run whose lease was taken stops at its next save", async () => {
+    // Another service's queue: this run is left unacknowledged, and no other test's worker may get it.
+    const own = await openJobInfra(nc, "indexer", { ackWaitMs: 5_000, maxAttempts: 3 });
+    const store = new MemoryJobStore();
+    const state = { ...pending(504), service: "indexer" as const };
+    const reads = vi.spyOn(own.registry, "get");
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let after: unknown;
+    let leaseReads = 0;
+    const worker = new JobWorker({
+      infra: own, store, sealer, logger, instance: "saver",
+      handler: async (ctx) => {
+        reads.mockClear();
+        await Promise.all(Array.from({ length: 200 }, (_, i) => ctx.checkpoints.save("units", String(i), { i })));
+        leaseReads = reads.mock.calls.filter(([id]) => id === ctx.jobId).length;
+        await gate;
+        await sleep(100); // past the reuse window: the next save reads the live state again
+        after = await ctx.checkpoints.save("units", "after", { late: true }).catch((error: unknown) => error);
+        throw after;
+      },
+    });
+    try {
+      worker.start();
+      await admitJob(own, store, { state, input: { n: 3 }, logger });
+      await waitFor(async () => (await own.checkpoints.load(state.job_id, "units")).size === 200);
+      const taken = await own.registry.update(state.job_id, (s) => ({ ...s, attempt: s.attempt + 1, worker: "new-owner", heartbeat_at: new Date().toISOString() }));
+      await own.checkpoints.fence(state.job_id, taken!.state.attempt);
+      release();
+      await waitFor(() => worker.running.length === 0);
+    } finally {
+      await worker.stop();
+      reads.mockRestore();
+    }
+    expect(leaseReads).toBeGreaterThanOrEqual(1);
+    expect(leaseReads).toBeLessThan(20);
+    expect((after as Error).name).toBe("LeaseLostError");
+    expect((await own.checkpoints.load(state.job_id, "units")).get("after")).toBeUndefined();
+    await own.queue.discard(state.job_id);
+  });
+
   it("a terminal state reaches the store of record before the live state shows it", async () => {
     // A slow database: every write lands 300 ms after it is made.
     const store = new (class extends MemoryJobStore {

@@ -60,6 +60,15 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
   const { llm, frame, config } = options;
   const criteriaBlock = describeCriteria(frame);
   let samplesSupported = true;
+  // One schema per reply shape for the job: its name says the shape (stage and sizes), and libs/llm
+  // prepares a schema's response format and decoder once per schema object (a new one each call
+  // cost the fast-provider bench 7% of the worker's CPU, converting and compiling it again).
+  const schemas = new Map<string, z.ZodType>();
+  const schemaFor = <S extends z.ZodType>(name: string, build: () => S): S => {
+    let schema = schemas.get(name) as S | undefined;
+    if (!schema) schemas.set(name, (schema = build()));
+    return schema;
+  };
 
   const call = async <S extends z.ZodType>(
     stage: StageName,
@@ -95,7 +104,7 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
 
     async label(papers: ScreeningPaper[], repetitions: number, spread?: VoteSpread): Promise<ModelCall<LabelVote[][]>> {
       const c = frame.criteria.length;
-      const decision = z.object({ id: z.string(), criteria: z.array(z.enum(VERDICTS)).length(c), include: z.boolean() });
+      const decision = () => z.object({ id: z.string(), criteria: z.array(z.enum(VERDICTS)).length(c), include: z.boolean() });
       // Batch-local ids (p1…pN), never the client's ids: those are free text a client chose.
       const ids = papers.map((_, i) => `p${i + 1}`);
       const votes: LabelVote[][] = papers.map(() => []);
@@ -108,9 +117,10 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
         if (short.length === 0) return false;
         const wanted = Math.max(...short.map((i) => repetitions - votes[i]!.length));
         const n = samplesSupported && !single ? wanted : 1;
-        const schema = z.object({ decisions: z.array(decision).length(short.length) });
+        const name = `screening_labels_${short.length}x${c}`;
+        const schema = schemaFor(name, () => z.object({ decisions: z.array(decision()).length(short.length) }));
         const user = labellingMessage(short.map((i) => ({ id: ids[i]!, paper: papers[i]! })));
-        const send = () => call("labelling", `screening_labels_${short.length}x${c}`, schema, user, "", n);
+        const send = () => call("labelling", name, schema, user, "", n);
         const result = await (spread ? spread.gate(send) : send());
         usage = addUsage(usage, result.usage);
         // A provider that ignores `n` answers with one choice: ask one vote per request from now on.
@@ -189,9 +199,10 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
       for (let round = 0; round < 2; round++) {
         const open = items.flatMap((_, i) => (reasons[i] === undefined ? [i] : []));
         if (open.length === 0) break;
-        const schema = z.object({ reasons: z.array(z.object({ id: z.string(), reason: z.string() })).length(open.length) });
+        const name = `screening_reasons_${open.length}`;
+        const schema = schemaFor(name, () => z.object({ reasons: z.array(z.object({ id: z.string(), reason: z.string() })).length(open.length) }));
         const user = reasoningMessage(open.map((i) => ({ id: ids[i]!, item: items[i]! })), options.reasoningAbstractChars);
-        const result = await call("reasoning", `screening_reasons_${open.length}`, schema, user);
+        const result = await call("reasoning", name, schema, user);
         usage = addUsage(usage, result.usage);
         const { byId } = matchById(open.map((i) => ids[i]!), result.data.reasons);
         for (const i of open) reasons[i] = byId.get(ids[i]!)?.reason.trim();
@@ -200,27 +211,30 @@ export function createLiveModel(options: LiveModelOptions): ScreeningModel {
     },
 
     async themes(reasons: string[], maxThemes: number): Promise<ModelCall<Theme[]>> {
-      const schema = z.object({ themes: z.array(ThemeSchema).min(1).max(maxThemes) });
+      const name = `screening_themes_${maxThemes}`;
+      const schema = schemaFor(name, () => z.object({ themes: z.array(ThemeSchema).min(1).max(maxThemes) }));
       const user = `${reasonsBlock(reasons)}\n\nPropose at most ${maxThemes} themes.`;
-      const result = await call("clustering", `screening_themes_${maxThemes}`, schema, user);
+      const result = await call("clustering", name, schema, user);
       return { value: result.data.themes, usage: result.usage };
     },
 
     async merge(themes: Theme[], maxClusters: number): Promise<ModelCall<Theme[]>> {
-      const schema = z.object({ clusters: z.array(ThemeSchema).min(1).max(maxClusters) });
+      const name = `screening_clusters_${maxClusters}`;
+      const schema = schemaFor(name, () => z.object({ clusters: z.array(ThemeSchema).min(1).max(maxClusters) }));
       const user =
         `Themes found in different parts of the screening reasons:\n${dataBlock("themes", themes.map((t) => ({ label: t.label, description: t.description })))}\n\n` +
         `Merge overlapping themes into at most ${maxClusters} clusters that together cover all of them.`;
-      const result = await call("clustering", `screening_clusters_${maxClusters}`, schema, user);
+      const result = await call("clustering", name, schema, user);
       return { value: result.data.clusters, usage: result.usage };
     },
 
     async assign(reasons: string[], clusters: Theme[]): Promise<ModelCall<number[]>> {
-      const assignment = z.object({ id: z.string(), cluster: z.number().int().min(1).max(clusters.length) });
-      const schema = z.object({ assignments: z.array(assignment).length(reasons.length) });
+      const name = `screening_assign_${reasons.length}x${clusters.length}`;
+      const assignment = () => z.object({ id: z.string(), cluster: z.number().int().min(1).max(clusters.length) });
+      const schema = schemaFor(name, () => z.object({ assignments: z.array(assignment()).length(reasons.length) }));
       const list = `Clusters:\n${clusters.map((t, i) => `${i + 1}. ${neutraliseMarkers(t.label)}: ${neutraliseMarkers(t.description)}`).join("\n")}`;
       const user = reasonsBlock(reasons);
-      const result = await call("assignment", `screening_assign_${reasons.length}x${clusters.length}`, schema, user, list);
+      const result = await call("assignment", name, schema, user, list);
       // Matched by id; a reason left out gets -1 (the assignment stage puts it in the largest cluster).
       // Numbered from 1 in the prompt (people and models count from 1), from 0 in the pipeline.
       const { byId } = matchById(reasonIds(reasons.length), result.data.assignments);

@@ -13,17 +13,27 @@ interface ThemesCheckpoint {
 const THEMES_PER_CHUNK = 6;
 const MERGE_INPUT_MAX = 120;
 
+/** The clustered papers' reasons, in order: how many, those of a range, and when a range is all written. */
+export interface ClusteredReasons {
+  count: number;
+  slice(start: number, end: number): string[];
+  /** Resolves once reasons [0, end) are written (reasoning may still be running); rejects if reasoning failed. */
+  ready(end: number): Promise<void>;
+}
+
 /**
  * Stage 3: thematic clusters from the reasons of the clustered papers, by map-reduce so it scales
  * to any number of papers: each chunk of reasons yields a few themes (map), then the themes are
  * merged, level by level, until at most `maxClusters` remain (reduce). Every call is checkpointed.
+ * A map call is sent as soon as its chunk's reasons are written, through the job's window of calls,
+ * so the map overlaps the end of reasoning and only the merges wait for the last reason.
  */
-export async function clusterReasons(ctx: StageContext, reasons: string[], chunkSize: number, maxClusters: number): Promise<Theme[]> {
-  if (reasons.length === 0) {
+export async function clusterReasons(ctx: StageContext, reasons: ClusteredReasons, chunkSize: number, maxClusters: number): Promise<Theme[]> {
+  if (reasons.count === 0) {
     await ctx.progress("clustering", 1, 1);
     return [];
   }
-  const chunks = batches(reasons.length, chunkSize);
+  const chunks = batches(reasons.count, chunkSize);
   // Units of progress: every map call plus an estimate of the merge calls.
   const total = chunks.length + Math.max(1, Math.ceil((chunks.length * THEMES_PER_CHUNK) / MERGE_INPUT_MAX));
   let finished = 0;
@@ -31,8 +41,9 @@ export async function clusterReasons(ctx: StageContext, reasons: string[], chunk
 
   const mapped: Theme[][] = new Array(chunks.length);
   await stage.run({
-    units: chunks,
+    units: whenWritten(chunks, reasons),
     concurrency: ctx.concurrency,
+    calls: ctx.calls,
     settleInSlot: ctx.capped,
     key: (chunk) => `map-${chunk.index}`,
     run: async (chunk) => {
@@ -78,6 +89,14 @@ export async function clusterReasons(ctx: StageContext, reasons: string[], chunk
   }
   await ctx.progress("clustering", total, total);
   return themes;
+}
+
+/** The chunks in order, each once its reasons are written (read only as the loop takes them). */
+async function* whenWritten<C extends { end: number }>(chunks: C[], reasons: ClusteredReasons): AsyncGenerator<C> {
+  for (const chunk of chunks) {
+    await reasons.ready(chunk.end);
+    yield chunk;
+  }
 }
 
 /** Same label (ignoring case and spacing) → one theme. */

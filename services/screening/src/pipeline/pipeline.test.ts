@@ -183,6 +183,52 @@ describe("the screening pipeline (mock model)", () => {
     expect(ctx.reports).toEqual([...ctx.reports].sort((a, b) => a - b));
   });
 
+  it("overlaps reasoning and clustering's map the same way: a chunk's themes are asked for once its reasons are written, before the last reasoning call ends", async () => {
+    const ctx = jobContext(params({ clusters_type: null }));
+    const events: string[] = [];
+    let inFlight = 0;
+    let peak = 0;
+    const timed = async <T>(name: string, call: () => Promise<T>): Promise<T> => {
+      events.push(name);
+      peak = Math.max(peak, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      try {
+        return await call();
+      } finally {
+        inFlight--;
+        events.push(`${name} done`);
+      }
+    };
+    const written = new Set<string>();
+    const watching = (frame: JobFrame): ScreeningModel => {
+      const mock = createMockModel(frame);
+      return {
+        ...mock,
+        reason: async (items) => {
+          const answer = await timed("reason", () => mock.reason(items));
+          for (const reason of answer.value) written.add(reason);
+          return answer;
+        },
+        themes: (reasons, max) => {
+          // Every reason a map call sees was written by then.
+          expect(reasons.every((reason) => written.has(reason))).toBe(true);
+          return timed("themes", () => mock.themes(reasons, max));
+        },
+      };
+    };
+    // One paper a reasoning call and chunks of 4 reasons: the map's first chunks are written long before reasoning ends.
+    const settings = { ...SETTINGS, reasonBatch: 1, clusterChunk: 4 };
+    const outcome = await built(await runScreeningPipeline(ctx, watching, settings));
+    expect(events.indexOf("themes")).toBeGreaterThan(-1);
+    expect(events.indexOf("themes")).toBeLessThan(events.lastIndexOf("reason done"));
+    expect(peak).toBeLessThanOrEqual(SETTINGS.callConcurrency);
+    expect(ctx.reports).toEqual([...ctx.reports].sort((a, b) => a - b));
+    // The same job without the overlap's timing: the same clusters.
+    const alone = await built(await runScreeningPipeline(jobContext(params({ clusters_type: null })), (frame) => createMockModel(frame), settings));
+    expect(outcome.result).toEqual(alone.result);
+    expect(outcome.items).toEqual(alone.items);
+  });
+
   it("builds the same items as the votes say, chunk by chunk, for a job larger than one chunk", async () => {
     const many: ScreeningJobInput = { ...input, papers: Array.from({ length: 1_203 }, (_, i) => ({ id: i, title: `T${i}`, abstract: `A${i}` })) };
     const ctx = { ...jobContext(params()), inputHead: async <T>() => ({ head: { criteria: many.criteria, questions: [] } as T, count: many.papers.length }) };

@@ -151,7 +151,16 @@ export async function runScreeningPipeline(
   const labelCtx: StageContext = { ...ctx, job: { ...job, signal: AbortSignal.any([job.signal, reasoningFailed.signal]) } };
   let labellingOver = false;
   let reasoned = 0;
-  const reasonCtx: StageContext = { ...ctx, progress: (stage, done, total) => (labellingOver ? ctx.progress(stage, done, total) : Promise.resolve()) };
+  // Clustering's map overlaps the end of reasoning the same way (each chunk sent once its reasons are written).
+  const written = new SettledPrefix(count);
+  const clusteringFailed = new AbortController();
+  let reasoningOver = false;
+  const reasonCtx: StageContext = {
+    ...ctx,
+    job: { ...job, signal: AbortSignal.any([job.signal, clusteringFailed.signal]) },
+    progress: (stage, done, total) => (labellingOver ? ctx.progress(stage, done, total) : Promise.resolve()),
+  };
+  const clusterCtx: StageContext = { ...ctx, progress: (stage, done, total) => (reasoningOver ? ctx.progress(stage, done, total) : Promise.resolve()) };
   const labelling = labelPapers(
     labelCtx,
     job.inputItems<ScreeningPaper>("papers"),
@@ -196,15 +205,25 @@ export async function runScreeningPipeline(
     (i, reason) => {
       reasons[i] = reason;
       reasoned++;
+      written.settle(i);
     },
     (end) => prefix.until(end),
-  ).catch((error: unknown) => {
-    reasoningFailed.abort(error);
-    throw error;
-  });
-  const [labelled, explained] = await Promise.allSettled([labelling, reasoning]);
-  if (labelled.status === "rejected") stopAtCeiling(labelled.reason);
-  if (explained.status === "rejected") stopAtCeiling(explained.reason);
+  ).then(
+    async () => {
+      reasoningOver = true;
+      await clusterCtx.progress("clustering", 0, 1);
+    },
+    (error: unknown) => {
+      reasoningFailed.abort(error);
+      written.fail(error);
+      throw error;
+    },
+  );
+  const [labelled] = await Promise.allSettled([labelling]);
+  if (labelled.status === "rejected") {
+    await reasoning.catch(() => undefined);
+    return stopAtCeiling(labelled.reason);
+  }
 
   // The clustered side (spec): include → score ≥ threshold, exclude → below it, absent → every paper.
   const clustered: number[] = [];
@@ -212,8 +231,24 @@ export async function runScreeningPipeline(
     if (lost.has(i)) continue; // a lost paper has no reasoning of its own to cluster
     if (params.clusters_type === null || table.decision(i, params.threshold) === params.clusters_type) clustered.push(i);
   }
+  const clustering = clusterReasons(
+    clusterCtx,
+    {
+      count: clustered.length,
+      slice: (start, end) => clustered.slice(start, end).map((i) => reasons[i]!),
+      ready: (end) => written.until(clustered[end - 1]! + 1),
+    },
+    settings.clusterChunk,
+    settings.maxClusters,
+  ).catch((error: unknown) => {
+    clusteringFailed.abort(error);
+    throw error;
+  });
+  const [explained, clusteredThemes] = await Promise.allSettled([reasoning, clustering]);
+  if (explained.status === "rejected") return stopAtCeiling(explained.reason);
+  if (clusteredThemes.status === "rejected") return stopAtCeiling(clusteredThemes.reason);
+  const themes = clusteredThemes.value;
   const clusteredReasons = clustered.map((i) => reasons[i]!);
-  const themes = await clusterReasons(ctx, clusteredReasons, settings.clusterChunk, settings.maxClusters).catch(stopAtCeiling);
   const assignment = await assignClusters(ctx, clusteredReasons, themes, settings.assignBatch).catch(stopAtCeiling);
   const clusterIds = new Int32Array(count).fill(-1);
   clustered.forEach((paperIndex, k) => (clusterIds[paperIndex] = assignment.clusterIds[k] ?? -1));
