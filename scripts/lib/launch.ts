@@ -25,10 +25,12 @@ export const JOB_WORKER_HEAP_MB = 320;
 /**
  * The gateway's V8 old-space ceiling (MB), for each of its isolates (the event loop's and the body
  * thread's). Uncapped, V8 let a gateway under a two-owner attack keep garbage until its RSS reached
- * 495–516 MB (the pod's limit is 512 MiB); its live heap stayed under 175 MB. The largest creation
- * the default body limit admits still succeeds under it (`npm run bench -- largest-body`, docs/performance.md).
+ * 495–516 MB (the attack suite's bound is 512 MiB); its live heap stayed under 175 MB. The largest
+ * creation the default body limit admits must fit too: 100 MiB of abstracts that each hold one
+ * character past U+00FF (V8 then keeps the whole string in two bytes a character, as with most real
+ * abstracts) ran the gateway out of heap at 320 (`npm run bench -- largest-body`, docs/performance.md).
  */
-export const GATEWAY_HEAP_MB = 320;
+export const GATEWAY_HEAP_MB = 512;
 
 const HEAP_MB: Partial<Record<ServiceProcess, number>> = { gateway: GATEWAY_HEAP_MB, ...Object.fromEntries(JOB_SERVICES.map((service) => [service, JOB_WORKER_HEAP_MB])) };
 
