@@ -75,6 +75,24 @@ async function built(outcome: JobOutcome) {
 
 const params = (extra: Record<string, unknown> = {}) => ({ model: "llm-5-nano", repetitions: 5, threshold: 2, clusters_type: "include", mock: true, ...extra });
 
+/** Model calls that take 5 ms each, logged as they start and end, with the most in flight at once. */
+function callLog() {
+  const log = { events: [] as string[], peak: 0 };
+  let inFlight = 0;
+  const timed = async <T>(name: string, call: () => Promise<T>): Promise<T> => {
+    log.events.push(name);
+    log.peak = Math.max(log.peak, ++inFlight);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    try {
+      return await call();
+    } finally {
+      inFlight--;
+      log.events.push(`${name} done`);
+    }
+  };
+  return { log, timed };
+}
+
 describe("the screening pipeline (mock model)", () => {
   it("is deterministic, keeps the clustered side's counts consistent and marks the others -1", async () => {
     const a = await built(await runScreeningPipeline(jobContext(params()), (frame) => createMockModel(frame), SETTINGS));
@@ -158,47 +176,22 @@ describe("the screening pipeline (mock model)", () => {
 
   it("overlaps labelling and reasoning through one window of calls: reasoning of labelled papers starts before the last labelling call, never more calls in flight than the job's concurrency", async () => {
     const ctx = jobContext(params({ clusters_type: null }));
-    const events: string[] = [];
-    let inFlight = 0;
-    let peak = 0;
-    const timed = async <T>(name: string, call: () => Promise<T>): Promise<T> => {
-      events.push(name);
-      peak = Math.max(peak, ++inFlight);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      try {
-        return await call();
-      } finally {
-        inFlight--;
-      }
-    };
+    const { log, timed } = callLog();
     const watching = (frame: JobFrame): ScreeningModel => {
       const mock = createMockModel(frame);
       return { ...mock, label: (papers, r) => timed("label", () => mock.label(papers, r)), reason: (items) => timed("reason", () => mock.reason(items)) };
     };
     await runScreeningPipeline(ctx, watching, SETTINGS);
-    expect(events.indexOf("reason")).toBeGreaterThan(-1);
-    expect(events.indexOf("reason")).toBeLessThan(events.lastIndexOf("label"));
-    expect(peak).toBeLessThanOrEqual(SETTINGS.callConcurrency);
+    expect(log.events.indexOf("reason")).toBeGreaterThan(-1);
+    expect(log.events.indexOf("reason")).toBeLessThan(log.events.lastIndexOf("label"));
+    expect(log.peak).toBeLessThanOrEqual(SETTINGS.callConcurrency);
     // The job is in one stage at a time: reasoning reported once labelling was over.
     expect(ctx.reports).toEqual([...ctx.reports].sort((a, b) => a - b));
   });
 
   it("overlaps reasoning and clustering's map the same way: a chunk's themes are asked for once its reasons are written, before the last reasoning call ends", async () => {
     const ctx = jobContext(params({ clusters_type: null }));
-    const events: string[] = [];
-    let inFlight = 0;
-    let peak = 0;
-    const timed = async <T>(name: string, call: () => Promise<T>): Promise<T> => {
-      events.push(name);
-      peak = Math.max(peak, ++inFlight);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      try {
-        return await call();
-      } finally {
-        inFlight--;
-        events.push(`${name} done`);
-      }
-    };
+    const { log, timed } = callLog();
     const written = new Set<string>();
     const watching = (frame: JobFrame): ScreeningModel => {
       const mock = createMockModel(frame);
@@ -219,9 +212,9 @@ describe("the screening pipeline (mock model)", () => {
     // One paper a reasoning call and chunks of 4 reasons: the map's first chunks are written long before reasoning ends.
     const settings = { ...SETTINGS, reasonBatch: 1, clusterChunk: 4 };
     const outcome = await built(await runScreeningPipeline(ctx, watching, settings));
-    expect(events.indexOf("themes")).toBeGreaterThan(-1);
-    expect(events.indexOf("themes")).toBeLessThan(events.lastIndexOf("reason done"));
-    expect(peak).toBeLessThanOrEqual(SETTINGS.callConcurrency);
+    expect(log.events.indexOf("themes")).toBeGreaterThan(-1);
+    expect(log.events.indexOf("themes")).toBeLessThan(log.events.lastIndexOf("reason done"));
+    expect(log.peak).toBeLessThanOrEqual(SETTINGS.callConcurrency);
     expect(ctx.reports).toEqual([...ctx.reports].sort((a, b) => a - b));
     // The same job without the overlap's timing: the same clusters.
     const alone = await built(await runScreeningPipeline(jobContext(params({ clusters_type: null })), (frame) => createMockModel(frame), settings));
