@@ -13,6 +13,7 @@ import { JobPolls } from "./job-polls";
 import { ownerOf } from "./owner";
 import { validationRoutes } from "./validation-route";
 import { providerKeyOf } from "../auth";
+import { declaredBytes, StorageRefusals } from "./storage-refusals";
 
 /** Lists of at least this many items are staged whatever the body's declared size. */
 const STAGE_MIN_ITEMS = 1_000;
@@ -33,8 +34,19 @@ export function jobRoutes(deps: GatewayDeps): FastifyPluginAsync {
     const live = new LiveJobsRegistry(deps.link, deps.logger);
     const polls = new JobPolls(deps, live);
     app.addHook("onClose", () => live.close());
-    const handlersOf = kindHandlers(deps, live, polls);
+    const refusals = new StorageRefusals();
+    const handlersOf = kindHandlers(deps, live, polls, refusals);
     const route = forwarder(deps);
+    // A creation its service just refused for its owner's storage is refused again before its body is read.
+    const creations = new Map<string, JobService>();
+    for (const service of JOB_SERVICES) {
+      for (const forwarded of jobKindRoutes(jobKind(service))) if (forwarded.operation === jobKind(service).operations.create) creations.set(forwarded.key, service);
+    }
+    app.addHook("onRequest", (request, _reply, done) => {
+      const service = creations.get(request.routeOptions.config?.operation ?? "");
+      if (!service || !request.principal) return done();
+      done(refusals.check(service, ownerOf(request), declaredBytes(request.headers["content-length"])) ?? undefined);
+    });
     const exports = exportRoutes(app, polls, new RecallCertificates(() => deps.link.connection()));
     const events = jobEventRoutes(app, deps, live, polls);
     for (const service of JOB_SERVICES) {
@@ -49,7 +61,7 @@ export function jobRoutes(deps: GatewayDeps): FastifyPluginAsync {
 }
 
 /** The job-aware handlers of each kind, by operation. */
-function kindHandlers(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls): (service: JobService) => Map<Operation, ForwardedHandler> {
+function kindHandlers(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls, refusals: StorageRefusals): (service: JobService) => Map<Operation, ForwardedHandler> {
   const sealer = KeySealer.fromEnv(deps.env);
   const opened = (service: JobService) => polls.opened(service);
 
@@ -97,7 +109,10 @@ function kindHandlers(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls
       };
       const staged = await stageList(service, ops.create, request);
       if (staged) hdrs[headers.stagedInput] = JSON.stringify(staged.ref);
-      return callOperation(deps.link, ops.create, staged?.body ?? request.body, { requestId: request.id, headers: hdrs, timeoutMs: deps.env.RPC_TIMEOUT_MS });
+      return callOperation(deps.link, ops.create, staged?.body ?? request.body, { requestId: request.id, headers: hdrs, timeoutMs: deps.env.RPC_TIMEOUT_MS }).catch((error: unknown) => {
+        refusals.note(service, ownerOf(request), declaredBytes(request.headers["content-length"]), error);
+        throw error;
+      });
     });
 
     handlers.set(ops.get, async (request, reply) => {
