@@ -12,6 +12,17 @@ export interface StreamedBatch<T> {
   items: T[];
 }
 
+/**
+ * The batches in order, each once `ready(end(batch))` resolves: a stage whose batches need what
+ * another stage, still running, writes first. Read only as the loop takes them, so at most one waits.
+ */
+export async function* whenReady<B>(batches: Iterable<B> | AsyncIterable<B>, end: (batch: B) => number, ready: (end: number) => Promise<void>): AsyncGenerator<B> {
+  for await (const batch of batches) {
+    await ready(end(batch));
+    yield batch;
+  }
+}
+
 /** Consecutive batches of `size` items cut from a stream of chunks of any size. */
 export async function* batchesOf<T>(chunks: AsyncIterable<T[]>, size: number): AsyncGenerator<StreamedBatch<T>> {
   let items: T[] = [];

@@ -1,6 +1,6 @@
 import type { LlmUsage } from "@litrev/contracts";
 import { CheckpointedStage } from "@litrev/jobs/worker";
-import { batches } from "./batches";
+import { batches, whenReady } from "./batches";
 import type { StageContext } from "./stage";
 import type { Theme } from "./types";
 
@@ -41,7 +41,7 @@ export async function clusterReasons(ctx: StageContext, reasons: ClusteredReason
 
   const mapped: Theme[][] = new Array(chunks.length);
   await stage.run({
-    units: whenWritten(chunks, reasons),
+    units: whenReady(chunks, (chunk) => chunk.end, (end) => reasons.ready(end)),
     concurrency: ctx.concurrency,
     calls: ctx.calls,
     settleInSlot: ctx.capped,
@@ -89,14 +89,6 @@ export async function clusterReasons(ctx: StageContext, reasons: ClusteredReason
   }
   await ctx.progress("clustering", total, total);
   return themes;
-}
-
-/** The chunks in order, each once its reasons are written (read only as the loop takes them). */
-async function* whenWritten<C extends { end: number }>(chunks: C[], reasons: ClusteredReasons): AsyncGenerator<C> {
-  for (const chunk of chunks) {
-    await reasons.ready(chunk.end);
-    yield chunk;
-  }
 }
 
 /** Same label (ignoring case and spacing) → one theme. */

@@ -1,7 +1,7 @@
 import type { LlmUsage, ScreeningPaper } from "@litrev/contracts";
 import { CheckpointedStage } from "@litrev/jobs/worker";
 import type { StageContext } from "./stage";
-import { batchesOf, type StreamedBatch } from "./batches";
+import { batchesOf, whenReady } from "./batches";
 import type { ReasoningInput } from "./types";
 
 interface ReasonCheckpoint {
@@ -29,7 +29,7 @@ export async function reasonPapers(
   let finished = 0;
   await ctx.progress("reasoning", 0, total);
   await stage.run({
-    units: afterLabelling(batchesOf(papers, batchSize), labelled),
+    units: whenReady(batchesOf(papers, batchSize), (batch) => batch.start + batch.items.length, labelled),
     concurrency: ctx.concurrency,
     settleInSlot: ctx.capped,
     calls: ctx.calls,
@@ -46,12 +46,4 @@ export async function reasonPapers(
       await ctx.progress("reasoning", finished, total);
     },
   });
-}
-
-/** The batches in order, each once its papers are labelled (read only as the loop takes them, so at most one waits). */
-async function* afterLabelling<T>(batches: AsyncIterable<StreamedBatch<T>>, labelled: (end: number) => Promise<void>): AsyncGenerator<StreamedBatch<T>> {
-  for await (const batch of batches) {
-    await labelled(batch.start + batch.items.length);
-    yield batch;
-  }
 }

@@ -1,7 +1,8 @@
 /**
- * How far labelling has got, as the longest run of papers [0, n) whose votes are all settled
- * (labelling units finish out of order): reasoning starts a batch once its papers are in it, so the
- * two stages overlap and the job's window of calls stays full across the change of stage.
+ * How far a stage has got, as the longest run of papers [0, n) it has settled (its units finish out
+ * of order): the next stage starts a batch once its papers are in it (reasoning after labelling,
+ * clustering's map after reasoning), so the stages overlap and the job's window of calls stays full
+ * across the change of stage.
  */
 export class SettledPrefix {
   private readonly settled: Uint8Array;
@@ -23,14 +24,14 @@ export class SettledPrefix {
     });
   }
 
-  /** Labelling failed: every wait, present and future, rejects with its error. */
+  /** The stage failed: every wait, present and future, rejects with its error. */
   fail(error: unknown): void {
     this.failure = { error };
     for (const waiter of this.waiters) waiter.reject(error);
     this.waiters = [];
   }
 
-  /** Resolves once papers [0, upTo) are settled (one waiter at a time in practice: reasoning reads its batches in order). */
+  /** Resolves once papers [0, upTo) are settled (one waiter at a time in practice: the next stage reads its batches in order). */
   until(upTo: number): Promise<void> {
     if (this.failure) return Promise.reject(this.failure.error);
     if (upTo <= this.length) return Promise.resolve();
