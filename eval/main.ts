@@ -121,11 +121,13 @@ async function main(argv: string[]): Promise<number> {
       console.error(startTimeoutMs);
       return 2;
     }
-    console.error(`starting a local stack with the fake provider in oracle mode (sensitivity ${oracle.sensitivity}, specificity ${oracle.specificity})…`);
     // A Ctrl-C during the start gives it up at once (what had started is stopped), rather than after it.
     const abandon = new AbortController();
     const starting = startFakeStack(review.records, oracle, { startTimeoutMs, signal: abandon.signal });
     stopOnSignal(starting, abandon);
+    // Said once the signals are handled: a Ctrl-C after this line stops what the start began (CI once
+    // saw eval killed outright by a SIGINT sent just after the line, before its handler was there).
+    console.error(`starting a local stack with the fake provider in oracle mode (sensitivity ${oracle.sensitivity}, specificity ${oracle.specificity})…`);
     fake = await starting;
     api = { baseUrl: fake.baseUrl, apiKey: fake.apiKey };
   } else {
