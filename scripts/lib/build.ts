@@ -20,6 +20,8 @@ export function buildEntries(service: ServiceProcess): Record<string, string> {
     main: join(ROOT, `services/${service}/src/main.ts`),
     register: join(ROOT, "libs/telemetry/src/register.ts"),
     healthcheck: join(ROOT, "deploy/healthcheck.ts"),
+    // Worker threads are files of their own: the gateway's thread for large bodies and validations.
+    ...(service === "gateway" ? { "body-worker": join(ROOT, "services/gateway/src/body-worker.ts") } : {}),
   };
 }
 

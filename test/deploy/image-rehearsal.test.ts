@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OFF_LOOP_MIN_BYTES } from "../../services/gateway/src/off-loop-parse";
 import { freePort, startNatsServer, stopProcess, waitForPort, type NatsServerHandle } from "../../scripts/lib/launch";
 import { http, TEST_API_KEY, waitFor } from "../support/stack";
 import { DEPLOY, ROOT, SERVICES, execForm, parseDockerfile, read, stageEnv, substitute, walk } from "./manifests";
@@ -115,6 +116,12 @@ describe("image rehearsal: the Dockerfile's build stage and start command, run h
       return ["completed", "failed"].includes(res.body.status) ? res.body : null;
     }, 60_000, 100);
     expect(final.status, JSON.stringify(final).slice(0, 500)).toBe("completed");
+    // A body of 1 MB or more is parsed by the gateway's thread, which the image must start without tsx.
+    const abstract = "A randomised trial of reminders in primary care. ".repeat(60);
+    const large = Array.from({ length: 400 }, (_, i) => ({ id: `large-${i}`, title: `Reminders ${i}`, abstract }));
+    expect(JSON.stringify(large).length).toBeGreaterThan(OFF_LOOP_MIN_BYTES);
+    const createdLarge = await http(base, "POST", "/v1/screening/jobs", { papers: large, criteria: [{ name: "Population", type: "include", value: "Physicians" }], repetitions: 1, mock: true });
+    expect(createdLarge.status, JSON.stringify(createdLarge.body)).toBe(200);
     // The console's reference import, written by the build (the image has no esbuild to make it).
     const bundle = await fetch(`${base}/console/references.js`);
     expect(bundle.status).toBe(200);

@@ -74,7 +74,13 @@ export class OffLoopParser {
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
-    const worker = new Worker(new URL("./body-worker.ts", import.meta.url), { workerData: this.limits, execArgv: ["--import", "tsx"] });
+    // From source under tsx, the thread loads tsx too; in the built image (no tsx) it is its own
+    // compiled entry beside this code (scripts/lib/build.ts), and loads nothing else.
+    const compiled = !import.meta.url.endsWith(".ts");
+    const worker = new Worker(new URL(compiled ? "./body-worker.js" : "./body-worker.ts", import.meta.url), {
+      workerData: this.limits,
+      execArgv: compiled ? [] : ["--import", "tsx"],
+    });
     worker.unref();
     worker.on("message", ({ id, result }: { id: number; result: OffLoopResult }) => {
       this.#waiting.get(id)?.resolve(result);
