@@ -32,25 +32,29 @@ export function incompleteBeta(x: number, a: number, b: number): number {
 
 /** The continued fraction of I_x(a, b), evaluated by the modified Lentz method (bounded iterations). */
 function betaFraction(x: number, a: number, b: number): number {
-  const tiny = 1e-300;
-  const guard = (v: number) => (Math.abs(v) < tiny ? tiny : v);
   let c = 1;
-  let d = 1 / guard(1 - ((a + b) * x) / (a + 1));
+  let d = 1 / lentzGuard(1 - ((a + b) * x) / (a + 1));
   let f = d;
-  // One Lentz step for the term `num`: the factor it multiplies the fraction by.
-  const step = (num: number) => {
-    d = 1 / guard(1 + num * d);
-    c = guard(1 + num / c);
-    return d * c;
-  };
+  // Two Lentz steps an iteration, inline: the bounds call this thousands of times a validation.
   for (let m = 1; m <= 10_000; m++) {
     const m2 = 2 * m;
-    f *= step((m * (b - m) * x) / ((a + m2 - 1) * (a + m2)));
-    const odd = step(-((a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1)));
+    const even = (m * (b - m) * x) / ((a + m2 - 1) * (a + m2));
+    d = 1 / lentzGuard(1 + even * d);
+    c = lentzGuard(1 + even / c);
+    f *= d * c;
+    const oddTerm = -((a + m) * (a + b + m) * x) / ((a + m2) * (a + m2 + 1));
+    d = 1 / lentzGuard(1 + oddTerm * d);
+    c = lentzGuard(1 + oddTerm / c);
+    const odd = d * c;
     f *= odd;
     if (Math.abs(odd - 1) < 1e-15) break;
   }
   return f;
+}
+
+/** Keeps a Lentz denominator off zero. */
+function lentzGuard(v: number): number {
+  return Math.abs(v) < 1e-300 ? 1e-300 : v;
 }
 
 /**

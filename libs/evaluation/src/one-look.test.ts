@@ -3,6 +3,7 @@ import type { VoteLevel } from "./certificate";
 import { recallCertificate } from "./recall-certificate";
 import { oneLookCertifies, oneLookRecallLower } from "./one-look";
 import { generator } from "./random";
+import { logHypergeometric } from "./sequence";
 import { validateJob, type JobPaper } from "./validation";
 
 /**
@@ -66,6 +67,51 @@ describe("the one-look test", () => {
       if (lower >= tau) certified++;
     }
     expect(certified).toBeGreaterThan(100);
+  });
+});
+
+describe("the one-look bound's tails", () => {
+  // The bound as first written: every term of every tail its own exponential (seconds on a large job).
+  const termByTerm = (sample: Parameters<typeof oneLookRecallLower>[0], alpha: number): number => {
+    const tail = (x: number, K: number, A: number, m: number) => {
+      let p = 0;
+      for (let i = x; i <= Math.min(m, A); i++) p += Math.exp(logHypergeometric(i, K, A, m));
+      return p;
+    };
+    const a = sample.kept.includes;
+    const b = sample.below.includes;
+    const m = a + b;
+    if (m === 0) return 0;
+    const aMax = sample.kept.papers - (sample.kept.labelled - a);
+    const bMax = sample.below.papers - (sample.below.labelled - b);
+    let lowest = Infinity;
+    let floor = a;
+    for (let K = Math.max(m, a + b); K <= aMax + bMax; K++) {
+      let A = Math.max(floor, a, K - bMax);
+      const top = Math.min(aMax, K - b);
+      while (A <= top && tail(a, K, A, m) <= alpha) A++;
+      if (A > top) continue;
+      floor = A;
+      lowest = Math.min(lowest, A / K);
+    }
+    return lowest === Infinity ? 1 : lowest;
+  };
+
+  it("give the bound summed term by term, on samples small and large", () => {
+    const next = generator(41);
+    const int = (n: number) => Math.floor(next() * (n + 1));
+    for (let i = 0; i < 54; i++) {
+      const keptPapers = 20 + int(i < 50 ? 200 : 2_000);
+      const belowPapers = 5 + int(i < 50 ? 200 : 2_000);
+      const keptLabelled = int(keptPapers);
+      const belowLabelled = int(belowPapers);
+      const sample = {
+        kept: { papers: keptPapers, labelled: keptLabelled, includes: int(keptLabelled) },
+        below: { papers: belowPapers, labelled: belowLabelled, includes: int(Math.min(i % 2 ? 40 : 3, belowLabelled)) },
+      };
+      const alpha = [0.05, 0.1, 0.025][i % 3]!;
+      expect(oneLookRecallLower(sample, alpha), JSON.stringify({ sample, alpha })).toBeCloseTo(termByTerm(sample, alpha), 12);
+    }
   });
 });
 

@@ -7,11 +7,36 @@ import { logHypergeometric, type CountBounds, type GroupCount } from "./sequence
  * earlier looks of a sample planned this way as progress, not as a certificate.
  */
 
-/** P(X ≥ x) for X ~ Hyp(m draws from K papers holding A includes), summed only until it passes `stop`. */
+/**
+ * P(X ≥ x) for X ~ Hyp(m draws from K papers holding A includes), summed only until it passes `stop`.
+ * One exponential a tail: each term is the one before times the ratio of consecutive hypergeometric
+ * probabilities (the bound asks for tens of thousands of tails of hundreds of terms on a large job,
+ * which cost seconds with an exponential a term), and it ends where the rest cannot change the sum.
+ * The running terms are kept relative to the first and rescaled before they could overflow.
+ */
 function upperTail(x: number, K: number, A: number, m: number, stop = Infinity): number {
-  let p = 0;
-  for (let i = x; i <= Math.min(m, A) && p <= stop; i++) p += Math.exp(logHypergeometric(i, K, A, m));
-  return p;
+  const first = Math.max(x, m - (K - A), 0);
+  const last = Math.min(m, A);
+  if (first > last) return 0;
+  let logScale = logHypergeometric(first, K, A, m);
+  let limit = stop / Math.exp(logScale);
+  let term = 1;
+  let sum = 1;
+  for (let i = first; i < last && sum <= limit; i++) {
+    const ratio = ((A - i) * (m - i)) / ((i + 1) * (K - A - m + i + 1));
+    term *= ratio;
+    sum += term;
+    // The ratios only fall (the hypergeometric is log-concave): once below 1, what is left is under
+    // term · ratio / (1 − ratio), and once that is below the sum's last bit the tail is summed.
+    if (ratio < 1 && (term * ratio) / (1 - ratio) < sum * Number.EPSILON) break;
+    if (sum > 1e200) {
+      logScale += Math.log(sum);
+      term /= sum;
+      limit /= sum;
+      sum = 1;
+    }
+  }
+  return Math.exp(logScale + Math.log(sum));
 }
 
 /** P(X ≤ x) for X ~ Hyp(n draws from N papers holding K includes). */

@@ -195,7 +195,7 @@ export async function buildApp(deps: GatewayDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps));
   await app.register(configRoutes(deps), { prefix: "/v1" });
   await app.register(forwardedRoutes(deps));
-  await app.register(jobRoutes(deps));
+  await app.register(jobRoutes(deps, offLoop));
   await app.register(consoleRoutes());
   return app;
 }

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from "node:worker_threads";
-import { forwardedRoutes, parseOrIssues, requestLimitIssues, type RequestLimits, type ValidationIssue } from "@litrev/contracts";
+import { forwardedRoutes, parseOrIssues, requestLimitIssues, type RequestLimits, type ScreeningValidationResponse, type ValidationIssue } from "@litrev/contracts";
+import { LabelError, validateJob, type ValidationInput } from "@litrev/evaluation";
 
 /** A large body's work off the gateway's event loop: parsed, held to the configured limits, validated. */
 export type OffLoopResult = { kind: "invalid-json" } | { kind: "issues"; issues: ValidationIssue[] } | { kind: "valid"; json: string };
@@ -7,6 +8,16 @@ export interface OffLoopRequest {
   id: number;
   operation: string;
   bytes: Uint8Array;
+}
+
+/** A job's validation on a labelled sample, computed off the loop (its exact bounds can take a second on a large job). */
+export type ValidationResult =
+  | { kind: "validated"; response: ScreeningValidationResponse }
+  | { kind: "labels"; labelKind: LabelError["kind"]; labels: LabelError["labels"] }
+  | { kind: "failed"; message: string };
+export interface ValidationRequest {
+  id: number;
+  validate: ValidationInput;
 }
 
 const limits = workerData as RequestLimits;
@@ -32,7 +43,20 @@ function work({ operation, bytes }: OffLoopRequest): OffLoopResult {
   return checked.success ? { kind: "valid", json: JSON.stringify(checked.data) } : { kind: "issues", issues: checked.issues };
 }
 
-parentPort?.on("message", (request: OffLoopRequest) => {
+function validate(input: ValidationInput): ValidationResult {
+  try {
+    return { kind: "validated", response: validateJob(input) };
+  } catch (error) {
+    if (error instanceof LabelError) return { kind: "labels", labelKind: error.kind, labels: error.labels };
+    return { kind: "failed", message: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+parentPort?.on("message", (request: OffLoopRequest | ValidationRequest) => {
+  if ("validate" in request) {
+    parentPort!.postMessage({ id: request.id, result: validate(request.validate) });
+    return;
+  }
   let result: OffLoopResult;
   try {
     result = work(request);

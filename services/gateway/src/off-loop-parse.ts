@@ -1,6 +1,7 @@
 import { Worker } from "node:worker_threads";
-import type { RequestLimits } from "@litrev/contracts";
-import type { OffLoopRequest, OffLoopResult } from "./body-worker";
+import type { RequestLimits, ScreeningValidationResponse } from "@litrev/contracts";
+import { LabelError, type ValidationInput } from "@litrev/evaluation";
+import type { OffLoopRequest, OffLoopResult, ValidationRequest, ValidationResult } from "./body-worker";
 
 /** Bodies at least this large are parsed and validated off the event loop (smaller ones cost less than the hand-over). */
 export const OFF_LOOP_MIN_BYTES = 1024 * 1024;
@@ -18,12 +19,14 @@ const OFF_LOOP_IDLE_MS = 5_000;
  * `JSON.parse` and a schema pass: the loop only reads back the validated value, as JSON text
  * without the keys the contract strips. Bodies are handed over one at a time in arrival order;
  * how many can wait is bounded by the bytes a client may have in flight (docs/limits.md).
+ * The same thread computes screening validations (`validate`), whose exact bounds cost up to a
+ * second of CPU on a job of 50,000 papers; how many wait is bounded by `KEY_HEAVY_CONCURRENCY`.
  */
 export class OffLoopParser {
   #worker: Worker | undefined;
   #idle: NodeJS.Timeout | undefined;
   #next = 0;
-  readonly #waiting = new Map<number, { resolve: (result: OffLoopResult) => void; reject: (error: Error) => void }>();
+  readonly #waiting = new Map<number, { resolve: (result: never) => void; reject: (error: Error) => void }>();
 
   constructor(
     private readonly limits: RequestLimits,
@@ -36,16 +39,27 @@ export class OffLoopParser {
   }
 
   parse(bytes: Buffer, operation: string): Promise<OffLoopResult> {
+    // A copy into a buffer of its own is transferred, not cloned: the worker owns it from here.
+    const copy = new Uint8Array(bytes.length);
+    copy.set(bytes);
+    return this.#send<OffLoopResult>((id) => ({ id, operation, bytes: copy }), [copy.buffer]);
+  }
+
+  /** validateJob of libs/evaluation on the thread: its answer, or its LabelError again here. */
+  async validate(input: ValidationInput): Promise<ScreeningValidationResponse> {
+    const result = await this.#send<ValidationResult>((id): ValidationRequest => ({ id, validate: input }));
+    if (result.kind === "validated") return result.response;
+    if (result.kind === "labels") throw new LabelError(result.labelKind, result.labels);
+    throw new Error(`the validation failed: ${result.message}`);
+  }
+
+  #send<T>(request: (id: number) => OffLoopRequest | ValidationRequest, transfer: ArrayBuffer[] = []): Promise<T> {
     const worker = this.#start();
     clearTimeout(this.#idle);
     const id = this.#next++;
-    return new Promise((resolve, reject) => {
-      this.#waiting.set(id, { resolve, reject });
-      // A copy into a buffer of its own is transferred, not cloned: the worker owns it from here.
-      const copy = new Uint8Array(bytes.length);
-      copy.set(bytes);
-      const request: OffLoopRequest = { id, operation, bytes: copy };
-      worker.postMessage(request, [copy.buffer]);
+    return new Promise<T>((resolve, reject) => {
+      this.#waiting.set(id, { resolve: resolve as (result: never) => void, reject });
+      worker.postMessage(request(id), transfer);
     });
   }
 
@@ -82,7 +96,7 @@ export class OffLoopParser {
       execArgv: compiled ? [] : ["--import", "tsx"],
     });
     worker.unref();
-    worker.on("message", ({ id, result }: { id: number; result: OffLoopResult }) => {
+    worker.on("message", ({ id, result }: { id: number; result: never }) => {
       this.#waiting.get(id)?.resolve(result);
       this.#waiting.delete(id);
       this.#endWhenIdle();

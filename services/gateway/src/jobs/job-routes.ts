@@ -12,6 +12,7 @@ import { LiveJobsRegistry, type LiveJobs } from "./live-jobs";
 import { JobPolls } from "./job-polls";
 import { ownerOf } from "./owner";
 import { validationRoutes } from "./validation-route";
+import type { OffLoopParser } from "../off-loop-parse";
 import { providerKeyOf } from "../auth";
 import { declaredBytes, StorageRefusals } from "./storage-refusals";
 
@@ -27,7 +28,7 @@ const STAGE_MIN_ITEMS = 1_000;
  * are answered from this process's mirror of the live-state bucket (no NATS hop on the hot path; a
  * body is serialised once per state revision).
  */
-export function jobRoutes(deps: GatewayDeps): FastifyPluginAsync {
+export function jobRoutes(deps: GatewayDeps, offLoop: OffLoopParser): FastifyPluginAsync {
   return async (untyped) => {
     const app = untyped.withTypeProvider<ZodTypeProvider>();
     // `live` (the mirrors) is shared with the job event streams: one watch per job kind and gateway.
@@ -56,7 +57,7 @@ export function jobRoutes(deps: GatewayDeps): FastifyPluginAsync {
       events(service);
     }
     // Screening's validation: reads the job through the same poll reader as the poll route.
-    await app.register(validationRoutes(deps, polls));
+    await app.register(validationRoutes(deps, polls, offLoop));
   };
 }
 

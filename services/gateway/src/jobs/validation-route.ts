@@ -16,10 +16,11 @@ import {
   type ValidationIssue,
 } from "@litrev/contracts";
 import { z } from "zod";
-import { jobPaperOf, LabelError, thresholdOf, validateJob, type JobPaper } from "@litrev/evaluation";
+import { jobPaperOf, LabelError, thresholdOf, type JobPaper } from "@litrev/evaluation";
 import { artifactJob, sampleDownload } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
+import type { OffLoopParser } from "../off-loop-parse";
 import type { JobPolls } from "./job-polls";
 import { ownerOf } from "./owner";
 
@@ -31,9 +32,10 @@ const NAMED_LABELS = 50;
  * team's labelled sample (libs/evaluation computes them, as `pnpm eval` does). The job is read
  * by the gateway's poll reader for the caller's owner, so the same key sees the same job:
  * another client's job or an unknown one is a 404 exactly as its poll is; its papers are streamed
- * from the job's artifact, keeping only each one's id, include votes and decision.
+ * from the job's artifact, keeping only each one's id, include votes and decision. The figures are
+ * computed on the gateway's worker thread (`OffLoopParser.validate`), never on its event loop.
  */
-export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPluginAsync {
+export function validationRoutes(deps: GatewayDeps, polls: JobPolls, offLoop: OffLoopParser): FastifyPluginAsync {
   return async (untyped) => {
     const app = untyped.withTypeProvider<ZodTypeProvider>();
     app.get(
@@ -90,7 +92,8 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls): FastifyPlu
           for (const { id, final_score, decision } of chunk) if (typeof id === "string" || typeof id === "number") papers.push(jobPaperOf({ id, final_score, decision }));
         }
         try {
-          return validateJob({
+          // Off the event loop: the exact bounds of a large job take up to a second of CPU.
+          return await offLoop.validate({
             jobId: job_id,
             papers,
             repetitions: integerOr(job.record.config.repetitions, 0),
