@@ -14,7 +14,7 @@ import { logHypergeometric, type CountBounds, type GroupCount } from "./sequence
  * which cost seconds with an exponential a term), and it ends where the rest cannot change the sum.
  * The running terms are kept relative to the first and rescaled before they could overflow.
  */
-function upperTail(x: number, K: number, A: number, m: number, stop = Infinity): number {
+export function upperTail(x: number, K: number, A: number, m: number, stop = Infinity): number {
   const first = Math.max(x, m - (K - A), 0);
   const last = Math.min(m, A);
   if (first > last) return 0;
