@@ -156,13 +156,15 @@ async function benchProfile(profile: BenchProfile, cache: boolean): Promise<void
     ...(profile === "openai" ? {} : { profile }),
   });
   // The fake records every request; tally answered ones and let them go, so the bench process stays small at 50,000 papers.
-  const tally = { ok: 0, rejected: 0 };
+  const tally: Tally = { ok: 0, rejected: 0, timeline: [] };
   const drain = setInterval(() => {
     const pending = provider.requests.filter((r) => r.status === undefined);
     for (const r of provider.requests) {
       if (!r.path.endsWith("/chat/completions") || r.status === undefined) continue;
-      if (r.status === 200) tally.ok++;
-      else if (r.status === 429) tally.rejected++;
+      if (r.status === 200) {
+        tally.ok++;
+        tally.timeline.push({ at: r.receivedAt, stage: stageOf(r.body) });
+      } else if (r.status === 429) tally.rejected++;
     }
     provider.requests.splice(0, provider.requests.length, ...pending);
   }, 500);
@@ -228,7 +230,7 @@ interface JobRun {
   infra: Awaited<ReturnType<typeof openJobInfra>>;
   stack: Stack;
   provider: FakeProvider;
-  tally: { ok: number; rejected: number };
+  tally: Tally;
   profile: BenchProfile;
   cache: boolean;
 }
@@ -236,6 +238,7 @@ interface JobRun {
 async function runJob({ size, worker, infra, stack, tally, profile, cache }: JobRun): Promise<SizeResult> {
   tally.ok = 0;
   tally.rejected = 0;
+  tally.timeline.length = 0;
   // What a client sees before it creates the job: asked of the fresh worker, before its first job.
   const c = CRITERIA.length;
   const estimate = await waitFor(async () => {
@@ -286,6 +289,7 @@ async function runJob({ size, worker, infra, stack, tally, profile, cache }: Job
   console.log(`provider calls                 ${ok} answered, ${tally.rejected} answered 429 (absorbed by the limiter)`);
   console.log(`bound max(K/N, K·L/C)          ${boundSeconds.toFixed(1)} s`);
   console.log(`wall / bound                   ${(wallSeconds / boundSeconds).toFixed(3)} (goal ≤ 1.10)`);
+  printTimeline(tally.timeline, Date.parse(state.created_at), Date.parse(state.completed_at!));
   console.log(`stage timings                  ${Object.entries(state.stage_timings).map(([k, v]) => `${k} ${((v ?? 0) / 1000).toFixed(1)} s`).join(", ")}`);
   console.log(`worker peak RSS (VmHWM)        ${peakRssMb.toFixed(0)} MB`);
   console.log(`tokens per paper               input ${per(usage.input_tokens).toFixed(0)} (cached ${per(usage.cached_input_tokens).toFixed(0)}), output ${per(usage.output_tokens).toFixed(0)}`);
@@ -313,6 +317,40 @@ async function runJob({ size, worker, infra, stack, tally, profile, cache }: Job
 }
 
 /** Peak resident set size of a Linux process, from /proc (VmHWM). */
+interface Tally {
+  ok: number;
+  rejected: number;
+  /** When each answered call reached the provider, and its reply schema's name (its stage and shape). */
+  timeline: { at: number; stage: string }[];
+}
+
+function stageOf(body: unknown): string {
+  const name = (body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name ?? "(no schema)";
+  return name.replace(/[-_]?\d+$/, "").replace(/_\d+(_\d+)*$/, "");
+}
+
+/** Where a job's wall time went between its calls: before the first, after the last, each stage's span, and the gaps of 40 ms or more with no call sent. */
+function printTimeline(timeline: Tally["timeline"], createdAt: number, completedAt: number): void {
+  if (timeline.length === 0) return;
+  const calls = [...timeline].sort((a, b) => a.at - b.at);
+  const rel = (t: number) => `${((t - createdAt) / 1000).toFixed(2)} s`;
+  console.log(`calls sent from               ${rel(calls[0]!.at)} to ${rel(calls.at(-1)!.at)} after creation; completed at ${rel(completedAt)}`);
+  const stages = new Map<string, { first: number; last: number; n: number }>();
+  for (const { at, stage } of calls) {
+    const s = stages.get(stage) ?? { first: at, last: at, n: 0 };
+    s.last = at;
+    s.n++;
+    stages.set(stage, s);
+  }
+  for (const [stage, { first, last, n }] of stages) console.log(`  ${stage.padEnd(28)} ${n} calls, ${rel(first)} → ${rel(last)}`);
+  const gaps: string[] = [];
+  for (let i = 1; i < calls.length; i++) {
+    const gap = calls[i]!.at - calls[i - 1]!.at;
+    if (gap >= 40) gaps.push(`${gap} ms at ${rel(calls[i - 1]!.at)} (${calls[i - 1]!.stage} → ${calls[i]!.stage})`);
+  }
+  console.log(`gaps of ≥ 40 ms between calls ${gaps.length ? gaps.join("; ") : "none"}`);
+}
+
 function peakRss(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmHWM:\s+(\d+)\s+kB/.exec(status)?.[1] ?? NaN);
