@@ -263,9 +263,13 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
 
     // Twelve at once: beyond the two heavy places (KEY_HEAVY_CONCURRENCY=2) while the others stream, a poll is refused…
     // (On a busy machine twelve polls may reach the gateway one after another, each sent before the
-    // next arrives: up to ten bursts, until one overlapped.)
+    // next arrives: up to ten bursts, until one overlapped; a second apart, so that the bursts stay
+    // within alice's request rate, KEY_RATE_PER_S, which CI once saw refuse them first.)
     const large: HttpResult[] = [];
-    for (let burst = 0; burst < 10 && !large.some((r) => r.status === 429); burst++) large.push(...(await Promise.all(Array.from({ length: 12 }, () => poll("alice", id)))));
+    for (let burst = 0; burst < 10 && !large.some((r) => r.status === 429); burst++) {
+      if (burst > 0) await new Promise((r) => setTimeout(r, 1_000));
+      large.push(...(await Promise.all(Array.from({ length: 12 }, () => poll("alice", id)))));
+    }
     const refused = large.filter((r) => r.status === 429);
     expect(refused.length).toBeGreaterThan(0);
     expect(large.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(2);
