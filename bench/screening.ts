@@ -316,7 +316,6 @@ async function runJob({ size, worker, infra, stack, tally, profile, cache }: Job
   return { papers: size, outcome: complete ? "completed, a result for every paper" : `completed, poll ${poll.status} with ${results} results`, wallSeconds, boundSeconds, peakRssMb, results };
 }
 
-/** Peak resident set size of a Linux process, from /proc (VmHWM). */
 interface Tally {
   ok: number;
   rejected: number;
@@ -326,7 +325,7 @@ interface Tally {
 
 function stageOf(body: unknown): string {
   const name = (body as { response_format?: { json_schema?: { name?: string } } } | undefined)?.response_format?.json_schema?.name ?? "(no schema)";
-  return name.replace(/[-_]?\d+$/, "").replace(/_\d+(_\d+)*$/, "");
+  return name.replace(/([-_]?\d+)+$/, "");
 }
 
 /** Where a job's wall time went between its calls: before the first, after the last, each stage's span, and the gaps of 40 ms or more with no call sent. */
@@ -351,6 +350,7 @@ function printTimeline(timeline: Tally["timeline"], createdAt: number, completed
   console.log(`gaps of ≥ 40 ms between calls ${gaps.length ? gaps.join("; ") : "none"}`);
 }
 
+/** Peak resident set size of a Linux process, from /proc (VmHWM). */
 function peakRss(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmHWM:\s+(\d+)\s+kB/.exec(status)?.[1] ?? NaN);
