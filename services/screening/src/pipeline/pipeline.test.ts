@@ -509,3 +509,33 @@ describe("the cost ceiling", () => {
     expect(result.items).toHaveLength(37);
   });
 });
+
+describe("a cancel", () => {
+  it("while labelling waits on a progress write ends the run cancelled, with no rejection left unhandled (reasoning stops first)", async () => {
+    const unhandled: unknown[] = [];
+    const seen = (reason: unknown) => void unhandled.push(reason);
+    process.on("unhandledRejection", seen);
+    try {
+      const cancel = new AbortController();
+      const job = { ...jobContext(params({ repetitions: 1, threshold: 1 })), signal: cancel.signal };
+      // The worker's first stage write goes to NATS and does not stop on the signal: it outlasts the cancel.
+      let firstWrite = true;
+      job.report = async () => {
+        if (!firstWrite) return;
+        firstWrite = false;
+        cancel.abort(new Error("cancelled by the client"));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      };
+      const outcome = await runScreeningPipeline(job, (frame) => createMockModel(frame), SETTINGS).then(
+        () => "completed",
+        (error: unknown) => (error instanceof PartialFailure ? error.failure.message : String(error)),
+      );
+      // Node reports an unhandled rejection once the microtasks after it have run: give it a turn.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      expect(outcome).toMatch(/cancel/i);
+    } finally {
+      process.off("unhandledRejection", seen);
+    }
+  });
+});

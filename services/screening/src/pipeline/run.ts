@@ -219,6 +219,10 @@ export async function runScreeningPipeline(
       throw error;
     },
   );
+  // Awaited only once labelling settles. A cancel can end reasoning first while labelling still
+  // waits on a write that does not stop on the signal, and a rejection nobody handles yet would end
+  // the whole process (Node's default): handled here, its outcome read below.
+  reasoning.catch(() => undefined);
   const [labelled] = await Promise.allSettled([labelling]);
   if (labelled.status === "rejected") {
     await reasoning.catch(() => undefined);
