@@ -66,11 +66,12 @@ function probeSummary(dir: string, pids: number[], since: number): string {
     .map((pid) => {
       const series = (JSON.parse(readFileSync(join(dir, `${pid}.json`), "utf8")) as Record<string, number>[]).filter((s) => s.t! >= since);
       const peak = (key: string) => Math.max(...series.map((s) => s[key]!));
+      const sum = (key: string) => series.reduce((total, s) => total + (s[key] ?? 0), 0);
       const blocked = series.filter((s) => s.loopMaxMs! > 100).length;
       // Its body-parsing thread (services/gateway/src/off-loop-parse.ts), each run of it a file of its own.
       const threads = readdirSync(dir).filter((f) => f.startsWith(`${pid}-thread`) && f.endsWith(".json"));
       const threadHeap = Math.max(0, ...threads.flatMap((f) => (JSON.parse(readFileSync(join(dir, f), "utf8")) as Record<string, number>[]).map((s) => s.heapTotal!)));
-      return `gateway ${pid} peaks: heapUsed ${peak("heapUsed")} heapTotal ${peak("heapTotal")} external ${peak("external")} arrayBuffers ${peak("arrayBuffers")} MB, body thread heapTotal ${threadHeap} MB, loop delay max ${peak("loopMaxMs")} ms (${blocked} of ${series.length} quarter-seconds over 100 ms); `;
+      return `gateway ${pid} peaks: heapUsed ${peak("heapUsed")} heapTotal ${peak("heapTotal")} external ${peak("external")} arrayBuffers ${peak("arrayBuffers")} MB, body thread heapTotal ${threadHeap} MB, loop delay max ${peak("loopMaxMs")} ms (${blocked} of ${series.length} quarter-seconds over 100 ms), GC pause max ${peak("gcMaxMs")} ms, GC ${sum("gcMs")} ms in all; `;
     })
     .join("");
 }

@@ -4,11 +4,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Objm } from "@nats-io/obj";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { indexerKind, screeningKind, toIndexerJob, toScreeningJob } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { ArtifactWriter, artifactJob, pollPieces, readArtifactHead } from "./artifact";
 import { withTexts } from "./client/exports";
+import { FinishedArtifacts } from "./client/finished-artifacts";
 import { eraseJobData } from "./erase";
 import type { JobMirror } from "./client/mirror";
 import type { PartialReader } from "./client/partial-reader";
@@ -166,5 +167,38 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
     await expect(reader.get(gone.job_id, "alice")).rejects.toMatchObject({ category: "not_found" });
     await expect(reader.finished(gone.job_id, "alice")).rejects.toMatchObject({ category: "not_found" });
     expect(await readArtifactHead(data, gone.job_id)).toBeNull();
+  });
+  it("reads a finished job's lists once for every export of it, and again once the job is forgotten (deleted)", async () => {
+    const items = Array.from({ length: 700 }, (_, i) => item(i));
+    const row = screeningRow("completed", 700);
+    const writer = new ArtifactWriter(data, "screening", row.job_id, row.fence);
+    for (let at = 0; at < items.length; at += 300) {
+      const chunk = items.slice(at, at + 300);
+      if (writer.push(chunk, chunk.map((it) => ({ title: `Title of ${String(it.id)}`, abstract: "An abstract" })))) await writer.flush();
+    }
+    const head = await writer.finish(row);
+    const artifacts = new FinishedArtifacts();
+    const artifact = (await artifacts.fetch("screening", row.job_id, data))!;
+    const reads = vi.spyOn(data, "readChunkParts");
+    const exported = async () => {
+      const lines: string[] = [];
+      for await (const { items: chunk, titles, abstracts } of withTexts(artifacts.job("screening", artifact, data), true)) chunk.forEach((it, i) => lines.push(`${String(it.id)} ${titles[i]} ${abstracts![i]}`));
+      return lines;
+    };
+    const direct: string[] = [];
+    for await (const { items: chunk, titles, abstracts } of withTexts(artifactJob(data, head), true)) chunk.forEach((it, i) => direct.push(`${String(it.id)} ${titles[i]} ${abstracts![i]}`));
+    reads.mockClear();
+
+    // Items, titles and abstracts: each chunk read from NATS by the first export only, the same lines every time.
+    const chunks = (head.items.chunks ?? 0) + (head.titles?.chunks ?? 0) + (head.abstracts?.chunks ?? 0);
+    expect(await exported()).toEqual(direct);
+    expect(reads).toHaveBeenCalledTimes(chunks);
+    expect(await Promise.all([exported(), exported()])).toEqual([direct, direct]);
+    expect(reads).toHaveBeenCalledTimes(chunks);
+    // Deleted: nothing of it is answered from memory any more.
+    artifacts.forget("screening", row.job_id);
+    await exported();
+    expect(reads).toHaveBeenCalledTimes(2 * chunks);
+    reads.mockRestore();
   });
 });

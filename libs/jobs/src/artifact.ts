@@ -1,5 +1,5 @@
 import { DEFAULT_JOB_OWNER, jobKind, JobArtifactHead, jobDataObjects, ServiceError, type ItemText, type JobService, type ObjectRef } from "@litrev/contracts";
-import { JsonLines, type JobData, type LinesWriter } from "./data";
+import { JsonLines, type JobData, type LinesWriter, type Parts } from "./data";
 import type { FinishedJob } from "./finished/finished-job";
 import { buildReport, OutcomeCounter, type PromptInstructions } from "./finished/report";
 import { resultOf } from "./finished/views";
@@ -168,12 +168,15 @@ export async function* pollPieces(data: JobData, head: JobArtifactHead, read = (
 
 const COMMA = Buffer.from(",");
 
+/** Chunk `n` of one of an artifact's lists, as stored (a reader may share what it read: an artifact never changes). */
+export type ArtifactChunkReader = (ref: ObjectRef, n: number) => Promise<Parts>;
+
 /**
  * The finished job as exports read it: its record, its items chunk by chunk from the artifact (one
  * chunk read ahead), and, when it kept them, its titles and abstracts, each list read only when
  * asked for and one chunk at a time (a title list chunk covers many item chunks).
  */
-export function artifactJob(data: JobData, head: JobArtifactHead): FinishedJob {
+export function artifactJob(data: JobData, head: JobArtifactHead, read: ArtifactChunkReader = (ref, n) => data.readChunkParts(ref, n)): FinishedJob {
   const record = head.record as unknown as StoredJob;
   const { titles, abstracts, bibliography } = head;
   return {
@@ -181,16 +184,17 @@ export function artifactJob(data: JobData, head: JobArtifactHead): FinishedJob {
     result: resultOf(record),
     partial: head.status !== "completed",
     chunks: async function* () {
-      for await (const parts of inOrder(head.items.chunks ?? 0, (n) => data.readChunkParts(head.items, n))) yield JsonLines.parse(parts) as JsonRecord[];
+      for await (const parts of inOrder(head.items.chunks ?? 0, (n) => read(head.items, n))) yield JsonLines.parse(parts) as JsonRecord[];
     },
-    ...(titles && abstracts ? { titles: () => stringLines(data, titles), abstracts: () => stringLines(data, abstracts) } : {}),
-    ...(bibliography ? { bibliography: () => stringLines(data, bibliography) } : {}),
+    ...(titles && abstracts ? { titles: () => stringLines(read, titles), abstracts: () => stringLines(read, abstracts) } : {}),
+    ...(bibliography ? { bibliography: () => stringLines(read, bibliography) } : {}),
   };
 }
 
 /** A list of strings written by this module, chunk by chunk: each line checked to be one (no schema object per line on an export's path). */
-async function* stringLines(data: JobData, ref: ObjectRef): AsyncGenerator<string[]> {
-  for await (const chunk of data.readLines(ref)) {
+async function* stringLines(read: ArtifactChunkReader, ref: ObjectRef): AsyncGenerator<string[]> {
+  for (let n = 0; n < (ref.chunks ?? 0); n++) {
+    const chunk = JsonLines.parse(await read(ref, n));
     if (!chunk.every((line) => typeof line === "string")) throw new ServiceError("unknown", `The stored list ${ref.object} holds a line that is not a string`);
     yield chunk as string[];
   }

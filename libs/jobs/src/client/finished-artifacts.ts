@@ -1,7 +1,8 @@
 import { LRUCache } from "lru-cache";
-import type { JobArtifactHead, JobService } from "@litrev/contracts";
-import { pollChunk, pollPieces, readArtifactHead } from "../artifact";
-import type { JobData } from "../data";
+import { jobDataObjects, type JobArtifactHead, type JobService, type ObjectRef } from "@litrev/contracts";
+import { artifactJob, pollChunk, pollPieces, readArtifactHead } from "../artifact";
+import type { JobData, Parts } from "../data";
+import type { FinishedJob } from "../finished/finished-job";
 
 /** Memory the cached artifacts may take in one process. */
 const CACHE_BYTES = 64 * 1024 * 1024;
@@ -16,6 +17,13 @@ const HEAD_BYTES = 8 * 1024;
  * much beyond what one read in flight takes (docs/performance.md).
  */
 const CHUNK_CACHE_BYTES = 16 * 1024 * 1024;
+/**
+ * Memory the stored chunks of artifacts' lists (items, titles, abstracts, bibliography) may take in
+ * one process, as read for exports, reports, validations and sample downloads: a job exported again
+ * and again is read from NATS once (each read of an object is a consumer on the stream, which costs
+ * the NATS server more than the bytes), and concurrent reads of one large job share its chunks.
+ */
+const LIST_CACHE_BYTES = 16 * 1024 * 1024;
 
 /** A finished job as a process holds it: its artifact head, and its whole poll body when that is small. */
 export interface FinishedArtifact {
@@ -41,10 +49,12 @@ export class FinishedArtifacts {
    * large job read each chunk once and send the same bytes (the bound keeps a few jobs' worth).
    */
   readonly #chunks: LRUCache<string, Uint8Array[], { data: JobData; artifact: FinishedArtifact; n: number }>;
+  /** The artifacts' list chunks as stored, by service, object and chunk (`job`). */
+  readonly #lists: LRUCache<string, Parts, { data: JobData; ref: ObjectRef; n: number }>;
   /** Jobs deleted while this process ran (job ids are never reused). */
   readonly #erased = new LRUCache<string, true>({ max: ERASED_JOBS });
 
-  constructor(maxBytes = CACHE_BYTES, chunkBytes = CHUNK_CACHE_BYTES) {
+  constructor(maxBytes = CACHE_BYTES, chunkBytes = CHUNK_CACHE_BYTES, listBytes = LIST_CACHE_BYTES) {
     this.#cache = new LRUCache<string, FinishedArtifact, JobData>({
       maxSize: maxBytes,
       sizeCalculation: (entry) => (entry.body?.length ?? 0) + HEAD_BYTES,
@@ -54,6 +64,20 @@ export class FinishedArtifacts {
       maxSize: chunkBytes,
       sizeCalculation: (parts) => Math.max(1, parts.reduce((sum, part) => sum + part.length, 0)),
       fetchMethod: (_key, _stale, { context }) => pollChunk(context.data, context.artifact.head, context.n),
+    });
+    this.#lists = new LRUCache<string, Parts, { data: JobData; ref: ObjectRef; n: number }>({
+      maxSize: listBytes,
+      sizeCalculation: (parts) => Math.max(1, parts.reduce((sum, part) => sum + part.length, 0)),
+      fetchMethod: (_key, _stale, { context }) => context.data.readChunkParts(context.ref, context.n),
+    });
+  }
+
+  /** The finished job as exports and validations read it, its lists' chunks through the shared list cache. */
+  job(service: JobService, artifact: FinishedArtifact, data: JobData): FinishedJob {
+    return artifactJob(data, artifact.head, async (ref, n) => {
+      const parts = await this.#lists.fetch(`${service}/${ref.object}/${n}`, { context: { data, ref, n } });
+      if (!parts) throw new Error(`chunk ${n} of ${ref.object} could not be read`);
+      return parts;
     });
   }
 
@@ -84,18 +108,21 @@ export class FinishedArtifacts {
     return artifact;
   }
 
-  /** Drops a deleted job's artifact (and its large body's chunks): from now on it is read from the bucket, where it is gone. */
+  /** Drops a deleted job's artifact (its large body's chunks, its lists' chunks): from now on it is read from the bucket, where it is gone. */
   forget(service: JobService, jobId: string): void {
     const key = `${service}/${jobId}`;
     this.#erased.set(key, true);
     this.#cache.delete(key);
     for (const chunk of [...this.#chunks.keys()]) if (chunk.startsWith(`${key}/`)) this.#chunks.delete(chunk);
+    const objects = jobDataObjects.ofJob(jobId).map((prefix) => `${service}/${prefix}`);
+    for (const chunk of [...this.#lists.keys()]) if (objects.some((prefix) => chunk.startsWith(prefix))) this.#lists.delete(chunk);
   }
 
   /** Drops every cached artifact (a gateway that lost NATS for a while may have missed deletions). */
   clear(): void {
     this.#cache.clear();
     this.#chunks.clear();
+    this.#lists.clear();
   }
 }
 

@@ -2,7 +2,7 @@ import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { ExportQuery, isJobId, JobIdParams, jobKind, JobReport, ReportQuery, sampleNotFound, type ExportFormat, type JobService, jobNotFound, jsonRecord } from "@litrev/contracts";
-import { artifactJob, completeReport, exportBody, reportMarkdown, type RecallCertificates } from "@litrev/jobs/client";
+import { completeReport, exportBody, reportMarkdown, type RecallCertificates } from "@litrev/jobs/client";
 import type { ZodApp } from "../validation";
 import { ownerOf } from "./owner";
 import type { JobPolls } from "./job-polls";
@@ -46,11 +46,11 @@ export function exportRoutes(app: ZodApp, polls: JobPolls, certificates: RecallC
         const sample = jsonRecord(request.query).sample;
         if (!isJobId(job_id)) throw jobNotFound();
         const owner = ownerOf(request);
-        const { artifact, data } = await polls.finished(service, job_id, owner, request.id);
+        const finished = await polls.finished(service, job_id, owner, request.id);
         // The sample is read once, before the first byte, and held while the export streams (it is bounded).
         const marks = typeof sample !== "string" ? undefined : await certificates.sampleMarks(service, job_id, sample, owner);
         if (marks === null) throw sampleNotFound();
-        const job = artifactJob(data, artifact.head);
+        const job = finished.job();
         // A failed (or cancelled) job exports what finished, marked so that the file is not taken for the whole.
         if (job.partial) reply.header(PARTIAL_HEADER, "true");
         // One piece (about 64 KiB of rows) read ahead of the socket. Pieces stay strings down to the

@@ -72,7 +72,7 @@ function setUp(options: { maxStreams?: number } = {}) {
   const poll: PollJob = async (_service, jobId, owner) => {
     polls.push(owner);
     const body = Buffer.from(JSON.stringify({ job_id: jobId, status: "completed", results: [] }));
-    return { finished: true, artifact: { jobId, head: { owner } as unknown as JobArtifactHead, body }, data: undefined as unknown as JobData, pieces: async function* () { yield body; } };
+    return { finished: true, artifact: { jobId, head: { owner } as unknown as JobArtifactHead, body }, data: undefined as unknown as JobData, pieces: async function* () { yield body; }, job: () => { throw new Error("an event stream never reads the job's lists"); } };
   };
   streams = new JobEventStreams({ maxStreams: options.maxStreams ?? 10, heartbeatMs: 60_000, logger, poll });
   const jobs = { mirror, reader: undefined } as unknown as LiveJobs;

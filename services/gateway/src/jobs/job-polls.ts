@@ -1,7 +1,7 @@
 import type { FastifyReply } from "fastify";
 import { Readable } from "node:stream";
 import { headers, isJobId, isTerminalStatus, jobKind, ServiceError, JobStatus, type JobService, jobNotFound, jsonRecord } from "@litrev/contracts";
-import { FinishedArtifacts, isActive, ownedBy, type FinishedArtifact, type JobData, type MirrorEntry } from "@litrev/jobs/client";
+import { FinishedArtifacts, isActive, ownedBy, type FinishedArtifact, type FinishedJob, type JobData, type MirrorEntry } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import type { LiveJobs, LiveJobsRegistry } from "./live-jobs";
@@ -12,6 +12,8 @@ export interface FinishedRead {
   data: JobData;
   /** The poll body's bytes, piece by piece (a large body's chunks shared with concurrent polls of the job). */
   pieces: () => AsyncIterable<Uint8Array>;
+  /** The job as exports, reports and validations read it (its lists' chunks shared with the other reads of the job). */
+  job: () => FinishedJob;
 }
 
 /**
@@ -143,7 +145,7 @@ export class JobPolls {
     if (!ownedBy(artifact.head, owner)) throw jobNotFound();
     // A job kept without a store of record is answered once, by the service, which then erases it.
     if (artifact.head.persistent === false) return this.#once(service, artifact.jobId, owner, requestId);
-    return { finished: true, artifact, data, pieces: () => this.#artifacts.pollPieces(service, artifact, data) };
+    return { finished: true, artifact, data, pieces: () => this.#artifacts.pollPieces(service, artifact, data), job: () => this.#artifacts.job(service, artifact, data) };
   }
 
   /** The one poll a job kept without a store of record answers: through its service, which erases it (later: 404). */

@@ -17,7 +17,7 @@ import {
 } from "@litrev/contracts";
 import { z } from "zod";
 import { jobPaperOf, LabelError, thresholdOf, type JobPaper } from "@litrev/evaluation";
-import { artifactJob, sampleDownload } from "@litrev/jobs/client";
+import { sampleDownload } from "@litrev/jobs/client";
 import { callOperation } from "@litrev/messaging";
 import type { GatewayDeps } from "../deps";
 import type { OffLoopParser } from "../off-loop-parse";
@@ -59,12 +59,12 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls, offLoop: Of
         // The sample under the caller's owner (another's: 404), then its papers' texts from the job's artifact.
         const asked = { requestId: request.id, timeoutMs: deps.env.READ_TIMEOUT_MS, headers: { [headers.owner]: ownerOf(request) } };
         const sample = ValidationSample.parse(await callOperation(deps.link, operations.getValidationSample, request.params, asked));
-        const { artifact, data } = await polls.finished("screening", job_id, ownerOf(request), request.id);
-        if (!artifact.head.titles) {
+        const finished = await polls.finished("screening", job_id, ownerOf(request), request.id);
+        if (!finished.artifact.head.titles) {
           throw new ServiceError("conflict", `Job ${job_id} no longer holds its papers' titles and abstracts (they are kept with its results, in its finished artifact); download the sample's ids from GET …/validation-samples/${sample_id}`, { simple: true });
         }
         // Streamed as it is produced, a window of the sample's texts at a time (never whole in memory).
-        const body = Readable.from(sampleDownload(artifactJob(data, artifact.head), sample.paper_ids, format, csv), { objectMode: false, highWaterMark: 1 });
+        const body = Readable.from(sampleDownload(finished.job(), sample.paper_ids, format, csv), { objectMode: false, highWaterMark: 1 });
         return reply
           .type(format === "csv" ? "text/csv; charset=utf-8" : "application/x-research-info-systems; charset=utf-8")
           .header("content-disposition", `attachment; filename="validation-sample-${sample.sample_id}.${format}"`)
@@ -86,7 +86,7 @@ export function validationRoutes(deps: GatewayDeps, polls: JobPolls, offLoop: Of
           throw new ServiceError("conflict", message, { simple: true });
         }
         // Only what the validation reads of each paper, chunk by chunk: the job is never held whole.
-        const job = artifactJob(poll.data, poll.artifact.head);
+        const job = poll.job();
         const papers: JobPaper[] = [];
         for await (const chunk of job.chunks()) {
           for (const { id, final_score, decision } of chunk) if (typeof id === "string" || typeof id === "number") papers.push(jobPaperOf({ id, final_score, decision }));
