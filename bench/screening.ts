@@ -163,7 +163,7 @@ async function benchProfile(profile: BenchProfile, cache: boolean): Promise<void
       if (!r.path.endsWith("/chat/completions") || r.status === undefined) continue;
       if (r.status === 200) {
         tally.ok++;
-        tally.timeline.push({ at: r.receivedAt, stage: stageOf(r.body) });
+        tally.timeline.push({ at: r.receivedAt, done: r.answeredAt ?? r.receivedAt, stage: stageOf(r.body) });
       } else if (r.status === 429) tally.rejected++;
     }
     provider.requests.splice(0, provider.requests.length, ...pending);
@@ -319,8 +319,8 @@ async function runJob({ size, worker, infra, stack, tally, profile, cache }: Job
 interface Tally {
   ok: number;
   rejected: number;
-  /** When each answered call reached the provider, and its reply schema's name (its stage and shape). */
-  timeline: { at: number; stage: string }[];
+  /** When each answered call reached the provider and was answered, and its reply schema's name (its stage and shape). */
+  timeline: { at: number; done: number; stage: string }[];
 }
 
 function stageOf(body: unknown): string {
@@ -345,9 +345,13 @@ function printTimeline(timeline: Tally["timeline"], createdAt: number, completed
   const gaps: string[] = [];
   for (let i = 1; i < calls.length; i++) {
     const gap = calls[i]!.at - calls[i - 1]!.at;
-    if (gap >= 40) gaps.push(`${gap} ms at ${rel(calls[i - 1]!.at)} (${calls[i - 1]!.stage} → ${calls[i]!.stage})`);
+    // How many calls the provider still held as the gap began: the job's whole window, or a stall of its own.
+    const held = calls.filter((c) => c.at <= calls[i - 1]!.at && c.done > calls[i - 1]!.at).length;
+    if (gap >= 40) gaps.push(`${gap} ms at ${rel(calls[i - 1]!.at)} (${calls[i - 1]!.stage} → ${calls[i]!.stage}, ${held} in flight)`);
   }
   console.log(`gaps of ≥ 40 ms between calls ${gaps.length ? gaps.join("; ") : "none"}`);
+  const slow = calls.filter((c) => c.done - c.at > 150).length;
+  console.log(`calls held over 150 ms         ${slow} of ${calls.length}`);
 }
 
 /** Peak resident set size of a Linux process, from /proc (VmHWM). */

@@ -71,9 +71,12 @@ describe("RateLimiter pacing", () => {
     vi.useRealTimers();
   });
 
-  it("spaces requests evenly at a configured requestsPerMinute", async () => {
-    const limiter = paced({ requestsPerMinute: 600 }); // one per 100 ms
-    expect(await sendTimes(limiter, 5, 1000)).toEqual([0, 100, 200, 300, 400]);
+  it("spaces requests evenly at a configured requestsPerMinute, once an idle key's burst (PACE_BURST_MS worth) is spent", async () => {
+    const limiter = paced({ requestsPerMinute: 600 }); // one per 100 ms: 250 ms is two and a half
+    expect(await sendTimes(limiter, 7, 1000)).toEqual([0, 0, 0, 50, 150, 250, 350]);
+    // Idle again for longer than the burst: the same again, never more.
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(await sendTimes(limiter, 5, 1000)).toEqual([0, 0, 0, 50, 150]);
   });
 
   it("does not pace before it knows a limit, then learns it from x-ratelimit-limit-requests", async () => {
@@ -81,7 +84,7 @@ describe("RateLimiter pacing", () => {
     expect(await sendTimes(limiter, 3, 10)).toEqual([0, 0, 0]);
     limiter.observe(new Headers({ "x-ratelimit-limit-requests": "1200", "x-ratelimit-remaining-requests": "900", "x-ratelimit-reset-requests": "15s" }));
     expect(limiter.requestsPerMinute).toBe(1200);
-    expect(await sendTimes(limiter, 4, 1000)).toEqual([0, 50, 100, 150]);
+    expect(await sendTimes(limiter, 8, 1000)).toEqual([0, 0, 0, 0, 0, 0, 50, 100]);
   });
 
   it("paces by tokens when a token limit is known", async () => {
@@ -95,7 +98,8 @@ describe("RateLimiter pacing", () => {
     }));
     await vi.advanceTimersByTimeAsync(5000);
     await all;
-    expect(times).toEqual([0, 500, 1000, 3000]);
+    // 250 tokens of credit (PACE_BURST_MS), then each send books its tokens' share of the second.
+    expect(times).toEqual([0, 250, 750, 2750]);
   });
 
   it("pauses every caller of the key until retry-after after a 429", async () => {
@@ -108,18 +112,16 @@ describe("RateLimiter pacing", () => {
     const limiter = paced({ requestsPerMinute: 600 });
     const start = Date.now();
     const times: number[] = [];
-    const all = Promise.all(Array.from({ length: 3 }, async () => {
+    const all = Promise.all(Array.from({ length: 6 }, async () => {
       await limiter.pace();
       times.push(Date.now() - start);
     }));
-    await vi.advanceTimersByTimeAsync(50); // first sent at 0; others booked for 100 and 200
+    await vi.advanceTimersByTimeAsync(40); // the burst sent at 0; the others booked for 50, 150 and 250
     limiter.onRateLimited(new Headers({ "retry-after": "1" }));
     await vi.advanceTimersByTimeAsync(2000);
     await all;
-    expect(times[0]).toBe(0);
-    // Both waiters went after the pause (ends at 1050), still spaced by the pace.
-    expect(times.slice(1).every((t) => t >= 1050)).toBe(true);
-    expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(100);
+    // The waiters went after the pause (ends at 1040), spaced by the pace: no burst on a spent window.
+    expect(times.sort((a, b) => a - b)).toEqual([0, 0, 0, 1040, 1140, 1240]);
   });
 
   it("holds sends when the provider reports nothing remaining", async () => {
@@ -143,11 +145,11 @@ describe("RateLimiter pacing", () => {
 
   it("refuses at once a send it could not make before the caller's deadline, booking nothing", async () => {
     const limiter = paced({ requestsPerMinute: 2 }); // one per 30 s
-    await limiter.pace(undefined, 0, Date.now() + 1000); // the first goes now and books the next 30 s ahead
+    await limiter.pace(undefined, 0, Date.now() + 1000); // the first goes now and books the next 30 s ahead (less the burst)
     const refused = await limiter.pace(undefined, 0, Date.now() + 1000).catch((error: unknown) => error);
-    expect(refused).toMatchObject({ category: "rate_limit", retryable: true, retryAfterMs: 30_000 });
+    expect(refused).toMatchObject({ category: "rate_limit", retryable: true, retryAfterMs: 29_750 });
     // The refusal took no place in the pace: a caller without a deadline still gets the next slot.
-    expect(await sendTimes(limiter, 1, 60_000)).toEqual([30_000]);
+    expect(await sendTimes(limiter, 1, 60_000)).toEqual([29_750]);
     limiter.onRateLimited(new Headers({ "retry-after": "120" }));
     await expect(limiter.pace(undefined, 0, Date.now() + 60_000)).rejects.toMatchObject({ category: "rate_limit", retryAfterMs: 120_000 });
   });

@@ -23,6 +23,14 @@ export interface LimiterOptions {
 export const DEFAULT_CONCURRENCY = 48;
 /** Pause after a 429 that carries no hint of how long to wait. */
 const DEFAULT_429_PAUSE_MS = 1000;
+/**
+ * How far the pace may lag behind the clock: after a lull (a job's start, the calls that wait on
+ * one another at its end), a quarter of a second's worth of requests (and tokens) goes at once, then
+ * the pace resumes. Over any window the key sends at most this much more than its rate: within what
+ * providers hold, who enforce a per-minute limit over about a second (OpenAI's quantization:
+ * 60,000 a minute as 1,000 a second; the project's fake provider: a bucket of one second's worth).
+ */
+export const PACE_BURST_MS = 250;
 
 /** Held while a call is in flight; release exactly once. */
 export interface Slot {
@@ -44,7 +52,7 @@ interface Waiter {
  *   provider's `retry-after` / reset time, instead of letting each caller bounce off the limit.
  *
  * Pacing works by reservation (each send books the next free instant), so waiters are served in
- * order and never wake in a herd.
+ * order and never wake in a herd; a key that was idle may send PACE_BURST_MS worth at once.
  *
  * The key's budget (concurrency and rates, configured or learned) is the whole key's: when several
  * replicas use the key, each limits itself to its share of it (`setShare`, kept current by the
@@ -158,12 +166,14 @@ export class RateLimiter {
       const now = this.now();
       const rpm = this.requestsPerMinute;
       const tpm = this.tokensPerMinute;
+      // A generic cell rate algorithm: a send goes once the next booked instant is within
+      // PACE_BURST_MS of it, and books the instant after (so a burst is at most that long).
       let sendAt = Math.max(now, this.pausedUntil);
-      if (rpm) sendAt = Math.max(sendAt, this.nextRequestAt);
-      if (tpm && estimatedTokens > 0) sendAt = Math.max(sendAt, this.nextTokenAt);
+      if (rpm) sendAt = Math.max(sendAt, this.nextRequestAt - PACE_BURST_MS);
+      if (tpm && estimatedTokens > 0) sendAt = Math.max(sendAt, this.nextTokenAt - PACE_BURST_MS);
       if (sendAt > now && sendAt >= deadlineAt) throw rateLimitedFor(sendAt - now);
-      if (rpm) this.nextRequestAt = sendAt + 60_000 / rpm;
-      if (tpm && estimatedTokens > 0) this.nextTokenAt = sendAt + (estimatedTokens * 60_000) / tpm;
+      if (rpm) this.nextRequestAt = Math.max(this.nextRequestAt, sendAt) + 60_000 / rpm;
+      if (tpm && estimatedTokens > 0) this.nextTokenAt = Math.max(this.nextTokenAt, sendAt) + (estimatedTokens * 60_000) / tpm;
       if (sendAt <= now) return;
       try {
         await this.sleep(sendAt - now, signal);
@@ -202,6 +212,9 @@ export class RateLimiter {
 
   private pauseUntil(time: number): void {
     this.pausedUntil = Math.max(this.pausedUntil, time);
+    // The provider's window is spent: no burst when the pause ends, only the pace.
+    this.nextRequestAt = Math.max(this.nextRequestAt, time + PACE_BURST_MS);
+    this.nextTokenAt = Math.max(this.nextTokenAt, time + PACE_BURST_MS);
   }
 
   /** Idle limiters may be dropped from a cache; busy ones must live on. */

@@ -17,10 +17,23 @@ export function inputReads(infra: JobInfra, command: JobRunCommand, signal: Abor
     },
     inputHead: <T>(list: string) =>
       (ref ? retrying(() => readListHead(infra.data, ref, list), { signal }) : Promise.resolve({ head: {}, count: 0 })) as Promise<{ head: T; count: number }>,
-    // One chunk in memory at a time, read as it is consumed.
+    // Read as it is consumed, one chunk ahead: the next chunk's read (object-store round trips)
+    // overlaps the calls on this one, so a stage's window of calls never waits for it.
     inputItems: async function* <T>(list: string): AsyncGenerator<T[]> {
       if (!ref) return;
-      for (let n = 0; n < listChunks(ref); n++) yield (await retrying(() => readListChunk(infra.data, ref, list, n), { signal })) as T[];
+      const chunks = listChunks(ref);
+      const read = (n: number) => {
+        const chunk = retrying(() => readListChunk(infra.data, ref, list, n), { signal });
+        // Awaited when its turn comes; a consumer that stops first leaves it, which must not count as unhandled.
+        chunk.catch(() => undefined);
+        return chunk;
+      };
+      let next = chunks > 0 ? read(0) : undefined;
+      for (let n = 0; next; n++) {
+        const chunk = await next;
+        next = n + 1 < chunks ? read(n + 1) : undefined;
+        yield chunk as T[];
+      }
     },
   };
 }

@@ -78,6 +78,8 @@ export interface RecordedRequest {
   receivedAt: number;
   /** HTTP status of the answer; undefined while pending (or forever, for `hang`). */
   status?: number;
+  /** When the answer was sent. */
+  answeredAt?: number;
 }
 
 export interface FakeProvider {
@@ -451,7 +453,10 @@ function maskKey(key: string): string {
 }
 
 function sendJson(res: ServerResponse, record: RecordedRequest | undefined, status: number, headers: Record<string, string>, body: unknown): void {
-  if (record) record.status = status;
+  if (record) {
+    record.status = status;
+    record.answeredAt = Date.now();
+  }
   if (res.destroyed || res.writableEnded) return;
   const payload = JSON.stringify(body);
   res.writeHead(status, {
