@@ -76,6 +76,13 @@ function probeSummary(dir: string, pids: number[], since: number): string {
     .join("");
 }
 
+/** Refusals by the setting each names (KEY_RATE_PER_S, OWNER_STORAGE_MB, …). */
+const refusalCauses = (ops: Op[]) => ops.reduce<Record<string, number>>((acc, h) => {
+  const cause = /\b(KEY_[A-Z_]+|OWNER_[A-Z_]+|EVENT_[A-Z_]+)\b/.exec(h.detail)?.[1] ?? "other";
+  acc[cause] = (acc[cause] ?? 0) + 1;
+  return acc;
+}, {});
+
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)] ?? NaN;
 const detailOf = (body: unknown) => JSON.stringify((body as { detail?: unknown } | undefined)?.detail ?? "");
 
@@ -209,6 +216,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
       `fair owners (load ${loadavg()[0]!.toFixed(2)}): p99 alone → under attack: ${perOp}; ` +
         `alice alone ${baseline.length} requests, p99 ${baselineP99.toFixed(0)} ms; under attack ${aliceOk.length}/${alice.length} ok, ` +
         `p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${p99.toFixed(0)} ms ${JSON.stringify(byStatus(alice))}; mallory ${mallory.length} requests ${JSON.stringify(byStatus(mallory))}; ` +
+        `mallory's creations refused for ${JSON.stringify(refusalCauses(mallory.filter((h) => h.op === "create" && h.status === 429)))}; ` +
         `limits bucket messages delayed ${delayed}; gateways' peak RSS ${rssMb.map((mb) => mb.toFixed(0)).join(" and ")} MB; ` +
         `${probed}alice's slowest: ${alice.filter((h) => h.op !== "stream").sort((x, y) => y.ms - x.ms).slice(0, 4).map((h) => `${h.op} ${h.ms.toFixed(0)} ms`).join(", ")}`,
     );
