@@ -103,6 +103,32 @@ describe("per-owner limits", () => {
     expect((await post(gw, '{"research_question":"q"}', "wrong-key")).statusCode).toBe(401);
   });
 
+  it("closes the connection of a refused request whose large body is still arriving, rather than reading the rest to drop it (the client gets its 429)", async () => {
+    const gw = await gateway({ KEY_RATE_PER_S: "0.5", KEY_RATE_BURST: "1" });
+    await gw.listen({ port: 0, host: "127.0.0.1" });
+    const { port } = gw.server.address() as AddressInfo;
+    /** A 4 MB body announced; 256 KB sent, then the rest only if the gateway reads on. */
+    const refusedUpload = () =>
+      new Promise<{ status: number; connection: string | undefined; retryAfter: string | undefined }>((resolve, reject) => {
+        const req = httpRequest({ port, method: "POST", path: URL, headers: { "x-api-key": KEY, "content-length": String(4 * 1024 * 1024) } }, (res) => {
+          res.resume();
+          res.on("end", () => {
+            resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, retryAfter: res.headers["retry-after"] });
+            req.destroy();
+          });
+        });
+        req.on("error", reject);
+        req.write(Buffer.alloc(256 * 1024, " "));
+      });
+    expect((await post(gw, '{"research_question":"q"}')).statusCode).toBe(503); // the one request the rate allows
+    const refused = await refusedUpload();
+    expect(refused).toEqual({ status: 429, connection: "close", retryAfter: "2" });
+    // A small refused body stays on its connection (Node reads its few bytes).
+    const small = await post(gw, '{"research_question":"q"}');
+    expect(small.statusCode).toBe(429);
+    expect(small.headers.connection).not.toBe("close");
+  });
+
   it("counts a request in flight until its answer is sent", async () => {
     const gw = await gateway({ KEY_CONCURRENCY: "1", KEY_RATE_PER_S: "0" });
     // Each request is answered (503, NATS unreachable) before the next starts: never two at once.
