@@ -219,7 +219,10 @@ const PLACE_BACK_WAIT_MS = 100;
 const UNREAD_BODY_CLOSE_BYTES = 64 * 1024;
 
 function largeUnreadBody(request: FastifyRequest): boolean {
-  return !request.raw.complete && Number(request.headers["content-length"] ?? 0) > UNREAD_BODY_CLOSE_BYTES;
+  if (request.raw.complete) return false;
+  const declared = request.headers["content-length"];
+  // A chunked body declares no length: it may be as large as the body limit allows.
+  return declared === undefined || Number(declared) > UNREAD_BODY_CLOSE_BYTES;
 }
 
 /** Fastify's own client errors (size, media type, …) as ServiceErrors; never a 500 for a client mistake. */

@@ -107,10 +107,10 @@ describe("per-owner limits", () => {
     const gw = await gateway({ KEY_RATE_PER_S: "0.5", KEY_RATE_BURST: "1" });
     await gw.listen({ port: 0, host: "127.0.0.1" });
     const { port } = gw.server.address() as AddressInfo;
-    /** A 4 MB body announced; 256 KB sent, then the rest only if the gateway reads on. */
-    const refusedUpload = () =>
+    /** A 4 MB body announced (or a chunked one, of no declared length); 256 KB sent, then the rest only if the gateway reads on. */
+    const refusedUpload = (chunked = false) =>
       new Promise<{ status: number; connection: string | undefined; retryAfter: string | undefined }>((resolve, reject) => {
-        const req = httpRequest({ port, method: "POST", path: URL, headers: { "x-api-key": KEY, "content-length": String(4 * 1024 * 1024) } }, (res) => {
+        const req = httpRequest({ port, method: "POST", path: URL, headers: { "x-api-key": KEY, ...(chunked ? {} : { "content-length": String(4 * 1024 * 1024) }) } }, (res) => {
           res.resume();
           res.on("end", () => {
             resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, retryAfter: res.headers["retry-after"] });
@@ -123,6 +123,7 @@ describe("per-owner limits", () => {
     expect((await post(gw, '{"research_question":"q"}')).statusCode).toBe(503); // the one request the rate allows
     const refused = await refusedUpload();
     expect(refused).toEqual({ status: 429, connection: "close", retryAfter: "2" });
+    expect(await refusedUpload(true)).toMatchObject({ status: 429, connection: "close" });
     // A small refused body stays on its connection (Node reads its few bytes).
     const small = await post(gw, '{"research_question":"q"}');
     expect(small.statusCode).toBe(429);

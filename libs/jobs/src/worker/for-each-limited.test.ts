@@ -70,10 +70,16 @@ describe("forEachLimited over a stream", () => {
     let finished = 0;
     let peak = 0;
     const aheadOfSlots: number[] = [];
+    // A call holds its slot until all three are taken (or the stream is drained): that the window
+    // fills never depends on timers firing in order, which a busy machine does not keep.
+    const windowFull = async () => {
+      while (active < 3 && seen.pulled < 20) await delay(1);
+    };
     await forEachLimited(source, 3, new AbortController().signal, async (n) => {
       peak = Math.max(peak, ++active);
       // Pulled so far minus finished: the items held by calls; never more than the slots.
       aheadOfSlots.push(seen.pulled - finished);
+      await windowFull();
       await delay(n % 4);
       aheadOfSlots.push(seen.pulled - finished);
       finished++;
