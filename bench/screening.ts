@@ -345,9 +345,10 @@ function printTimeline(timeline: Tally["timeline"], createdAt: number, completed
   const gaps: string[] = [];
   for (let i = 1; i < calls.length; i++) {
     const gap = calls[i]!.at - calls[i - 1]!.at;
+    if (gap < 40) continue;
     // How many calls the provider still held as the gap began: the job's whole window, or a stall of its own.
     const held = calls.filter((c) => c.at <= calls[i - 1]!.at && c.done > calls[i - 1]!.at).length;
-    if (gap >= 40) gaps.push(`${gap} ms at ${rel(calls[i - 1]!.at)} (${calls[i - 1]!.stage} → ${calls[i]!.stage}, ${held} in flight)`);
+    gaps.push(`${gap} ms at ${rel(calls[i - 1]!.at)} (${calls[i - 1]!.stage} → ${calls[i]!.stage}, ${held} in flight)`);
   }
   console.log(`gaps of ≥ 40 ms between calls ${gaps.length ? gaps.join("; ") : "none"}`);
   const slow = calls.filter((c) => c.done - c.at > 150).length;

@@ -33,6 +33,9 @@ export interface FinishedArtifact {
   body?: Buffer;
 }
 
+/** An entry's cost in a cache of chunks kept in the pieces they were read in (at least 1, as lru-cache requires). */
+const partsBytes = (parts: readonly Uint8Array[]) => Math.max(1, parts.reduce((sum, part) => sum + part.length, 0));
+
 /** Deleted jobs remembered per process, so a read that was in flight as one was deleted is not cached. */
 const ERASED_JOBS = 10_000;
 
@@ -62,12 +65,12 @@ export class FinishedArtifacts {
     });
     this.#chunks = new LRUCache<string, Uint8Array[], { data: JobData; artifact: FinishedArtifact; n: number }>({
       maxSize: chunkBytes,
-      sizeCalculation: (parts) => Math.max(1, parts.reduce((sum, part) => sum + part.length, 0)),
+      sizeCalculation: partsBytes,
       fetchMethod: (_key, _stale, { context }) => pollChunk(context.data, context.artifact.head, context.n),
     });
     this.#lists = new LRUCache<string, Parts, { data: JobData; ref: ObjectRef; n: number }>({
       maxSize: listBytes,
-      sizeCalculation: (parts) => Math.max(1, parts.reduce((sum, part) => sum + part.length, 0)),
+      sizeCalculation: partsBytes,
       fetchMethod: (_key, _stale, { context }) => context.data.readChunkParts(context.ref, context.n),
     });
   }
