@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Objm } from "@nats-io/obj";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { indexerKind, screeningKind, toIndexerJob, toScreeningJob } from "@litrev/contracts";
+import { indexerKind, screeningKind, toIndexerJob, toScreeningJob, type ItemText } from "@litrev/contracts";
 import { startNatsServer, type NatsServerHandle } from "../../../scripts/lib/launch";
 import { ArtifactWriter, artifactJob, pollPieces, readArtifactHead } from "./artifact";
 import { withTexts } from "./client/exports";
@@ -51,22 +51,20 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
     return Buffer.concat(parts).toString("utf8");
   }
 
-  /** A whole artifact of `items`, pushed `size` at a time. */
-  async function writeArtifact(data: JobData, service: "screening" | "indexer", record: StoredJob, items: JsonRecord[], size: number) {
+  /** A whole artifact of `items`, pushed `size` at a time (with each item's title and abstract, when `texts` gives them). */
+  async function writeArtifact(data: JobData, service: "screening" | "indexer", record: StoredJob, items: JsonRecord[], size: number, texts?: (item: JsonRecord, index: number) => ItemText) {
     const writer = new ArtifactWriter(data, service, record.job_id, record.fence);
-    for (let at = 0; at < items.length; at += size) if (writer.push(items.slice(at, at + size))) await writer.flush();
+    for (let at = 0; at < items.length; at += size) {
+      const chunk = items.slice(at, at + size);
+      if (writer.push(chunk, texts && chunk.map((it, k) => texts(it, at + k)))) await writer.flush();
+    }
     return writer.finish(record);
   }
 
   it("keeps each item's title and abstract beside it, outside the poll body, and erases every object of the job", async () => {
     const items = Array.from({ length: 1_200 }, (_, i) => item(i));
     const row = screeningRow("failed", 1_500);
-    const writer = new ArtifactWriter(data, "screening", row.job_id, row.fence);
-    for (let at = 0; at < items.length; at += 500) {
-      const chunk = items.slice(at, at + 500);
-      if (writer.push(chunk, chunk.map((it) => ({ title: `Title of ${String(it.id)}`, abstract: Number(String(it.id).replace("p", "")) % 7 ? "An abstract" : "" })))) await writer.flush();
-    }
-    const head = await writer.finish(row);
+    const head = await writeArtifact(data, "screening", row, items, 500, (it) => ({ title: `Title of ${String(it.id)}`, abstract: Number(String(it.id).replace("p", "")) % 7 ? "An abstract" : "" }));
     expect(head.titles?.lines).toBe(items.length);
     expect(head.abstracts?.lines).toBe(items.length);
     expect(await text(pollPieces(data, head))).not.toContain("Title of");
@@ -98,13 +96,8 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
   it("keeps the bibliographic fields line for line when some item has them (empty lines for the items before the first), and no list when none has", async () => {
     const items = Array.from({ length: 900 }, (_, i) => item(i));
     const row = screeningRow("completed", 900);
-    const writer = new ArtifactWriter(data, "screening", row.job_id, row.fence);
     const bibliography = (i: number) => (i >= 450 && i % 3 === 0 ? { authors: [`Müller, Zoë ${i}`], year: "2019", doi: `10.1000/${i}` } : null);
-    for (let at = 0; at < items.length; at += 300) {
-      const chunk = items.slice(at, at + 300);
-      if (writer.push(chunk, chunk.map((_, k) => ({ title: `T${at + k}`, abstract: "", bibliography: bibliography(at + k) })))) await writer.flush();
-    }
-    const head = await writer.finish(row);
+    const head = await writeArtifact(data, "screening", row, items, 300, (_, i) => ({ title: `T${i}`, abstract: "", bibliography: bibliography(i) }));
     expect(head.bibliography?.lines).toBe(items.length);
     let n = 0;
     for await (const { items: chunk, bibliography: found } of withTexts(artifactJob(data, head))) {
@@ -171,12 +164,7 @@ describe("finished job artifacts", { timeout: 30_000 }, () => {
   it("reads a finished job's lists once for every export of it, and again once the job is forgotten (deleted)", async () => {
     const items = Array.from({ length: 700 }, (_, i) => item(i));
     const row = screeningRow("completed", 700);
-    const writer = new ArtifactWriter(data, "screening", row.job_id, row.fence);
-    for (let at = 0; at < items.length; at += 300) {
-      const chunk = items.slice(at, at + 300);
-      if (writer.push(chunk, chunk.map((it) => ({ title: `Title of ${String(it.id)}`, abstract: "An abstract" })))) await writer.flush();
-    }
-    const head = await writer.finish(row);
+    const head = await writeArtifact(data, "screening", row, items, 300, (it) => ({ title: `Title of ${String(it.id)}`, abstract: "An abstract" }));
     const artifacts = new FinishedArtifacts();
     const artifact = (await artifacts.fetch("screening", row.job_id, data))!;
     const reads = vi.spyOn(data, "readChunkParts");
