@@ -132,6 +132,7 @@ function jobContext(input: ScreeningJobInput, params: Record<string, unknown>): 
         for (let start = 0; start < input.papers.length; start += 500) yield input.papers.slice(start, start + 500) as T[];
       })(),
     report: async () => undefined,
+    leaseHeld: async () => undefined,
     checkpoints: {
       load: async <T>(stage: string) => new Map(saved.get(stage) ?? []) as Map<string, T>,
       save: async (stage, unit, data) => {

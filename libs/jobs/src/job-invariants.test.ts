@@ -18,6 +18,7 @@ import { newJobState } from "./state";
 import { MemoryJobStore, toStoredJob, type StoredJob } from "./store/job-store";
 import { JobWorker } from "./worker/job-worker";
 import { JobRun } from "./worker/job-run";
+import { CheckpointedStage } from "./worker/unit-loop";
 import { artifactItems } from "./testing/artifact-items";
 import { waitFor } from "../../../test/support/stack";
 
@@ -130,6 +131,7 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     const worker = new JobWorker({
       infra: own, store, sealer, logger, instance: "saver",
       handler: async (ctx) => {
+        await sleep(100); // past the reuse window of the lease the run confirmed as it took the job
         reads.mockClear();
         await Promise.all(Array.from({ length: 200 }, (_, i) => ctx.checkpoints.save("units", String(i), { i })));
         leaseReads = reads.mock.calls.filter(([id]) => id === ctx.jobId).length;
@@ -155,6 +157,72 @@ describe("job invariants against a real nats-server", { timeout: 60_000 }, () =>
     expect(leaseReads).toBeLessThan(20);
     expect((after as Error).name).toBe("LeaseLostError");
     expect((await own.checkpoints.load(state.job_id, "units")).get("after")).toBeUndefined();
+    await own.queue.discard(state.job_id);
+  });
+
+  it("a run cut off from NATS past half its ack wait sends no provider call when the link heals, whatever its saves do (chaos seed 399435)", async () => {
+    // Another service's queue again (the test above discarded its job).
+    const own = await openJobInfra(nc, "indexer", { ackWaitMs: 5_000, maxAttempts: 3 });
+    const store = new MemoryJobStore();
+    const state = { ...pending(508), service: "indexer" as const };
+    const calls: number[] = [];
+    // The cut: the run's live-state reads and writes and its checkpoint saves hang until the link
+    // heals; the saves come back first (each retried on its own backoff), the live state 300 ms later.
+    let cut = false;
+    let healSaves!: () => void;
+    const savesHealed = new Promise<void>((resolve) => (healSaves = resolve));
+    const stateHealed = savesHealed.then(() => sleep(300));
+    // The other side of the cut: the run that takes the job over.
+    const other = await openJobInfra(nc, "indexer", { ackWaitMs: 5_000, maxAttempts: 3 });
+    const get = own.registry.get.bind(own.registry);
+    const update = own.registry.update.bind(own.registry);
+    const save = own.checkpoints.save.bind(own.checkpoints);
+    const spies = [
+      vi.spyOn(own.registry, "get").mockImplementation(async (...args) => (cut && (await stateHealed), get(...args))),
+      vi.spyOn(own.registry, "update").mockImplementation(async (...args) => (cut && (await stateHealed), update(...args))),
+      vi.spyOn(own.checkpoints, "save").mockImplementation(async (...args) => (cut && (await savesHealed), save(...args))),
+    ];
+    let outcome: unknown;
+    const worker = new JobWorker({
+      infra: own, store, sealer, logger, instance: "cut-off",
+      handler: async (ctx) => {
+        const stage = await CheckpointedStage.open<{ n: number }>(ctx, "units");
+        await stage
+          .run<number>({
+            units: Array.from({ length: 10_000 }, (_, i) => i),
+            concurrency: 2,
+            key: String,
+            run: async (n) => {
+              calls.push(Date.now());
+              await sleep(5);
+              return { n };
+            },
+            settle: () => undefined,
+          })
+          .catch((error: unknown) => (outcome = error));
+        throw outcome;
+      },
+    });
+    let healedAt = 0;
+    try {
+      worker.start();
+      await admitJob(own, store, { state, input: { n: 1 }, logger });
+      await waitFor(() => calls.length >= 20);
+      cut = true;
+      await sleep(3_000); // past half the ack wait: the job may have passed to another run
+      const taken = await other.registry.update(state.job_id, (s) => ({ ...s, attempt: s.attempt + 1, worker: "new-owner", heartbeat_at: new Date().toISOString() }));
+      await other.checkpoints.fence(state.job_id, taken!.state.attempt);
+      healedAt = Date.now();
+      healSaves();
+      await waitFor(() => worker.running.length === 0, 20_000);
+    } finally {
+      cut = false;
+      healSaves();
+      await worker.stop();
+      for (const spy of spies) spy.mockRestore();
+    }
+    expect((outcome as Error).name).toBe("LeaseLostError");
+    expect(calls.filter((at) => at >= healedAt)).toEqual([]);
     await own.queue.discard(state.job_id);
   });
 

@@ -23,7 +23,7 @@ export type JobRunDeps = Omit<JobWorkerOptions, "concurrency" | "reportIntervalM
 
 /** How long a terminal write to the store of record is retried before the store keeps it for later. */
 const STORE_BUDGET_MS = 30_000;
-/** A lease check before a checkpoint save serves the saves of the next this-many ms too (`#checkLeaseForSave`). */
+/** A lease confirmed this recently serves a checkpoint save without another read (`#confirmLease`). */
 const LEASE_CHECK_REUSE_MS = 50;
 
 /**
@@ -50,8 +50,10 @@ export class JobRun {
   #lastWrite = 0;
   #writes: Promise<void> = Promise.resolve();
   #partials: PartialWriter | undefined;
-  /** The last lease check for checkpoint saves: when it answered (+∞ while under way) and its outcome. */
-  #leaseCheck: { at: number; done: Promise<unknown> } | undefined;
+  /** When this run last found that it held the lease: the start of the read or write that showed it. */
+  #confirmedAt = 0;
+  /** The lease check under way, shared by everything that waits on one. */
+  #leaseCheck: Promise<unknown> | undefined;
   #command: JobRunCommand | undefined;
 
   constructor(
@@ -82,6 +84,7 @@ export class JobRun {
       return;
     }
     let stale = false;
+    const takenAt = Date.now();
     const taken = await infra.registry.update(this.jobId, (s) => {
       const now = new Date();
       stale = isStaleDelivery(s, this.identity, now, infra.options.ackWaitMs);
@@ -97,6 +100,7 @@ export class JobRun {
       return;
     }
     this.#writtenStage = taken.state.stage;
+    this.#confirmedAt = takenAt;
     // Cancelled while queued, or while an earlier run held it: stops at the first call.
     if (cancelRequested(taken.state)) this.cancel();
     if (entry.state.status === "pending") moveStatus(infra.service, "pending", "running");
@@ -181,10 +185,11 @@ export class JobRun {
       // Reads and checkpoint saves ride out a NATS restart like the run's own writes do.
       ...inputReads(infra, command, signal),
       report: (report) => this.#report(report),
+      leaseHeld: async () => void (await this.#confirmLease(infra.options.ackWaitMs / 2)),
       checkpoints: {
         load: <T>(stage: string) => retrying(() => infra.checkpoints.load<T>(this.jobId, stage), { signal }),
         save: async (stage, unit, data) => {
-          await this.#checkLeaseForSave();
+          await this.#confirmLease(LEASE_CHECK_REUSE_MS);
           // Safe to repeat: a checkpoint's message id de-duplicates a save that landed before its ack was lost.
           // Carries this run's fence: should the lease be lost between the check above and the
           // publish, loads after the new run's fence mark ignore it (CheckpointLog).
@@ -211,27 +216,36 @@ export class JobRun {
   /** The live state, read now; throws unless this run still holds the job. */
   async #assertLease(): Promise<LiveEntry> {
     if (this.released) throw new HandedBackError("worker shutting down");
+    const started = Date.now();
     const entry = await retrying(() => this.deps.infra.registry.get(this.jobId), { signal: this.controller.signal });
     if (!entry || !holds(entry.state, this.identity)) this.#lose();
+    this.#confirmed(started);
     return entry;
   }
 
+  #confirmed(at: number): void {
+    this.#confirmedAt = Math.max(this.#confirmedAt, at);
+  }
+
   /**
-   * The lease check before a checkpoint save, shared: saves that come while a check is under way, or
-   * within LEASE_CHECK_REUSE_MS of the last one, go by it (a fast provider's job saves hundreds of
-   * units a second, and each check reads and parses the live state). Only how soon a lost lease is
-   * noticed depends on it: a save carries this run's fence, which a later run's loads ignore.
+   * Resolves at once when this run found itself holding the lease within the last `maxAgeMs`, else
+   * after reading the live state (one read shared by every caller meanwhile, waiting out a NATS
+   * outage); throws once another run holds the job. Checkpoint saves go by a check of the last 50 ms
+   * (a fast provider's job saves hundreds of units a second, and each check reads and parses the
+   * live state; a save carries this run's fence, which a later run's loads ignore, so only how soon
+   * a lost lease is noticed depends on it). Provider calls go by one of the last half ack wait:
+   * nobody can take the job over sooner than an ack wait after the last heartbeat that reached
+   * NATS, so a run cut off from NATS stops sending calls before its job can pass to another run.
    */
-  #checkLeaseForSave(): Promise<unknown> {
+  #confirmLease(maxAgeMs: number): Promise<unknown> {
     if (this.released) return Promise.reject(new HandedBackError("worker shutting down"));
-    if (this.#leaseCheck && Date.now() - this.#leaseCheck.at <= LEASE_CHECK_REUSE_MS) return this.#leaseCheck.done;
-    const check = { at: Number.POSITIVE_INFINITY, done: this.#assertLease() };
+    if (Date.now() - this.#confirmedAt <= maxAgeMs) return Promise.resolve();
+    if (this.#leaseCheck) return this.#leaseCheck;
+    const check = this.#assertLease().finally(() => {
+      if (this.#leaseCheck === check) this.#leaseCheck = undefined;
+    });
     this.#leaseCheck = check;
-    check.done.then(
-      () => (check.at = Date.now()),
-      () => this.#leaseCheck === check && (this.#leaseCheck = undefined),
-    );
-    return check.done;
+    return check;
   }
 
   #lose(): never {
@@ -241,12 +255,17 @@ export class JobRun {
   }
 
   /** A live-state write that only lands while this run holds the job. */
-  #owned(change: (state: LiveJobState) => LiveJobState | null): Promise<UpdatedEntry | null> {
-    return this.deps.infra.registry.update(this.jobId, (s) => {
+  async #owned(change: (state: LiveJobState) => LiveJobState | null): Promise<UpdatedEntry | null> {
+    const started = Date.now();
+    let held = false;
+    const written = await this.deps.infra.registry.update(this.jobId, (s) => {
       if (this.released) throw new HandedBackError("worker shutting down");
       if (!holds(s, this.identity)) this.#lose();
+      held = true;
       return change(s);
     });
+    if (held) this.#confirmed(started);
+    return written;
   }
 
   #report(report: ProgressReport): Promise<void> {

@@ -51,6 +51,13 @@ export interface JobContext {
   inputItems<T = unknown>(list: string): AsyncIterable<T[]>;
   /** Progress (never backwards), stage changes (timed), live extras. Throttled; a stage change is written at once. */
   report(report: ProgressReport): Promise<void>;
+  /**
+   * Resolves while this run holds the job's lease as of the last half ack wait, else once a read of
+   * the live state shows it still does (waiting out a NATS outage); throws LeaseLostError once
+   * another run holds the job. Awaited before every provider call, so that a run cut off from NATS
+   * sends none after its job may have passed to another run.
+   */
+  leaseHeld(): Promise<void>;
   readonly checkpoints: {
     load<T = unknown>(stage: string): Promise<Map<string, T>>;
     /** Saved only while this run holds the job's lease. */

@@ -13,6 +13,7 @@ function fakeJob(saved: Record<string, Saved> = {}, signal = new AbortController
   let loads = 0;
   const job = {
     signal,
+    leaseHeld: async () => undefined,
     checkpoints: {
       load: async <T>() => {
         loads++;

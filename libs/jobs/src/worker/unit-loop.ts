@@ -3,7 +3,7 @@ import { forEachLimited } from "./for-each-limited";
 import type { JobContext } from "./types";
 
 /** What a unit loop needs of the running job. */
-export type UnitLoopJob = Pick<JobContext, "signal" | "checkpoints">;
+export type UnitLoopJob = Pick<JobContext, "signal" | "checkpoints" | "leaseHeld">;
 
 /** How one pass over a stage's units restores, runs and settles each of them. */
 export interface UnitLoop<U, V> {
@@ -93,6 +93,9 @@ export class CheckpointedStage<V> {
         const value = await calls(async () => {
           signal.throwIfAborted(); // a unit that waited for a slot starts nothing after a failure
           try {
+            // A run cut off from NATS calls nothing once its job may have passed to another run.
+            await this.job.leaseHeld();
+            signal.throwIfAborted();
             const value = await loop.run(unit, signal);
             if (loop.settleInSlot) await finish(value);
             return value;

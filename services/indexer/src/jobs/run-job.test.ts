@@ -34,6 +34,7 @@ function jobContext(saved = new Map<string, unknown>()): JobContext & { saved: t
         for (let start = 0; start < records.length; start += INPUT_CHUNK) yield structuredClone(records.slice(start, start + INPUT_CHUNK)) as T[];
       })(),
     report: async (r) => void (r.extra && extras.push(r.extra)),
+    leaseHeld: async () => undefined,
     checkpoints: {
       load: async <T>() => new Map(saved) as Map<string, T>,
       save: async (_stage, unit, data) => void saved.set(unit, structuredClone(data)),

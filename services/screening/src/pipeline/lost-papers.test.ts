@@ -83,6 +83,7 @@ function job(params: Record<string, unknown>): JobContext & { extras: JsonRecord
         for (let start = 0; start < papers.length; start += 5) yield structuredClone(papers.slice(start, start + 5)) as T[];
       })(),
     report: async (r) => void (r.extra && extras.push(r.extra)),
+    leaseHeld: async () => undefined,
     checkpoints: {
       load: async <T>(stage: string) => new Map(saved.get(stage) ?? []) as Map<string, T>,
       save: async (stage, unit, data) => {

@@ -54,6 +54,7 @@ function jobContext(
         }
       })(),
     report: async (r) => void (r.progress !== undefined && reports.push(r.progress)),
+    leaseHeld: async () => undefined,
     checkpoints: {
       load: async <T>(stage: string) => new Map(saved.get(stage) ?? []) as Map<string, T>,
       save: async (stage, unit, data) => {

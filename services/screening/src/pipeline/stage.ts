@@ -5,7 +5,7 @@ import type { ScreeningModel } from "./types";
 
 /** What every stage gets: the job, the model port, a usage meter and a progress reporter. */
 export interface StageContext {
-  job: Pick<JobContext, "jobId" | "signal" | "checkpoints" | "logger">;
+  job: Pick<JobContext, "jobId" | "signal" | "checkpoints" | "leaseHeld" | "logger">;
   model: ScreeningModel;
   /** Provider calls in flight for this job. */
   concurrency: number;
