@@ -28,7 +28,7 @@ import { slowLimitsProxy, type SlowLimitsProxy } from "./support/slow-limits-pro
  * her finished job, all heavy reads; and each gateway's RSS is sampled throughout (< 512 MiB).
  */
 
-const KEYS = { alice: "alice-use-key-0123456789abcdef", mallory: "mallory-use-key-0123456789abcdef" };
+const KEYS = { alice: "alice-use-key-0123456789abcdef", mallory: "mallory-use-key-0123456789abcdef", bob: "bob-use-key-0123456789abcdef" };
 type Owner = keyof typeof KEYS;
 // The bench (`npm run bench -- fair-owners`) runs longer attacks: past the 15 s lease of the gateways' beats.
 const ATTACK_MS = Number(process.env.FAIR_OWNERS_ATTACK_MS ?? 5_000);
@@ -104,7 +104,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
         return { NATS_URL: proxy.url, ...probe };
       },
       services: { screening: 1 },
-      env: { API_KEYS: `alice:use:${KEYS.alice},mallory:use:${KEYS.mallory}`, OPENAI_API_KEY: "sk-fair-owners-server", OPENAI_BASE_URL: provider.url, ...LIMITS },
+      env: { API_KEYS: `alice:use:${KEYS.alice},mallory:use:${KEYS.mallory},bob:use:${KEYS.bob}`, OPENAI_API_KEY: "sk-fair-owners-server", OPENAI_BASE_URL: provider.url, ...LIMITS },
     });
   });
   afterAll(async () => {
@@ -176,7 +176,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
 
     // The attack, from its own process, while the victim goes on; the limits bucket answers 3 s late meanwhile.
     await proxy!.setDelay(LIMITS_DELAY_MS);
-    const gatewayPids = stack.processes.filter((p) => p.name === "gateway").map((p) => p.child.pid!);
+    const gatewayPids = stack.processes.filter((p) => p.name !== "nats").map((p) => p.child.pid!);
     const rssMb = gatewayPids.map(() => 0);
     const sampler = setInterval(() => {
       gatewayPids.forEach((pid, i) => {
@@ -258,6 +258,31 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
     // And she was served within her limits too (a checker that passed an attacker refused outright would prove nothing).
     expect(mallory.filter((h) => h.status === 200 && (h.op === "export" || h.op === "report")).length).toBeGreaterThan(0);
   }, 60_000 + 2 * ATTACK_MS + BASELINE_MS);
+
+  it("forgets a creation's storage refusal on every gateway once the owner's job ends: the next creation is not refused from memory", async () => {
+    // 100 papers of 14 KB abstracts: each job reserves about 3.2 MB of bob's 5 MB (its input, and
+    // results with the texts); once one has ended it keeps about 1.7 MB until its results expire.
+    const papers = screeningPapers(100).map((p) => ({ ...p, abstract: `${p.abstract} ${"x".repeat(14_000)}` }));
+    const create = (gateway: number, mock: boolean, project: number) =>
+      stack.http("POST", "/v1/screening/jobs", { papers, criteria: CRITERIA, repetitions: 1, mock, project_id: project }, { headers: { "x-api-key": KEYS.bob }, baseUrl: stack.gatewayUrls[gateway] });
+    const admittedAt = Date.now();
+    const running = await create(0, false, 501); // the provider answers in 4 s: it stays running
+    expect(running.status, JSON.stringify(running.body)).toBe(200);
+    const jobUrl = `/v1/screening/jobs/${running.body.job_id as string}`;
+    for (const gateway of [0, 1]) {
+      const refused = await create(gateway, true, 502);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get("retry-after")).toBe("60"); // the service's: until a live job may have ended
+      expect(JSON.stringify(refused.body)).toMatch(/OWNER_STORAGE_MB/);
+    }
+    expect((await stack.http("POST", `${jobUrl}/cancel`, undefined, { headers: { "x-api-key": KEYS.bob } })).status).toBe(200);
+    await waitFor(async () => (await stack.http("GET", jobUrl, undefined, { headers: { "x-api-key": KEYS.bob } })).body?.status === "failed", 30_000, 50);
+    // The service counts a job whose live state is gone as ended only 10 s after its admission
+    // (an admission may still be writing it); each gateway would repeat its refusal for 60 s.
+    await new Promise((r) => setTimeout(r, Math.max(0, admittedAt + 11_000 - Date.now())));
+    const again = await create(1, true, 503);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+  }, 60_000);
 
   it("counts polls of a large finished job (streamed in parts) as heavy reads, and never small polls", async () => {
     const small = await finishedJob("alice", 3);

@@ -170,7 +170,8 @@ export async function deleteJob(deps: JobCancelDeps, jobId: string, owner: strin
   await eraseJobTraces(infra, jobId);
   if (store.persistent) await store.deleteJob(jobId);
   await deps.storage?.cancel(found.owner ?? DEFAULT_JOB_OWNER, jobId).catch((error: unknown) => deps.logger.warn({ err: error, job_id: jobId }, "could not give back the deleted job's storage reservation"));
-  infra.nc.publish(subjects.jobErased(infra.service), JSON.stringify({ job_id: jobId }));
+  // The owner too: a gateway forgets what it remembered of that owner's storage (services/gateway storage-refusals.ts).
+  infra.nc.publish(subjects.jobErased(infra.service), JSON.stringify({ job_id: jobId, owner: found.owner ?? DEFAULT_JOB_OWNER }));
   deps.logger.info({ job_id: jobId }, "job deleted by its client");
 }
 

@@ -69,6 +69,28 @@ describe("JobMirror (real nats-server)", { timeout: 30_000 }, () => {
     expect(a).toHaveLength(3);
   });
 
+  it("tells onEnded of each job it held as active once it ends or is removed, and of no other change", async () => {
+    const ended: string[] = [];
+    mirror.onEnded = (state) => ended.push(`${state.job_id} ${state.status}`);
+    try {
+      const [done, removed, untouched] = [fresh(), fresh(), fresh()];
+      for (const state of [done, removed, untouched]) await infra.registry.create(state);
+      await infra.registry.update(done.job_id, (s) => ({ ...s, status: "running" }));
+      await waitFor(() => mirror.get(done.job_id)?.state.status === "running");
+      await infra.registry.update(done.job_id, (s) => ({ ...s, status: "completed" }));
+      await infra.registry.update(done.job_id, (s) => ({ ...s, progress: 1 })); // still ended: not news
+      await infra.registry.remove(done.job_id); // removed once ended: not news either
+      await waitFor(() => mirror.get(removed.job_id) !== undefined);
+      await infra.registry.remove(removed.job_id);
+      await waitFor(() => ended.length >= 2);
+      await infra.registry.update(untouched.job_id, (s) => ({ ...s, progress: 0.5 }));
+      await waitFor(() => mirror.get(untouched.job_id)?.state.progress === 0.5);
+      expect(ended).toEqual([`${done.job_id} completed`, `${removed.job_id} pending`]);
+    } finally {
+      mirror.onEnded = undefined;
+    }
+  });
+
   it("keeps delivering to the others when one listener throws", async () => {
     const state = fresh();
     const seen: (MirrorEntry | null)[] = [];

@@ -78,6 +78,8 @@ export class JobMirror {
   #barrierQueued: Promise<boolean> | undefined;
   /** Listeners by job: the one watch fans out in process (no NATS traffic per listener). */
   readonly #listeners = new Map<string, Set<MirrorListener>>();
+  /** Told of each job this copy held as pending or running once it is seen ended or removed (its state then). */
+  onEnded: ((state: LiveJobState) => void) | undefined;
 
   private constructor(
     readonly kv: KV,
@@ -228,6 +230,7 @@ export class JobMirror {
     this.#jobs.set(jobId, entry);
     this.#index(jobId, current?.state, state);
     if (current?.revision !== revision) this.#notify(jobId, entry);
+    if (current && isActive(current.state) && !isActive(state)) this.onEnded?.(state);
     return entry;
   }
 
@@ -236,6 +239,7 @@ export class JobMirror {
     this.#jobs.delete(jobId);
     this.#index(jobId, current?.state, undefined);
     this.#notify(jobId, null);
+    if (current && isActive(current.state)) this.onEnded?.(current.state);
   }
 
   #notify(jobId: string, entry: MirrorEntry | null): void {

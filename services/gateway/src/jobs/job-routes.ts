@@ -36,6 +36,7 @@ export function jobRoutes(deps: GatewayDeps, offLoop: OffLoopParser): FastifyPlu
     const polls = new JobPolls(deps, live);
     app.addHook("onClose", () => live.close());
     const refusals = new StorageRefusals();
+    live.onFreed = (service, owner) => refusals.forget(service, owner);
     const handlersOf = kindHandlers(deps, live, polls, refusals);
     const route = forwarder(deps);
     // A creation its service just refused for its owner's storage is refused again before its body is read.
@@ -111,7 +112,10 @@ function kindHandlers(deps: GatewayDeps, live: LiveJobsRegistry, polls: JobPolls
       const staged = await stageList(service, ops.create, request);
       if (staged) hdrs[headers.stagedInput] = JSON.stringify(staged.ref);
       return callOperation(deps.link, ops.create, staged?.body ?? request.body, { requestId: request.id, headers: hdrs, timeoutMs: deps.env.RPC_TIMEOUT_MS }).catch((error: unknown) => {
-        refusals.note(service, ownerOf(request), declaredBytes(request.headers["content-length"]), error);
+        if (refusals.note(service, ownerOf(request), declaredBytes(request.headers["content-length"]), error)) {
+          // The service's mirror tells this gateway when the owner's jobs end (and so free storage).
+          void live.get(service).catch(() => undefined);
+        }
         throw error;
       });
     });

@@ -1,5 +1,5 @@
 import type { NatsConnection } from "@nats-io/transport-node";
-import { subjects, type JobService, jsonRecord } from "@litrev/contracts";
+import { DEFAULT_JOB_OWNER, subjects, type JobService, jsonRecord } from "@litrev/contracts";
 import { JobData, JobMirror, JobReader, NoJobStore, PartialReader } from "@litrev/jobs/client";
 import type { NatsLink } from "@litrev/messaging";
 import type { Logger } from "@litrev/telemetry";
@@ -23,6 +23,11 @@ export class LiveJobsRegistry {
   readonly #ready = new Map<JobService, LiveJobs>();
   /** Told of every deleted job of an opened service, and (job null) of every reconnect, when deletions may have been missed. */
   onErased: ((service: JobService, jobId: string | null) => void) | undefined;
+  /**
+   * Told when an owner's stored bytes of an opened service may have freed: a job of theirs ended or
+   * was deleted (the owner), or deletions may have been missed across a reconnect (null: anyone's).
+   */
+  onFreed: ((service: JobService, owner: string | null) => void) | undefined;
 
   constructor(
     private readonly link: NatsLink,
@@ -35,6 +40,7 @@ export class LiveJobsRegistry {
     if (!live) {
       live = (async () => {
         const [mirror, data] = await Promise.all([JobMirror.open(nc, service, this.logger), JobData.open(nc, service)]);
+        mirror.onEnded = (state) => this.onFreed?.(service, state.owner ?? DEFAULT_JOB_OWNER);
         this.#listenForErasures(nc, service);
         // The gateway has no store of record: it answers only active jobs itself.
         return { mirror, data, reader: new JobReader(service, mirror, data, new PartialReader(data), new NoJobStore()) };
@@ -58,15 +64,22 @@ export class LiveJobsRegistry {
       callback: (error, msg) => {
         if (error) return;
         try {
-          const jobId = jsonRecord(msg.json()).job_id;
-          if (typeof jobId === "string") this.onErased?.(service, jobId);
+          const { job_id: jobId, owner } = jsonRecord(msg.json());
+          if (typeof jobId !== "string") return;
+          this.onErased?.(service, jobId);
+          // A service of an earlier version names no owner: anyone's bytes may have freed.
+          this.onFreed?.(service, typeof owner === "string" ? owner : null);
         } catch {
           // Not JSON: nobody but the owning service may publish here.
         }
       },
     });
     void (async () => {
-      for await (const status of nc.status()) if (status.type === "reconnect") this.onErased?.(service, null);
+      for await (const status of nc.status()) {
+        if (status.type !== "reconnect") continue;
+        this.onErased?.(service, null);
+        this.onFreed?.(service, null);
+      }
     })().catch(() => undefined);
   }
 

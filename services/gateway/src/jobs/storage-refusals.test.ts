@@ -5,20 +5,38 @@ import { declaredBytes, StorageRefusals } from "./storage-refusals";
 const overQuota = new ServiceError("rate_limit", "This client's jobs hold 4.9 MB of storage; this one would add about 1.2 MB, over its quota of 5.0 MB (OWNER_STORAGE_MB, docs/limits.md). Space frees …", { retryAfterMs: 60_000 });
 
 describe("StorageRefusals", () => {
-  it("refuses the owner's creations at least as large as the one refused for storage, for 5 s at most, with the service's words", () => {
+  it("refuses the owner's creations at least as large as the one refused for storage, until the service's Retry-After (60 s at most), with the service's words", () => {
     let now = 1_000;
     const refusals = new StorageRefusals(() => now);
-    refusals.note("screening", "mallory", 1_200_000, overQuota);
+    expect(refusals.note("screening", "mallory", 1_200_000, overQuota)).toBe(true);
     const again = refusals.check("screening", "mallory", 1_300_000);
-    expect(again).toMatchObject({ category: "rate_limit", message: overQuota.message, retryAfterMs: 5_000 });
+    expect(again).toMatchObject({ category: "rate_limit", message: overQuota.message, retryAfterMs: 60_000 });
     expect(refusals.check("screening", "mallory", 10_000)).toBeNull(); // smaller: the service decides
     expect(refusals.check("screening", "alice", 1_300_000)).toBeNull(); // another owner
     expect(refusals.check("indexer", "mallory", 1_300_000)).toBeNull(); // another service's quota
     expect(refusals.check("screening", "mallory", undefined)).toBeNull(); // no declared length
-    now += 4_000;
+    now += 59_000;
     expect(refusals.check("screening", "mallory", 1_200_000)?.retryAfterMs).toBe(1_000);
     now += 1_000;
     expect(refusals.check("screening", "mallory", 1_200_000)).toBeNull();
+    // A shorter Retry-After is kept to; a longer one is cut to 60 s.
+    refusals.note("screening", "mallory", 1_200_000, new ServiceError("rate_limit", overQuota.message, { retryAfterMs: 7_000 }));
+    expect(refusals.check("screening", "mallory", 1_200_000)?.retryAfterMs).toBe(7_000);
+    refusals.note("screening", "mallory", 1_200_000, new ServiceError("rate_limit", overQuota.message, { retryAfterMs: 86_400_000 }));
+    expect(refusals.check("screening", "mallory", 1_200_000)?.retryAfterMs).toBe(60_000);
+  });
+
+  it("forgets an owner's refusal once their storage may have freed (a job of theirs ended or was deleted), and everyone's when told so", () => {
+    const refusals = new StorageRefusals(() => 0);
+    for (const owner of ["mallory", "carol"]) refusals.note("screening", owner, 1_200_000, overQuota);
+    refusals.note("indexer", "mallory", 1_200_000, overQuota);
+    refusals.forget("screening", "mallory");
+    expect(refusals.check("screening", "mallory", 1_200_000)).toBeNull();
+    expect(refusals.check("screening", "carol", 1_200_000)).not.toBeNull();
+    expect(refusals.check("indexer", "mallory", 1_200_000)).not.toBeNull();
+    refusals.forget("screening", null);
+    expect(refusals.check("screening", "carol", 1_200_000)).toBeNull();
+    expect(refusals.check("indexer", "mallory", 1_200_000)).not.toBeNull();
   });
 
   it("remembers storage refusals only (never another failure), and a job larger than the whole quota as the service answered it", () => {

@@ -1,7 +1,11 @@
 import { ServiceError, type JobService } from "@litrev/contracts";
 
-/** No longer than the job services' shortest Retry-After for storage: a client that waited as told is never refused from memory. */
-const REMEMBER_MS = 5_000;
+/**
+ * At most this long, and never longer than the service's Retry-After (a client that waited as told
+ * is never refused from memory): what frees an owner's storage sooner (a job of theirs ending or
+ * deleted) makes every gateway forget the refusal at once (`forget`).
+ */
+const MAX_REMEMBER_MS = 60_000;
 /** Owners remembered at once (the oldest is forgotten first): bounded whatever the number of owners. */
 const MAX_OWNERS = 10_000;
 
@@ -12,24 +16,32 @@ interface Refusal {
 }
 
 /**
- * A job service's storage refusal of a creation (`OWNER_STORAGE_MB`), remembered per owner for a
- * few seconds, so that a creation of that owner at least as large is refused again before its body
- * is read, parsed and staged. Without it an owner over its quota makes the gateway do that work for
- * nothing as fast as its rate limit allows (issue 40: three creators of 1.2 MB bodies slowed another
- * owner's polls 3–6×; without them, 1.5–1.9×).
+ * A job service's storage refusal of a creation (`OWNER_STORAGE_MB`), remembered per owner until
+ * the service's Retry-After or until the gateway sees that owner's storage free, so that a creation
+ * of that owner at least as large is refused again before its body is read, parsed and staged.
+ * Without it an owner over its quota makes the gateway do that work for nothing as fast as its rate
+ * limit allows (issue 40: three creators of 1.2 MB bodies slowed another owner's polls 3–6×; without
+ * them, 1.5–1.9×; remembered 5 s, the 1.2 MB bodies still staged about 25 times in a 30 s attack).
  */
 export class StorageRefusals {
   readonly #byOwner = new Map<string, Refusal>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** Remembers `error` when it is a storage refusal of a creation of `bytes` (its declared length). */
-  note(service: JobService, owner: string, bytes: number | undefined, error: unknown): void {
-    if (bytes === undefined || !(error instanceof ServiceError) || !error.message.includes("(OWNER_STORAGE_MB")) return;
+  /** Remembers `error` when it is a storage refusal of a creation of `bytes` (its declared length); true when it did. */
+  note(service: JobService, owner: string, bytes: number | undefined, error: unknown): boolean {
+    if (bytes === undefined || !(error instanceof ServiceError) || !error.message.includes("(OWNER_STORAGE_MB")) return false;
     const key = `${service}\n${owner}`;
     this.#byOwner.delete(key);
-    this.#byOwner.set(key, { bytes, until: this.now() + Math.min(REMEMBER_MS, error.retryAfterMs ?? REMEMBER_MS), error });
+    this.#byOwner.set(key, { bytes, until: this.now() + Math.min(MAX_REMEMBER_MS, error.retryAfterMs ?? MAX_REMEMBER_MS), error });
     if (this.#byOwner.size > MAX_OWNERS) this.#byOwner.delete(this.#byOwner.keys().next().value!);
+    return true;
+  }
+
+  /** Forgets the refusals of `owner` (null: of every owner) for `service`: their storage may have freed. */
+  forget(service: JobService, owner: string | null): void {
+    if (owner !== null) this.#byOwner.delete(`${service}\n${owner}`);
+    else for (const key of this.#byOwner.keys()) if (key.startsWith(`${service}\n`)) this.#byOwner.delete(key);
   }
 
   /** The refusal to answer at once for a creation of `bytes` by `owner`, or null. */
