@@ -176,7 +176,7 @@ describe("two owners, one attacking (real stack: gateway, screening, fake provid
 
     // The attack, from its own process, while the victim goes on; the limits bucket answers 3 s late meanwhile.
     await proxy!.setDelay(LIMITS_DELAY_MS);
-    const gatewayPids = stack.processes.filter((p) => p.name !== "nats").map((p) => p.child.pid!);
+    const gatewayPids = stack.processes.filter((p) => p.name === "gateway").map((p) => p.child.pid!);
     const rssMb = gatewayPids.map(() => 0);
     const sampler = setInterval(() => {
       gatewayPids.forEach((pid, i) => {
