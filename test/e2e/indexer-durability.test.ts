@@ -87,11 +87,14 @@ describe("an indexer job of 2,000 records survives SIGKILL of its worker", () =>
       if (!finishedBefore.has(String(r.ID)) || !r.Abstract.trim()) continue;
       expect(calls.get(keyOf(r)), `record ${r.ID}`).toBe(multiplicity.get(keyOf(r)));
     }
-    // At most the calls in flight at the kill are repeated.
+    // At most the units of the loop's window at the kill are repeated: 8 calls in flight, and up to 8
+    // more whose calls had returned while their checkpoint saves were under way (a unit's slot frees
+    // when its call returns, so its save overlaps the next call: libs/jobs unit-loop.ts). CI saw 10
+    // twice against the earlier bound of 8.
     const withAbstract = records.filter((r) => r.Abstract.trim()).length;
     const total = provider.chatRequests().length;
     expect(total).toBeGreaterThanOrEqual(withAbstract);
-    expect(total - withAbstract).toBeLessThanOrEqual(8);
+    expect(total - withAbstract).toBeLessThanOrEqual(2 * 8);
     for (let i = 1; i < history.length; i++) {
       expect(history[i]!.progress).toBeGreaterThanOrEqual(history[i - 1]!.progress);
       expect(history[i]!.count).toBeGreaterThanOrEqual(history[i - 1]!.count);
