@@ -9,6 +9,10 @@ const MAX_REMEMBER_MS = 60_000;
 /** Owners remembered at once (the oldest is forgotten first): bounded whatever the number of owners. */
 const MAX_OWNERS = 10_000;
 
+/** One owner's refusals of one service, by this key; a service's keys all start with its own prefix. */
+const prefixOf = (service: JobService) => `${service}\n`;
+const keyOf = (service: JobService, owner: string) => `${prefixOf(service)}${owner}`;
+
 interface Refusal {
   bytes: number;
   until: number;
@@ -31,7 +35,7 @@ export class StorageRefusals {
   /** Remembers `error` when it is a storage refusal of a creation of `bytes` (its declared length); true when it did. */
   note(service: JobService, owner: string, bytes: number | undefined, error: unknown): boolean {
     if (bytes === undefined || !(error instanceof ServiceError) || !error.message.includes("(OWNER_STORAGE_MB")) return false;
-    const key = `${service}\n${owner}`;
+    const key = keyOf(service, owner);
     this.#byOwner.delete(key);
     this.#byOwner.set(key, { bytes, until: this.now() + Math.min(MAX_REMEMBER_MS, error.retryAfterMs ?? MAX_REMEMBER_MS), error });
     if (this.#byOwner.size > MAX_OWNERS) this.#byOwner.delete(this.#byOwner.keys().next().value!);
@@ -40,13 +44,13 @@ export class StorageRefusals {
 
   /** Forgets the refusals of `owner` (null: of every owner) for `service`: their storage may have freed. */
   forget(service: JobService, owner: string | null): void {
-    if (owner !== null) this.#byOwner.delete(`${service}\n${owner}`);
-    else for (const key of this.#byOwner.keys()) if (key.startsWith(`${service}\n`)) this.#byOwner.delete(key);
+    if (owner !== null) this.#byOwner.delete(keyOf(service, owner));
+    else for (const key of this.#byOwner.keys()) if (key.startsWith(prefixOf(service))) this.#byOwner.delete(key);
   }
 
   /** The refusal to answer at once for a creation of `bytes` by `owner`, or null. */
   check(service: JobService, owner: string, bytes: number | undefined): ServiceError | null {
-    const key = `${service}\n${owner}`;
+    const key = keyOf(service, owner);
     const refused = this.#byOwner.get(key);
     if (!refused || bytes === undefined) return null;
     const left = refused.until - this.now();
